@@ -1,0 +1,1 @@
+"""Compatibility knowledge as data (TOML); shipped inside lockguard as lockguard.constraints."""

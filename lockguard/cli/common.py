@@ -1,0 +1,51 @@
+"""Options and helpers shared by commands: --json, --intent, loading the intent and knowledge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lockguard.cli.output import Ui
+
+
+def json_option(func):
+    """`--json`: the command prints a versioned envelope on stdout instead of text."""
+
+    def callback(ctx: click.Context, _param, value: bool) -> bool:
+        ui = ctx.ensure_object(Ui)
+        ui.json_mode = ui.json_mode or value
+        return value
+
+    return click.option("--json", "as_json", is_flag=True, expose_value=True, callback=callback,
+                        help="Print a versioned JSON envelope on stdout.")(func)
+
+
+def intent_option(func):
+    return click.option("--intent", "intent_path", type=click.Path(path_type=Path, dir_okay=False),
+                        default=None, help="Intent file (default: ./lockguard.toml, else pyproject.toml).")(func)
+
+
+def get_ui(ctx: click.Context, command: str) -> Ui:
+    ui = ctx.ensure_object(Ui)
+    ui.command = command
+    return ui
+
+
+def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True):
+    """Find and parse the intent; MatchSpecs are validated through the rattler adapter."""
+    from lockguard.model.intent_parse import find_intent, load_intent
+
+    path = intent_path or find_intent(Path.cwd())
+    validator = None
+    if validate_conda:
+        from lockguard.io.conda import matchspec_problem
+
+        validator = matchspec_problem
+    return load_intent(path, validate_matchspec=validator)
+
+
+def not_implemented(what: str) -> None:
+    from lockguard.errors import NotImplementedYet
+
+    raise NotImplementedYet(f"`lockguard {what}` is not implemented yet", hint="see the project's open issues")

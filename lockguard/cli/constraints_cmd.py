@@ -1,0 +1,81 @@
+"""`lockguard constraints show|verify`: the compatibility knowledge, as tables or JSON."""
+
+from __future__ import annotations
+
+import click
+
+from lockguard.cli.common import get_ui, json_option
+from lockguard.errors import InputError
+
+
+@click.group()
+def constraints() -> None:
+    """Show the compatibility knowledge, or verify it against live PyPI."""
+
+
+@constraints.command()
+@click.argument("kind", required=False, type=click.Choice(["torch", "cuda"]))
+@click.argument("version", required=False)
+@click.option("--platform", default="linux-64", show_default=True, help="Conda platform for conda specs and variants.")
+@click.option("--python", "python", default=None, help="Python X.Y for the marker evaluation of pins.")
+@json_option
+@click.pass_context
+def show(ctx, kind, version, platform, python, as_json) -> None:
+    """Show the knowledge: `show`, `show torch 2.1`, `show cuda 12.1`."""
+    from lockguard.knowledge import load_knowledge
+    from lockguard.knowledge import show as views
+
+    ui = get_ui(ctx, "constraints show")
+    knowledge = load_knowledge()
+    if kind and not version:
+        raise InputError(f"`constraints show {kind}` needs a version", hint=f"e.g. lockguard constraints show {kind} "
+                         + ("2.1" if kind == "torch" else "12.1"))
+    if kind == "torch":
+        view = views.torch_view(knowledge, version, platform, python)
+    elif kind == "cuda":
+        view = views.cuda_view(knowledge, version, platform)
+    else:
+        view = views.overview(knowledge)
+    if as_json:
+        ui.emit_json(view.data)
+        return
+    for section in view.sections:
+        ui.table(section.columns, section.rows, title=section.title)
+        ui.out()
+
+
+@constraints.command()
+@click.option("--index", "index_url", default="https://pypi.org/simple", show_default=True,
+              help="Simple index to read torch wheels from.")
+@json_option
+@click.pass_context
+def verify(ctx, index_url, as_json) -> int:
+    """Re-read every torch [[patch]] row from live wheel METADATA (range requests) and report differences."""
+    from lockguard.io.http import HttpClient
+    from lockguard.io.torch_wheels import live_versions, project_files, read_live_wheels
+    from lockguard.knowledge import load_knowledge
+    from lockguard.knowledge.verify import compare_patch, missing_releases
+
+    ui = get_ui(ctx, "constraints verify")
+    knowledge = load_knowledge()
+    with HttpClient() as client:
+        files = project_files(client, index_url, "torch")
+        wanted = {p.version: p.wheel for p in knowledge.patches}
+        ui.info(f"reading METADATA of {len(wanted)} torch wheels from {index_url} by range requests...")
+        live = read_live_wheels(client, files, wanted)
+        fetched = client.bytes_fetched
+    differences = [d for p in knowledge.patches for d in compare_patch(p, live[p.version])]
+    differences += missing_releases(knowledge, live_versions(files))
+    if as_json:
+        ui.emit_json({"index": index_url, "checked": len(wanted), "bytes_fetched": fetched,
+                      "differences": [d.to_dict() for d in differences]}, ok=not differences,
+                     exit_code=1 if differences else 0)
+    else:
+        ui.info(f"checked {len(wanted)} patch rows; fetched {fetched / 1e6:.1f} MB")
+        if differences:
+            ui.table(["torch", "field", "knowledge", "live", "row"],
+                     [(d.version, d.field, d.knowledge, d.live, d.origin or "") for d in differences],
+                     title=f"{len(differences)} differences between constraints/torch.toml and {index_url}")
+        else:
+            ui.out("the torch rows match live PyPI metadata")
+    return 1 if differences else 0

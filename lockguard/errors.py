@@ -1,0 +1,123 @@
+"""The one exception root and its exit codes.
+
+Subclasses carry fields, never markup; the CLI's error boundary renders them and maps them to the
+exit codes of the contract (DESIGN.md): 1 findings, 2 bad input, 3 unsatisfiable intent,
+4 package source unreachable, 5 install failed and rolled back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_BAD_INPUT = 2
+EXIT_UNSATISFIABLE = 3
+EXIT_UNREACHABLE = 4
+EXIT_INSTALL_FAILED = 5
+EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in lockguard, not the user's input
+
+
+class LockguardError(Exception):
+    """Root of every error lockguard reports to a user."""
+
+    exit_code = EXIT_BAD_INPUT
+    kind = "error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def to_dict(self) -> dict:
+        data = {"kind": self.kind, "message": self.message}
+        if self.hint:
+            data["hint"] = self.hint
+        return data
+
+
+class InputError(LockguardError):
+    """Bad input: a malformed or missing file, a bad option value. Names file, line and key."""
+
+    exit_code = EXIT_BAD_INPUT
+    kind = "bad-input"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.file = file
+        self.line = line
+        self.key = key
+
+    @property
+    def location(self) -> str | None:
+        if not self.file:
+            return None
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def to_dict(self) -> dict:
+        data = super().to_dict()
+        data.update({k: v for k, v in (("file", self.file), ("line", self.line), ("key", self.key)) if v})
+        return data
+
+
+class NotImplementedYet(LockguardError):
+    """A command of the contract that a later change fills in."""
+
+    exit_code = EXIT_BAD_INPUT
+    kind = "not-implemented"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One fact that takes part in an unsatisfiable intent, with where it comes from."""
+
+    fact: str
+    source: str | None = None
+
+
+class Unsatisfiable(LockguardError):
+    """The intent cannot be met; `conflicts` names the facts that clash."""
+
+    exit_code = EXIT_UNSATISFIABLE
+    kind = "unsatisfiable"
+
+    def __init__(self, message: str, *, conflicts: list[Conflict] | None = None, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.conflicts = list(conflicts or [])
+
+    def to_dict(self) -> dict:
+        data = super().to_dict()
+        data["conflicts"] = [{"fact": c.fact, "source": c.source} for c in self.conflicts]
+        return data
+
+
+class SourceUnreachable(LockguardError):
+    """A package index or channel could not be reached and no cache can serve."""
+
+    exit_code = EXIT_UNREACHABLE
+    kind = "unreachable"
+
+    def __init__(self, message: str, *, url: str | None = None, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.url = url
+
+    def to_dict(self) -> dict:
+        data = super().to_dict()
+        if self.url:
+            data["url"] = self.url
+        return data
+
+
+class InstallFailed(LockguardError):
+    """Applying a lock failed; what was changed has been rolled back."""
+
+    exit_code = EXIT_INSTALL_FAILED
+    kind = "install-failed"

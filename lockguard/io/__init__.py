@@ -1,0 +1,1 @@
+"""The only package that touches the outside world: HTTP, NVML, rattler, subprocesses, files."""

@@ -1,0 +1,94 @@
+"""The one adapter around httpx: timeouts, bounded retries with backoff, byte accounting.
+
+Retries cover connection errors, timeouts and 5xx/429 answers; anything else is returned to the
+caller. `bytes_fetched` counts body bytes so benchmarks can report what a resolve downloaded.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from lockguard import __version__
+from lockguard.errors import SourceUnreachable
+
+RETRY_STATUS = {429, 500, 502, 503, 504}
+USER_AGENT = f"lockguard/{__version__}"
+
+
+@dataclass
+class Response:
+    url: str
+    status: int
+    headers: dict[str, str]
+    content: bytes
+
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+
+class HttpClient:
+    def __init__(self, *, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5) -> None:
+        self.retries = retries
+        self.backoff = backoff
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            follow_redirects=True,
+            headers={"User-Agent": USER_AGENT},
+            limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
+        )
+        self._lock = threading.Lock()
+        self.bytes_fetched = 0
+        self.requests = 0
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def get(self, url: str, headers: dict[str, str] | None = None) -> Response:
+        """GET with retries. Raises SourceUnreachable when every attempt failed to connect."""
+        if url.startswith("file://"):
+            return self._get_file(url)
+        last_error: str = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * (2 ** (attempt - 1)))
+            try:
+                answer = self._client.get(url, headers=headers)
+                body = answer.content  # reads the whole body: a truncated one raises here
+            except (httpx.TransportError, httpx.DecodingError) as exc:
+                last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                continue
+            with self._lock:
+                self.bytes_fetched += len(body)
+                self.requests += 1
+            if answer.status_code in RETRY_STATUS and attempt < self.retries:
+                last_error = f"HTTP {answer.status_code}"
+                continue
+            return Response(str(answer.url), answer.status_code, dict(answer.headers), body)
+        raise SourceUnreachable(
+            f"cannot reach {url} after {self.retries + 1} attempts ({last_error})",
+            url=url,
+            hint="check the network or the index URL; with a filled cache, --offline resolves without it",
+        )
+
+    @staticmethod
+    def _get_file(url: str) -> Response:
+        from pathlib import Path
+        from urllib.parse import unquote, urlparse
+
+        path = Path(unquote(urlparse(url).path))
+        if path.is_dir():
+            path = path / "index.html"
+        try:
+            return Response(url, 200, {}, path.read_bytes())
+        except FileNotFoundError:
+            return Response(url, 404, {}, b"")

@@ -1,0 +1,126 @@
+"""Read a wheel's METADATA over HTTP range requests, never downloading the whole wheel.
+
+A read-only file object fetches byte ranges on demand (the tail first: the zip's central
+directory lives there), and `zipfile` does the zip parsing. This is pip's lazy_wheel idea. When a
+server ignores `Range` and answers 200 with the full body, the caller learns it through
+`ranges_refused` and may warn: that is the only path that downloads a whole file.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from lockguard.errors import SourceUnreachable
+from lockguard.io.http import HttpClient
+
+TAIL_BYTES = 64 * 1024
+MIN_CHUNK = 16 * 1024
+
+
+class MetadataNotFound(Exception):
+    """The archive has no *.dist-info/METADATA (not a wheel, or a broken one)."""
+
+
+class _RangeFile(io.RawIOBase):
+    def __init__(self, client: HttpClient, url: str) -> None:
+        self.client = client
+        self.url = url
+        self.pos = 0
+        self.chunks: list[tuple[int, bytes]] = []
+        self.full: bytes | None = None
+        self.ranges_refused = False
+        self.size = self._fetch_tail()
+
+    def _fetch_tail(self) -> int:
+        answer = self.client.get(self.url, headers={"Range": f"bytes=-{TAIL_BYTES}"})
+        if answer.status == 206:
+            match = re.search(r"/(\d+)$", answer.headers.get("content-range", ""))
+            if not match:
+                raise SourceUnreachable(f"{self.url}: 206 without a Content-Range total", url=self.url)
+            size = int(match.group(1))
+            self.chunks.append((size - len(answer.content), answer.content))
+            return size
+        if answer.status == 200:
+            self.ranges_refused = True
+            self.full = answer.content
+            return len(answer.content)
+        if answer.status == 416:  # a file shorter than the tail: ask for all of it
+            return self._fetch_whole()
+        raise SourceUnreachable(f"{self.url}: HTTP {answer.status}", url=self.url)
+
+    def _fetch_whole(self) -> int:
+        answer = self.client.get(self.url)
+        if answer.status != 200:
+            raise SourceUnreachable(f"{self.url}: HTTP {answer.status}", url=self.url)
+        self.full = answer.content
+        return len(self.full)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self.pos, 2: self.size}[whence]
+        self.pos = max(0, base + offset)
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            n = self.size - self.pos
+        end = min(self.size, self.pos + n)
+        data = self._bytes(self.pos, end)
+        self.pos = end
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def _bytes(self, start: int, end: int) -> bytes:
+        if start >= end:
+            return b""
+        if self.full is not None:
+            return self.full[start:end]
+        for offset, chunk in self.chunks:
+            if offset <= start and end <= offset + len(chunk):
+                return chunk[start - offset: end - offset]
+        fetch_end = min(self.size, max(end, start + MIN_CHUNK))
+        answer = self.client.get(self.url, headers={"Range": f"bytes={start}-{fetch_end - 1}"})
+        if answer.status == 200:  # the server stopped honouring ranges midway
+            self.ranges_refused = True
+            self.full = answer.content
+            return self.full[start:end]
+        if answer.status != 206:
+            raise SourceUnreachable(f"{self.url}: HTTP {answer.status} for a range", url=self.url)
+        self.chunks.append((start, answer.content))
+        return answer.content[: end - start]
+
+
+def _metadata_from_zip(archive: zipfile.ZipFile) -> bytes:
+    names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
+    if not names:
+        raise MetadataNotFound("no .dist-info/METADATA in the archive")
+    return archive.read(names[0])
+
+
+def read_wheel_metadata(client: HttpClient, url: str) -> tuple[bytes, bool]:
+    """The METADATA bytes of the wheel at `url`, and whether the server refused ranges."""
+    if url.startswith("file://"):
+        with zipfile.ZipFile(Path(unquote(urlparse(url).path))) as archive:
+            return _metadata_from_zip(archive), False
+    remote = _RangeFile(client, url.split("#", 1)[0])
+    try:
+        with zipfile.ZipFile(remote) as archive:
+            return _metadata_from_zip(archive), remote.ranges_refused
+    except zipfile.BadZipFile as exc:
+        raise SourceUnreachable(f"{url} is not a readable wheel: {exc}", url=url) from None

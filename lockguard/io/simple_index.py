@@ -1,0 +1,119 @@
+"""Parse PEP 691 (JSON) and PEP 503 (HTML) simple-repository project pages into file records."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from urllib.parse import unquote, urljoin, urlparse
+
+JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    filename: str
+    url: str
+    hashes: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    requires_python: str | None = None
+    yanked: bool = False
+    metadata: bool | dict = False  # PEP 658/714 core-metadata: True or {"sha256": ...}
+    upload_time: str | None = None
+    size: int | None = None
+
+    @property
+    def sha256(self) -> str | None:
+        return self.hashes.get("sha256")
+
+    @property
+    def is_wheel(self) -> bool:
+        return self.filename.endswith(".whl")
+
+
+def parse_project_page(body: bytes, content_type: str, page_url: str) -> list[IndexFile]:
+    if "json" in content_type:
+        return parse_json_page(body, page_url)
+    return parse_html_page(body.decode("utf-8", errors="replace"), page_url)
+
+
+def parse_json_page(body: bytes, page_url: str) -> list[IndexFile]:
+    data = json.loads(body)
+    files = []
+    for item in data.get("files", []):
+        metadata = item.get("core-metadata", item.get("data-dist-info-metadata", False))
+        files.append(
+            IndexFile(
+                filename=item["filename"],
+                url=urljoin(page_url, item["url"]),
+                hashes=dict(item.get("hashes") or {}),
+                requires_python=item.get("requires-python") or None,
+                yanked=bool(item.get("yanked")),
+                metadata=metadata or False,
+                upload_time=item.get("upload-time"),
+                size=item.get("size"),
+            )
+        )
+    return files
+
+
+class _Anchors(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.anchors: list[tuple[dict[str, str | None], str]] = []
+        self._current: dict[str, str | None] | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self._current = dict(attrs)
+            self._text = []
+
+    def handle_data(self, data):
+        if self._current is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "a" and self._current is not None:
+            self.anchors.append((self._current, "".join(self._text).strip()))
+            self._current = None
+
+
+def parse_html_page(text: str, page_url: str) -> list[IndexFile]:
+    parser = _Anchors()
+    parser.feed(text)
+    base = page_url
+    match = re.search(r'<base\s+href="([^"]+)"', text, re.I)
+    if match:
+        base = urljoin(page_url, match.group(1))
+    files = []
+    for attrs, label in parser.anchors:
+        href = attrs.get("href")
+        if not href:
+            continue
+        url = urljoin(base, href)
+        path, _, fragment = url.partition("#")
+        filename = label or unquote(urlparse(path).path.rsplit("/", 1)[-1])
+        hashes = {}
+        if "=" in fragment:
+            algo, _, digest = fragment.partition("=")
+            hashes[algo] = digest
+        metadata_attr = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
+        metadata: bool | dict = False
+        if metadata_attr is not None:
+            if metadata_attr and "=" in metadata_attr:
+                algo, _, digest = metadata_attr.partition("=")
+                metadata = {algo: digest}
+            else:
+                metadata = metadata_attr != "false"
+        files.append(
+            IndexFile(
+                filename=filename,
+                url=path,
+                hashes=hashes,
+                requires_python=attrs.get("data-requires-python") or None,
+                yanked="data-yanked" in attrs,
+                metadata=metadata,
+            )
+        )
+    return files

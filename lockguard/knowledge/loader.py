@@ -1,0 +1,133 @@
+"""Load `constraints/*.toml`, validate every row against the schema, build typed tables.
+
+A malformed row is an InputError naming the file, the line of the row, the table and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from lockguard.errors import InputError
+from lockguard.knowledge import tables as t
+from lockguard.knowledge.schema import SCHEMA, Field
+from lockguard.model.toml_lines import TomlLines
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ENV_DIR = "LOCKGUARD_CONSTRAINTS"
+
+
+def default_dir() -> Path:
+    """`LOCKGUARD_CONSTRAINTS`, else the constraints shipped with lockguard."""
+    if os.environ.get(ENV_DIR):
+        return Path(os.environ[ENV_DIR])
+    return Path(str(resources.files("lockguard.constraints")))
+
+
+def load_knowledge(directory: Path | None = None) -> t.Knowledge:
+    return _load(str(Path(directory) if directory else default_dir()))
+
+
+@lru_cache(maxsize=4)
+def _load(directory: str) -> t.Knowledge:
+    rows: dict[str, list[dict]] = {}
+    for file_name, tables in SCHEMA.items():
+        path = Path(directory) / file_name
+        for table_name, row_list in _read_file(path, tables).items():
+            rows[table_name] = row_list
+    return _build(rows, tuple(sorted(SCHEMA)))
+
+
+def _read_file(path: Path, tables: dict[str, dict[str, Field]]) -> dict[str, list[dict]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"knowledge file {path} is missing", file=str(path),
+                         hint="reinstall lockguard, or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path} is not valid TOML: {exc}", file=str(path)) from None
+    lines = TomlLines(text)
+    out: dict[str, list[dict]] = {}
+    for table_name in data:
+        if table_name not in tables:
+            raise InputError(
+                f"{path}:{lines.line_of(table_name) or '?'}: unknown table [[{table_name}]]",
+                file=str(path), line=lines.line_of(table_name), key=table_name,
+                hint="known tables here: " + ", ".join(f"[[{n}]]" for n in tables),
+            )
+    for table_name, fields in tables.items():
+        raw_rows = data.get(table_name, [])
+        if not isinstance(raw_rows, list):
+            raise InputError(f"{path}: {table_name} must be an array of tables [[{table_name}]]",
+                             file=str(path), key=table_name)
+        out[table_name] = [
+            _check_row(path, lines, table_name, index, raw, fields) for index, raw in enumerate(raw_rows)
+        ]
+    return out
+
+
+def _check_row(path: Path, lines: TomlLines, table: str, index: int, raw: dict, fields: dict[str, Field]) -> dict:
+    def fail(key: str, message: str) -> InputError:
+        line = lines.line_of(table, key, array_index=index) if key else lines.line_of(table, array_index=index)
+        return InputError(f"{path}:{line or '?'}: [[{table}]] #{index + 1}, key '{key}': {message}",
+                          file=str(path), line=line, key=f"{table}[{index}].{key}",
+                          hint="fix the row; every row needs the keys of its table and a source")
+
+    for key in raw:
+        if key not in fields:
+            raise fail(key, "is not a key of this table (known: " + ", ".join(fields) + ")")
+    row: dict = {"origin": f"constraints/{path.name}:{lines.line_of(table, array_index=index) or '?'}"}
+    for key, spec in fields.items():
+        if key not in raw:
+            if spec.required:
+                raise fail(key, "is missing")
+            row[key.replace("-", "_")] = None
+            continue
+        value = raw[key]
+        if not isinstance(value, spec.kind) or (spec.kind is int and isinstance(value, bool)):
+            raise fail(key, f"must be {_kind_name(spec.kind)}, not {type(value).__name__}")
+        if spec.check is not None:
+            try:
+                value = spec.check(value)
+            except Exception as exc:  # packaging and our parsers raise several types
+                raise fail(key, f"invalid value {raw[key]!r}: {exc}") from None
+        elif isinstance(value, list):
+            value = tuple(value)
+        row[key.replace("-", "_")] = value
+    return row
+
+
+def _kind_name(kind) -> str:
+    return {str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "a table"}.get(kind, str(kind))
+
+
+def _build(rows: dict[str, list[dict]], files: tuple[str, ...]) -> t.Knowledge:
+    def make(cls, table: str) -> tuple:
+        return tuple(cls(**row) for row in rows.get(table, []))
+
+    return t.Knowledge(
+        releases=make(t.TorchRelease, "release"),
+        patches=make(t.TorchPatch, "patch"),
+        archs=make(t.ArchRow, "arch"),
+        toolkits=make(t.Toolkit, "toolkit"),
+        cuda_specs=make(t.CondaSpecsRow, "cuda-specs"),
+        build_specs=make(t.CondaSpecsRow, "build-specs"),
+        python_specs=make(t.CondaSpecsRow, "python-specs"),
+        sysroots=make(t.SysrootRow, "sysroot"),
+        libraries=make(t.LibraryRow, "library"),
+        python_names=make(t.PythonNameRow, "python-name"),
+        nvcc_rules=make(t.NvccRule, "nvcc-rule"),
+        gpu_rules=make(t.GpuRule, "gpu-rule"),
+        torch_pins=make(t.TorchPinRule, "torch-pin"),
+        hazards=make(t.Hazard, "hazard"),
+        files=files,
+    )

@@ -1,0 +1,148 @@
+"""What each table of each knowledge file must hold.
+
+A field is (type, required, check): `check` turns the raw TOML value into a typed value or raises
+ValueError with a readable reason. The loader reports a bad row with its file, line and key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+
+from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: type | tuple[type, ...]
+    required: bool = True
+    check: Callable[[Any], Any] | None = None
+
+
+def _list_of(convert: Callable[[Any], Any]) -> Callable[[Any], tuple]:
+    def check(value: Any) -> tuple:
+        return tuple(convert(v) for v in value)
+
+    return check
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {value!r}")
+    return value
+
+
+def _variant(value: str) -> str:
+    if value != "cpu":
+        CudaVersion.from_variant(value)
+    return value
+
+
+def _cuda_or_cpu(value: str) -> CudaVersion | None:
+    return None if value == "cpu" else CudaVersion.parse(value)
+
+
+def _glibc(value: str) -> str:
+    major, _, minor = value.partition(".")
+    if major != "2" or not minor.isdigit():
+        raise ValueError(f"{value!r} is not a glibc version like 2.28")
+    return value
+
+
+def _mismatch_lists(value: dict) -> dict[int, tuple[CudaVersion, ...]]:
+    return {int(major): tuple(CudaVersion.parse(v) for v in versions) for major, versions in value.items()}
+
+
+def _pins(value: dict) -> dict[str, SpecifierSet]:
+    return {version: SpecifierSet(spec) for version, spec in value.items()}
+
+
+def _non_empty(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty: every row cites where its fact comes from")
+    return value
+
+
+SOURCE = Field(str, check=_non_empty)
+STRINGS = Field(list, check=_list_of(_str))
+
+SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
+    "torch.toml": {
+        "release": {
+            "minor": Field(str),
+            "pypi-cuda": Field(str, check=CudaVersion.parse),
+            "pypi-aarch64": Field(str, check=_cuda_or_cpu),
+            "index-variants": Field(list, check=_list_of(_variant)),
+            "pythons": Field(list, check=_list_of(PythonVersion.parse)),
+            "manylinux": Field(str),
+            "min-glibc": Field(str, check=_glibc),
+            "cxx11-abi": Field(bool),
+            "source": SOURCE,
+        },
+        "arch": {
+            "variant": Field(str, check=_variant),
+            "torch": Field(str, check=SpecifierSet),
+            "archs": Field(list, check=_list_of(GpuArch.parse)),
+            "source": SOURCE,
+        },
+        "patch": {
+            "version": Field(str),
+            "requires-python": Field(str, check=SpecifierSet),
+            "wheel": Field(str),
+            "uploaded": Field(str, required=False),
+            "requires": Field(list, check=_list_of(Requirement)),
+            "source": SOURCE,
+        },
+    },
+    "cuda.toml": {
+        "toolkit": {
+            "version": Field(str, check=CudaVersion.parse),
+            "min-driver": Field(str, check=DriverVersion.parse),
+            "ga-driver": Field(str, required=False, check=DriverVersion.parse),
+            "max-gcc": Field(int),
+            "sm": Field(list, check=_list_of(GpuArch.parse)),
+            "cudnn": Field(list),
+            "source": SOURCE,
+        },
+    },
+    "conda.toml": {
+        "cuda-specs": {"cuda": Field(str, check=SpecifierSet), "specs": STRINGS, "source": SOURCE},
+        "build-specs": {"platforms": STRINGS, "specs": STRINGS, "source": SOURCE},
+        "python-specs": {"specs": STRINGS, "source": SOURCE},
+        "sysroot": {"glibc": Field(str, check=_glibc), "cuda": Field(str, check=SpecifierSet), "source": SOURCE},
+        "library": {"conda": Field(str), "pypi": STRINGS, "source": SOURCE},
+        "python-name": {"conda": Field(str), "pypi": Field(str), "source": SOURCE},
+    },
+    "extensions.toml": {
+        "nvcc-rule": {
+            "package": Field(str),
+            "rule": Field(str),
+            "minor-mismatch-ok": Field(dict, check=_mismatch_lists),
+            "override-env": Field(str, required=False),
+            "source": SOURCE,
+        },
+        "gpu-rule": {
+            "package": Field(str),
+            "min-arch": Field(str, check=GpuArch.parse),
+            "min-cuda": Field(str, check=CudaVersion.parse),
+            "min-torch": Field(str),
+            "why": Field(str),
+            "source": SOURCE,
+        },
+        "torch-pin": {"package": Field(str), "pins": Field(dict, check=_pins), "source": SOURCE},
+    },
+    "hazards.toml": {
+        "hazard": {
+            "id": Field(str),
+            "when": Field(str, check=Requirement),
+            "platforms": STRINGS,
+            "constrain": Field(str, check=Requirement),
+            "why": Field(str),
+            "source": SOURCE,
+        },
+    },
+}

@@ -1,0 +1,229 @@
+"""Typed rows of the knowledge and the lookups over them.
+
+Every row keeps `source` (the citation) and `origin` (file:line in constraints/), so an
+explanation can say which fact it rests on and where that fact is written down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
+
+
+@dataclass(frozen=True)
+class Row:
+    source: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class TorchRelease(Row):
+    minor: str
+    pypi_cuda: CudaVersion
+    pypi_aarch64: CudaVersion | None  # None: PyPI's aarch64 wheel is a CPU build
+    index_variants: tuple[str, ...]
+    pythons: tuple[PythonVersion, ...]
+    manylinux: str
+    min_glibc: str
+    cxx11_abi: bool
+
+    def pypi_cuda_for(self, platform: str) -> CudaVersion | None:
+        """The CUDA of PyPI's own wheel on a conda platform; None means a CPU build."""
+        return {"linux-64": self.pypi_cuda, "linux-aarch64": self.pypi_aarch64}.get(platform)
+
+    def index_variants_for(self, platform: str) -> tuple[str, ...]:
+        """CUDA variants the PyTorch index carries for a platform (x86_64 Linux and Windows)."""
+        return self.index_variants if platform in ("linux-64", "win-64") else ()
+
+
+@dataclass(frozen=True)
+class TorchPatch(Row):
+    version: str
+    requires_python: SpecifierSet
+    wheel: str
+    uploaded: str | None
+    requires: tuple[Requirement, ...]
+
+    @property
+    def minor(self) -> str:
+        release = Version(self.version).release
+        return f"{release[0]}.{release[1]}"
+
+    def requirements_for(self, environment: dict[str, str]) -> tuple[Requirement, ...]:
+        """The CUDA-stack requirements whose markers hold on the target environment."""
+        return tuple(r for r in self.requires if r.marker is None or r.marker.evaluate(environment))
+
+
+@dataclass(frozen=True)
+class ArchRow(Row):
+    variant: str
+    torch: SpecifierSet
+    archs: tuple[GpuArch, ...]
+
+
+@dataclass(frozen=True)
+class Toolkit(Row):
+    version: CudaVersion
+    min_driver: DriverVersion
+    ga_driver: DriverVersion | None
+    max_gcc: int
+    sm: tuple[GpuArch, ...]
+    cudnn: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CondaSpecsRow(Row):
+    specs: tuple[str, ...]
+    cuda: SpecifierSet | None = None
+    platforms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SysrootRow(Row):
+    glibc: str
+    cuda: SpecifierSet
+
+
+@dataclass(frozen=True)
+class LibraryRow(Row):
+    conda: str
+    pypi: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PythonNameRow(Row):
+    conda: str
+    pypi: str
+
+
+@dataclass(frozen=True)
+class NvccRule(Row):
+    package: str
+    rule: str
+    minor_mismatch_ok: dict[int, tuple[CudaVersion, ...]]
+    override_env: str | None
+
+    def accepts(self, nvcc: CudaVersion, torch_cuda: CudaVersion) -> bool:
+        """deepspeed's assert_no_cuda_mismatch: equal major.minor, or both in the major's list."""
+        nvcc, torch_cuda = nvcc.major_minor, torch_cuda.major_minor
+        if nvcc == torch_cuda:
+            return True
+        allowed = self.minor_mismatch_ok.get(nvcc.major, ())
+        return nvcc.major == torch_cuda.major and nvcc in allowed and torch_cuda in allowed
+
+
+@dataclass(frozen=True)
+class GpuRule(Row):
+    package: str
+    min_arch: GpuArch
+    min_cuda: CudaVersion
+    min_torch: str
+    why: str
+
+
+@dataclass(frozen=True)
+class TorchPinRule(Row):
+    package: str
+    pins: dict[str, SpecifierSet]
+
+
+@dataclass(frozen=True)
+class Hazard(Row):
+    id: str
+    when: Requirement
+    platforms: tuple[str, ...]
+    constrain: Requirement
+    why: str
+
+    def applies(self, name: str, version: str, platform: str) -> bool:
+        return (
+            platform in self.platforms
+            and canonicalize_name(name) == canonicalize_name(self.when.name)
+            and self.when.specifier.contains(Version(version).public, prereleases=True)
+        )
+
+
+def _version_key(text: str) -> Version:
+    return Version(text)
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    releases: tuple[TorchRelease, ...]
+    patches: tuple[TorchPatch, ...]
+    archs: tuple[ArchRow, ...]
+    toolkits: tuple[Toolkit, ...]
+    cuda_specs: tuple[CondaSpecsRow, ...]
+    build_specs: tuple[CondaSpecsRow, ...]
+    python_specs: tuple[CondaSpecsRow, ...]
+    sysroots: tuple[SysrootRow, ...]
+    libraries: tuple[LibraryRow, ...]
+    python_names: tuple[PythonNameRow, ...]
+    nvcc_rules: tuple[NvccRule, ...]
+    gpu_rules: tuple[GpuRule, ...]
+    torch_pins: tuple[TorchPinRule, ...]
+    hazards: tuple[Hazard, ...]
+    files: tuple[str, ...] = field(default=())
+
+    # -- torch ---------------------------------------------------------------------------------
+
+    def release(self, minor: str) -> TorchRelease | None:
+        return next((r for r in self.releases if r.minor == minor), None)
+
+    def patches_matching(self, spec: SpecifierSet | None) -> list[TorchPatch]:
+        """Known PyPI patch releases allowed by `spec`, newest first."""
+        found = [p for p in self.patches if spec is None or spec.contains(p.version, prereleases=True)]
+        return sorted(found, key=lambda p: _version_key(p.version), reverse=True)
+
+    def patch(self, version: str) -> TorchPatch | None:
+        public = Version(version).public
+        return next((p for p in self.patches if p.version == public), None)
+
+    def arch_row(self, variant: str, torch_version: str) -> ArchRow | None:
+        public = Version(torch_version).public
+        return next(
+            (a for a in self.archs if a.variant == variant and a.torch.contains(public, prereleases=True)),
+            None,
+        )
+
+    @property
+    def torch_range(self) -> tuple[str, str]:
+        versions = sorted((p.version for p in self.patches), key=_version_key)
+        return versions[0], versions[-1]
+
+    # -- CUDA ----------------------------------------------------------------------------------
+
+    def toolkit(self, version: CudaVersion) -> Toolkit | None:
+        wanted = version.major_minor
+        return next((t for t in self.toolkits if t.version == wanted), None)
+
+    def nvcc_rule(self, package: str) -> NvccRule | None:
+        name = canonicalize_name(package)
+        return next((r for r in self.nvcc_rules if canonicalize_name(r.package) == name), None)
+
+    def gpu_rule(self, package: str) -> GpuRule | None:
+        name = canonicalize_name(package)
+        return next((r for r in self.gpu_rules if canonicalize_name(r.package) == name), None)
+
+    # -- conda <-> PyPI ------------------------------------------------------------------------
+
+    def library_for_pypi(self, name: str) -> LibraryRow | None:
+        name = canonicalize_name(name)
+        return next((row for row in self.libraries if name in row.pypi), None)
+
+    def library_for_conda(self, name: str) -> LibraryRow | None:
+        return next((row for row in self.libraries if row.conda == name), None)
+
+    def pypi_name_of_conda(self, conda_name: str) -> str:
+        row = next((r for r in self.python_names if r.conda == conda_name), None)
+        return canonicalize_name(row.pypi if row else conda_name)
+
+    def hazards_for(self, name: str, version: str, platform: str) -> list[Hazard]:
+        return [h for h in self.hazards if h.applies(name, version, platform)]
+

@@ -1,0 +1,139 @@
+"""The intent: what a user wants locked. Frozen, validated, with a canonical hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
+
+DEFAULT_PLATFORMS = ("linux-64",)
+DEFAULT_CHANNELS = ("conda-forge",)
+DEFAULT_INDEXES = ("https://pypi.org/simple",)
+DEFAULT_PYTORCH_INDEX = "https://download.pytorch.org/whl"
+DEFAULT_GLIBC = "2.28"
+DEFAULT_NAME = "lockguard"
+
+
+@dataclass(frozen=True)
+class CudaRequest:
+    """`cuda = "12.1"`, `"none"` (CPU only) or `"auto"` (from the local driver through NVML)."""
+
+    mode: str  # "version" | "none" | "auto"
+    version: CudaVersion | None = None
+
+    @classmethod
+    def none(cls) -> CudaRequest:
+        return cls("none")
+
+    def __str__(self) -> str:
+        return str(self.version) if self.mode == "version" else self.mode
+
+
+@dataclass(frozen=True)
+class DependencyMetadata:
+    """Static metadata for an sdist whose build needs torch (uv's `dependency-metadata`)."""
+
+    name: str
+    version: str
+    requires_dist: tuple[str, ...] = ()
+    requires_python: str | None = None
+
+
+@dataclass(frozen=True)
+class Outputs:
+    environment: str = "environment.yml"
+    requirements: str = "requirements.lock"
+    conda_lock: str = "conda-lock.yml"
+
+
+@dataclass(frozen=True)
+class IntentSource:
+    """Where an intent was read from: `lockguard.toml`, or `[tool.lockguard]` in pyproject."""
+
+    path: Path
+    in_pyproject: bool = False
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+    def __str__(self) -> str:
+        return f"{self.path} [tool.lockguard]" if self.in_pyproject else str(self.path)
+
+
+@dataclass(frozen=True)
+class Intent:
+    python: PythonVersion
+    cuda: CudaRequest
+    driver: DriverVersion | None = None
+    gpu: tuple[GpuArch, ...] = ()
+    gpu_auto: bool = False
+    platforms: tuple[str, ...] = DEFAULT_PLATFORMS
+    channels: tuple[str, ...] = DEFAULT_CHANNELS
+    conda: tuple[str, ...] = ()
+    pip: tuple[str, ...] = ()
+    indexes: tuple[str, ...] = DEFAULT_INDEXES
+    pytorch_index: str = DEFAULT_PYTORCH_INDEX
+    exclude_newer: datetime | None = None
+    conda_from_knowledge: bool = False
+    glibc: str = DEFAULT_GLIBC
+    name: str = DEFAULT_NAME
+    dependency_metadata: tuple[DependencyMetadata, ...] = ()
+    outputs: Outputs = field(default_factory=Outputs)
+    source: IntentSource | None = field(default=None, compare=False)
+
+    @property
+    def pip_only(self) -> bool:
+        """`channels = []`: a lock for a plain virtual environment (requirements.lock only)."""
+        return not self.channels
+
+    def canonical(self) -> dict:
+        """The intent as plain data, normalized so that only meaningful edits change it.
+
+        Order-free lists (pip, conda, gpu, platforms) are sorted; ordered ones (channels and
+        indexes: priority matters) keep their order; defaults are filled in, so writing a default
+        explicitly changes nothing.
+        """
+        return {
+            "python": str(self.python),
+            "cuda": str(self.cuda),
+            "driver": str(self.driver) if self.driver else None,
+            "gpu": "auto" if self.gpu_auto else sorted(str(a) for a in self.gpu),
+            "platforms": sorted(self.platforms),
+            "channels": list(self.channels),
+            "conda": sorted(self.conda),
+            "pip": sorted(self.pip),
+            "indexes": list(self.indexes),
+            "pytorch-index": self.pytorch_index,
+            "exclude-newer": self.exclude_newer.isoformat() if self.exclude_newer else None,
+            "conda-from-knowledge": self.conda_from_knowledge,
+            "glibc": self.glibc,
+            "name": self.name,
+            "dependency-metadata": sorted(
+                (
+                    {
+                        "name": d.name,
+                        "version": d.version,
+                        "requires-dist": sorted(d.requires_dist),
+                        "requires-python": d.requires_python,
+                    }
+                    for d in self.dependency_metadata
+                ),
+                key=lambda d: (d["name"], d["version"]),
+            ),
+            "outputs": {
+                "environment": self.outputs.environment,
+                "requirements": self.outputs.requirements,
+                "conda-lock": self.outputs.conda_lock,
+            },
+        }
+
+    @property
+    def hash(self) -> str:
+        """sha256 of the canonical intent: stable across key order, comments and whitespace."""
+        blob = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()

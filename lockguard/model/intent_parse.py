@@ -1,0 +1,410 @@
+"""Read `lockguard.toml` or `[tool.lockguard]` in `pyproject.toml` into a frozen Intent.
+
+Every error names the file, the line and the key, and suggests the nearest valid key for a typo.
+Conda MatchSpecs are checked by an injected validator (rattler lives behind `lockguard.io`), so
+the fast `lockguard check` path can load an intent without importing rattler.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from collections.abc import Callable
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+from typing import Any
+
+from lockguard.errors import InputError
+from lockguard.model.intent import (
+    DEFAULT_CHANNELS,
+    DEFAULT_GLIBC,
+    DEFAULT_INDEXES,
+    DEFAULT_NAME,
+    DEFAULT_PLATFORMS,
+    DEFAULT_PYTORCH_INDEX,
+    CudaRequest,
+    DependencyMetadata,
+    Intent,
+    IntentSource,
+    Outputs,
+)
+from lockguard.model.toml_lines import TomlLines
+from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+INTENT_FILE = "lockguard.toml"
+PYPROJECT = "pyproject.toml"
+
+TOP_KEYS = (
+    "python", "cuda", "driver", "gpu", "platforms", "channels", "conda", "pip", "indexes",
+    "pytorch-index", "exclude-newer", "conda-from-knowledge", "glibc", "name",
+    "dependency-metadata", "outputs",
+)
+OUTPUT_KEYS = ("environment", "requirements", "conda-lock")
+DEPENDENCY_METADATA_KEYS = ("name", "version", "requires-dist", "requires-python")
+CONDA_SUBDIRS = ("linux-64", "linux-aarch64", "linux-ppc64le", "osx-64", "osx-arm64", "win-64")
+
+_CHANNEL_NAME = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*")
+_URL = re.compile(r"(https?|file)://\S+")
+_GLIBC = re.compile(r"2\.\d{1,2}")
+
+MatchSpecValidator = Callable[[str], "str | None"]
+
+
+def find_intent(start: Path) -> Path:
+    """The intent file for a project directory: lockguard.toml, else pyproject [tool.lockguard]."""
+    candidate = start / INTENT_FILE
+    if candidate.is_file():
+        return candidate
+    pyproject = start / PYPROJECT
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return pyproject  # let load_intent report the syntax error with its line
+        if "lockguard" in data.get("tool", {}):
+            return pyproject
+    raise InputError(
+        f"no intent found in {start}: neither {INTENT_FILE} nor [tool.lockguard] in {PYPROJECT}",
+        file=str(start),
+        hint="create one with `lockguard init --python 3.11 --cuda 12.1 torch`, or pass --intent FILE",
+    )
+
+
+def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = None) -> Intent:
+    """Parse and validate an intent file; raise InputError naming file, line and key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"intent file {path} does not exist", file=str(path),
+                         hint="create one with `lockguard init`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read intent file {path}: {exc}", file=str(path)) from None
+    return parse_intent(text, path, validate_matchspec=validate_matchspec)
+
+
+def parse_intent(text: str, path: Path, *, validate_matchspec: MatchSpecValidator | None = None) -> Intent:
+    in_pyproject = path.name == PYPROJECT
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"at line (\d+)", str(exc))
+        raise InputError(
+            f"{path} is not valid TOML: {exc}",
+            file=str(path),
+            line=int(match.group(1)) if match else None,
+            hint="fix the TOML syntax at that line",
+        ) from None
+    base: tuple[str, ...] = ()
+    if in_pyproject:
+        base = ("tool", "lockguard")
+        table = data.get("tool", {}).get("lockguard")
+        if not isinstance(table, dict):
+            raise InputError(
+                f"{path} has no [tool.lockguard] table", file=str(path),
+                hint="add one with `lockguard init --pyproject`, or write lockguard.toml",
+            )
+        data = table
+    reader = _Reader(path, TomlLines(text, base), validate_matchspec)
+    return reader.intent(data, IntentSource(path.resolve(), in_pyproject))
+
+
+class _Reader:
+    """Validates one intent table; every problem becomes an InputError with a line."""
+
+    def __init__(self, path: Path, lines: TomlLines, validate_matchspec: MatchSpecValidator | None):
+        self.path = path
+        self.lines = lines
+        self.validate_matchspec = validate_matchspec
+
+    def fail(self, key: str, message: str, *, hint: str | None = None, element: str | None = None,
+             array_index: int | None = None) -> InputError:
+        line = self.lines.line_of(*key.split("."), array_index=array_index, element=element)
+        return InputError(f"{self.path}:{line or '?'}: {key}: {message}", file=str(self.path),
+                          line=line, key=key, hint=hint)
+
+    def unknown_keys(self, table: dict, allowed: tuple[str, ...], prefix: str = "",
+                     array_index: int | None = None) -> None:
+        for key in table:
+            if key not in allowed:
+                near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.5)
+                hint = f"did you mean '{near[0]}'?" if near else "valid keys: " + ", ".join(allowed)
+                raise self.fail(prefix + key, f"'{key}' is not a valid key", hint=hint,
+                                array_index=array_index)
+
+    # -- typed getters ---------------------------------------------------------------------
+
+    def string(self, table: dict, key: str, prefix: str = "", default: Any = None, required: bool = False):
+        if key not in table:
+            if required:
+                raise InputError(
+                    f"{self.path}: required key '{prefix + key}' is missing", file=str(self.path),
+                    line=self.lines.line_of(*prefix.rstrip(".").split(".")) if prefix else None,
+                    key=prefix + key, hint=f'add for example {key} = "3.11"' if key == "python" else
+                    f'add {key} = "..."',
+                )
+            return default
+        value = table[key]
+        if not isinstance(value, str):
+            raise self.fail(prefix + key, f"must be a string, not {type(value).__name__}",
+                            hint=f'quote it: {key} = "{value}"')
+        return value
+
+    def string_list(self, table: dict, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+        if key not in table:
+            return default
+        value = table[key]
+        if isinstance(value, str):
+            raise self.fail(key, "must be a list of strings", hint=f'write {key} = ["{value}"]')
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(key, "must be a list of strings")
+        return tuple(value)
+
+    # -- the intent --------------------------------------------------------------------------
+
+    def intent(self, data: dict, source: IntentSource) -> Intent:
+        self.unknown_keys(data, TOP_KEYS)
+        python_text = self.string(data, "python", required=True)
+        try:
+            python = PythonVersion.parse(python_text)
+        except ValueError:
+            raise self.fail("python", f"'{python_text}' is not a Python version",
+                            hint='write major.minor, e.g. python = "3.11"') from None
+
+        gpu, gpu_auto = self.gpu(data)
+        return Intent(
+            python=python,
+            cuda=self.cuda(data),
+            driver=self.driver(data),
+            gpu=gpu,
+            gpu_auto=gpu_auto,
+            platforms=self.platforms(data),
+            channels=self.channels(data),
+            conda=self.conda_specs(data),
+            pip=self.pip_requirements(data),
+            indexes=self.urls(data, "indexes", DEFAULT_INDEXES),
+            pytorch_index=self.pytorch_index(data),
+            exclude_newer=self.exclude_newer(data),
+            conda_from_knowledge=self.boolean(data, "conda-from-knowledge"),
+            glibc=self.glibc(data),
+            name=self.env_name(data),
+            dependency_metadata=self.dependency_metadata(data),
+            outputs=self.outputs(data),
+            source=source,
+        )
+
+    def cuda(self, data: dict) -> CudaRequest:
+        text = self.string(data, "cuda", required=True)
+        if text in ("none", "auto"):
+            return CudaRequest(text)
+        try:
+            return CudaRequest("version", CudaVersion.parse(text).major_minor)
+        except ValueError:
+            raise self.fail("cuda", f"'{text}' is not a CUDA version",
+                            hint='write "X.Y" (e.g. "12.1"), "none" for CPU only, or "auto"') from None
+
+    def driver(self, data: dict) -> DriverVersion | None:
+        text = self.string(data, "driver")
+        if text is None:
+            return None
+        try:
+            return DriverVersion.parse(text)
+        except ValueError:
+            raise self.fail("driver", f"'{text}' is not an NVIDIA driver version",
+                            hint='write the driver as nvidia-smi prints it, e.g. driver = "535.104.05"') from None
+
+    def gpu(self, data: dict) -> tuple[tuple[GpuArch, ...], bool]:
+        value = data.get("gpu")
+        if value is None:
+            return (), False
+        if value == "auto":
+            return (), True
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail("gpu", "must be a list of architectures or \"auto\"",
+                            hint='e.g. gpu = ["sm_80", "sm_90"]')
+        archs = []
+        for item in value:
+            try:
+                arch = GpuArch.parse(item)
+            except ValueError:
+                raise self.fail("gpu", f"'{item}' is not a GPU architecture", element=item,
+                                hint="write sm_XY as nvcc names it, e.g. sm_80 (A100), sm_90 (H100)") from None
+            if arch.ptx:
+                raise self.fail("gpu", f"'{item}' is a PTX target, not a GPU", element=item,
+                                hint=f"write sm_{arch.major}{arch.minor}")
+            archs.append(arch)
+        return tuple(sorted(set(archs))), False
+
+    def platforms(self, data: dict) -> tuple[str, ...]:
+        values = self.string_list(data, "platforms", DEFAULT_PLATFORMS)
+        if not values:
+            raise self.fail("platforms", "must name at least one platform", hint='e.g. platforms = ["linux-64"]')
+        for item in values:
+            if item not in CONDA_SUBDIRS:
+                near = difflib.get_close_matches(item, CONDA_SUBDIRS, n=1, cutoff=0.5)
+                raise self.fail("platforms", f"'{item}' is not a conda platform", element=item,
+                                hint=f"did you mean '{near[0]}'?" if near else "one of " + ", ".join(CONDA_SUBDIRS))
+        return tuple(dict.fromkeys(values))
+
+    def channels(self, data: dict) -> tuple[str, ...]:
+        values = self.string_list(data, "channels", DEFAULT_CHANNELS)
+        for item in values:
+            if not (_URL.fullmatch(item) or _CHANNEL_NAME.fullmatch(item)):
+                raise self.fail("channels", f"'{item}' is not a channel name or URL", element=item,
+                                hint="use a name (conda-forge), a URL (https://...) or file:///path")
+        return values
+
+    def conda_specs(self, data: dict) -> tuple[str, ...]:
+        values = self.string_list(data, "conda")
+        normalized = []
+        for item in values:
+            if self.validate_matchspec is not None:
+                problem = self.validate_matchspec(item)
+                if problem:
+                    raise self.fail("conda", f"'{item}' is not a valid conda MatchSpec: {problem}",
+                                    element=item, hint='e.g. "cuda-nvcc", "gxx >=12,<13", "nccl=2.18"')
+            normalized.append(" ".join(item.split()))
+        return tuple(normalized)
+
+    def pip_requirements(self, data: dict) -> tuple[str, ...]:
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        values = self.string_list(data, "pip")
+        normalized = []
+        for item in values:
+            try:
+                normalized.append(canonical_requirement(Requirement(item)))
+            except InvalidRequirement as exc:
+                raise self.fail("pip", f"'{item}' is not a valid requirement: {exc}", element=item,
+                                hint='use PEP 508, e.g. "torch==2.1.*", "numpy<2"') from None
+        return tuple(normalized)
+
+    def urls(self, data: dict, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        values = self.string_list(data, key, default)
+        if not values:
+            raise self.fail(key, "must name at least one index", hint=f'e.g. {key} = ["https://pypi.org/simple"]')
+        for item in values:
+            if not _URL.fullmatch(item):
+                raise self.fail(key, f"'{item}' is not an index URL", element=item,
+                                hint="use http(s):// or file:// URLs, e.g. https://pypi.org/simple")
+        return tuple(v.rstrip("/") for v in values)
+
+    def pytorch_index(self, data: dict) -> str:
+        text = self.string(data, "pytorch-index", default=DEFAULT_PYTORCH_INDEX)
+        if not _URL.fullmatch(text):
+            raise self.fail("pytorch-index", f"'{text}' is not a URL",
+                            hint="the base under which cuXYZ/ and cpu/ indexes live, e.g. https://download.pytorch.org/whl")
+        return text.rstrip("/")
+
+    def exclude_newer(self, data: dict) -> datetime | None:
+        if "exclude-newer" not in data:
+            return None
+        value = data["exclude-newer"]
+        if isinstance(value, str):
+            try:
+                value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                raise self.fail("exclude-newer", f"'{value}' is not an RFC 3339 date-time",
+                                hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"') from None
+        elif isinstance(value, date) and not isinstance(value, datetime):
+            value = datetime.combine(value, time(0), tzinfo=timezone.utc)
+        if not isinstance(value, datetime):
+            raise self.fail("exclude-newer", "must be a date-time", hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"')
+        if value.tzinfo is None:
+            raise self.fail("exclude-newer", f"'{value.isoformat()}' has no time zone",
+                            hint="append Z for UTC, e.g. 2024-03-01T00:00:00Z")
+        return value.astimezone(timezone.utc)
+
+    def boolean(self, data: dict, key: str) -> bool:
+        value = data.get(key, False)
+        if not isinstance(value, bool):
+            raise self.fail(key, f"must be true or false, not {value!r}")
+        return value
+
+    def glibc(self, data: dict) -> str:
+        text = self.string(data, "glibc", default=DEFAULT_GLIBC)
+        if not _GLIBC.fullmatch(text):
+            raise self.fail("glibc", f"'{text}' is not a glibc version",
+                            hint='the oldest glibc the lock must run on, e.g. glibc = "2.28"')
+        return text
+
+    def env_name(self, data: dict) -> str:
+        text = self.string(data, "name", default=DEFAULT_NAME)
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", text):
+            raise self.fail("name", f"'{text}' is not a valid environment name",
+                            hint="use letters, digits, '.', '_' and '-'")
+        return text
+
+    def dependency_metadata(self, data: dict) -> tuple[DependencyMetadata, ...]:
+        from packaging.requirements import InvalidRequirement, Requirement
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.version import InvalidVersion, Version
+
+        entries = data.get("dependency-metadata", [])
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise self.fail("dependency-metadata", "must be an array of tables",
+                            hint="write each entry as a [[dependency-metadata]] table")
+        result = []
+        for index, entry in enumerate(entries):
+            prefix = "dependency-metadata."
+            self.unknown_keys(entry, DEPENDENCY_METADATA_KEYS, prefix, array_index=index)
+            for key in ("name", "version"):
+                if not isinstance(entry.get(key), str):
+                    raise self.fail(f"{prefix}{key}", "is required and must be a string", array_index=index)
+            try:
+                Version(entry["version"])
+            except InvalidVersion:
+                raise self.fail(f"{prefix}version", f"'{entry['version']}' is not a PEP 440 version",
+                                array_index=index) from None
+            requires = entry.get("requires-dist", [])
+            if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
+                raise self.fail(f"{prefix}requires-dist", "must be a list of strings", array_index=index)
+            for item in requires:
+                try:
+                    Requirement(item)
+                except InvalidRequirement as exc:
+                    raise self.fail(f"{prefix}requires-dist", f"'{item}' is not a valid requirement: {exc}",
+                                    array_index=index, element=item) from None
+            requires_python = entry.get("requires-python")
+            if requires_python is not None:
+                try:
+                    SpecifierSet(requires_python)
+                except (InvalidSpecifier, TypeError):
+                    raise self.fail(f"{prefix}requires-python", f"'{requires_python}' is not a specifier",
+                                    array_index=index) from None
+            result.append(DependencyMetadata(entry["name"], entry["version"], tuple(requires), requires_python))
+        return tuple(result)
+
+    def outputs(self, data: dict) -> Outputs:
+        table = data.get("outputs", {})
+        if not isinstance(table, dict):
+            raise self.fail("outputs", "must be a table", hint="write [outputs] with environment, requirements, conda-lock")
+        self.unknown_keys(table, OUTPUT_KEYS, "outputs.")
+        defaults = Outputs()
+        values = {
+            key: self.string(table, key, "outputs.", default=getattr(defaults, key.replace("-", "_")))
+            for key in OUTPUT_KEYS
+        }
+        return Outputs(values["environment"], values["requirements"], values["conda-lock"])
+
+
+def canonical_requirement(req) -> str:
+    """A requirement string that does not change with spelling: name normalized, extras sorted."""
+    from packaging.utils import canonicalize_name
+
+    text = canonicalize_name(req.name)
+    if req.extras:
+        text += "[" + ",".join(sorted(canonicalize_name(e) for e in req.extras)) + "]"
+    if req.url:
+        text += f" @ {req.url}"
+    else:
+        text += str(req.specifier)
+    if req.marker:
+        text += f" ; {req.marker}"
+    return text

@@ -1,0 +1,1 @@
+"""Pure resolution: intent + target + knowledge (+ injected metadata ports) -> Lock. No I/O."""
