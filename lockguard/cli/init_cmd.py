@@ -43,7 +43,8 @@ def init(ctx, python, cuda, channels, conda_specs, pyproject, force, packages) -
     }
     existing = _existing_intent(root)
     if existing and not force:
-        raise InputError(f"an intent already exists: {existing}", file=str(existing),
+        where = f"{existing} [tool.lockguard]" if existing.name == "pyproject.toml" else str(existing)
+        raise InputError(f"an intent already exists: {where}", file=str(existing),
                          hint="pass --force to replace it, or edit it by hand")
     if pyproject:
         if not target.is_file():

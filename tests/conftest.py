@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.index_server import LocalIndex
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE_METADATA = Path(__file__).resolve().parent / "data" / "metadata"
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch, tmp_path_factory):
+    """No test sees the developer's cache, colours or GPU overrides."""
+    for name in ("LOCKGUARD_CUDA_DRIVER", "LOCKGUARD_GPU_ARCH", "LOCKGUARD_CONSTRAINTS", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def lg(capsys):
+    """Run the lockguard CLI in-process: lg("check", "--format", "json") -> Result."""
+    from lockguard.cli.app import run
+
+    def invoke(*args: str) -> Result:
+        capsys.readouterr()
+        code = run(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return invoke
+
+
+@pytest.fixture
+def lg_process():
+    """Run the installed console entry point in a real subprocess (for tracebacks, exit codes)."""
+
+    def invoke(*args: str, cwd: Path | None = None, env: dict | None = None) -> Result:
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        proc = subprocess.run([sys.executable, "-m", "lockguard", *args], cwd=cwd, env=full_env,
+                              capture_output=True, text=True, timeout=120)
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    return invoke
+
+
+@pytest.fixture
+def local_index(tmp_path):
+    index = LocalIndex(tmp_path / "index").start()
+    yield index
+    index.stop()

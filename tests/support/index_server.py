@@ -1,0 +1,251 @@
+"""A local simple index on 127.0.0.1 for tests: PEP 691 JSON and PEP 503 HTML project pages,
+files with HTTP range requests, PEP 658 metadata, and switches for the failures a real index has
+(ranges refused, a 500 then success, a slow answer, a truncated body)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
+
+
+@dataclass
+class Faults:
+    refuse_ranges: bool = False
+    serve_json: bool = True
+    serve_metadata: bool = False  # PEP 658 .metadata files
+    advertise_metadata: bool = True  # mention core-metadata in the page when serving it
+    fail_once: dict[str, int] = field(default_factory=dict)  # path -> status, answered once
+    delay: dict[str, float] = field(default_factory=dict)  # path prefix -> seconds
+    truncate_once: set[str] = field(default_factory=set)  # paths whose next body is cut short
+    etag: bool = True
+
+
+class LocalIndex:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.files_dir = self.root / "files"
+        self.files_dir.mkdir(parents=True, exist_ok=True)
+        self.faults = Faults()
+        self.yanked: set[str] = set()
+        self.upload_times: dict[str, str] = {}
+        self.requests: list[tuple[str, str, str]] = []  # (method, path, range)
+        self.bytes_sent = 0
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # -- content -----------------------------------------------------------------------------
+
+    def add(self, path: Path, *, yanked: bool = False, upload_time: str | None = None) -> Path:
+        target = self.files_dir / Path(path).name
+        if Path(path).resolve() != target.resolve():
+            target.write_bytes(Path(path).read_bytes())
+        if yanked:
+            self.yanked.add(target.name)
+        if upload_time:
+            self.upload_times[target.name] = upload_time
+        return target
+
+    def _project_files(self, project: str) -> list[Path]:
+        out = []
+        for item in sorted(self.files_dir.iterdir()):
+            name = _project_of(item.name)
+            if name and canonicalize_name(name) == canonicalize_name(project):
+                out.append(item)
+        return out
+
+    def _metadata_of(self, wheel: Path) -> bytes | None:
+        if not wheel.name.endswith(".whl"):
+            return None
+        with zipfile.ZipFile(wheel) as archive:
+            names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
+            return archive.read(names[0]) if names else None
+
+    # -- server ------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/simple"
+
+    def start(self) -> LocalIndex:
+        index = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_GET(self):
+                index._handle(self)
+
+            def do_HEAD(self):
+                index._handle(self, head=True)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.bytes_sent = 0
+
+    def _handle(self, req: BaseHTTPRequestHandler, head: bool = False) -> None:
+        path = req.path.split("?", 1)[0]
+        with self._lock:
+            self.requests.append((req.command, path, req.headers.get("Range", "")))
+        for prefix, seconds in self.faults.delay.items():
+            if path.startswith(prefix):
+                time.sleep(seconds)
+        status = self.faults.fail_once.pop(path, None)
+        if status:
+            return self._send(req, status, b"injected failure", "text/plain", head=head)
+        if path.startswith("/simple/"):
+            return self._page(req, path, head)
+        if path.startswith("/files/"):
+            return self._file(req, path[len("/files/"):], head)
+        self._send(req, 404, b"not found", "text/plain", head=head)
+
+    def _page(self, req, path: str, head: bool) -> None:
+        project = path[len("/simple/"):].strip("/")
+        if not project:
+            names = sorted({canonicalize_name(_project_of(p.name)) for p in self.files_dir.iterdir() if _project_of(p.name)})
+            body = "".join(f'<a href="{n}/">{n}</a>\n' for n in names).encode()
+            return self._send(req, 200, body, "text/html", head=head)
+        if canonicalize_name(project) != project:
+            return self._redirect(req, f"/simple/{canonicalize_name(project)}/")
+        files = self._project_files(project)
+        if not files:
+            return self._send(req, 404, b"no such project", "text/plain", head=head)
+        accept = req.headers.get("Accept", "")
+        entries = []
+        for item in files:
+            data = item.read_bytes()
+            entry = {
+                "filename": item.name,
+                "url": f"../../files/{item.name}",
+                "hashes": {"sha256": hashlib.sha256(data).hexdigest()},
+                "size": len(data),
+                "yanked": item.name in self.yanked,
+            }
+            if item.name in self.upload_times:
+                entry["upload-time"] = self.upload_times[item.name]
+            if self.faults.serve_metadata and self.faults.advertise_metadata and item.name.endswith(".whl"):
+                meta = self._metadata_of(item) or b""
+                entry["core-metadata"] = {"sha256": hashlib.sha256(meta).hexdigest()}
+            entries.append(entry)
+        etag = '"' + hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:16] + '"'
+        if self.faults.etag and req.headers.get("If-None-Match") == etag:
+            return self._send(req, 304, b"", "text/plain", head=True, extra={"ETag": etag})
+        extra = {"ETag": etag} if self.faults.etag else {}
+        if self.faults.serve_json and "application/vnd.pypi.simple.v1+json" in accept:
+            body = json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": entries}).encode()
+            return self._send(req, 200, body, "application/vnd.pypi.simple.v1+json", head=head, extra=extra)
+        links = []
+        for e in entries:
+            attrs = f'href="{e["url"]}#sha256={e["hashes"]["sha256"]}"'
+            if e["yanked"]:
+                attrs += ' data-yanked=""'
+            if "core-metadata" in e:
+                attrs += f' data-core-metadata="sha256={e["core-metadata"]["sha256"]}"'
+            links.append(f"<a {attrs}>{e['filename']}</a><br/>")
+        body = ("<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>").encode()
+        self._send(req, 200, body, "text/html", head=head, extra=extra)
+
+    def _file(self, req, name: str, head: bool) -> None:
+        if name.endswith(".metadata"):
+            wheel = self.files_dir / name[: -len(".metadata")]
+            meta = self._metadata_of(wheel) if self.faults.serve_metadata and wheel.exists() else None
+            if meta is None:
+                return self._send(req, 404, b"no metadata", "text/plain", head=head)
+            return self._send(req, 200, meta, "application/octet-stream", head=head)
+        item = self.files_dir / name
+        if not item.is_file():
+            return self._send(req, 404, b"no such file", "text/plain", head=head)
+        data = item.read_bytes()
+        wanted = req.headers.get("Range")
+        if wanted and not self.faults.refuse_ranges:
+            start, end = _parse_range(wanted, len(data))
+            if start is None:
+                return self._send(req, 416, b"", "text/plain", head=head,
+                                  extra={"Content-Range": f"bytes */{len(data)}"})
+            part = data[start:end + 1]
+            return self._send(req, 206, part, "application/octet-stream", head=head,
+                              extra={"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes"})
+        self._send(req, 200, data, "application/octet-stream", head=head, extra={"Accept-Ranges": "none"})
+
+    def _redirect(self, req, location: str) -> None:
+        req.send_response(301)
+        req.send_header("Location", location)
+        req.send_header("Content-Length", "0")
+        req.end_headers()
+
+    def _send(self, req, status: int, body: bytes, content_type: str, *, head: bool = False,
+              extra: dict | None = None) -> None:
+        path = req.path.split("?", 1)[0]
+        truncated = path in self.faults.truncate_once
+        if truncated:
+            self.faults.truncate_once.discard(path)
+        req.send_response(status)
+        req.send_header("Content-Type", content_type)
+        req.send_header("Content-Length", str(len(body)))
+        for key, value in (extra or {}).items():
+            req.send_header(key, value)
+        req.end_headers()
+        if head or status == 304:
+            return
+        payload = body[: len(body) // 2] if truncated else body
+        with self._lock:
+            self.bytes_sent += len(payload)
+        try:
+            req.wfile.write(payload)
+            if truncated:
+                req.wfile.flush()
+                req.close_connection = True
+                req.connection.shutdown(2)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+
+
+def _parse_range(header: str, size: int) -> tuple[int | None, int]:
+    match = re.fullmatch(r"bytes=(\d*)-(\d*)", header.strip())
+    if not match:
+        return None, 0
+    first, last = match.groups()
+    if first == "":
+        length = int(last)
+        if length == 0:
+            return None, 0
+        return max(0, size - length), size - 1
+    start = int(first)
+    end = int(last) if last else size - 1
+    if start >= size:
+        return None, 0
+    return start, min(end, size - 1)
+
+
+def _project_of(filename: str) -> str | None:
+    try:
+        if filename.endswith(".whl"):
+            return str(parse_wheel_filename(filename)[0])
+        if filename.endswith((".tar.gz", ".zip")):
+            return str(parse_sdist_filename(filename)[0])
+    except Exception:
+        return None
+    return None

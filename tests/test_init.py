@@ -1,0 +1,61 @@
+"""`lockguard init`: writes an intent with tomlkit, preserving an existing pyproject."""
+
+from __future__ import annotations
+
+from lockguard.model.intent_parse import load_intent
+
+PYPROJECT = """\
+# project header comment
+[project]
+name = "demo"   # trailing comment
+version = "0.1.0"
+dependencies = [
+    "requests",  # needed for the API
+]
+
+[tool.ruff]
+line-length = 100
+"""
+
+
+def test_init_writes_lockguard_toml(tmp_path, monkeypatch, lg):
+    monkeypatch.chdir(tmp_path)
+    result = lg("init", "--python", "3.11", "--cuda", "12.1", "torch==2.1.*", "deepspeed==0.13.1")
+    assert result.exit_code == 0, result.stderr
+    intent = load_intent(tmp_path / "lockguard.toml")
+    assert str(intent.cuda) == "12.1" and intent.pip == ("torch==2.1.*", "deepspeed==0.13.1")
+
+
+def test_init_refuses_to_overwrite_without_force(tmp_path, monkeypatch, lg):
+    monkeypatch.chdir(tmp_path)
+    assert lg("init", "--python", "3.11").exit_code == 0
+    before = (tmp_path / "lockguard.toml").read_text()
+    result = lg("init", "--python", "3.10", "--cuda", "11.8")
+    assert result.exit_code == 2 and "already exists" in result.stderr and "--force" in result.stderr
+    assert (tmp_path / "lockguard.toml").read_text() == before
+    assert lg("init", "--python", "3.10", "--cuda", "11.8", "--force").exit_code == 0
+    assert str(load_intent(tmp_path / "lockguard.toml").python) == "3.10"
+
+
+def test_init_pyproject_keeps_comments_and_layout(tmp_path, monkeypatch, lg):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    result = lg("init", "--pyproject", "--python", "3.11", "--cuda", "none", "numpy<2")
+    assert result.exit_code == 0, result.stderr
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert text.startswith(PYPROJECT)  # everything that was there is there, byte for byte
+    assert "[tool.lockguard]" in text
+    intent = load_intent(tmp_path / "pyproject.toml")
+    assert intent.pip == ("numpy<2",) and intent.source.in_pyproject
+    again = lg("init", "--pyproject", "--python", "3.12")
+    assert again.exit_code == 2 and "[tool.lockguard]" in again.stderr
+
+
+def test_init_rejects_bad_values_and_writes_nothing(tmp_path, monkeypatch, lg):
+    monkeypatch.chdir(tmp_path)
+    result = lg("init", "--python", "3.11", "--cuda", "12.x")
+    assert result.exit_code == 2 and "not a CUDA version" in result.stderr
+    result = lg("init", "--python", "3.11", "not a requirement!")
+    assert result.exit_code == 2 and "not a valid requirement" in result.stderr
+    assert not (tmp_path / "lockguard.toml").exists()
+    assert lg("init", "--pyproject").exit_code == 2  # no pyproject.toml here

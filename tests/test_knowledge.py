@@ -1,0 +1,93 @@
+"""The knowledge loader: the shipped files load, every row cites a source, bad rows are reported."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lockguard.errors import InputError
+from lockguard.knowledge import load_knowledge
+from lockguard.knowledge.loader import default_dir
+
+
+@pytest.fixture
+def constraints_copy(tmp_path) -> Path:
+    target = tmp_path / "constraints"
+    shutil.copytree(default_dir(), target, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    return target
+
+
+def test_shipped_knowledge_covers_torch_2_0_to_newest_and_cuda_11_8_to_13():
+    k = load_knowledge()
+    minors = [r.minor for r in k.releases]
+    assert minors[0] == "2.0" and "2.15" in minors
+    assert k.torch_range == ("2.0.0", "2.15.0")
+    cudas = {str(t.version) for t in k.toolkits}
+    assert {"11.8", "12.1", "12.4", "12.8", "13.0", "13.2"} <= cudas
+    for minor in minors:  # every minor has PyPI patch rows
+        assert any(p.minor == minor for p in k.patches), minor
+    for table in (k.releases, k.patches, k.archs, k.toolkits, k.cuda_specs, k.libraries, k.hazards,
+                  k.nvcc_rules, k.gpu_rules, k.torch_pins, k.sysroots):
+        assert table, "every table has rows"
+        for row in table:
+            assert row.source.strip() and row.origin.startswith("constraints/")
+
+
+def test_torch_2_1_pins_come_from_pypi_metadata():
+    k = load_knowledge()
+    patch = k.patch("2.1.0")
+    pins = {r.name: str(r.specifier) for r in patch.requires}
+    assert pins["nvidia-nccl-cu12"] == "==2.18.1"
+    assert pins["nvidia-cudnn-cu12"] == "==8.9.2.26"
+    assert pins["triton"] == "==2.1.0"
+
+
+def _break(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "fragment"),
+    [
+        ("cuda.toml", 'min-driver = "525.60.13"', 'min-driver = "new"', "key 'min-driver': invalid value"),
+        ("torch.toml", 'pypi-cuda = "12.1"', "pypi-cuda = 12.1", "key 'pypi-cuda': must be a string"),
+        ("hazards.toml", 'source = "pytorch/pytorch#107302; pytorch/builder#1770"', 'source = ""', "key 'source'"),
+        ("conda.toml", 'conda = "nccl"', 'conda = "nccl"\nsoruce = "x"', "key 'soruce': is not a key of this table"),
+        ("extensions.toml", 'min-arch = "sm_80"', 'min-arch = "ampere"', "key 'min-arch'"),
+    ],
+)
+def test_malformed_row_names_file_line_and_key(constraints_copy, file, old, new, fragment):
+    _break(constraints_copy / file, old, new)
+    with pytest.raises(InputError) as info:
+        load_knowledge(constraints_copy)
+    error = info.value
+    assert error.file.endswith(file)
+    assert fragment in error.message
+    assert error.line is not None
+    # the line points into the broken row
+    lines = (constraints_copy / file).read_text().splitlines()
+    row_start = error.line
+    assert any(new.split("\n")[-1].split(" =")[0] in line for line in lines[row_start - 1: row_start + 12])
+
+
+def test_missing_source_key_is_an_error(constraints_copy):
+    path = constraints_copy / "cuda.toml"
+    text = path.read_text()
+    first_source = text.index("source =")
+    end = text.index("\n", first_source)
+    path.write_text(text[:first_source] + text[end + 1:])
+    with pytest.raises(InputError) as info:
+        load_knowledge(constraints_copy)
+    assert "key 'source': is missing" in info.value.message
+
+
+def test_cli_reports_broken_knowledge_with_exit_2(constraints_copy, monkeypatch, lg):
+    _break(constraints_copy / "torch.toml", "\n[[arch]]\n", "\n[[archs]]\n")
+    monkeypatch.setenv("LOCKGUARD_CONSTRAINTS", str(constraints_copy))
+    result = lg("constraints", "show")
+    assert result.exit_code == 2
+    assert "unknown table [[archs]]" in result.stderr and "torch.toml:" in result.stderr
