@@ -10,7 +10,13 @@ from lockguard.errors import InputError
 from lockguard.io.nvml import PynvmlSource, detect_machine
 from lockguard.model.intent import CudaRequest, Intent
 from lockguard.model.target import MachineFacts, Target, targets_for
-from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion, build_runs_on
+from lockguard.model.versions import (
+    CudaVersion,
+    DriverVersion,
+    GpuArch,
+    PythonVersion,
+    build_runs_on,
+)
 
 
 def test_driver_and_toolkit_versions_do_not_compare():

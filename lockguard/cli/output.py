@@ -84,10 +84,10 @@ class Ui:
         if title:
             self.out(title)
         widths = [max(len(col), *(len(r[i]) for r in cells)) if cells else len(col) for i, col in enumerate(columns)]
-        self.out("  ".join(col.ljust(w) for col, w in zip(columns, widths)).rstrip())
+        self.out("  ".join(col.ljust(w) for col, w in zip(columns, widths, strict=True)).rstrip())
         self.out("  ".join("-" * w for w in widths))
         for row in cells:
-            self.out("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+            self.out("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
 
     # -- errors --------------------------------------------------------------------------------
 

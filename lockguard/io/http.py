@@ -10,8 +10,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-import httpx
-
 from lockguard import __version__
 from lockguard.errors import SourceUnreachable
 
@@ -32,20 +30,30 @@ class Response:
 
 class HttpClient:
     def __init__(self, *, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5) -> None:
+        self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            follow_redirects=True,
-            headers={"User-Agent": USER_AGENT},
-            limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
-        )
+        self._client = None  # created on the first request: a warm resolve makes none
         self._lock = threading.Lock()
         self.bytes_fetched = 0
         self.requests = 0
 
+    def _http(self):
+        with self._lock:
+            if self._client is None:
+                import httpx
+
+                self._client = httpx.Client(
+                    timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+                    follow_redirects=True,
+                    headers={"User-Agent": USER_AGENT},
+                    limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
+                )
+            return self._client
+
     def close(self) -> None:
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
 
     def __enter__(self) -> HttpClient:
         return self
@@ -57,12 +65,15 @@ class HttpClient:
         """GET with retries. Raises SourceUnreachable when every attempt failed to connect."""
         if url.startswith("file://"):
             return self._get_file(url)
+        import httpx
+
+        client = self._http()
         last_error: str = ""
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * (2 ** (attempt - 1)))
             try:
-                answer = self._client.get(url, headers=headers)
+                answer = client.get(url, headers=headers)
                 body = answer.content  # reads the whole body: a truncated one raises here
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -6,6 +6,7 @@ machine without a driver). A machine without an NVIDIA driver is a normal answer
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import Protocol
@@ -38,10 +39,8 @@ class PynvmlSource:
         except pynvml.NVMLError as exc:
             return MachineFacts(problem=f"NVML failed: {_nvml_error(exc)}")
         finally:
-            try:
+            with contextlib.suppress(pynvml.NVMLError):
                 pynvml.nvmlShutdown()
-            except pynvml.NVMLError:
-                pass
 
     def _read(self, pynvml) -> MachineFacts:
         driver = DriverVersion.parse(_text(pynvml.nvmlSystemGetDriverVersion()))

@@ -4,48 +4,36 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import unquote, urljoin, urlparse
+
+from lockguard.model.dist import DistFile
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
 
 
-@dataclass(frozen=True)
-class IndexFile:
-    filename: str
-    url: str
-    hashes: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
-    requires_python: str | None = None
-    yanked: bool = False
-    metadata: bool | dict = False  # PEP 658/714 core-metadata: True or {"sha256": ...}
-    upload_time: str | None = None
-    size: int | None = None
-
-    @property
-    def sha256(self) -> str | None:
-        return self.hashes.get("sha256")
-
-    @property
-    def is_wheel(self) -> bool:
-        return self.filename.endswith(".whl")
-
-
-def parse_project_page(body: bytes, content_type: str, page_url: str) -> list[IndexFile]:
+def parse_project_page(body: bytes, content_type: str, page_url: str, keep=None) -> list[DistFile]:
+    """`keep(filename)` drops files before they are parsed (files no target could use)."""
     if "json" in content_type:
-        return parse_json_page(body, page_url)
-    return parse_html_page(body.decode("utf-8", errors="replace"), page_url)
+        return parse_json_page(body, page_url, keep)
+    files = parse_html_page(body.decode("utf-8", errors="replace"), page_url)
+    return [f for f in files if keep(f.filename)] if keep else files
 
 
-def parse_json_page(body: bytes, page_url: str) -> list[IndexFile]:
+def parse_json_page(body: bytes, page_url: str, keep=None) -> list[DistFile]:
     data = json.loads(body)
     files = []
     for item in data.get("files", []):
+        if keep is not None and not keep(item["filename"]):
+            continue
+        url = item["url"]
+        if not url.startswith(("https://", "http://")):
+            url = urljoin(page_url, url)  # PyPI's URLs are absolute: skip the costly join
         metadata = item.get("core-metadata", item.get("data-dist-info-metadata", False))
         files.append(
-            IndexFile(
+            DistFile(
                 filename=item["filename"],
-                url=urljoin(page_url, item["url"]),
+                url=url,
                 hashes=dict(item.get("hashes") or {}),
                 requires_python=item.get("requires-python") or None,
                 yanked=bool(item.get("yanked")),
@@ -79,7 +67,7 @@ class _Anchors(HTMLParser):
             self._current = None
 
 
-def parse_html_page(text: str, page_url: str) -> list[IndexFile]:
+def parse_html_page(text: str, page_url: str) -> list[DistFile]:
     parser = _Anchors()
     parser.feed(text)
     base = page_url
@@ -107,7 +95,7 @@ def parse_html_page(text: str, page_url: str) -> list[IndexFile]:
             else:
                 metadata = metadata_attr != "false"
         files.append(
-            IndexFile(
+            DistFile(
                 filename=filename,
                 url=path,
                 hashes=hashes,
@@ -117,3 +105,14 @@ def parse_html_page(text: str, page_url: str) -> list[IndexFile]:
             )
         )
     return files
+
+
+def file_to_row(file: DistFile) -> tuple:
+    """A marshal-friendly tuple of a file record (for the cache's page digests)."""
+    metadata = file.metadata if isinstance(file.metadata, (bool, dict)) else bool(file.metadata)
+    return (file.filename, file.url, dict(file.hashes), file.requires_python, file.yanked, metadata,
+            file.upload_time, file.size)
+
+
+def row_to_file(row: tuple) -> DistFile:
+    return DistFile(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7])

@@ -8,11 +8,12 @@ from email.parser import HeaderParser
 from lockguard.errors import SourceUnreachable
 from lockguard.io.http import HttpClient
 from lockguard.io.lazy_wheel import read_wheel_metadata
-from lockguard.io.simple_index import JSON_ACCEPT, IndexFile, parse_project_page
+from lockguard.io.simple_index import JSON_ACCEPT, parse_project_page
 from lockguard.knowledge.verify import LiveWheel
+from lockguard.model.dist import DistFile
 
 
-def project_files(client: HttpClient, index_url: str, name: str) -> list[IndexFile]:
+def project_files(client: HttpClient, index_url: str, name: str) -> list[DistFile]:
     url = f"{index_url.rstrip('/')}/{name}/"
     answer = client.get(url, headers={"Accept": JSON_ACCEPT})
     if answer.status != 200:
@@ -20,7 +21,7 @@ def project_files(client: HttpClient, index_url: str, name: str) -> list[IndexFi
     return parse_project_page(answer.content, answer.headers.get("content-type", ""), answer.url)
 
 
-def read_live_wheels(client: HttpClient, files: list[IndexFile], wanted: dict[str, str],
+def read_live_wheels(client: HttpClient, files: list[DistFile], wanted: dict[str, str],
                      workers: int = 8) -> dict[str, LiveWheel]:
     """{version: LiveWheel} for each {version: wheel filename} in `wanted`."""
     by_name = {f.filename: f for f in files}
@@ -43,7 +44,7 @@ def read_live_wheels(client: HttpClient, files: list[IndexFile], wanted: dict[st
         return dict(pool.map(one, sorted(wanted.items())))
 
 
-def live_versions(files: list[IndexFile]) -> set[str]:
+def live_versions(files: list[DistFile]) -> set[str]:
     versions = set()
     for item in files:
         parts = item.filename.split("-")

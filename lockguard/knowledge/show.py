@@ -80,12 +80,9 @@ def torch_view(k: Knowledge, minor: str, platform: str, python: str | None) -> V
     patch_data = []
     target = Target(platform, py, "2.28", CudaRequest("none"))
     for patch in k.patches_matching(SpecifierSet(f"=={release.minor}.*")):
-        pins = {r.name: r for r in patch.requirements_for(target.marker_environment())}
-        def pin(prefix: str) -> str:
-            found = [str(r.specifier) for n, r in pins.items() if n.startswith(prefix)]
-            return found[0] if found else "-"
-        patches.rows.append([patch.version, str(patch.requires_python), pin("nvidia-cudnn"), pin("nvidia-nccl"),
-                             pin("triton"), patch.origin])
+        pins = {r.name: str(r.specifier) for r in patch.requirements_for(target.marker_environment())}
+        patches.rows.append([patch.version, str(patch.requires_python), _pin(pins, "nvidia-cudnn"),
+                             _pin(pins, "nvidia-nccl"), _pin(pins, "triton"), patch.origin])
         patch_data.append({"version": patch.version, "requires_python": str(patch.requires_python),
                            "requires": [str(r) for r in patch.requires], "source": patch.source,
                            "origin": patch.origin})
@@ -121,6 +118,11 @@ def cuda_view(k: Knowledge, version: str, platform: str) -> View:
     ])
     data = _toolkit_data(toolkit) | {"conda_specs": list(specs), "torch_releases": releases, "platform": platform}
     return View([facts], data)
+
+
+def _pin(pins: dict[str, str], prefix: str) -> str:
+    found = [spec for name, spec in pins.items() if name.startswith(prefix)]
+    return found[0] if found else "-"
 
 
 def _release_data(r) -> dict:

@@ -24,8 +24,14 @@ class TomlLines:
     def __init__(self, text: str, base: tuple[str, ...] = ()) -> None:
         self.lines = text.splitlines()
         self.base = base
+        self._scanned: list[tuple[tuple[str, ...], int | None, tuple[str, ...], int]] | None = None
 
     def _entries(self):
+        if self._scanned is None:
+            self._scanned = list(self._scan())
+        return self._scanned
+
+    def _scan(self):
         """Yield (table_path, array_index, key_path, line_number) for every key line."""
         table: tuple[str, ...] = ()
         counts: dict[tuple[str, ...], int] = {}

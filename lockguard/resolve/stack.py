@@ -14,7 +14,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from lockguard.errors import Conflict, Unsatisfiable
-from lockguard.knowledge.tables import Knowledge, TorchPatch, TorchRelease, Toolkit
+from lockguard.knowledge.tables import Knowledge, Toolkit, TorchPatch, TorchRelease
 from lockguard.model.target import Target
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, build_runs_on
 

@@ -1,0 +1,149 @@
+"""Wiring for `lockguard resolve`: build the I/O adapters, run the pure resolution, render files.
+
+This is the one place where the index client, the metadata fetcher, the cache, the conda solver
+and the file writers meet; `lockguard.resolve` itself stays free of I/O.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lockguard.cli.output import Ui
+from lockguard.model.intent import Intent
+from lockguard.model.lock import Lock
+
+
+class ResolveSession:
+    def __init__(self, intent: Intent, ui: Ui, *, offline: bool = False, refresh: bool = False,
+                 conda_from_knowledge: bool = False, platforms: tuple[str, ...] = ()) -> None:
+        self.intent = intent
+        self.ui = ui
+        self.offline = offline
+        self.refresh = refresh
+        self.conda_from_knowledge = conda_from_knowledge
+        self.platforms = platforms
+        self.http = None
+        self.sources: list = []
+
+    # -- resolution ------------------------------------------------------------------------------
+
+    def run(self) -> Lock:
+        from lockguard.io.cache import Cache
+        from lockguard.io.http import HttpClient
+        from lockguard.knowledge import load_knowledge
+        from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
+
+        knowledge = load_knowledge()
+        machine = self._machine()
+        cache = Cache()
+        self.http = HttpClient()
+        overrides = self._metadata_overrides()
+
+        def make_source(target, torch_index):
+            from lockguard.io.index import IndexClient
+            from lockguard.io.metadata import MetadataFetcher
+            from lockguard.io.pip_source import IndexPackageSource
+            from lockguard.resolve.tags import coarse_filename_filter
+
+            index = IndexClient(self.http, cache, self.intent.indexes, torch_index=torch_index,
+                                offline=self.offline, refresh=self.refresh,
+                                keep_file=coarse_filename_filter(target))
+            fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn)
+            source = IndexPackageSource(index, fetcher)
+            self.sources.append(source)
+            return source
+
+        conda = None
+        if not (self.conda_from_knowledge or self.intent.conda_from_knowledge or self.intent.pip_only):
+            from lockguard.io.conda import RattlerSolver
+
+            conda = RattlerSolver(cache.root / "conda", offline=self.offline)
+        options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
+                                 progress=self.ui.debug, warn=self.ui.warn)
+        try:
+            lock = resolve_lock(self.intent, knowledge, machine, make_source, conda, options)
+        finally:
+            for source in self.sources:
+                source.close()
+            self.http.close()
+        for platform in lock.platforms:
+            torch = platform.pip.pin("torch")
+            conda_note = ("conda: " + (f"{len(platform.conda.records)} records" if platform.conda.solved
+                                       else f"{len(platform.conda.specs)} specs from knowledge (not solved)")
+                          if platform.conda else "pip only")
+            torch_note = f", torch {torch.version} ({platform.stack.variant})" if torch else ""
+            self.ui.info(f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; {conda_note}")
+        self.ui.debug(f"fetched {self.http.bytes_fetched / 1e6:.1f} MB in {self.http.requests} requests")
+        return lock
+
+    def _machine(self):
+        if self.intent.cuda.mode != "auto" and not self.intent.gpu_auto:
+            return None
+        from lockguard.io.nvml import detect_machine
+
+        return detect_machine()
+
+    def _metadata_overrides(self) -> dict[tuple[str, str], bytes]:
+        from lockguard.io.metadata import synthesize_metadata
+
+        return {
+            (d.name, d.version): synthesize_metadata(d.name, d.version, d.requires_dist, d.requires_python)
+            for d in self.intent.dependency_metadata
+        }
+
+    # -- files -----------------------------------------------------------------------------------
+
+    def render(self, lock: Lock) -> dict[Path, str]:
+        from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
+
+        intent = self.intent
+        root = intent.source.root if intent.source else Path.cwd()
+        intent_name = intent.source.path.name if intent.source else "lockguard.toml"
+        several = len(lock.platforms) > 1
+        files: dict[Path, str] = {}
+        for platform in lock.platforms:
+            name = platform.target.platform
+            conda_state = None
+            if platform.conda is not None:
+                conda_state = "solved" if platform.conda.solved else "knowledge-only (not solved)"
+            requirements = root / per_platform(intent.outputs.requirements, name, several)
+            files[requirements] = requirements_lock.render(
+                platform.pip, intent_hash=intent.hash, intent_name=intent_name, python=str(intent.python),
+                index_urls=platform.index_urls, conda_solved=conda_state)
+            if not intent.pip_only:
+                environment = root / per_platform(intent.outputs.environment, name, several)
+                files[environment] = environment_yml.render(platform, intent_hash=intent.hash,
+                                                            intent_name=intent_name, env_name=intent.name)
+        if not intent.pip_only:
+            files[root / intent.outputs.conda_lock] = conda_lock.render(lock, intent_name=intent_name)
+        return files
+
+    def stale(self, outputs: dict[Path, str]) -> list[Path]:
+        out = []
+        for path, text in outputs.items():
+            try:
+                current = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                current = None
+            if current != text:
+                out.append(path)
+        return out
+
+    def write(self, outputs: dict[Path, str]) -> list[Path]:
+        from lockguard.io.files import write_all_atomic
+
+        write_all_atomic(outputs)
+        for path in outputs:
+            self.ui.info(f"wrote {path}")
+        return list(outputs)
+
+    def summary(self, written: list[Path]) -> dict:
+        return {"written": [str(p) for p in written], "intent_hash": self.intent.hash}
+
+
+def per_platform(filename: str, platform: str, several: bool) -> str:
+    """requirements.lock -> requirements.linux-64.lock when the intent has several platforms."""
+    if not several:
+        return filename
+    path = Path(filename)
+    return str(path.with_name(f"{path.stem}.{platform}{path.suffix}"))

@@ -1,0 +1,122 @@
+"""Persistent cache under the user cache dir, with a format version in its folder name.
+
+- metadata of a file is immutable: keyed by the file's sha256, never refetched;
+- index pages carry their ETag / Last-Modified and the time they were fetched, so the client can
+  revalidate them or serve them within a short TTL (and always when offline).
+
+Writes are atomic (rename) and serialized per shard with filelock, so concurrent lockguard
+processes never see half a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CACHE_FORMAT = "v1"
+ENV_CACHE_DIR = "LOCKGUARD_CACHE_DIR"
+
+
+def default_cache_dir() -> Path:
+    if os.environ.get(ENV_CACHE_DIR):
+        return Path(os.environ[ENV_CACHE_DIR])
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("lockguard"))
+
+
+@dataclass
+class CachedPage:
+    url: str
+    content_type: str
+    body: bytes
+    etag: str | None
+    last_modified: str | None
+    fetched_at: float
+    body_sha256: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.body_sha256:
+            self.body_sha256 = hashlib.sha256(self.body).hexdigest()
+
+    def age(self) -> float:
+        return time.time() - self.fetched_at
+
+
+class Cache:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = (root or default_cache_dir()) / CACHE_FORMAT
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _path(self, kind: str, key: str, suffix: str) -> Path:
+        return self.root / kind / key[:2] / f"{key}{suffix}"
+
+    def _write(self, path: Path, data: bytes) -> None:
+        from filelock import FileLock  # imported on write only: a warm run writes nothing
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path.parent / ".lock")):
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+
+    # -- metadata (immutable, by file sha256) -------------------------------------------------
+
+    def get_metadata(self, file_sha256: str) -> bytes | None:
+        path = self._path("metadata", file_sha256, ".METADATA")
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def put_metadata(self, file_sha256: str, data: bytes) -> None:
+        self._write(self._path("metadata", file_sha256, ".METADATA"), data)
+
+    # -- index pages (revalidated) -------------------------------------------------------------
+
+    @staticmethod
+    def _page_key(url: str) -> str:
+        return hashlib.sha256(url.encode()).hexdigest()
+
+    def get_page(self, url: str) -> CachedPage | None:
+        key = self._page_key(url)
+        try:
+            meta = json.loads(self._path("pages", key, ".json").read_text())
+            body = self._path("pages", key, ".body").read_bytes()
+        except (FileNotFoundError, ValueError):
+            return None
+        digest = hashlib.sha256(body).hexdigest()
+        if digest != meta.get("body_sha256"):
+            return None  # a torn pair from an interrupted write: treat as missing
+        return CachedPage(url, meta["content_type"], body, meta.get("etag"), meta.get("last_modified"),
+                          meta["fetched_at"], digest)
+
+    def put_page(self, page: CachedPage) -> None:
+        key = self._page_key(page.url)
+        self._write(self._path("pages", key, ".body"), page.body)
+        meta = {"url": page.url, "content_type": page.content_type, "etag": page.etag,
+                "last_modified": page.last_modified, "fetched_at": page.fetched_at,
+                "body_sha256": page.body_sha256}
+        self._write(self._path("pages", key, ".json"), json.dumps(meta).encode())
+
+    def touch_page(self, page: CachedPage) -> None:
+        page.fetched_at = time.time()
+        self.put_page(page)
+
+    # -- parsed pages (a digest of a page body, so warm runs skip JSON/HTML parsing) ------------
+
+    def get_digest(self, body_sha256: str):
+        try:
+            return marshal.loads(self._path("digests", body_sha256, ".marshal").read_bytes())
+        except (FileNotFoundError, EOFError, ValueError, TypeError):
+            return None
+
+    def put_digest(self, body_sha256: str, value) -> None:
+        self._write(self._path("digests", body_sha256, ".marshal"), marshal.dumps(value))

@@ -1,0 +1,167 @@
+"""Core metadata of a distribution file, fetched as cheaply as possible and cached forever.
+
+Order: `dependency-metadata` overrides (no fetch), the cache (by the file's sha256), PEP 658
+metadata (advertised, or the `<file>.metadata` URL tried directly), HTTP range requests into the
+wheel, an sdist's PKG-INFO when Metadata-Version >= 2.2 and the fields are not Dynamic, and last a
+PEP 517 `prepare_metadata_for_build_wheel` in an isolated build environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable
+from email.parser import HeaderParser
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from lockguard.errors import InputError, SourceUnreachable
+from lockguard.io.cache import Cache
+from lockguard.io.http import HttpClient
+from lockguard.io.lazy_wheel import read_wheel_metadata
+from lockguard.model.dist import DistFile, DistMetadata
+
+
+def parse_metadata(raw: bytes, how: str) -> DistMetadata:
+    message = HeaderParser().parsestr(raw.decode("utf-8", errors="replace"))
+    return DistMetadata(
+        name=message.get("Name", ""),
+        version=message.get("Version", ""),
+        requires_dist=tuple(message.get_all("Requires-Dist") or ()),
+        requires_python=message.get("Requires-Python"),
+        how=how,
+    )
+
+
+def synthesize_metadata(name: str, version: str, requires_dist, requires_python: str | None) -> bytes:
+    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    if requires_python:
+        lines.append(f"Requires-Python: {requires_python}")
+    lines += [f"Requires-Dist: {r}" for r in requires_dist]
+    return ("\n".join(lines) + "\n").encode()
+
+
+class MetadataFetcher:
+    def __init__(self, http: HttpClient, cache: Cache, *, offline: bool = False,
+                 overrides: dict[tuple[str, str], bytes] | None = None,
+                 warn: Callable[[str], None] = lambda _m: None) -> None:
+        self.http = http
+        self.cache = cache
+        self.offline = offline
+        self.overrides = {(canonicalize_name(n), str(Version(v))): m for (n, v), m in (overrides or {}).items()}
+        self.warn = warn
+        self.counts: dict[str, int] = {}
+
+    def fetch(self, name: str, version: str, file: DistFile, *, try_unadvertised: bool = True) -> DistMetadata:
+        """`try_unadvertised`: ask for `<file>.metadata` even when the page does not advertise it
+        (a mirror that serves PEP 658 files without saying so); pointless when the page advertises
+        metadata for other files but not this one."""
+        override = self.overrides.get((canonicalize_name(name), str(Version(version).public)))
+        if override is not None:
+            return self._count(parse_metadata(override, "override"))
+        key = file.sha256 or "url-" + hashlib.sha256(file.url.encode()).hexdigest()
+        cached = self.cache.get_metadata(key)
+        if cached is not None:
+            return self._count(parse_metadata(cached, "cache"))
+        if self.offline:
+            raise SourceUnreachable(f"--offline: the metadata of {file.filename} is not in the cache",
+                                    url=file.url, hint="run once without --offline to fill the cache")
+        raw, how = self._fetch(file, try_unadvertised)
+        self.cache.put_metadata(key, raw)
+        return self._count(parse_metadata(raw, how))
+
+    def _count(self, metadata: DistMetadata) -> DistMetadata:
+        self.counts[metadata.how] = self.counts.get(metadata.how, 0) + 1
+        return metadata
+
+    def _fetch(self, file: DistFile, try_unadvertised: bool) -> tuple[bytes, str]:
+        if file.is_wheel:
+            raw = self._pep658(file) if (file.metadata or try_unadvertised) else None
+            if raw is not None:
+                return raw, "pep658"
+            raw, refused = read_wheel_metadata(self.http, file.url)
+            if refused:
+                self.warn(f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
+                          f"{file.filename} to read its METADATA")
+                return raw, "download"
+            return raw, "range"
+        return self._sdist(file)
+
+    def _pep658(self, file: DistFile) -> bytes | None:
+        if file.url.startswith("file://"):
+            return None
+        answer = self.http.get(file.url + ".metadata")
+        if answer.status != 200:
+            return None  # not advertised and not served: fall back to range requests
+        expected = file.metadata.get("sha256") if isinstance(file.metadata, dict) else None
+        if expected and hashlib.sha256(answer.content).hexdigest() != expected:
+            self.warn(f"{file.filename}.metadata does not match its advertised sha256; reading the wheel instead")
+            return None
+        return answer.content
+
+    def _sdist(self, file: DistFile) -> tuple[bytes, str]:
+        answer = self.http.get(file.url)
+        if answer.status != 200:
+            raise SourceUnreachable(f"{file.url}: HTTP {answer.status}", url=file.url)
+        archive = answer.content
+        if file.sha256 and hashlib.sha256(archive).hexdigest() != file.sha256:
+            raise SourceUnreachable(f"{file.filename}: sha256 does not match the index", url=file.url)
+        pkg_info = _pkg_info(file.filename, archive)
+        if pkg_info is not None:
+            message = HeaderParser().parsestr(pkg_info.decode("utf-8", errors="replace"))
+            dynamic = {d.lower() for d in message.get_all("Dynamic") or ()}
+            if _metadata_version(message) >= (2, 2) and not dynamic & {"requires-dist", "requires-python"}:
+                return pkg_info, "pkg-info"
+        return _prepare_metadata(file.filename, archive), "pep517"
+
+
+def _metadata_version(message) -> tuple[int, ...]:
+    try:
+        return tuple(int(p) for p in message.get("Metadata-Version", "1.0").split("."))
+    except ValueError:
+        return (1, 0)
+
+
+def _pkg_info(filename: str, archive: bytes) -> bytes | None:
+    if filename.endswith(".zip"):
+        with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
+            names = [n for n in zipped.namelist() if n.count("/") == 1 and n.endswith("/PKG-INFO")]
+            return zipped.read(names[0]) if names else None
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
+        for member in tarred.getmembers():
+            if member.name.count("/") == 1 and member.name.endswith("/PKG-INFO"):
+                extracted = tarred.extractfile(member)
+                return extracted.read() if extracted else None
+    return None
+
+
+def _prepare_metadata(filename: str, archive: bytes) -> bytes:
+    """PEP 517 prepare_metadata_for_build_wheel in an isolated build environment."""
+    from build import BuildBackendException, BuildException
+    from build.util import project_wheel_metadata
+
+    with tempfile.TemporaryDirectory(prefix="lockguard-sdist-") as tmp:
+        root = Path(tmp)
+        if filename.endswith(".zip"):
+            with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
+                zipped.extractall(root)
+        else:
+            with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
+                tarred.extractall(root, filter="data")
+        tops = [p for p in root.iterdir() if p.is_dir()]
+        source = tops[0] if len(tops) == 1 else root
+        try:
+            message = project_wheel_metadata(source, isolated=True)
+        except (BuildException, BuildBackendException, Exception) as exc:
+            raise InputError(
+                f"cannot read the metadata of {filename}: its build failed ({type(exc).__name__}: "
+                f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''})",
+                hint="sdists whose build imports torch need static metadata: add a [[dependency-metadata]] "
+                     "entry (name, version, requires-dist) to the intent",
+            ) from None
+        return message.as_string().encode()

@@ -1,0 +1,65 @@
+"""The lockguard header every lock file carries: version, intent hash and body hash.
+
+The body hash is the sha256 of the file with the body-hash value blanked, so a drift check needs
+no solve and no network to tell that a file was edited by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+PLACEHOLDER = "0" * 64
+_FIELD = re.compile(r"^#\s*lockguard-(?P<key>[a-z-]+):\s*(?P<value>\S.*?)\s*$", re.M)
+_BODY = re.compile(r"^(#\s*lockguard-body-hash:\s*sha256:)([0-9a-f]{64})\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Header:
+    version: str | None
+    intent_hash: str | None
+    body_hash: str | None
+    fields: dict[str, str]
+
+    @property
+    def conda_solved(self) -> bool:
+        return self.fields.get("conda-side", "solved") == "solved"
+
+
+def header_lines(intent_hash: str, extra: dict[str, str] | None = None) -> list[str]:
+    from lockguard import __version__
+
+    lines = [f"# lockguard-version: {__version__}", f"# lockguard-intent-hash: sha256:{intent_hash}"]
+    lines += [f"# lockguard-{key}: {value}" for key, value in (extra or {}).items()]
+    lines.append(f"# lockguard-body-hash: sha256:{PLACEHOLDER}")
+    return lines
+
+
+def seal(text: str) -> str:
+    """Fill in the body hash of a rendered file (its body-hash line holds the placeholder)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    sealed, count = _BODY.subn(lambda m: m.group(1) + digest, text, count=1)
+    if count != 1:
+        raise ValueError("the rendered file has no body-hash line")
+    return sealed
+
+
+def body_hash_of(text: str) -> str:
+    """What the body hash of `text` should be."""
+    return hashlib.sha256(_BODY.sub(lambda m: m.group(1) + PLACEHOLDER, text, count=1).encode()).hexdigest()
+
+
+def read_header(text: str) -> Header:
+    fields = {m.group("key"): m.group("value") for m in _FIELD.finditer(text)}
+
+    def sha(key: str) -> str | None:
+        value = fields.get(key)
+        return value.split(":", 1)[1] if value and value.startswith("sha256:") else None
+
+    return Header(fields.get("version"), sha("intent-hash"), sha("body-hash"), fields)
+
+
+def is_sealed_intact(text: str) -> bool:
+    header = read_header(text)
+    return header.body_hash is not None and header.body_hash == body_hash_of(text)

@@ -1,0 +1,106 @@
+"""The conda specs of a lock: the stack's, merged with the intent's own, and the virtual packages
+that let a CPU laptop solve for a GPU machine."""
+
+from __future__ import annotations
+
+import re
+
+from lockguard.errors import Conflict, Unsatisfiable
+from lockguard.knowledge.tables import Knowledge
+from lockguard.model.target import Target
+from lockguard.resolve.stack import CudaStack, cuda_ceiling
+
+_NAME = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(.*)$")
+LINUX_KERNEL = "5.10"  # the __linux a lock assumes (conda-lock's default too)
+
+
+def spec_name(spec: str) -> str:
+    match = _NAME.match(spec.split("::")[-1])
+    return match.group(1) if match else spec
+
+
+def _constraint(spec: str) -> str:
+    match = _NAME.match(spec.split("::")[-1])
+    return match.group(2).strip() if match else ""
+
+
+def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str, ...]) -> list[str]:
+    """Stack specs first, then the intent's. A bare intent spec for a name the stack pins adopts the
+    stack's pin; a library the pip side brings (nccl for nvidia-nccl-cu12) is pinned to pip's
+    version, and a different version in the intent is a conflict."""
+    merged = list(stack.conda_specs)
+    by_name = {spec_name(s): s for s in merged}
+    pip_pins = _pip_pins(stack)
+    for spec in intent_specs:
+        name, constraint = spec_name(spec), _constraint(spec)
+        library = knowledge.library_for_conda(name)
+        brought = next(((p, v) for p, v in pip_pins.items() if library and p in library.pypi), None)
+        if brought:
+            pypi_name, version = brought
+            if constraint and not _agrees(constraint, version):
+                raise Unsatisfiable(
+                    f"the intent asks conda for {spec}, but torch {stack.torch} brings {pypi_name} {version} "
+                    f"from PyPI: both would be loaded",
+                    conflicts=[Conflict(f"conda = [{spec!r}]", "intent"),
+                               Conflict(f"torch {stack.torch} requires {pypi_name}=={version}", "constraints/torch.toml"),
+                               Conflict(f"{name} and {pypi_name} are the same library", library.origin)],
+                    hint=f"drop {name} from conda = [...] (torch's wheel brings it), or pin {name}={version}",
+                )
+            spec = f"{name}={version}"
+        elif name in by_name:
+            if constraint and spec != by_name[name]:
+                raise Unsatisfiable(
+                    f"the intent's conda spec {spec!r} contradicts the CUDA stack's {by_name[name]!r}",
+                    conflicts=[Conflict(f"conda = [{spec!r}]", "intent"),
+                               Conflict(f"{by_name[name]} (cuda = {stack.cuda or 'none'}, torch {stack.torch})", "knowledge")],
+                    hint="leave versions of stack packages to the cuda and python keys",
+                )
+            continue
+        elif name.startswith(("gcc", "gxx")) and not constraint and stack.gcc_max:
+            spec = f"{name}={stack.gcc_max}"
+        if spec_name(spec) not in by_name:
+            merged.append(spec)
+            by_name[spec_name(spec)] = spec
+    return merged
+
+
+def _pip_pins(stack: CudaStack) -> dict[str, str]:
+    from packaging.requirements import Requirement
+
+    out = {}
+    for text in stack.pins:
+        req = Requirement(text)
+        exact = [s.version for s in req.specifier if s.operator == "=="]
+        if exact:
+            out[req.name] = exact[0]
+    return out
+
+
+def _agrees(constraint: str, version: str) -> bool:
+    wanted = constraint.lstrip("=").strip()
+    return version == wanted or version.startswith(wanted.rstrip("*").rstrip(".") + ".")
+
+
+def knowledge_pins(specs: list[str]) -> list[str]:
+    """Version-level pins for the knowledge-only mode: the specs as they are, deduplicated."""
+    return list(dict.fromkeys(specs))
+
+
+def virtual_packages(knowledge: Knowledge, target: Target, stack: CudaStack) -> list[tuple[str, str]]:
+    """(name, version) of the virtual packages the target has, from the intent, not the host."""
+    out: list[tuple[str, str]] = []
+    if stack.cuda is not None:
+        cuda = stack.cuda
+        if target.driver is not None:  # the lock must run on the floor driver: solve for what it runs
+            ceiling = cuda_ceiling(knowledge, target.driver)
+            cuda = ceiling if ceiling and ceiling.major == stack.cuda.major else stack.cuda
+        out.append(("__cuda", str(cuda)))
+    if target.is_linux:
+        out += [("__glibc", target.glibc or "2.17"), ("__linux", LINUX_KERNEL), ("__unix", "0")]
+    elif target.system == "Darwin":
+        out += [("__osx", "11.0" if target.machine == "arm64" else "10.15"), ("__unix", "0")]
+    else:
+        out.append(("__win", "0"))
+    out.append(("__archspec", "1=" + {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "arm64",
+                                      "AMD64": "x86_64", "ppc64le": "ppc64le"}[target.machine]))
+    return out

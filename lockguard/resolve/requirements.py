@@ -1,0 +1,50 @@
+"""Requirements as the provider tracks them: who asked, and whether it is only a constraint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+PYTHON = "python"  # the virtual package standing for the target's interpreter (Requires-Python)
+
+
+@dataclass(frozen=True)
+class Req:
+    name: str  # canonical
+    specifier: SpecifierSet = field(default_factory=SpecifierSet)
+    extras: frozenset[str] = frozenset()
+    url: str | None = None
+    parent: str | None = None  # "name==version" of the candidate that asked; None: the intent
+    constraint_only: bool = False  # knowledge constraints bound a version but install nothing
+    why: str | None = None  # the knowledge rule behind a constraint (id and origin)
+
+    @classmethod
+    def parse(cls, text: str, parent: str | None = None) -> Req:
+        req = Requirement(text)
+        return cls(canonicalize_name(req.name), req.specifier,
+                   frozenset(canonicalize_name(e) for e in req.extras), req.url, parent)
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}[{','.join(sorted(self.extras))}]" if self.extras else self.name
+
+    def __str__(self) -> str:
+        text = self.key + (f" @ {self.url}" if self.url else str(self.specifier))
+        return text + (f" ({self.why})" if self.why else "")
+
+
+def split_key(identifier: str) -> tuple[str, frozenset[str]]:
+    if "[" in identifier:
+        name, _, rest = identifier.partition("[")
+        return name, frozenset(rest.rstrip("]").split(","))
+    return identifier, frozenset()
+
+
+def exact_version(specifier: SpecifierSet) -> str | None:
+    items = list(specifier)
+    if len(items) == 1 and items[0].operator in ("==", "===") and not items[0].version.endswith(".*"):
+        return items[0].version
+    return None
