@@ -32,6 +32,7 @@ def _isolated_env(monkeypatch, tmp_path_factory):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("LOCKGUARD_HTTP_BACKOFF", "0.05")  # retries stay real, waits stay short
 
 
 @pytest.fixture
@@ -67,3 +68,15 @@ def local_index(tmp_path):
     index = LocalIndex(tmp_path / "index").start()
     yield index
     index.stop()
+
+
+@pytest.fixture
+def world(tmp_path):
+    """A mini PyPI and a mini PyTorch index (serving /cu118) with real-shaped wheels."""
+    from tests.support.world import build_world
+
+    pypi = LocalIndex(tmp_path / "pypi").start()
+    pytorch = LocalIndex(tmp_path / "pytorch", mount="/whl", variants=True).start()
+    yield build_world(tmp_path, pypi, pytorch)
+    pypi.stop()
+    pytorch.stop()

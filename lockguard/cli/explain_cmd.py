@@ -1,10 +1,53 @@
+"""`lockguard explain PKG`: why PKG is pinned at its version."""
+
+from __future__ import annotations
+
 import click
 
-from lockguard.cli.common import not_implemented
+from lockguard.cli.common import get_ui, intent_option, json_option, load_project_intent
+from lockguard.errors import InputError
 
 
 @click.command()
 @click.argument("package")
-def explain(package: str) -> None:
-    """Why PACKAGE is pinned at its version: requirement chain and knowledge rules (not implemented yet)."""
-    not_implemented("explain")
+@intent_option
+@click.option("--platform", default=None, help="Which platform's lock to read (default: the first).")
+@json_option
+@click.pass_context
+def explain(ctx, package, intent_path, platform, as_json) -> None:
+    """Why PACKAGE is pinned at its version: the requirement chain and the knowledge rules."""
+    from lockguard.check.explain import explain_conda, explain_pip
+    from lockguard.cli.resolve_session import per_platform
+    from lockguard.knowledge import load_knowledge
+    from lockguard.lockfiles import environment_yml, requirements_lock
+
+    ui = get_ui(ctx, "explain")
+    intent = load_project_intent(intent_path, validate_conda=False)
+    platform = platform or intent.platforms[0]
+    several = len(intent.platforms) > 1
+    root = intent.source.root
+    knowledge = load_knowledge()
+    req_path = root / per_platform(intent.outputs.requirements, platform, several)
+    env_path = root / per_platform(intent.outputs.environment, platform, several)
+    if not req_path.exists():
+        raise InputError(f"{req_path} does not exist", file=str(req_path), hint="run `lockguard resolve` first")
+    lock = requirements_lock.parse(req_path.read_text(encoding="utf-8"))
+    found = explain_pip(package, lock, knowledge, platform, intent.source.path.name)
+    if found is None and env_path.exists():
+        env = environment_yml.parse(env_path.read_text(encoding="utf-8"))
+        if package in env.conda:
+            found = explain_conda(package, env.conda[package][0], knowledge, intent.conda)
+    if found is None:
+        raise InputError(f"{package} is not in {req_path.name}" + (f" or {env_path.name}" if env_path.exists() else ""),
+                         hint="`lockguard explain` reads the lock; run `lockguard resolve` if the intent changed")
+    if as_json:
+        ui.emit_json(found.to_dict())
+        return
+    sep = "==" if found.manager == "pip" else "="
+    ui.out(f"{found.name}{sep}{found.version} ({found.manager}, {platform})")
+    ui.out("  why: " + " <- ".join(found.chain))
+    if len(found.parents) > 1:
+        ui.out("  required by: " + ", ".join(found.parents))
+    for rule in found.rules:
+        ui.out(f"  knowledge: {rule['rule']}")
+        ui.out(f"    ({rule['origin']}; source: {rule['source']})")

@@ -28,11 +28,17 @@ class Response:
         return self.content.decode("utf-8", errors="replace")
 
 
+ENV_TIMEOUT = "LOCKGUARD_HTTP_TIMEOUT"
+ENV_BACKOFF = "LOCKGUARD_HTTP_BACKOFF"
+
+
 class HttpClient:
-    def __init__(self, *, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5) -> None:
-        self.timeout = timeout
+    def __init__(self, *, timeout: float | None = None, retries: int = 3, backoff: float | None = None) -> None:
+        import os
+
+        self.timeout = timeout if timeout is not None else float(os.environ.get(ENV_TIMEOUT, "30"))
         self.retries = retries
-        self.backoff = backoff
+        self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
         self._client = None  # created on the first request: a warm resolve makes none
         self._lock = threading.Lock()
         self.bytes_fetched = 0

@@ -74,6 +74,7 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
             torch_versions=[s.torch for s in stacks] if stacks else None,
             torch_problem=torch_problem, hazards=knowledge.hazards, conda_provided=provided,
             exclude_newer=intent.exclude_newer, warn=options.warn,
+            explain_torch=lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
         )
         final = _stack_for(pip, stacks) or no_torch or first
         if final.conda_specs == stack.conda_specs or final.conda_specs in tried:
@@ -95,6 +96,15 @@ def _stacks(intent: Intent, knowledge: Knowledge, target: Target) -> tuple[list[
             raise
         # torch is not asked for directly: only fail if something in the resolution needs it
         return [], problem
+
+
+def _torch_reason(knowledge: Knowledge, target: Target, spec, pytorch_index: str) -> str | None:
+    """Why the CUDA stack offers no torch for `spec` (for explanations), or None if it does."""
+    try:
+        query_stacks(knowledge, target, spec, pytorch_index=pytorch_index)
+    except Unsatisfiable as problem:
+        return problem.message
+    return None
 
 
 def _stack_for(pip: PipResolution, stacks: list[CudaStack]) -> CudaStack | None:

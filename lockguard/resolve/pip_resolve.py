@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from resolvelib import BaseReporter, Resolver
 from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
@@ -64,7 +65,9 @@ def resolve_pip(
     conda_provided: dict[str, str] | None = None,
     exclude_newer: datetime | None = None,
     warn: Callable[[str], None] = lambda _m: None,
+    explain_torch: Callable[[SpecifierSet], str | None] = lambda _s: None,
 ) -> PipResolution:
+    """`explain_torch(spec)` says why the CUDA stack has no torch for `spec` (or None)."""
     files = CandidateFilter(target, exclude_newer)
     context = ProviderContext(
         target=target,
@@ -78,7 +81,7 @@ def resolve_pip(
     try:
         result = Resolver(provider, BaseReporter()).resolve(top, max_rounds=MAX_ROUNDS)
     except ResolutionImpossible as exc:
-        raise _explain(exc, provider, target, torch_problem) from None
+        raise _explain(exc, provider, target, torch_problem, explain_torch) from None
     except ResolutionTooDeep:
         raise Unsatisfiable(f"resolution did not finish within {MAX_ROUNDS} rounds",
                             hint="pin the packages that backtrack (lockguard -v resolve shows them)") from None
@@ -133,11 +136,15 @@ def _pins(result, target: Target) -> PipResolution:
 
 
 def _explain(exc: ResolutionImpossible, provider: Provider, target: Target,
-             torch_problem: Unsatisfiable | None) -> Unsatisfiable:
+             torch_problem: Unsatisfiable | None, explain_torch) -> Unsatisfiable:
     lines: list[str] = []
     conflicts: list[Conflict] = []
     names: list[str] = []
     for info in exc.causes:
+        if info.requirement.name == "torch" and torch_problem is None:
+            reason = explain_torch(info.requirement.specifier)
+            if reason:
+                torch_problem = Unsatisfiable(reason)
         req: Req = info.requirement
         who = f"{info.parent.name} {info.parent.version}" if info.parent is not None else "the intent"
         what = f"Python {req.specifier}" if req.name == PYTHON else f"{req.key}{req.specifier or ''}"

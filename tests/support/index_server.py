@@ -25,12 +25,18 @@ class Faults:
     advertise_metadata: bool = True  # mention core-metadata in the page when serving it
     fail_once: dict[str, int] = field(default_factory=dict)  # path -> status, answered once
     delay: dict[str, float] = field(default_factory=dict)  # path prefix -> seconds
+    delay_once: dict[str, float] = field(default_factory=dict)  # path -> seconds, for one request
     truncate_once: set[str] = field(default_factory=set)  # paths whose next body is cut short
     etag: bool = True
 
 
 class LocalIndex:
-    def __init__(self, root: Path) -> None:
+    """`mount` is where project pages live (/simple/<name>/). With `variants=True` the mount holds
+    one index per folder, like download.pytorch.org/whl/<variant>/<name>/."""
+
+    def __init__(self, root: Path, mount: str = "/simple", variants: bool = False) -> None:
+        self.mount = mount
+        self.variants = variants
         self.root = Path(root)
         self.files_dir = self.root / "files"
         self.files_dir.mkdir(parents=True, exist_ok=True)
@@ -44,8 +50,10 @@ class LocalIndex:
 
     # -- content -----------------------------------------------------------------------------
 
-    def add(self, path: Path, *, yanked: bool = False, upload_time: str | None = None) -> Path:
-        target = self.files_dir / Path(path).name
+    def add(self, path: Path, *, yanked: bool = False, upload_time: str | None = None, variant: str = "") -> Path:
+        folder = self.files_dir / variant if variant else self.files_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / Path(path).name
         if Path(path).resolve() != target.resolve():
             target.write_bytes(Path(path).read_bytes())
         if yanked:
@@ -54,9 +62,14 @@ class LocalIndex:
             self.upload_times[target.name] = upload_time
         return target
 
-    def _project_files(self, project: str) -> list[Path]:
+    def _project_files(self, project: str, variant: str = "") -> list[Path]:
         out = []
-        for item in sorted(self.files_dir.iterdir()):
+        folder = self.files_dir / variant if variant else self.files_dir
+        if not folder.is_dir():
+            return []
+        for item in sorted(folder.iterdir()):
+            if item.is_dir():
+                continue
             name = _project_of(item.name)
             if name and canonicalize_name(name) == canonicalize_name(project):
                 out.append(item)
@@ -74,7 +87,7 @@ class LocalIndex:
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/simple"
+        return f"http://127.0.0.1:{self._server.server_address[1]}{self.mount}"
 
     def start(self) -> LocalIndex:
         index = self
@@ -113,24 +126,31 @@ class LocalIndex:
         for prefix, seconds in self.faults.delay.items():
             if path.startswith(prefix):
                 time.sleep(seconds)
+        once = self.faults.delay_once.pop(path, None)
+        if once:
+            time.sleep(once)
         status = self.faults.fail_once.pop(path, None)
         if status:
             return self._send(req, status, b"injected failure", "text/plain", head=head)
-        if path.startswith("/simple/"):
+        if path.startswith(self.mount + "/"):
             return self._page(req, path, head)
         if path.startswith("/files/"):
             return self._file(req, path[len("/files/"):], head)
         self._send(req, 404, b"not found", "text/plain", head=head)
 
     def _page(self, req, path: str, head: bool) -> None:
-        project = path[len("/simple/"):].strip("/")
+        project = path[len(self.mount) + 1:].strip("/")
+        variant = ""
+        if self.variants:
+            variant, _, project = project.partition("/")
         if not project:
             names = sorted({canonicalize_name(_project_of(p.name)) for p in self.files_dir.iterdir() if _project_of(p.name)})
             body = "".join(f'<a href="{n}/">{n}</a>\n' for n in names).encode()
             return self._send(req, 200, body, "text/html", head=head)
+        prefix = f"{self.mount}/{variant}" if variant else self.mount
         if canonicalize_name(project) != project:
-            return self._redirect(req, f"/simple/{canonicalize_name(project)}/")
-        files = self._project_files(project)
+            return self._redirect(req, f"{prefix}/{canonicalize_name(project)}/")
+        files = self._project_files(project, variant)
         if not files:
             return self._send(req, 404, b"no such project", "text/plain", head=head)
         accept = req.headers.get("Accept", "")
@@ -139,7 +159,7 @@ class LocalIndex:
             data = item.read_bytes()
             entry = {
                 "filename": item.name,
-                "url": f"../../files/{item.name}",
+                "url": f"/files/{variant + '/' if variant else ''}{item.name}",
                 "hashes": {"sha256": hashlib.sha256(data).hexdigest()},
                 "size": len(data),
                 "yanked": item.name in self.yanked,

@@ -60,7 +60,7 @@ def build_wheel(directory: Path, name: str, version: str, *, requires=(), requir
 
 def build_sdist(directory: Path, name: str, version: str, *, requires=(), metadata_version: str = "2.2",
                 dynamic: tuple[str, ...] = (), setup_py: str | None = None,
-                pyproject: str | None = None) -> Path:
+                pyproject: str | None = None, files: dict[str, str] | None = None) -> Path:
     """Write `{name}-{version}.tar.gz` with PKG-INFO (and a buildable project when asked)."""
     directory.mkdir(parents=True, exist_ok=True)
     dist = canonicalize_name(name).replace("-", "_")
@@ -74,6 +74,8 @@ def build_sdist(directory: Path, name: str, version: str, *, requires=(), metada
     if setup_py is not None:
         members[f"{root}/setup.py"] = setup_py.encode()
     members[f"{root}/{dist}/__init__.py"] = b""
+    for member, text in (files or {}).items():
+        members[f"{root}/{member}"] = text.encode()
     path = directory / f"{root}.tar.gz"
     with tarfile.open(path, "w:gz") as archive:
         for member, data in members.items():

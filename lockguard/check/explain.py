@@ -1,0 +1,132 @@
+"""Why a package is in the lock at its version: the requirement chain and the knowledge rules.
+
+Pure: reads nothing. Takes the parsed requirements.lock (its `# via` annotations form the graph),
+the conda specs of environment.yml, and the knowledge.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from lockguard.knowledge.tables import Knowledge
+from lockguard.lockfiles.requirements_lock import RequirementsLock
+
+
+@dataclass
+class Explanation:
+    name: str
+    version: str
+    manager: str  # "pip" or "conda"
+    chain: list[str] = field(default_factory=list)  # PKG==v <- parent==v <- ... <- intent
+    parents: list[str] = field(default_factory=list)
+    rules: list[dict] = field(default_factory=list)  # {"rule", "origin", "source"}
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "version": self.version, "manager": self.manager, "chain": self.chain,
+                "parents": self.parents, "rules": self.rules}
+
+
+def explain_pip(name: str, lock: RequirementsLock, knowledge: Knowledge, platform: str,
+                intent_name: str) -> Explanation | None:
+    name = canonicalize_name(name)
+    entry = lock.entries.get(name)
+    if entry is None:
+        return None
+    out = Explanation(name, entry.version, "pip", parents=list(entry.via))
+    out.chain = _chain(name, lock, intent_name)
+    versions = {n: e.version for n, e in lock.entries.items()}
+    torch = versions.get("torch")
+    for hazard in knowledge.hazards:
+        target = canonicalize_name(hazard.constrain.name)
+        when = canonicalize_name(hazard.when.name)
+        if target == name and when in versions and hazard.applies(when, versions[when], platform):
+            out.rules.append(_rule(f"{hazard.constrain} because {when} {versions[when]} is locked ({hazard.id}): "
+                                   f"{hazard.why}", hazard))
+    if torch:
+        patch = knowledge.patch(torch)
+        release = knowledge.release(patch.minor) if patch else None
+        if name == "torch" and release and patch:
+            local = Version(torch).local
+            where = f"the PyTorch index ({local})" if local else f"PyPI (its default build is CUDA {release.pypi_cuda})"
+            out.rules.append(_rule(f"torch {torch} comes from {where}; torch {release.minor} was published for "
+                                   f"{', '.join(release.index_variants)} on the PyTorch index", release))
+            out.rules.append(_rule(f"torch {patch.version} is a PyPI patch release of {release.minor}", patch))
+        elif patch:
+            for req in patch.requires:
+                if canonicalize_name(req.name) == name:
+                    out.rules.append(_rule(f"torch {torch} requires {req} (its CUDA stack)", patch))
+        for pin_rule in knowledge.torch_pins:
+            package = canonicalize_name(pin_rule.package)
+            if package in versions and name in (package, "torch"):
+                spec = pin_rule.pins.get(versions[package])
+                if spec is not None:
+                    out.rules.append(_rule(f"{package} {versions[package]} pins torch{spec}", pin_rule))
+    nvcc = knowledge.nvcc_rule(name)
+    if nvcc:
+        out.rules.append(_rule(f"{name} JIT ops: {nvcc.rule}", nvcc))
+    gpu = knowledge.gpu_rule(name)
+    if gpu:
+        out.rules.append(_rule(f"{name} needs {gpu.min_arch}+ and CUDA >= {gpu.min_cuda}: {gpu.why}", gpu))
+    return out
+
+
+def explain_conda(name: str, version: str, knowledge: Knowledge, intent_conda: tuple[str, ...]) -> Explanation:
+    out = Explanation(name, version, "conda")
+    from lockguard.resolve.conda_specs import spec_name
+
+    if any(spec_name(s) == name for s in intent_conda):
+        out.chain = [f"{name}={version}", "conda = [...] in the intent"]
+    for row in (*knowledge.python_specs, *knowledge.cuda_specs, *knowledge.build_specs):
+        if any(_template_names(s, name) for s in row.specs):
+            out.rules.append(_rule(f"{name} is part of the CUDA stack's conda specs", row))
+    if not out.chain:
+        out.chain = [f"{name}={version}", "the CUDA stack (cuda and python in the intent)" if out.rules
+                     else "a dependency of the conda specs (solver)"]
+    library = knowledge.library_for_conda(name)
+    if library:
+        out.rules.append(_rule(f"{name} is the same library as {', '.join(library.pypi)} on PyPI: only one side may bring it", library))
+    return out
+
+
+def _template_names(template: str, name: str) -> bool:
+    base = template.split("=")[0]
+    for platform in ("linux-64", "linux-aarch64", "linux-ppc64le"):
+        if base.replace("{platform}", platform) == name:
+            return True
+    return base == name
+
+
+def _chain(name: str, lock: RequirementsLock, intent_name: str) -> list[str]:
+    """The shortest path from `name` up to the intent through the `via` annotations."""
+    top = f"-r {intent_name}"
+    previous: dict[str, str | None] = {name: None}
+    queue = deque([name])
+    end = None
+    while queue:
+        current = queue.popleft()
+        entry = lock.entries.get(current)
+        if entry is None:
+            continue
+        if top in entry.via:
+            end = current
+            break
+        for parent in entry.via:
+            parent = canonicalize_name(parent)
+            if parent not in previous:
+                previous[parent] = current
+                queue.append(parent)
+    if end is None:
+        return [f"{name}=={lock.entries[name].version}"]
+    path = [end]
+    while previous[path[-1]] is not None:
+        path.append(previous[path[-1]])
+    path.reverse()
+    return [f"{n}=={lock.entries[n].version}" for n in path] + [intent_name]
+
+
+def _rule(text: str, row) -> dict:
+    return {"rule": text, "origin": row.origin, "source": row.source}
