@@ -29,7 +29,8 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_fro
     intent = load_project_intent(intent_path)
     session = ResolveSession(intent, ui, offline=offline, refresh=refresh,
                              conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms))
-    outputs = session.render(session.run())
+    lock = session.run()
+    outputs = session.render(lock)
     if check_only:
         stale = session.stale(outputs)
         if as_json:
@@ -42,5 +43,5 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_fro
         return 1 if stale else 0
     written = session.write(outputs)
     if as_json:
-        ui.emit_json(session.summary(written))
+        ui.emit_json(session.summary(lock, written))
     return 0

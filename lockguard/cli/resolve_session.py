@@ -39,17 +39,21 @@ class ResolveSession:
         self.http = HttpClient()
         overrides = self._metadata_overrides()
 
-        def make_source(target, torch_index):
+        def make_source(target, torch_index, torch_versions):
             from lockguard.io.index import IndexClient
             from lockguard.io.metadata import MetadataFetcher
             from lockguard.io.pip_source import IndexPackageSource
             from lockguard.resolve.tags import coarse_filename_filter
 
+            keep, keep_key = coarse_filename_filter(target)
             index = IndexClient(self.http, cache, self.intent.indexes, torch_index=torch_index,
-                                offline=self.offline, refresh=self.refresh,
-                                keep_file=coarse_filename_filter(target))
+                                offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
             fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn)
-            source = IndexPackageSource(index, fetcher)
+            from lockguard.resolve.candidates import CandidateFilter
+            from lockguard.resolve.speculate import Speculator
+
+            speculator = Speculator(target, CandidateFilter(target, self.intent.exclude_newer), torch_versions)
+            source = IndexPackageSource(index, fetcher, speculator=speculator)
             self.sources.append(source)
             return source
 
@@ -137,8 +141,22 @@ class ResolveSession:
             self.ui.info(f"wrote {path}")
         return list(outputs)
 
-    def summary(self, written: list[Path]) -> dict:
-        return {"written": [str(p) for p in written], "intent_hash": self.intent.hash}
+    def summary(self, lock: Lock, written: list[Path]) -> dict:
+        return {
+            "written": [str(p) for p in written],
+            "intent_hash": self.intent.hash,
+            "conda_solved": lock.conda_solved if not self.intent.pip_only else None,
+            "platforms": {
+                p.target.platform: {
+                    "pip": {pin.name: pin.version for pin in p.pip.pins},
+                    "conda": ({r.name: f"{r.version}={r.build}" for r in p.conda.records} if p.conda and p.conda.solved
+                              else list(p.conda.specs) if p.conda else None),
+                    "cuda": str(p.stack.cuda) if p.stack.cuda else None,
+                    "torch_variant": p.stack.variant,
+                }
+                for p in lock.platforms
+            },
+        }
 
 
 def per_platform(filename: str, platform: str, several: bool) -> str:

@@ -1,9 +1,17 @@
-"""The one adapter around py-rattler: MatchSpec parsing and version comparison.
+"""The one adapter around py-rattler: MatchSpec parsing, solving against channels with virtual
+packages from the target (not the host), and installing locked records into a prefix.
 
-(Solving, channel indexing and installing join this module as the conda side grows.)
+rattler's API is async; it stays inside this module behind plain functions.
 """
 
 from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from pathlib import Path
+
+from lockguard.errors import SourceUnreachable, Unsatisfiable
+from lockguard.model.lock import CondaRecord
 
 
 def matchspec_problem(text: str) -> str | None:
@@ -15,3 +23,81 @@ def matchspec_problem(text: str) -> str | None:
     except Exception as exc:  # rattler raises its own InvalidMatchSpecError
         return str(exc)
     return None
+
+
+class RattlerSolver:
+    """The CondaPort of `lockguard resolve`: one rattler solve per platform."""
+
+    def __init__(self, cache_dir: Path, *, offline: bool = False) -> None:
+        self.cache_dir = Path(cache_dir)
+        self.offline = offline
+        self._gateway = None
+
+    def _gateway_for(self):
+        import rattler
+
+        if self._gateway is None:
+            config = rattler.SourceConfig(cache_action="force-cache-only" if self.offline else "cache-or-fetch")
+            self._gateway = rattler.Gateway(cache_dir=self.cache_dir, default_config=config)
+        return self._gateway
+
+    def solve(self, specs: list[str], channels: tuple[str, ...], platform: str,
+              virtual_packages: list[tuple[str, str]], exclude_newer: datetime | None) -> list[CondaRecord]:
+        import rattler
+        from rattler.exceptions import FetchRepoDataError, GatewayError, SolverError
+
+        virtual = [_virtual(name, value) for name, value in virtual_packages]
+        sources = [rattler.Channel(c) for c in channels]
+        try:
+            records = asyncio.run(rattler.solve(
+                sources, specs, gateway=self._gateway_for(), platforms=[platform, "noarch"],
+                virtual_packages=virtual, exclude_newer=exclude_newer, timestamp_policy="allow-missing",
+                channel_relations="disabled",
+            ))
+        except (GatewayError, FetchRepoDataError) as exc:
+            raise SourceUnreachable(
+                f"cannot read conda channel(s) {', '.join(channels)} for {platform}: {_first_line(exc)}",
+                url=channels[0] if channels else None,
+                hint="check the channel names or the network; --conda-from-knowledge pins the conda side "
+                     "from lockguard's knowledge without a solve",
+            ) from None
+        except SolverError as exc:
+            raise Unsatisfiable(
+                f"the conda side has no solution for {platform}: {str(exc).strip()}",
+                hint="the specs were: " + " ".join(specs),
+            ) from None
+        return [_record(r) for r in records]
+
+
+def _virtual(name: str, value: str):
+    import rattler
+
+    version, _, build = value.partition("=")
+    return rattler.GenericVirtualPackage(rattler.PackageName(name), rattler.Version(version),
+                                         rattler.BuildString(build or "0"))
+
+
+def _record(r) -> CondaRecord:
+    noarch = str(r.noarch)
+    noarch_kind = noarch.split('"')[1] if '"' in noarch else None
+    timestamp = r.timestamp
+    return CondaRecord(
+        name=r.name.normalized,
+        version=str(r.version),
+        build=str(r.build),
+        channel=r.channel.rstrip("/") if r.channel else "",
+        subdir=str(r.subdir),
+        url=r.url,
+        md5=r.md5.hex() if r.md5 else "",
+        sha256=r.sha256.hex() if r.sha256 else "",
+        depends=tuple(r.depends),
+        constrains=tuple(r.constrains),
+        size=r.size,
+        timestamp=int(timestamp.timestamp() * 1000) if timestamp else None,
+        build_number=r.build_number,
+        noarch=noarch_kind,
+    )
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -53,7 +53,7 @@ class HttpClient:
                     timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
                     follow_redirects=True,
                     headers={"User-Agent": USER_AGENT},
-                    limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
+                    limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
                 )
             return self._client
 
@@ -109,3 +109,4 @@ class HttpClient:
             return Response(url, 200, {}, path.read_bytes())
         except FileNotFoundError:
             return Response(url, 404, {}, b"")
+

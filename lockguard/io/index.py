@@ -16,7 +16,7 @@ from packaging.utils import canonicalize_name
 from lockguard.errors import SourceUnreachable
 from lockguard.io.cache import Cache, CachedPage
 from lockguard.io.http import HttpClient
-from lockguard.io.simple_index import JSON_ACCEPT, file_to_row, parse_project_page, row_to_file
+from lockguard.io.simple_index import JSON_ACCEPT, project_rows, row_to_file
 from lockguard.model.dist import DistFile
 
 PAGE_TTL_SECONDS = 600.0
@@ -36,7 +36,7 @@ class ProjectPage:
 class IndexClient:
     def __init__(self, http: HttpClient, cache: Cache, indexes: tuple[str, ...], *,
                  torch_index: str | None = None, offline: bool = False, refresh: bool = False,
-                 ttl: float = PAGE_TTL_SECONDS, keep_file=None) -> None:
+                 ttl: float = PAGE_TTL_SECONDS, keep_file=None, keep_key: str = "") -> None:
         self.http = http
         self.cache = cache
         self.indexes = tuple(i.rstrip("/") for i in indexes)
@@ -45,6 +45,7 @@ class IndexClient:
         self.refresh = refresh
         self.ttl = ttl
         self.keep_file = keep_file  # filename -> bool: drop files the target cannot use, unparsed
+        self.digest_suffix = f"-{keep_key}" if keep_file else ""  # digests are per file filter
         self._pages: dict[str, ProjectPage | None] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -122,9 +123,9 @@ class IndexClient:
     def _parse(self, page: CachedPage) -> list[DistFile]:
         """Every file of the page, from a cached digest when there is one (parsing large pages
         is most of a warm resolve), then filtered by `keep_file`."""
-        rows = self.cache.get_digest(page.body_sha256)
+        key = page.body_sha256 + self.digest_suffix
+        rows = self.cache.get_digest(key)
         if rows is None:
-            rows = [file_to_row(f) for f in parse_project_page(page.body, page.content_type, page.url)]
-            self.cache.put_digest(page.body_sha256, rows)
-        keep = self.keep_file
-        return [row_to_file(r) for r in rows if keep is None or keep(r[0])]
+            rows = project_rows(page.body, page.content_type, page.url, self.keep_file)
+            self.cache.put_digest(key, rows)
+        return [row_to_file(r) for r in rows]

@@ -25,18 +25,23 @@ class MetadataNotFound(Exception):
     """The archive has no *.dist-info/METADATA (not a wheel, or a broken one)."""
 
 
+def fetch_tail(client: HttpClient, url: str):
+    """The first request of a lazy read (the zip's last 64 KiB), to start it early."""
+    return client.get(url.split("#", 1)[0], headers={"Range": f"bytes=-{TAIL_BYTES}"})
+
+
 class _RangeFile(io.RawIOBase):
-    def __init__(self, client: HttpClient, url: str) -> None:
+    def __init__(self, client: HttpClient, url: str, tail=None) -> None:
         self.client = client
         self.url = url
         self.pos = 0
         self.chunks: list[tuple[int, bytes]] = []
         self.full: bytes | None = None
         self.ranges_refused = False
-        self.size = self._fetch_tail()
+        self.size = self._fetch_tail(tail)
 
-    def _fetch_tail(self) -> int:
-        answer = self.client.get(self.url, headers={"Range": f"bytes=-{TAIL_BYTES}"})
+    def _fetch_tail(self, answer=None) -> int:
+        answer = answer or fetch_tail(self.client, self.url)
         if answer.status == 206:
             match = re.search(r"/(\d+)$", answer.headers.get("content-range", ""))
             if not match:
@@ -113,12 +118,13 @@ def _metadata_from_zip(archive: zipfile.ZipFile) -> bytes:
     return archive.read(names[0])
 
 
-def read_wheel_metadata(client: HttpClient, url: str) -> tuple[bytes, bool]:
-    """The METADATA bytes of the wheel at `url`, and whether the server refused ranges."""
+def read_wheel_metadata(client: HttpClient, url: str, tail=None) -> tuple[bytes, bool]:
+    """The METADATA bytes of the wheel at `url`, and whether the server refused ranges.
+    `tail`: the answer of `fetch_tail` when the caller started it already."""
     if url.startswith("file://"):
         with zipfile.ZipFile(Path(unquote(urlparse(url).path))) as archive:
             return _metadata_from_zip(archive), False
-    remote = _RangeFile(client, url.split("#", 1)[0])
+    remote = _RangeFile(client, url.split("#", 1)[0], tail)
     try:
         with zipfile.ZipFile(remote) as archive:
             return _metadata_from_zip(archive), remote.ranges_refused

@@ -14,6 +14,7 @@ import tarfile
 import tempfile
 import zipfile
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, wait
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from lockguard.errors import InputError, SourceUnreachable
 from lockguard.io.cache import Cache
 from lockguard.io.http import HttpClient
 from lockguard.io.lazy_wheel import read_wheel_metadata
+from lockguard.io.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
 
 
@@ -81,9 +83,12 @@ class MetadataFetcher:
 
     def _fetch(self, file: DistFile, try_unadvertised: bool) -> tuple[bytes, str]:
         if file.is_wheel:
-            raw = self._pep658(file) if (file.metadata or try_unadvertised) else None
-            if raw is not None:
-                return raw, "pep658"
+            if file.metadata:
+                raw = self._pep658(file)
+                if raw is not None:
+                    return raw, "pep658"
+            elif try_unadvertised and not file.url.startswith("file://"):
+                return self._race(file)
             raw, refused = read_wheel_metadata(self.http, file.url)
             if refused:
                 self.warn(f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
@@ -91,6 +96,22 @@ class MetadataFetcher:
                 return raw, "download"
             return raw, "range"
         return self._sdist(file)
+
+    def _race(self, file: DistFile) -> tuple[bytes, str]:
+        """An unadvertised `.metadata` against range requests, both at once: a mirror may serve
+        the file, but its 404 can take longer than the range reads that replace it."""
+        side = _side_requests()
+        probe = side.submit(self._pep658, file)
+        ranged = side.submit(read_wheel_metadata, self.http, file.url)
+        done, _pending = wait([probe, ranged], return_when=FIRST_COMPLETED)
+        if probe in done and probe.exception() is None and probe.result() is not None:
+            return probe.result(), "pep658"
+        raw, refused = ranged.result()
+        if refused:
+            self.warn(f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
+                      f"{file.filename} to read its METADATA")
+            return raw, "download"
+        return raw, "range"
 
     def _pep658(self, file: DistFile) -> bytes | None:
         if file.url.startswith("file://"):
@@ -118,6 +139,16 @@ class MetadataFetcher:
             if _metadata_version(message) >= (2, 2) and not dynamic & {"requires-dist", "requires-python"}:
                 return pkg_info, "pkg-info"
         return _prepare_metadata(file.filename, archive), "pep517"
+
+
+_SIDE: DaemonPool | None = None
+
+
+def _side_requests() -> DaemonPool:
+    global _SIDE
+    if _SIDE is None:
+        _SIDE = DaemonPool(32, "lockguard-side")
+    return _SIDE
 
 
 def _metadata_version(message) -> tuple[int, ...]:

@@ -7,28 +7,34 @@ background fetches so that page and metadata round trips overlap with resolvelib
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 from packaging.utils import canonicalize_name
 
 from lockguard.io.index import IndexClient
 from lockguard.io.metadata import MetadataFetcher
+from lockguard.io.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
 from lockguard.resolve.ports import Project
 
 
 class IndexPackageSource:
-    def __init__(self, index: IndexClient, fetcher: MetadataFetcher, workers: int = 16) -> None:
+    """`speculator` (optional) turns every fetched metadata into prefetches of its dependencies'
+    pages, and every fetched page into a prefetch of the likely candidate's metadata."""
+
+    def __init__(self, index: IndexClient, fetcher: MetadataFetcher, workers: int = 48, speculator=None) -> None:
         self.index = index
         self.fetcher = fetcher
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lockguard-fetch")
+        self.speculator = speculator
+        self._speculated: set[str] = set()
+        self._pool = DaemonPool(workers, "lockguard-fetch")
         self._metadata: dict[str, Future] = {}
         self._pages: dict[str, Future] = {}
         self._advertises: dict[str, bool] = {}  # file url -> its page advertises PEP 658 metadata
         self._guard = threading.Lock()
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown()
 
     def __enter__(self) -> IndexPackageSource:
         return self
@@ -39,10 +45,15 @@ class IndexPackageSource:
     # -- PackageSource ---------------------------------------------------------------------------
 
     def projects(self, name: str) -> list[Project]:
+        """For the resolver (main thread). Workers call `_load_projects`: a worker must never
+        wait on a future that may be queued behind it in the same pool."""
         future = self._pages.get(canonicalize_name(name))
         if future is not None:
             future.exception()  # wait; a failed prefetch is retried below and raises here
-        pages = self.index.projects(name)
+        return self._load_projects(name)
+
+    def _load_projects(self, name: str) -> list[Project]:
+        pages = self.index.projects(name)  # the index serializes per name; it never waits on the pool
         for page in pages:
             advertises = any(f.metadata for f in page.files)
             for file in page.files:
@@ -61,17 +72,43 @@ class IndexPackageSource:
             for name in names:
                 key = canonicalize_name(name)
                 if key not in self._pages:
-                    self._pages[key] = self._pool.submit(self.index.projects, key)
+                    self._pages[key] = self._pool.submit(self._load_projects, key)
+
+    # -- speculation -------------------------------------------------------------------------------
+
+    def _speculate_page(self, name: str, specifier) -> None:
+        """In a worker: load a page, then the metadata of the candidate the resolver will likely pick."""
+        for page in self._load_projects(name):
+            guess = self.speculator.best_file(page, specifier)
+            if guess is not None:
+                self._submit_metadata(name, guess[0], guess[1])
+                return
+
+    def _speculate_dependencies(self, future: Future) -> None:
+        if future.exception() is not None:
+            return
+        with self._guard:
+            for name, specifier in self.speculator.dependencies(future.result()):
+                if name in self._speculated or name == "python":
+                    continue
+                self._speculated.add(name)
+                self._pool.submit(self._speculate_page, name, specifier)
 
     # -- internals -------------------------------------------------------------------------------
 
     def _submit_metadata(self, name: str, version: str, file: DistFile) -> Future:
+        created = False
         with self._guard:
             future = self._metadata.get(file.url)
             if future is None:
-                # a page that advertises metadata for other files has none for this one
+                created = True
+                # a mirror may serve PEP 658 files without advertising them (this is tried);
+                # a page that advertises metadata for some files has none for the others
                 try_unadvertised = not self._advertises.get(file.url, False)
                 future = self._pool.submit(self.fetcher.fetch, name, version, file,
                                            try_unadvertised=try_unadvertised)
                 self._metadata[file.url] = future
-            return future
+        # outside the lock: a future that is already done runs its callback right here
+        if created and self.speculator is not None:
+            future.add_done_callback(self._speculate_dependencies)
+        return future

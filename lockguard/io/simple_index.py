@@ -13,36 +13,35 @@ JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.
 
 
 def parse_project_page(body: bytes, content_type: str, page_url: str, keep=None) -> list[DistFile]:
-    """`keep(filename)` drops files before they are parsed (files no target could use)."""
+    """`keep(filename)` drops files before they become records (files no target could use)."""
+    return [row_to_file(r) for r in project_rows(body, content_type, page_url, keep)]
+
+
+def project_rows(body: bytes, content_type: str, page_url: str, keep=None) -> list[tuple]:
+    """The page's files as plain tuples (see row_to_file): cheap to build, marshal and filter."""
     if "json" in content_type:
-        return parse_json_page(body, page_url, keep)
+        return json_rows(body, page_url, keep)
     files = parse_html_page(body.decode("utf-8", errors="replace"), page_url)
-    return [f for f in files if keep(f.filename)] if keep else files
+    return [file_to_row(f) for f in files if keep is None or keep(f.filename)]
 
 
-def parse_json_page(body: bytes, page_url: str, keep=None) -> list[DistFile]:
+def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
     data = json.loads(body)
-    files = []
+    rows = []
     for item in data.get("files", []):
         if keep is not None and not keep(item["filename"]):
             continue
         url = item["url"]
         if not url.startswith(("https://", "http://")):
             url = urljoin(page_url, url)  # PyPI's URLs are absolute: skip the costly join
-        metadata = item.get("core-metadata", item.get("data-dist-info-metadata", False))
-        files.append(
-            DistFile(
-                filename=item["filename"],
-                url=url,
-                hashes=dict(item.get("hashes") or {}),
-                requires_python=item.get("requires-python") or None,
-                yanked=bool(item.get("yanked")),
-                metadata=metadata or False,
-                upload_time=item.get("upload-time"),
-                size=item.get("size"),
-            )
-        )
-    return files
+        metadata = item.get("core-metadata", item.get("data-dist-info-metadata", False)) or False
+        rows.append((item["filename"], url, item.get("hashes") or {}, item.get("requires-python") or None,
+                     bool(item.get("yanked")), metadata, item.get("upload-time"), item.get("size")))
+    return rows
+
+
+def parse_json_page(body: bytes, page_url: str, keep=None) -> list[DistFile]:
+    return [row_to_file(r) for r in json_rows(body, page_url, keep)]
 
 
 class _Anchors(HTMLParser):

@@ -38,8 +38,9 @@ class ResolveOptions:
 
 
 def resolve_lock(intent: Intent, knowledge: Knowledge, machine: MachineFacts | None,
-                 make_source: Callable[[Target, str | None], PackageSource],
+                 make_source: Callable[[Target, str | None, list[str] | None], PackageSource],
                  conda: CondaPort | None, options: ResolveOptions) -> Lock:
+    """`make_source(target, torch_index, torch_versions)` builds the package source of a platform."""
     targets = targets_for(intent, machine)
     if options.platforms:
         unknown = set(options.platforms) - set(intent.platforms)
@@ -53,14 +54,14 @@ def resolve_lock(intent: Intent, knowledge: Knowledge, machine: MachineFacts | N
 
 
 def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
-                      make_source: Callable[[Target, str | None], PackageSource],
+                      make_source: Callable[[Target, str | None, list[str] | None], PackageSource],
                       conda: CondaPort | None, options: ResolveOptions) -> PlatformLock:
     options.progress(f"{target.platform}: CUDA stack")
     stacks, torch_problem = _stacks(intent, knowledge, target)
     no_torch = query_stacks(knowledge, target, None, wants_torch=False)[0] if not stacks else None
     first = stacks[0] if stacks else no_torch
     torch_index = next((s.index_url for s in stacks if s.index_url), None)
-    source = make_source(target, torch_index)
+    source = make_source(target, torch_index, [s.torch for s in stacks] if stacks else None)
     knowledge_only = options.conda_from_knowledge or intent.conda_from_knowledge
     tried: set[tuple[str, ...]] = set()
     stack = first
@@ -119,6 +120,8 @@ def _conda_side(intent: Intent, knowledge: Knowledge, target: Target, stack: Cud
     if intent.pip_only:
         return None
     specs = merge_specs(knowledge, stack, intent.conda)
+    if intent.pip and "pip" not in specs:
+        specs.append("pip")  # conda env create installs the pip: section with the env's own pip
     if knowledge_only:
         return CondaSide(specs=tuple(knowledge_pins(specs)), solved=False, channels=intent.channels)
     if conda is None:

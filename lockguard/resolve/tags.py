@@ -59,18 +59,14 @@ def wheel_rank(target: Target, filename: str) -> int | None:
 
 def coarse_filename_filter(target: Target):
     """A cheap test on a file name that drops wheels for other OSes, CPUs and Pythons before any
-    parsing (a project like numpy lists thousands of files; a target can use a few dozen)."""
+    parsing (a project like numpy lists thousands of files; a target can use a few dozen).
+    Returns (keep, key): `key` names the filter, for caches of filtered pages."""
     machine = {"AMD64": "amd64"}.get(target.machine, target.machine)
     os_words = {"Linux": ("linux",), "Darwin": ("macosx",), "Windows": ("win",)}[target.system]
     cp = f"cp{target.python.major}{target.python.minor}"
+    decided: dict[str, bool] = {}  # "python-abi-platform" tails repeat across files: decide each once
 
-    def keep(filename: str) -> bool:
-        if not filename.endswith(".whl"):
-            return True  # sdists fit every target
-        parts = filename[:-4].split("-")
-        if len(parts) < 5:
-            return False
-        python, abi, platform = parts[-3], parts[-2], parts[-1]
+    def decide(python: str, abi: str, platform: str) -> bool:
         other_os = not any(w in platform for w in os_words)
         musl_only = "musllinux" in platform and "manylinux" not in platform
         if platform != "any" and (other_os or machine not in platform or musl_only):
@@ -79,4 +75,18 @@ def coarse_filename_filter(target: Target):
             return True
         return cp in python.split(".")
 
-    return keep
+    def keep(filename: str) -> bool:
+        if not filename.endswith(".whl"):
+            return True  # sdists fit every target
+        head, sep, tail = filename[:-4].rpartition("-")
+        head, _, abi = head.rpartition("-")
+        head, _, python = head.rpartition("-")
+        if not sep or not head:
+            return False
+        triple = f"{python}-{abi}-{tail}"
+        found = decided.get(triple)
+        if found is None:
+            found = decided[triple] = decide(python, abi, tail)
+        return found
+
+    return keep, f"{target.platform}-{cp}"

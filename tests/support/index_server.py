@@ -104,7 +104,11 @@ class LocalIndex:
             def do_HEAD(self):
                 index._handle(self, head=True)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class QuietServer(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass  # clients abandon requests on purpose (raced .metadata probes): not an error
+
+        self._server = QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self

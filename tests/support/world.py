@@ -54,7 +54,7 @@ class World:
 def nvidia_pins(metadata: str) -> list[tuple[str, str]]:
     import re
 
-    return re.findall(r"Requires-Dist: (nvidia-[a-z0-9-]+) \(==([0-9.]+)\)", metadata)
+    return re.findall(r"Requires-Dist: (nvidia-[a-z0-9-]+) ?\(?==([0-9.]+)", metadata)
 
 
 def build_world(root: Path, pypi: LocalIndex, pytorch: LocalIndex) -> World:
@@ -71,6 +71,14 @@ def build_world(root: Path, pypi: LocalIndex, pytorch: LocalIndex) -> World:
         requires = ["nvidia-nvjitlink-cu12"] if name in ("nvidia-cusparse-cu12", "nvidia-cusolver-cu12") else []
         add(build_wheel(wheels, name, version, tag="py3-none-manylinux1_x86_64", requires=requires))
     add(build_wheel(wheels, "nvidia-nvjitlink-cu12", "12.3.101", tag="py3-none-manylinux1_x86_64"))
+    # torch 2.7.1: manylinux_2_28 wheels, CUDA 12.6 pins, triton 3.3.1 (PyPI's own METADATA)
+    torch_271 = pypi_metadata("torch-2.7.1-cp311-cp311-manylinux_2_28_x86_64")
+    add(build_wheel(wheels, "torch", "2.7.1", tag="cp311-cp311-manylinux_2_28_x86_64", metadata=torch_271))
+    for name, version in nvidia_pins(torch_271):
+        add(build_wheel(wheels, name, version, tag="py3-none-manylinux_2_28_x86_64"))
+    add(build_wheel(wheels, "triton", "3.3.1", tag="cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64"))
+    add(build_wheel(wheels, "sympy", "1.13.3", requires=["mpmath>=1.1.0,<1.4"]))
+    add(build_wheel(wheels, "typing-extensions", "4.12.2"))
     add(build_wheel(wheels, "triton", "2.1.0", tag="cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64",
                     requires=["filelock"]))
     for name in TORCH_PLAIN:

@@ -1,0 +1,50 @@
+"""Guesses for prefetching: which file of a project the resolver will most likely want, and
+what a distribution will ask for next. Pure; the package source runs the guesses in threads so
+that the whole dependency graph is fetched in parallel instead of one resolver step at a time.
+A wrong guess costs one fetch, never a wrong answer: the resolver still decides everything."""
+
+from __future__ import annotations
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from lockguard.model.dist import DistFile, DistMetadata
+from lockguard.model.target import Target
+from lockguard.resolve.candidates import CandidateFilter, ProjectVersions
+from lockguard.resolve.ports import Project
+
+
+class Speculator:
+    def __init__(self, target: Target, files: CandidateFilter, torch_versions: list[str] | None = None) -> None:
+        self.environment = {**target.marker_environment(), "extra": ""}
+        self.files = files
+        self.torch_versions = [Version(v) for v in torch_versions] if torch_versions else None
+
+    def best_file(self, project: Project, specifier: SpecifierSet) -> tuple[str, DistFile] | None:
+        """(version, file) of the newest final release that fits the target and the specifier."""
+        versions = ProjectVersions(project, self.files)
+        order = versions.versions
+        if project.name == "torch" and self.torch_versions is not None:
+            present = set(order)
+            order = [v for v in self.torch_versions if v in present]
+        for version in order:
+            if version.is_prerelease or not specifier.contains(version, prereleases=True):
+                continue
+            candidate = versions.candidate(version)
+            if candidate is not None and candidate.best_file is not None:
+                return str(version), candidate.best_file
+        return None
+
+    def dependencies(self, metadata: DistMetadata) -> list[tuple[str, SpecifierSet]]:
+        out = []
+        for text in metadata.requires_dist:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if req.marker is not None and not req.marker.evaluate(self.environment):
+                continue
+            out.append((canonicalize_name(req.name), req.specifier))
+        return out
