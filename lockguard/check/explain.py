@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.requirements_lock import RequirementsLock
+from lockguard.model.names import canonical_name
 
 
 @dataclass
@@ -32,7 +32,7 @@ class Explanation:
 
 def explain_pip(name: str, lock: RequirementsLock, knowledge: Knowledge, platform: str,
                 intent_name: str) -> Explanation | None:
-    name = canonicalize_name(name)
+    name = canonical_name(name)
     entry = lock.entries.get(name)
     if entry is None:
         return None
@@ -41,8 +41,8 @@ def explain_pip(name: str, lock: RequirementsLock, knowledge: Knowledge, platfor
     versions = {n: e.version for n, e in lock.entries.items()}
     torch = versions.get("torch")
     for hazard in knowledge.hazards:
-        target = canonicalize_name(hazard.constrain.name)
-        when = canonicalize_name(hazard.when.name)
+        target = canonical_name(hazard.constrain.name)
+        when = canonical_name(hazard.when.name)
         if target == name and when in versions and hazard.applies(when, versions[when], platform):
             out.rules.append(_rule(f"{hazard.constrain} because {when} {versions[when]} is locked ({hazard.id}): "
                                    f"{hazard.why}", hazard))
@@ -57,10 +57,10 @@ def explain_pip(name: str, lock: RequirementsLock, knowledge: Knowledge, platfor
             out.rules.append(_rule(f"torch {patch.version} is a PyPI patch release of {release.minor}", patch))
         elif patch:
             for req in patch.requires:
-                if canonicalize_name(req.name) == name:
+                if canonical_name(req.name) == name:
                     out.rules.append(_rule(f"torch {torch} requires {req} (its CUDA stack)", patch))
         for pin_rule in knowledge.torch_pins:
-            package = canonicalize_name(pin_rule.package)
+            package = canonical_name(pin_rule.package)
             if package in versions and name in (package, "torch"):
                 spec = pin_rule.pins.get(versions[package])
                 if spec is not None:
@@ -115,7 +115,7 @@ def _chain(name: str, lock: RequirementsLock, intent_name: str) -> list[str]:
             end = current
             break
         for parent in entry.via:
-            parent = canonicalize_name(parent)
+            parent = canonical_name(parent)
             if parent not in previous:
                 previous[parent] = current
                 queue.append(parent)

@@ -1,5 +1,12 @@
-"""The `lockguard` command line: one click group, lazily loaded commands, one error boundary."""
+"""The `lockguard` command line: one error boundary, lazily loaded commands."""
 
-from lockguard.cli.app import main
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    from lockguard.cli.boundary import run
+
+    sys.exit(run(sys.argv[1:] if argv is None else argv))
+
 
 __all__ = ["main"]

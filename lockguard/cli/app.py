@@ -7,14 +7,11 @@ imports nothing it does not use.
 from __future__ import annotations
 
 import importlib
-import sys
-import traceback
 
 import click
 
 from lockguard import __version__
 from lockguard.cli.output import Ui
-from lockguard.errors import EXIT_INTERNAL, InputError, LockguardError, Unsatisfiable
 
 # command name -> (module, attribute, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -59,13 +56,9 @@ def cli(ctx: click.Context, verbose: int) -> None:
     ui.verbose = verbose
 
 
-def main(argv: list[str] | None = None) -> None:
-    sys.exit(run(argv))
-
-
-def run(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code. The only place exceptions become exit codes."""
-    ui = Ui()
+def invoke(argv: list[str], ui: Ui) -> int:
+    """Run the click group; click's own usage errors become exit 2 here. Everything else is
+    handled by the boundary (lockguard.cli.boundary), which calls this."""
     try:
         result = cli.main(args=argv, prog_name="lockguard", standalone_mode=False, obj=ui)
         return result if isinstance(result, int) else 0
@@ -77,37 +70,10 @@ def run(argv: list[str] | None = None) -> int:
     except click.Abort:
         ui.error("aborted")
         return 130
-    except KeyboardInterrupt:
-        ui.error("interrupted")
-        return 130
-    except LockguardError as exc:
-        _report(ui, exc)
-        return exc.exit_code
-    except Exception as exc:  # the boundary: a bug in lockguard, never the user's fault
-        if ui.json_mode:
-            ui.emit_json(None, ok=False, exit_code=EXIT_INTERNAL)
-        if ui.verbose:
-            traceback.print_exc()
-        ui.error(
-            f"internal error: {type(exc).__name__}: {exc}",
-            hint="this is a bug in lockguard; rerun with -v for the traceback and report it",
-        )
-        return EXIT_INTERNAL
 
 
-def _report(ui: Ui, exc: LockguardError) -> None:
-    if ui.json_mode:
-        import json
+def run(argv: list[str] | None = None) -> int:
+    """The whole CLI, error boundary included (for tests and embedding)."""
+    from lockguard.cli.boundary import run as boundary_run
 
-        body = ui.envelope(None, ok=False, error=exc.to_dict(), exit_code=exc.exit_code)
-        sys.stdout.write(json.dumps(body, indent=2, sort_keys=True, default=str) + "\n")
-    if ui.verbose > 1:
-        traceback.print_exc()
-    details: list[str] = []
-    if isinstance(exc, Unsatisfiable) and exc.conflicts:
-        details.append("conflicting facts:")
-        details += [f"  - {c.fact}" + (f"  ({c.source})" if c.source else "") for c in exc.conflicts]
-    message = exc.message
-    if isinstance(exc, InputError) and exc.location and exc.location not in message:
-        message = f"{exc.location}: {message}"
-    ui.error(message, exc.hint, details)
+    return boundary_run(list(argv or []))

@@ -1,9 +1,47 @@
+"""`lockguard check`: reject drift. Static (no network, no solve) and fast: it runs on every commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
 import click
 
-from lockguard.cli.common import not_implemented
+from lockguard.cli.common import get_ui, intent_option
 
 
 @click.command()
-def check() -> None:
-    """Static drift check: intent vs lock, hand edits, contradicting files (not implemented yet)."""
-    not_implemented("check")
+@intent_option
+@click.option("--env", "env_prefix", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Also check an installed environment (a venv or conda prefix) against the lock.")
+@click.option("--python", "python_exe", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Also check the environment of this interpreter against the lock.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
+@click.option("--strict", is_flag=True, help="Also report a conda side pinned from knowledge only, and missing hashes.")
+@click.option("--verify-files", is_flag=True, help="With --env: also verify every installed file against its RECORD hash.")
+@click.option("--no-cache", is_flag=True, help="Do not reuse the result of an identical earlier check.")
+@click.pass_context
+def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache) -> int:
+    """Check that the intent, the lock files, the repository and (with --env) an installed
+    environment agree. Exit 0 clean, 1 findings, 2 bad input.
+
+    Without --env, an identical earlier check (same lockguard, constraints, options and file
+    contents) is answered from the cache; --no-cache always runs the rules."""
+    from lockguard.check.static import static_findings
+    from lockguard.cli.check_fast import emit
+    from lockguard.cli.common import load_project_intent
+    from lockguard.io.project_files import read_snapshot
+    from lockguard.knowledge import load_knowledge
+
+    ui = get_ui(ctx, "check")
+    ui.json_mode = fmt == "json"
+    intent = load_project_intent(intent_path, validate_conda=False)
+    snapshot = read_snapshot(intent)
+    findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
+    checked = str(intent.source.path.name)
+    if env_prefix or python_exe:
+        from lockguard.cli.env_check import environment_findings
+
+        findings += environment_findings(snapshot, load_knowledge(), prefix=env_prefix, python=python_exe,
+                                         verify_files=verify_files)
+        checked += f" and {env_prefix or python_exe}"
+    return emit(ui, findings, fmt, checked)

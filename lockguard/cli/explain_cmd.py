@@ -17,7 +17,7 @@ from lockguard.errors import InputError
 def explain(ctx, package, intent_path, platform, as_json) -> None:
     """Why PACKAGE is pinned at its version: the requirement chain and the knowledge rules."""
     from lockguard.check.explain import explain_conda, explain_pip
-    from lockguard.cli.resolve_session import per_platform
+    from lockguard.io.project_files import per_platform
     from lockguard.knowledge import load_knowledge
     from lockguard.lockfiles import environment_yml, requirements_lock
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lockguard.cli.output import Ui
+from lockguard.io.project_files import per_platform
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
 
@@ -158,10 +159,3 @@ class ResolveSession:
             },
         }
 
-
-def per_platform(filename: str, platform: str, several: bool) -> str:
-    """requirements.lock -> requirements.linux-64.lock when the intent has several platforms."""
-    if not several:
-        return filename
-    path = Path(filename)
-    return str(path.with_name(f"{path.stem}.{platform}{path.suffix}"))

@@ -31,21 +31,23 @@ def default_dir() -> Path:
     return Path(str(resources.files("lockguard.constraints")))
 
 
-def load_knowledge(directory: Path | None = None) -> t.Knowledge:
-    return _load(str(Path(directory) if directory else default_dir()))
+def load_knowledge(directory: Path | None = None, *, validate: bool = True) -> t.Knowledge:
+    """`validate=False` (the fast check path) skips the costly checks of `deep` fields (PEP 508
+    parsing of torch's Requires-Dist); the shipped files are validated by the test suite."""
+    return _load(str(Path(directory) if directory else default_dir()), validate)
 
 
 @lru_cache(maxsize=4)
-def _load(directory: str) -> t.Knowledge:
+def _load(directory: str, validate: bool) -> t.Knowledge:
     rows: dict[str, list[dict]] = {}
     for file_name, tables in SCHEMA.items():
         path = Path(directory) / file_name
-        for table_name, row_list in _read_file(path, tables).items():
+        for table_name, row_list in _read_file(path, tables, validate).items():
             rows[table_name] = row_list
     return _build(rows, tuple(sorted(SCHEMA)))
 
 
-def _read_file(path: Path, tables: dict[str, dict[str, Field]]) -> dict[str, list[dict]]:
+def _read_file(path: Path, tables: dict[str, dict[str, Field]], validate: bool) -> dict[str, list[dict]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -70,12 +72,13 @@ def _read_file(path: Path, tables: dict[str, dict[str, Field]]) -> dict[str, lis
             raise InputError(f"{path}: {table_name} must be an array of tables [[{table_name}]]",
                              file=str(path), key=table_name)
         out[table_name] = [
-            _check_row(path, lines, table_name, index, raw, fields) for index, raw in enumerate(raw_rows)
+            _check_row(path, lines, table_name, index, raw, fields, validate) for index, raw in enumerate(raw_rows)
         ]
     return out
 
 
-def _check_row(path: Path, lines: TomlLines, table: str, index: int, raw: dict, fields: dict[str, Field]) -> dict:
+def _check_row(path: Path, lines: TomlLines, table: str, index: int, raw: dict, fields: dict[str, Field],
+               validate: bool) -> dict:
     def fail(key: str, message: str) -> InputError:
         line = lines.line_of(table, key, array_index=index) if key else lines.line_of(table, array_index=index)
         return InputError(f"{path}:{line or '?'}: [[{table}]] #{index + 1}, key '{key}': {message}",
@@ -87,22 +90,23 @@ def _check_row(path: Path, lines: TomlLines, table: str, index: int, raw: dict, 
             raise fail(key, "is not a key of this table (known: " + ", ".join(fields) + ")")
     row: dict = {"origin": f"constraints/{path.name}:{lines.line_of(table, array_index=index) or '?'}"}
     for key, spec in fields.items():
+        attr = spec.attr or key.replace("-", "_")
         if key not in raw:
             if spec.required:
                 raise fail(key, "is missing")
-            row[key.replace("-", "_")] = None
+            row[attr] = None
             continue
         value = raw[key]
         if not isinstance(value, spec.kind) or (spec.kind is int and isinstance(value, bool)):
             raise fail(key, f"must be {_kind_name(spec.kind)}, not {type(value).__name__}")
-        if spec.check is not None:
+        if spec.check is not None and (validate or not spec.deep):
             try:
                 value = spec.check(value)
             except Exception as exc:  # packaging and our parsers raise several types
                 raise fail(key, f"invalid value {raw[key]!r}: {exc}") from None
-        elif isinstance(value, list):
+        if isinstance(value, list):
             value = tuple(value)
-        row[key.replace("-", "_")] = value
+        row[attr] = value
     return row
 
 

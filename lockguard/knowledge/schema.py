@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
+from lockguard.model.names import NamedSpec
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 
@@ -21,6 +21,8 @@ class Field:
     kind: type | tuple[type, ...]
     required: bool = True
     check: Callable[[Any], Any] | None = None
+    attr: str | None = None  # the row attribute, when it differs from the key
+    deep: bool = False  # `check` only validates (it is costly): the fast path skips it, keeps the raw value
 
 
 def _list_of(convert: Callable[[Any], Any]) -> Callable[[Any], tuple]:
@@ -61,6 +63,14 @@ def _pins(value: dict) -> dict[str, SpecifierSet]:
     return {version: SpecifierSet(spec) for version, spec in value.items()}
 
 
+def _requirements(value: list) -> tuple[str, ...]:
+    from packaging.requirements import Requirement
+
+    for text in value:
+        Requirement(text)  # raises InvalidRequirement with the reason
+    return tuple(value)
+
+
 def _non_empty(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty: every row cites where its fact comes from")
@@ -94,7 +104,7 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
             "requires-python": Field(str, check=SpecifierSet),
             "wheel": Field(str),
             "uploaded": Field(str, required=False),
-            "requires": Field(list, check=_list_of(Requirement)),
+            "requires": Field(list, check=_requirements, attr="requires_text", deep=True),
             "source": SOURCE,
         },
     },
@@ -138,9 +148,9 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
     "hazards.toml": {
         "hazard": {
             "id": Field(str),
-            "when": Field(str, check=Requirement),
+            "when": Field(str, check=NamedSpec.parse),
             "platforms": STRINGS,
-            "constrain": Field(str, check=Requirement),
+            "constrain": Field(str, check=NamedSpec.parse),
             "why": Field(str),
             "source": SOURCE,
         },

@@ -7,13 +7,17 @@ explanation can say which fact it rests on and where that fact is written down.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from lockguard.model.names import NamedSpec, canonical_name
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,14 @@ class TorchPatch(Row):
     requires_python: SpecifierSet
     wheel: str
     uploaded: str | None
-    requires: tuple[Requirement, ...]
+    requires_text: tuple[str, ...]
+
+    @cached_property
+    def requires(self) -> tuple[Requirement, ...]:
+        """The CUDA-stack Requires-Dist, parsed on first use."""
+        from packaging.requirements import Requirement
+
+        return tuple(Requirement(t) for t in self.requires_text)
 
     @property
     def minor(self) -> str:
@@ -136,15 +147,15 @@ class TorchPinRule(Row):
 @dataclass(frozen=True)
 class Hazard(Row):
     id: str
-    when: Requirement
+    when: NamedSpec
     platforms: tuple[str, ...]
-    constrain: Requirement
+    constrain: NamedSpec
     why: str
 
     def applies(self, name: str, version: str, platform: str) -> bool:
         return (
             platform in self.platforms
-            and canonicalize_name(name) == canonicalize_name(self.when.name)
+            and canonical_name(name) == self.when.name
             and self.when.specifier.contains(Version(version).public, prereleases=True)
         )
 
@@ -204,17 +215,17 @@ class Knowledge:
         return next((t for t in self.toolkits if t.version == wanted), None)
 
     def nvcc_rule(self, package: str) -> NvccRule | None:
-        name = canonicalize_name(package)
-        return next((r for r in self.nvcc_rules if canonicalize_name(r.package) == name), None)
+        name = canonical_name(package)
+        return next((r for r in self.nvcc_rules if canonical_name(r.package) == name), None)
 
     def gpu_rule(self, package: str) -> GpuRule | None:
-        name = canonicalize_name(package)
-        return next((r for r in self.gpu_rules if canonicalize_name(r.package) == name), None)
+        name = canonical_name(package)
+        return next((r for r in self.gpu_rules if canonical_name(r.package) == name), None)
 
     # -- conda <-> PyPI ------------------------------------------------------------------------
 
     def library_for_pypi(self, name: str) -> LibraryRow | None:
-        name = canonicalize_name(name)
+        name = canonical_name(name)
         return next((row for row in self.libraries if name in row.pypi), None)
 
     def library_for_conda(self, name: str) -> LibraryRow | None:
@@ -222,7 +233,7 @@ class Knowledge:
 
     def pypi_name_of_conda(self, conda_name: str) -> str:
         row = next((r for r in self.python_names if r.conda == conda_name), None)
-        return canonicalize_name(row.pypi if row else conda_name)
+        return canonical_name(row.pypi if row else conda_name)
 
     def hazards_for(self, name: str, version: str, platform: str) -> list[Hazard]:
         return [h for h in self.hazards if h.applies(name, version, platform)]

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
-from lockguard.model.lock import PlatformLock
+
+if TYPE_CHECKING:
+    from lockguard.model.lock import PlatformLock
 
 
 def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, env_name: str) -> str:
@@ -56,7 +59,7 @@ _PIP = re.compile(r"^    - ([A-Za-z0-9][A-Za-z0-9._\-]*)==(\S+)\s*$")
 
 def parse(text: str) -> EnvironmentFile:
     """Read an environment.yml back (check needs names, versions, builds and their lines)."""
-    from packaging.utils import canonicalize_name
+    from lockguard.model.names import canonical_name
 
     env = EnvironmentFile()
     section = None
@@ -74,7 +77,7 @@ def parse(text: str) -> EnvironmentFile:
         elif section == "pip" and line.startswith("    - "):
             match = _PIP.match(line)
             if match:
-                env.pip[canonicalize_name(match.group(1))] = (match.group(2), number)
+                env.pip[canonical_name(match.group(1))] = (match.group(2), number)
         elif section in ("deps", "pip") and line.startswith("  - "):
             section = "deps"
             match = _CONDA.match(line)

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
-from lockguard.resolve.pip_resolve import INTENT, PipResolution
+from lockguard.model.names import INTENT, canonical_name
+
+if TYPE_CHECKING:  # the check path reads lock files without importing the resolver
+    from lockguard.resolve.pip_resolve import PipResolution
+
 
 
 @dataclass(frozen=True)
@@ -91,9 +96,7 @@ def parse(text: str) -> RequirementsLock:
         match = _ENTRY.match(line)
         if match and not raw.startswith(" "):
             finish()
-            from packaging.utils import canonicalize_name
-
-            current = {"name": canonicalize_name(match.group(1)), "version": match.group(2), "hashes": [],
+            current = {"name": canonical_name(match.group(1)), "version": match.group(2), "hashes": [],
                        "via": [], "line": number}
             in_via = False
             continue

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from lockguard.model.names import canonical_requirement_text
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 DEFAULT_PLATFORMS = ("linux-64",)
@@ -106,7 +107,7 @@ class Intent:
             "platforms": sorted(self.platforms),
             "channels": list(self.channels),
             "conda": sorted(self.conda),
-            "pip": sorted(self.pip),
+            "pip": sorted(canonical_requirement_text(r) for r in self.pip),
             "indexes": list(self.indexes),
             "pytorch-index": self.pytorch_index,
             "exclude-newer": self.exclude_newer.isoformat() if self.exclude_newer else None,
@@ -118,7 +119,7 @@ class Intent:
                     {
                         "name": d.name,
                         "version": d.version,
-                        "requires-dist": sorted(d.requires_dist),
+                        "requires-dist": sorted(canonical_requirement_text(r) for r in d.requires_dist),
                         "requires-python": d.requires_python,
                     }
                     for d in self.dependency_metadata

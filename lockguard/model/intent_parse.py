@@ -7,7 +7,6 @@ the fast `lockguard check` path can load an intent without importing rattler.
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 from collections.abc import Callable
@@ -56,6 +55,12 @@ _GLIBC = re.compile(r"2\.\d{1,2}")
 MatchSpecValidator = Callable[[str], "str | None"]
 
 
+def _close(word: str, choices, n: int = 1, cutoff: float = 0.5) -> list[str]:
+    import difflib  # only on the error path
+
+    return difflib.get_close_matches(word, choices, n=n, cutoff=cutoff)
+
+
 def find_intent(start: Path) -> Path:
     """The intent file for a project directory: lockguard.toml, else pyproject [tool.lockguard]."""
     candidate = start / INTENT_FILE
@@ -76,7 +81,9 @@ def find_intent(start: Path) -> Path:
     )
 
 
-def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = None) -> Intent:
+def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = None, validate: bool = True) -> Intent:
+    """`validate=False` (the fast check path) skips PEP 508 parsing of requirements; the intent
+    and its hash are the same either way."""
     """Parse and validate an intent file; raise InputError naming file, line and key."""
     path = Path(path)
     try:
@@ -86,10 +93,11 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
                          hint="create one with `lockguard init`") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read intent file {path}: {exc}", file=str(path)) from None
-    return parse_intent(text, path, validate_matchspec=validate_matchspec)
+    return parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate)
 
 
-def parse_intent(text: str, path: Path, *, validate_matchspec: MatchSpecValidator | None = None) -> Intent:
+def parse_intent(text: str, path: Path, *, validate_matchspec: MatchSpecValidator | None = None,
+                 validate: bool = True) -> Intent:
     in_pyproject = path.name == PYPROJECT
     try:
         data = tomllib.loads(text)
@@ -111,17 +119,19 @@ def parse_intent(text: str, path: Path, *, validate_matchspec: MatchSpecValidato
                 hint="add one with `lockguard init --pyproject`, or write lockguard.toml",
             )
         data = table
-    reader = _Reader(path, TomlLines(text, base), validate_matchspec)
+    reader = _Reader(path, TomlLines(text, base), validate_matchspec, validate)
     return reader.intent(data, IntentSource(path.resolve(), in_pyproject))
 
 
 class _Reader:
     """Validates one intent table; every problem becomes an InputError with a line."""
 
-    def __init__(self, path: Path, lines: TomlLines, validate_matchspec: MatchSpecValidator | None):
+    def __init__(self, path: Path, lines: TomlLines, validate_matchspec: MatchSpecValidator | None,
+                 validate: bool = True):
         self.path = path
         self.lines = lines
         self.validate_matchspec = validate_matchspec
+        self.validate = validate
 
     def fail(self, key: str, message: str, *, hint: str | None = None, element: str | None = None,
              array_index: int | None = None) -> InputError:
@@ -133,7 +143,7 @@ class _Reader:
                      array_index: int | None = None) -> None:
         for key in table:
             if key not in allowed:
-                near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.5)
+                near = _close(key, allowed)
                 hint = f"did you mean '{near[0]}'?" if near else "valid keys: " + ", ".join(allowed)
                 raise self.fail(prefix + key, f"'{key}' is not a valid key", hint=hint,
                                 array_index=array_index)
@@ -247,7 +257,7 @@ class _Reader:
             raise self.fail("platforms", "must name at least one platform", hint='e.g. platforms = ["linux-64"]')
         for item in values:
             if item not in CONDA_SUBDIRS:
-                near = difflib.get_close_matches(item, CONDA_SUBDIRS, n=1, cutoff=0.5)
+                near = _close(item, CONDA_SUBDIRS)
                 raise self.fail("platforms", f"'{item}' is not a conda platform", element=item,
                                 hint=f"did you mean '{near[0]}'?" if near else "one of " + ", ".join(CONDA_SUBDIRS))
         return tuple(dict.fromkeys(values))
@@ -273,17 +283,17 @@ class _Reader:
         return tuple(normalized)
 
     def pip_requirements(self, data: dict) -> tuple[str, ...]:
-        from packaging.requirements import InvalidRequirement, Requirement
-
         values = self.string_list(data, "pip")
-        normalized = []
-        for item in values:
-            try:
-                normalized.append(canonical_requirement(Requirement(item)))
-            except InvalidRequirement as exc:
-                raise self.fail("pip", f"'{item}' is not a valid requirement: {exc}", element=item,
-                                hint='use PEP 508, e.g. "torch==2.1.*", "numpy<2"') from None
-        return tuple(normalized)
+        if self.validate:
+            from packaging.requirements import InvalidRequirement, Requirement
+
+            for item in values:
+                try:
+                    Requirement(item)
+                except InvalidRequirement as exc:
+                    raise self.fail("pip", f"'{item}' is not a valid requirement: {exc}", element=item,
+                                    hint='use PEP 508, e.g. "torch==2.1.*", "numpy<2"') from None
+        return tuple(" ".join(item.split()) for item in values)
 
     def urls(self, data: dict, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
         values = self.string_list(data, key, default)
@@ -342,44 +352,50 @@ class _Reader:
         return text
 
     def dependency_metadata(self, data: dict) -> tuple[DependencyMetadata, ...]:
-        from packaging.requirements import InvalidRequirement, Requirement
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-        from packaging.version import InvalidVersion, Version
-
         entries = data.get("dependency-metadata", [])
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise self.fail("dependency-metadata", "must be an array of tables",
                             hint="write each entry as a [[dependency-metadata]] table")
+        prefix = "dependency-metadata."
         result = []
         for index, entry in enumerate(entries):
-            prefix = "dependency-metadata."
             self.unknown_keys(entry, DEPENDENCY_METADATA_KEYS, prefix, array_index=index)
             for key in ("name", "version"):
                 if not isinstance(entry.get(key), str):
                     raise self.fail(f"{prefix}{key}", "is required and must be a string", array_index=index)
-            try:
-                Version(entry["version"])
-            except InvalidVersion:
-                raise self.fail(f"{prefix}version", f"'{entry['version']}' is not a PEP 440 version",
-                                array_index=index) from None
             requires = entry.get("requires-dist", [])
             if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
                 raise self.fail(f"{prefix}requires-dist", "must be a list of strings", array_index=index)
-            for item in requires:
-                try:
-                    Requirement(item)
-                except InvalidRequirement as exc:
-                    raise self.fail(f"{prefix}requires-dist", f"'{item}' is not a valid requirement: {exc}",
-                                    array_index=index, element=item) from None
-            requires_python = entry.get("requires-python")
-            if requires_python is not None:
-                try:
-                    SpecifierSet(requires_python)
-                except (InvalidSpecifier, TypeError):
-                    raise self.fail(f"{prefix}requires-python", f"'{requires_python}' is not a specifier",
-                                    array_index=index) from None
-            result.append(DependencyMetadata(entry["name"], entry["version"], tuple(requires), requires_python))
+            if self.validate:
+                self._check_dependency_metadata(entry, index)
+            result.append(DependencyMetadata(entry["name"], entry["version"], tuple(requires),
+                                             entry.get("requires-python")))
         return tuple(result)
+
+    def _check_dependency_metadata(self, entry: dict, index: int) -> None:
+        from packaging.requirements import InvalidRequirement, Requirement
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.version import InvalidVersion, Version
+
+        prefix = "dependency-metadata."
+        try:
+            Version(entry["version"])
+        except InvalidVersion:
+            raise self.fail(f"{prefix}version", f"'{entry['version']}' is not a PEP 440 version",
+                            array_index=index) from None
+        for item in entry.get("requires-dist", []):
+            try:
+                Requirement(item)
+            except InvalidRequirement as exc:
+                raise self.fail(f"{prefix}requires-dist", f"'{item}' is not a valid requirement: {exc}",
+                                array_index=index, element=item) from None
+        requires_python = entry.get("requires-python")
+        if requires_python is not None:
+            try:
+                SpecifierSet(requires_python)
+            except (InvalidSpecifier, TypeError):
+                raise self.fail(f"{prefix}requires-python", f"'{requires_python}' is not a specifier",
+                                array_index=index) from None
 
     def outputs(self, data: dict) -> Outputs:
         table = data.get("outputs", {})
@@ -393,18 +409,3 @@ class _Reader:
         }
         return Outputs(values["environment"], values["requirements"], values["conda-lock"])
 
-
-def canonical_requirement(req) -> str:
-    """A requirement string that does not change with spelling: name normalized, extras sorted."""
-    from packaging.utils import canonicalize_name
-
-    text = canonicalize_name(req.name)
-    if req.extras:
-        text += "[" + ",".join(sorted(canonicalize_name(e) for e in req.extras)) + "]"
-    if req.url:
-        text += f" @ {req.url}"
-    else:
-        text += str(req.specifier)
-    if req.marker:
-        text += f" ; {req.marker}"
-    return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lockguard.model.intent import Intent
+from lockguard.model.names import INTENT  # noqa: F401  (re-exported for the resolver)
 from lockguard.model.target import Target
 
 

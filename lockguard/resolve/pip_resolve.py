@@ -15,13 +15,13 @@ from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Hazard
 from lockguard.model.dist import DistFile
+from lockguard.model.lock import INTENT
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import CandidateFilter
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.provider import Provider, ProviderContext
 from lockguard.resolve.requirements import PYTHON, Req, split_key
 
-INTENT = "-r intent"
 MAX_ROUNDS = 20_000
 
 

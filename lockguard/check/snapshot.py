@@ -1,0 +1,35 @@
+"""What the static check looks at, read once by the CLI and handed to pure rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lockguard.lockfiles.environment_yml import EnvironmentFile
+from lockguard.lockfiles.headers import Header
+from lockguard.lockfiles.requirements_lock import RequirementsLock
+from lockguard.model.intent import Intent
+
+
+@dataclass
+class LockFile:
+    """One lock file as found on disk (text None: missing)."""
+
+    path: str  # relative to the project root, as findings print it
+    text: str | None
+    kind: str  # "requirements" | "environment" | "conda-lock"
+    platform: str | None = None
+    header: Header | None = None
+    requirements: RequirementsLock | None = None
+    environment: EnvironmentFile | None = None
+    conda_lock: dict | None = None
+
+
+@dataclass
+class Snapshot:
+    intent: Intent
+    intent_file: str
+    files: list[LockFile] = field(default_factory=list)
+    repo_files: dict[str, str] = field(default_factory=dict)  # other files: requirements*.txt, Dockerfile, ...
+
+    def of_kind(self, kind: str, platform: str | None = None) -> LockFile | None:
+        return next((f for f in self.files if f.kind == kind and (platform is None or f.platform in (None, platform))), None)

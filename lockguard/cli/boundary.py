@@ -1,0 +1,61 @@
+"""The one error boundary: every exception becomes an exit code and a message, never a traceback
+for a user error (`-v` shows one for internal errors).
+
+Plain `lockguard check` (the pre-commit path) is dispatched before click is imported: click costs
+as much as Python's own start-up, and the check must stay under three start-ups.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from lockguard.cli.output import Ui
+from lockguard.errors import EXIT_INTERNAL, InputError, LockguardError, Unsatisfiable
+
+
+def run(argv: list[str]) -> int:
+    ui = Ui()
+    try:
+        from lockguard.cli.check_fast import fast_check_options
+
+        options = fast_check_options(argv)
+        if options is not None:
+            from lockguard.cli.check_fast import run_check
+
+            return run_check(ui, **options)
+        from lockguard.cli.app import invoke
+
+        return invoke(argv, ui)
+    except KeyboardInterrupt:
+        ui.error("interrupted")
+        return 130
+    except LockguardError as exc:
+        report(ui, exc)
+        return exc.exit_code
+    except Exception as exc:  # a bug in lockguard, never the user's fault
+        if ui.json_mode:
+            ui.emit_json(None, ok=False, exit_code=EXIT_INTERNAL)
+        if ui.verbose:
+            traceback.print_exc()
+        ui.error(f"internal error: {type(exc).__name__}: {exc}",
+                 hint="this is a bug in lockguard; rerun with -v for the traceback and report it")
+        return EXIT_INTERNAL
+
+
+def report(ui: Ui, exc: LockguardError) -> None:
+    if ui.json_mode:
+        import json
+
+        body = ui.envelope(None, ok=False, error=exc.to_dict(), exit_code=exc.exit_code)
+        sys.stdout.write(json.dumps(body, indent=2, sort_keys=True, default=str) + "\n")
+    if ui.verbose > 1:
+        traceback.print_exc()
+    details: list[str] = []
+    if isinstance(exc, Unsatisfiable) and exc.conflicts:
+        details.append("conflicting facts:")
+        details += [f"  - {c.fact}" + (f"  ({c.source})" if c.source else "") for c in exc.conflicts]
+    message = exc.message
+    if isinstance(exc, InputError) and exc.location and exc.location not in message:
+        message = f"{exc.location}: {message}"
+    ui.error(message, exc.hint, details)

@@ -1,0 +1,88 @@
+"""Plain `lockguard check` without click: the same command, parsed by hand because it runs on every
+commit (the click definition in check_cmd.py handles --help, --env, --python and -v)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from lockguard.cli.output import Ui
+
+FORMATS = ("text", "json", "github")
+
+
+def fast_check_options(argv: list[str]) -> dict | None:
+    """The options of a plain check, or None when the full CLI must handle the command line."""
+    if not argv or argv[0] != "check":
+        return None
+    options: dict = {"intent_path": None, "fmt": "text", "strict": False, "use_cache": True}
+    args = list(argv[1:])
+    while args:
+        arg = args.pop(0)
+        if arg == "--strict":
+            options["strict"] = True
+        elif arg == "--no-cache":
+            options["use_cache"] = False
+        elif arg in ("--intent", "--format") and args:
+            value = args.pop(0)
+            if arg == "--format" and value not in FORMATS:
+                return None  # let click report the bad value
+            options["intent_path" if arg == "--intent" else "fmt"] = Path(value) if arg == "--intent" else value
+        elif arg.startswith(("--intent=", "--format=")):
+            key, _, value = arg.partition("=")
+            if key == "--format" and value not in FORMATS:
+                return None
+            options["intent_path" if key == "--intent" else "fmt"] = Path(value) if key == "--intent" else value
+        else:
+            return None  # --env, --python, --help, -v, ...: the click command
+    return options
+
+
+def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_cache: bool = True) -> int:
+    ui.command = "check"
+    ui.json_mode = fmt == "json"
+    cache = None
+    if use_cache:
+        from lockguard.io.check_cache import CheckCache, find_intent_path
+
+        found = find_intent_path(intent_path)
+        if found is not None:
+            cache = CheckCache(found, {"fmt": fmt, "strict": strict})
+            hit = cache.lookup()
+            if hit is not None:
+                sys.stdout.write(hit[0])
+                return hit[1]
+    from lockguard.check.static import static_findings
+    from lockguard.io.project_files import lock_paths, read_snapshot
+    from lockguard.knowledge import load_knowledge
+    from lockguard.model.intent_parse import find_intent, load_intent
+
+    intent = load_intent(intent_path or find_intent(Path.cwd()), validate=False)
+    snapshot = read_snapshot(intent)
+    findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
+    output, code = render_findings(ui, findings, fmt, intent.source.path.name)
+    sys.stdout.write(output)
+    if cache is not None:
+        cache.store([p for p, _kind, _platform in lock_paths(intent)], output, code)
+    return code
+
+
+def render_findings(ui: Ui, findings: list, fmt: str, checked: str) -> tuple[str, int]:
+    import json
+
+    from lockguard.check import render
+    from lockguard.model.finding import failing
+
+    code = 1 if failing(findings) else 0
+    if fmt == "json":
+        body = ui.envelope(render.json_data(findings, checked=checked), ok=code == 0, exit_code=code)
+        return json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", code
+    if fmt == "github":
+        return render.github(findings), code
+    return render.text(findings, checked=checked), code
+
+
+def emit(ui: Ui, findings: list, fmt: str, checked: str) -> int:
+    output, code = render_findings(ui, findings, fmt, checked)
+    sys.stdout.write(output)
+    return code

@@ -1,0 +1,107 @@
+"""A content-addressed memo of `lockguard check` results.
+
+The static check is a pure function of: lockguard's version, its constraints files, the options,
+the intent file and the files it reads (lock files, requirements*, Dockerfiles, pyproject.toml,
+setup.cfg). When none of those bytes changed, the previous output is printed again without
+importing or parsing anything else. Standard library only: this runs before the rest of lockguard
+is imported. A miss simply runs the check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from lockguard import __version__
+from lockguard.io.repo_scan import repository_paths
+
+ABSENT = b"\0absent\0"
+
+
+def _cache_dir() -> Path:
+    configured = os.environ.get("LOCKGUARD_CACHE_DIR")
+    if configured:
+        return Path(configured) / "v1" / "check"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "lockguard" / "v1" / "check"
+
+
+def _constraints_fingerprint() -> str:
+    configured = os.environ.get("LOCKGUARD_CONSTRAINTS")
+    if configured:
+        folder = Path(configured)
+    else:
+        import importlib.util
+
+        spec = importlib.util.find_spec("lockguard.constraints")
+        folder = Path(next(iter(spec.submodule_search_locations)))
+    parts = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            stat = entry.stat()
+            parts.append(f"{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return ";".join(parts)
+
+
+def find_intent_path(intent_path: Path | None) -> Path | None:
+    if intent_path is not None:
+        return intent_path if intent_path.is_file() else None
+    candidate = Path.cwd() / "lockguard.toml"
+    if candidate.is_file():
+        return candidate
+    pyproject = Path.cwd() / "pyproject.toml"
+    try:
+        if "[tool.lockguard" in pyproject.read_text(encoding="utf-8"):
+            return pyproject
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
+
+
+def _digest(root: Path, files: list[str]) -> str:
+    h = hashlib.sha256()
+    for relative in files:
+        try:
+            data = (root / relative).read_bytes()
+        except OSError:
+            data = ABSENT
+        h.update(relative.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+class CheckCache:
+    def __init__(self, intent_path: Path, options: dict) -> None:
+        self.intent_path = intent_path.resolve()
+        self.root = self.intent_path.parent
+        h = hashlib.sha256()
+        for part in (__version__, _constraints_fingerprint(), str(self.intent_path),
+                     json.dumps(options, sort_keys=True, default=str)):
+            h.update(part.encode() + b"\0")
+        h.update(self.intent_path.read_bytes())
+        self.path = _cache_dir() / f"{h.hexdigest()}.json"
+
+    def lookup(self) -> tuple[str, int] | None:
+        """(output, exit code) of an identical earlier check, or None."""
+        try:
+            entry = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if entry.get("repo") != repository_paths(self.root):
+            return None  # a file appeared or went away
+        if entry.get("digest") != _digest(self.root, entry.get("files", [])):
+            return None
+        return entry["output"], entry["code"]
+
+    def store(self, lock_files: list[str], output: str, code: int) -> None:
+        repo = repository_paths(self.root)
+        files = sorted(set(lock_files) | set(repo))
+        entry = {"repo": repo, "files": files, "digest": _digest(self.root, files), "output": output, "code": code}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(entry), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a cache that cannot be written only costs speed

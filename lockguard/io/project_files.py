@@ -1,0 +1,70 @@
+"""Read what `lockguard check` looks at: the lock files of an intent, and the repository's other
+files that can contradict them (requirements*.txt/.in, Dockerfiles, pyproject.toml, setup.cfg)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lockguard.check.snapshot import LockFile, Snapshot
+from lockguard.io.repo_scan import repository_paths
+from lockguard.model.intent import Intent
+
+
+def per_platform(filename: str, platform: str, several: bool) -> str:
+    """requirements.lock -> requirements.linux-64.lock when the intent has several platforms."""
+    if not several:
+        return filename
+    path = Path(filename)
+    return str(path.with_name(f"{path.stem}.{platform}{path.suffix}"))
+
+
+def lock_paths(intent: Intent) -> list[tuple[str, str, str | None]]:
+    """(relative path, kind, platform) of every lock file the intent asks for."""
+    several = len(intent.platforms) > 1
+    out = []
+    for platform in intent.platforms:
+        out.append((per_platform(intent.outputs.requirements, platform, several), "requirements", platform))
+        if not intent.pip_only:
+            out.append((per_platform(intent.outputs.environment, platform, several), "environment", platform))
+    if not intent.pip_only:
+        out.append((intent.outputs.conda_lock, "conda-lock", None))
+    return out
+
+
+def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
+    from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
+    from lockguard.lockfiles.headers import read_header
+
+    root = intent.source.root
+    snapshot = Snapshot(intent, intent.source.path.name)
+    for relative, kind, platform in lock_paths(intent):
+        try:
+            text = (root / relative).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = None
+        lock = LockFile(relative, text, kind, platform)
+        if text is not None:
+            header = read_header(text)
+            lock.header = header if header.intent_hash else None
+            if kind == "requirements":
+                lock.requirements = requirements_lock.parse(text)
+            elif kind == "environment":
+                lock.environment = environment_yml.parse(text)
+            else:
+                lock.conda_lock = conda_lock.read(text)
+        snapshot.files.append(lock)
+    if scan_repo:
+        snapshot.repo_files = repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)})
+    return snapshot
+
+
+def repository_files(root: Path, exclude: set[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for relative in repository_paths(root):
+        if relative in exclude:
+            continue
+        try:
+            found[relative] = (root / relative).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found

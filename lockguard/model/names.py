@@ -1,0 +1,65 @@
+"""Cheap text forms of package names and requirements, for the fast `lockguard check` path (which
+must not import packaging's requirement parser: it costs more than Python's whole start-up)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+INTENT = "-r intent"  # the `via` of a top-level requirement; files print it as "-r lockguard.toml"
+_SEPARATORS = re.compile(r"[-_.]+")
+_HEAD = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$", re.S)
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalization: Foo_Bar.baz -> foo-bar-baz."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
+def canonical_requirement_text(text: str) -> str:
+    """A spelling-independent text of a PEP 508 requirement, without parsing it: the name
+    normalized, extras and specifier clauses sorted, whitespace and quotes normalized. Two texts
+    with the same meaning but different spellings map to one string (the intent hash relies on it);
+    texts that differ in meaning never do."""
+    head, _, marker = text.partition(";")
+    match = _HEAD.match(head)
+    if not match:
+        return " ".join(text.split())
+    name, extras, rest = match.groups()
+    out = canonical_name(name)
+    if extras:
+        out += "[" + ",".join(sorted(canonical_name(e.strip()) for e in extras[1:-1].split(",") if e.strip())) + "]"
+    rest = rest.strip()
+    if rest.startswith("@"):
+        out += " @ " + rest[1:].strip()
+    else:
+        rest = "".join(rest.split()).strip("()")
+        out += ",".join(sorted(part for part in rest.split(",") if part))
+    if marker.strip():
+        out += " ; " + " ".join(marker.replace("'", '"').split())
+    return out
+
+
+@dataclass(frozen=True)
+class NamedSpec:
+    """`torch<2.3`: a name and a version specifier, parsed without packaging's requirement parser."""
+
+    name: str
+    spec: str
+
+    @classmethod
+    def parse(cls, text: str) -> NamedSpec:
+        match = _HEAD.match(text)
+        if not match or match.group(2) or ";" in text:
+            raise ValueError(f"{text!r} is not 'name' followed by a version specifier")
+        return cls(canonical_name(match.group(1)), "".join(match.group(3).split()))
+
+    @cached_property
+    def specifier(self):
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet(self.spec)
+
+    def __str__(self) -> str:
+        return f"{self.name}{self.spec}"
