@@ -27,13 +27,12 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
     req, env = facts.requirements_path, facts.environment_path
     torch_line = facts.pip_lines.get("torch")
     conda_cuda = facts.conda_cuda()
-    if conda_cuda and facts.torch_cuda:
-        if conda_cuda.major != facts.torch_cuda.major or conda_cuda != facts.torch_cuda.major_minor:
-            severity = ERROR if conda_cuda.major != facts.torch_cuda.major else WARNING
-            out.append(Finding("LG120", severity,
-                               f"conda pins CUDA {conda_cuda} but {facts.torch_cuda_why}: extensions built with "
-                               f"this nvcc will not match torch.version.cuda {facts.torch_cuda}",
-                               RELOCK, env, facts.conda_lines.get("cuda-version") or facts.conda_lines.get("cudatoolkit")))
+    if conda_cuda and facts.torch_cuda and conda_cuda != facts.torch_cuda.major_minor:
+        severity = ERROR if conda_cuda.major != facts.torch_cuda.major else WARNING
+        out.append(Finding("LG120", severity,
+                           f"conda pins CUDA {conda_cuda} but {facts.torch_cuda_why}: extensions built with "
+                           f"this nvcc will not match torch.version.cuda {facts.torch_cuda}",
+                           RELOCK, env, facts.conda_lines.get("cuda-version") or facts.conda_lines.get("cudatoolkit")))
     families = facts.cuda_families
     if len(families) > 1:
         listed = "; ".join(f"cu{major}: {', '.join(sorted(names))}" for major, names in sorted(families.items()))

@@ -58,7 +58,7 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
                       conda: CondaPort | None, options: ResolveOptions) -> PlatformLock:
     options.progress(f"{target.platform}: CUDA stack")
     stacks, torch_problem = _stacks(intent, knowledge, target)
-    no_torch = query_stacks(knowledge, target, None, wants_torch=False)[0] if not stacks else None
+    no_torch = query_stacks(knowledge, target, None, wants_torch=False)[0]
     first = stacks[0] if stacks else no_torch
     torch_index = next((s.index_url for s in stacks if s.index_url), None)
     source = make_source(target, torch_index, [s.torch for s in stacks] if stacks else None)
@@ -77,7 +77,8 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
             exclude_newer=intent.exclude_newer, warn=options.warn,
             explain_torch=lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
         )
-        final = _stack_for(pip, stacks) or no_torch or first
+        final = _stack_for(pip, stacks) if pip.pin("torch") else no_torch  # no torch: the stack without it
+        final = final or first
         if final.conda_specs == stack.conda_specs or final.conda_specs in tried:
             stack = final
             break

@@ -163,11 +163,9 @@ def conda_specs(knowledge: Knowledge, target: Target, cuda: CudaVersion | None, 
                 specs += [s.format(**values) for s in row.specs]
                 facts.append(row.origin)
     for row in knowledge.build_specs:
-        if target.platform in row.platforms and glibc:
-            for spec in row.specs:
-                if "{gcc}" in spec and not toolkit:
-                    continue  # compilers are pinned by what nvcc accepts; CPU stacks leave them out
-                specs.append(spec.format(**values))
+        # sysroot and compilers serve nvcc builds (JIT ops, extensions): CPU stacks leave them out
+        if target.platform in row.platforms and glibc and toolkit:
+            specs += [spec.format(**values) for spec in row.specs]
             facts.append(row.origin)
     return tuple(specs), tuple(facts)
 
