@@ -101,3 +101,34 @@ def _record(r) -> CondaRecord:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def install_locked(prefix: Path, packages: list[dict], platform: str, cache_dir: Path) -> None:
+    """Install conda-lock.yml's conda records for `platform` into `prefix` with rattler (links
+    exactly these records; packages of the prefix that are not locked are removed by rattler)."""
+    import rattler
+    from rattler.exceptions import InstallerError, TransactionError
+
+    from lockguard.errors import InstallFailed
+
+    records = []
+    for package in packages:
+        if package.get("manager") != "conda" or package.get("platform") != platform:
+            continue
+        url = package["url"]
+        subdir = url.rstrip("/").split("/")[-2]
+        channel = url.rsplit("/", 2)[0]
+        record = rattler.PackageRecord(
+            name=package["name"], version=str(package["version"]), build=rattler.BuildString(str(package["build"])),
+            build_number=0, subdir=subdir,
+            depends=[f"{k} {v}".strip() for k, v in (package.get("dependencies") or {}).items()],
+            md5=bytes.fromhex(package["hash"]["md5"]),
+            sha256=bytes.fromhex(package["hash"]["sha256"]) if package["hash"].get("sha256") else None,
+        )
+        records.append(rattler.RepoDataRecord(record, url.rsplit("/", 1)[-1], url, channel))
+    installed = [rattler.PrefixRecord.from_path(p) for p in sorted((Path(prefix) / "conda-meta").glob("*.json"))]
+    try:
+        asyncio.run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir, installed_packages=installed,
+                                    show_progress=False, execute_link_scripts=False))
+    except (InstallerError, TransactionError, Exception) as exc:  # rattler's errors differ by version
+        raise InstallFailed(f"conda install into {prefix} failed: {str(exc).strip().splitlines()[0]}") from None

@@ -52,7 +52,7 @@ def build_package(channel: Path, pkg: Pkg) -> Path:
             info = tarfile.TarInfo(member)
             info.size = len(data)
             info.mtime = TIMESTAMP // 1000
-            info.mode = 0o644
+            info.mode = 0o755 if member.startswith("bin/") else 0o644
             archive.addfile(info, io.BytesIO(data))
     return path
 
@@ -86,9 +86,13 @@ def cuda_forge_packages() -> list[Pkg]:
             arch = subdir.split("-")[1]
             for tool in ("gcc", "gxx"):
                 pkgs.append(Pkg(f"{tool}_linux-{arch}", gcc, "h0", subdir))
+    import sys
+
+    # the test's own interpreter behind a wrapper, so an installed prefix has a working bin/python
+    wrapper = f'#!/bin/sh\nexec "{sys.executable}" "$@"\n'.encode()
     for subdir in ("linux-64", "linux-aarch64"):
         for python in ("3.10.13", "3.11.8"):
-            pkgs.append(Pkg("python", python, "h0_cpython", subdir))
+            pkgs.append(Pkg("python", python, "h0_cpython", subdir, files={"bin/python": wrapper}))
         pkgs.append(Pkg("numpy", "1.26.4", "py311h0", subdir, depends=["python >=3.11,<3.12.0a0"]))
     pkgs.append(Pkg("pip", "24.0", "pyhd8ed1ab_0", noarch="python", depends=["python >=3.7"]))
     return pkgs

@@ -105,6 +105,12 @@ def build_world(root: Path, pypi: LocalIndex, pytorch: LocalIndex) -> World:
                     pyproject=IN_TREE_PYPROJECT, files={"backend.py": METADATA_BACKEND}))
     add(build_wheel(wheels, "xformers", "0.0.22.post7", tag=f"cp311-cp311-{LINUX}",
                     requires=["numpy", "torch==2.1.0"]))
+    # for installed-environment tests: a package whose old version shipped a shared library,
+    # and a CUDA 11 nvidia wheel that writes into the same nvidia/ namespace as the cu12 ones
+    add(build_wheel(wheels, "oldlib", "1.0", files={"oldlib/__init__.py": b"", "oldlib/libfoo.so.0": b"\x7fELF-old"}))
+    add(build_wheel(wheels, "oldlib", "2.0", files={"oldlib/__init__.py": b"VERSION = 2\n"}))
+    add(build_wheel(wheels, "nvidia-cublas-cu11", "11.10.3.66", tag="py3-none-manylinux1_x86_64",
+                    files={"nvidia/cublas/lib/libcublas.so.11": b"\x7fELF-cu11", "nvidia/cublas/__init__.py": b""}))
     # the "PyTorch index": the cu118 build of torch, and a decoy that must never shadow PyPI's
     cu118 = root / "cu118"
     torch_requires = ["filelock", "typing-extensions", "sympy", "networkx", "jinja2", "fsspec",

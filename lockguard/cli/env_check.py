@@ -1,0 +1,49 @@
+"""`lockguard check --env PREFIX | --python EXE`: the installed environment against the lock."""
+
+from __future__ import annotations
+
+import platform as host_platform
+from pathlib import Path
+
+from lockguard.check.lock_facts import lock_facts
+from lockguard.check.snapshot import Snapshot
+from lockguard.install.inventory import LockView, take_inventory
+from lockguard.knowledge.tables import Knowledge
+from lockguard.model.finding import Finding
+
+
+def host_conda_platform() -> str:
+    machine = host_platform.machine().lower()
+    return {"x86_64": "linux-64", "amd64": "linux-64", "aarch64": "linux-aarch64", "arm64": "linux-aarch64",
+            "ppc64le": "linux-ppc64le"}.get(machine, "linux-64")
+
+
+def lock_view(snapshot: Snapshot, knowledge: Knowledge) -> LockView:
+    platform = host_conda_platform()
+    if platform not in snapshot.intent.platforms:
+        platform = snapshot.intent.platforms[0]
+    facts = lock_facts(snapshot, knowledge, platform)
+    environment = snapshot.of_kind("environment", platform)
+    conda = {}
+    solved = bool(environment and environment.header and environment.header.conda_solved)
+    if environment and environment.environment:
+        conda = {n: (v, b) for n, (v, b, _l) in environment.environment.conda.items()}
+    cuda = facts.torch_cuda or facts.conda_cuda()
+    nccl = next((v for n, v in facts.pip.items() if n.startswith("nvidia-nccl-")), None)
+    cudnn = next((v for n, v in facts.pip.items() if n.startswith("nvidia-cudnn-")), None)
+    return LockView(pip=dict(facts.pip), conda=conda, conda_solved=solved,
+                    cuda=str(cuda.major_minor) if cuda else None, nccl=nccl, cudnn=cudnn)
+
+
+def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Path | None, python: Path | None,
+                         verify_files: bool = False) -> list[Finding]:
+    from lockguard.io.prefix_scan import scan_prefix
+
+    scan = scan_prefix(prefix, python)
+    view = lock_view(snapshot, knowledge)
+    findings = take_inventory(scan, view).findings
+    if verify_files:
+        from lockguard.io.record_verify import verify_records
+
+        findings += verify_records(scan, set(view.pip))
+    return sorted(findings, key=lambda f: f.sort_key)

@@ -1,0 +1,310 @@
+"""What is wrong with an installed environment, measured against its lock. Pure.
+
+LG200 a locked package is missing          LG212 a package folder / module with no distribution
+LG201 installed at another version         LG213 one distribution on two sys.path entries
+LG202 installed but not in the lock        LG214 a .pth file injects directories into sys.path
+LG203 a file no longer matches its RECORD  LG215 nvidia -cuNN families of several CUDA majors
+LG210 an unowned shared library            LG216 two files with one SONAME on the search path
+LG211 an unowned file in an owned folder   LG217 the loader's path holds other CUDA/NCCL/cuDNN libs
+LG218 /usr/local/cuda points at another CUDA than the lock's
+LG219 a RECORD lists paths outside the prefix (never used)
+LG220 a symlink points out of the prefix
+LG230 a locked conda record is missing or different
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from lockguard.model.finding import ERROR, INFO, WARNING, Finding
+from lockguard.model.names import canonical_name
+from lockguard.model.prefix import PrefixSnapshot
+
+SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$")
+INSTALLER_TOOLS = {"pip", "setuptools", "wheel"}  # pip-sync's rule: never removed unless the lock pins them
+_FAMILY = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d{2})$")
+
+
+@dataclass(frozen=True)
+class LockView:
+    """The lock as the inventory needs it."""
+
+    pip: dict[str, str]  # canonical name -> version
+    conda: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (version, build)
+    conda_solved: bool = False
+    cuda: str | None = None  # "12.1" (torch's CUDA, else conda's)
+    nccl: str | None = None  # version of the locked nvidia-nccl-* wheel
+    cudnn: str | None = None
+
+
+@dataclass(frozen=True)
+class QuarantineItem:
+    path: str  # relative to the prefix
+    reason: str
+    owner: str = "unowned"
+    code: str = ""
+
+
+@dataclass
+class Inventory:
+    findings: list[Finding] = field(default_factory=list)
+    quarantine: list[QuarantineItem] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)  # distributions to uninstall
+    missing: list[str] = field(default_factory=list)  # name==version to install
+    conda_missing: list[str] = field(default_factory=list)
+
+
+def take_inventory(snap: PrefixSnapshot, lock: LockView | None) -> Inventory:
+    inv = Inventory()
+    owned, owners = _ownership(snap)
+    _record_problems(snap, inv)
+    _files(snap, owned, owners, inv)
+    _duplicates(snap, inv)
+    _pth(snap, owners, inv)
+    _families(snap, inv)
+    _sonames(snap, owners, inv)
+    if lock is not None:
+        _against_lock(snap, lock, inv)
+        _loader_path(snap, lock, inv)
+        _cuda_link(snap, lock, inv)
+    inv.findings.sort(key=lambda f: f.sort_key)
+    return inv
+
+
+# -- ownership -----------------------------------------------------------------------------------------
+
+def _ownership(snap: PrefixSnapshot) -> tuple[set[str], dict[str, str]]:
+    """path -> owner (the first distribution that lists it wins)."""
+    owners: dict[str, str] = {}
+    for record in reversed(snap.conda):
+        owners.update(dict.fromkeys((os.path.normpath(p) for p in record.files), f"{record.name} (conda)"))
+    for dist in reversed(snap.dists):
+        if dist.in_prefix:
+            owners.update(dict.fromkeys(dist.paths, dist.name))
+    return set(owners), owners
+
+
+def _site_prefixes(snap: PrefixSnapshot) -> list[str]:
+    return [site[len(snap.prefix) + 1:] + "/" for site in snap.site_dirs]
+
+
+def _ignorable(path: str) -> bool:
+    return path.endswith(".pyc") or "/__pycache__/" in path or "/.lockguard/" in path
+
+
+# -- rules ---------------------------------------------------------------------------------------------
+
+def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
+    for dist in snap.dists:
+        bad = list(dist.outside)
+        if bad and dist.in_prefix:
+            shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+            inv.findings.append(Finding(
+                "LG219", ERROR, f"the RECORD of {dist.name} {dist.version} lists paths outside the prefix: {shown}",
+                "lockguard never touches those paths; reinstall the package from a trusted wheel",
+                os.path.join(dist.dist_info, "RECORD")))
+
+
+def _files(snap: PrefixSnapshot, owned: set[str], owners: dict[str, str], inv: Inventory) -> None:
+    sites = _site_prefixes(snap)
+    unowned = sorted(set(snap.files) - owned)  # set arithmetic in C first: few files remain
+    owned_tops = _owned_tops(snap, sites) if unowned else {}
+    orphans: dict[str, list[str]] = {}
+    for path in unowned:
+        if _ignorable(path):
+            continue
+        name = path.rsplit("/", 1)[-1]
+        target = snap.symlinks.get(path)
+        if target is not None and not (target + os.sep).startswith(snap.prefix + os.sep):
+            inv.findings.append(Finding("LG220", ERROR, f"{path} is a symlink out of the prefix, to {target}",
+                                        "lockguard moves the link into quarantine and never follows it",
+                                        os.path.join(snap.prefix, path)))
+            inv.quarantine.append(QuarantineItem(path, f"symlink out of the prefix ({target})", code="LG220"))
+            continue
+        site = next((s for s in sites if path.startswith(s)), None)
+        if site is None:
+            if SHARED_LIBRARY.search(name):
+                _unowned_library(snap, path, inv)
+            continue
+        top, sep, _rest = path[len(site):].partition("/")
+        if top.endswith((".dist-info", ".egg-info")):
+            continue
+        if not sep:
+            if name.endswith(".pth"):
+                continue  # reported by the .pth rule
+            if SHARED_LIBRARY.search(name):
+                _unowned_library(snap, path, inv)
+            elif name.endswith((".py", ".pyd")) or ".cpython-" in name:
+                orphans.setdefault(path, []).append(path)
+            continue
+        folder = site + top
+        owner = owned_tops.get(folder)
+        if owner:
+            inv.findings.append(Finding("LG211", ERROR, f"{path} is inside {owner}'s folder but not in its RECORD",
+                                        "left by another install or an older version; clean-install quarantines it",
+                                        os.path.join(snap.prefix, path)))
+            inv.quarantine.append(QuarantineItem(path, f"not in {owner}'s RECORD", "unowned", "LG211"))
+        else:
+            orphans.setdefault(folder, []).append(path)
+    for top, paths in sorted(orphans.items()):
+        inv.findings.append(Finding("LG212", ERROR, f"{top} belongs to no installed distribution ({len(paths)} files)",
+                                    "a leftover of an uninstalled package; clean-install quarantines it",
+                                    os.path.join(snap.prefix, top)))
+        inv.quarantine += [QuarantineItem(p, f"{top} belongs to no distribution", code="LG212") for p in sorted(paths)]
+
+
+def _owned_tops(snap: PrefixSnapshot, sites: list[str]) -> dict[str, str]:
+    """site/top-level folder -> the distribution that owns files in it."""
+    tops: dict[str, str] = {}
+    for dist in snap.dists:
+        if not dist.in_prefix:
+            continue
+        for site in sites:
+            cut = len(site)
+            for path in dist.paths:
+                if path.startswith(site):
+                    top, sep, _rest = path[cut:].partition("/")
+                    if sep:
+                        tops.setdefault(site + top, dist.name)
+    return tops
+
+
+def _unowned_library(snap: PrefixSnapshot, path: str, inv: Inventory) -> None:
+    inv.findings.append(Finding("LG210", ERROR, f"{path} is a shared library no package owns",
+                                "the loader may pick it instead of the locked one; clean-install quarantines it",
+                                os.path.join(snap.prefix, path)))
+    inv.quarantine.append(QuarantineItem(path, "shared library no package owns", code="LG210"))
+
+
+def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
+    order = {os.path.realpath(p): i for i, p in reversed(list(enumerate(snap.sys_path)))}
+    by_name: dict[str, list] = {}
+    for dist in snap.dists:
+        by_name.setdefault(dist.name, []).append(dist)
+    for name, copies in sorted(by_name.items()):
+        sites = {d.site for d in copies}
+        if len(sites) < 2:
+            continue
+        copies.sort(key=lambda d: order.get(d.site, 1 << 30))
+        winner, losers = copies[0], copies[1:]
+        where = ", ".join(f"{d.version} in {d.site}" for d in losers)
+        outside = [d for d in copies if not d.in_prefix]
+        hint = (f"remove the copy outside the environment (pip uninstall --user {name}), or run with PYTHONNOUSERSITE=1"
+                if outside else "uninstall the extra copy")
+        inv.findings.append(Finding("LG213", ERROR,
+                                    f"{name} is installed twice on sys.path: {winner.version} in {winner.site} wins "
+                                    f"over {where}", hint, winner.dist_info))
+
+
+def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
+    for pth in snap.pth:
+        relative = os.path.relpath(pth.path, snap.prefix)
+        owner = owners.get(relative)
+        existing = [d for d in pth.injected if os.path.isdir(d)]
+        if not existing:
+            continue
+        severity = INFO if owner else WARNING
+        inv.findings.append(Finding("LG214", severity,
+                                    f"{os.path.basename(pth.path)} adds {', '.join(existing)} to sys.path"
+                                    + (f" (from {owner})" if owner else " (no package owns it)"),
+                                    "modules there shadow the locked ones; remove the .pth if it is a leftover",
+                                    pth.path))
+
+
+def _families(snap: PrefixSnapshot, inv: Inventory) -> None:
+    families: dict[str, list[str]] = {}
+    for dist in snap.dists:
+        match = _FAMILY.match(dist.name)
+        if match:
+            families.setdefault(match.group(1), []).append(f"{dist.name} {dist.version}")
+    if len(families) > 1:
+        listed = "; ".join(f"cu{k}: {', '.join(sorted(v))}" for k, v in sorted(families.items()))
+        inv.findings.append(Finding("LG215", ERROR, f"nvidia packages of several CUDA majors are installed ({listed})",
+                                    "they overwrite each other in the shared nvidia/ folder; clean-install removes "
+                                    "the ones the lock does not pin", snap.prefix))
+
+
+def _sonames(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
+    by_soname: dict[str, list[str]] = {}
+    for path, name in snap.sonames.items():
+        by_soname.setdefault(name, []).append(path)
+    for name, paths in sorted(by_soname.items()):
+        if len(paths) > 1:
+            listed = ", ".join(f"{p} ({owners.get(p, 'unowned')})" for p in sorted(paths))
+            inv.findings.append(Finding("LG216", ERROR, f"{len(paths)} files have the SONAME {name}: {listed}",
+                                        "which one loads depends on RPATH and search order; keep only the locked one",
+                                        os.path.join(snap.prefix, sorted(paths)[0])))
+
+
+def _against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
+    from packaging.version import InvalidVersion, Version
+
+    installed = {d.name: d for d in snap.dists if d.in_prefix}
+    conda_names = {canonical_name(r.name) for r in snap.conda}
+    for name, version in sorted(lock.pip.items()):
+        dist = installed.get(name)
+        if dist is None:
+            inv.findings.append(Finding("LG200", ERROR, f"{name}=={version} is in the lock but not installed",
+                                        "run `lockguard clean-install`", snap.prefix))
+            inv.missing.append(f"{name}=={version}")
+            continue
+        try:
+            same = Version(dist.version) == Version(version)
+        except InvalidVersion:
+            same = dist.version == version
+        if not same:
+            inv.findings.append(Finding("LG201", ERROR, f"{name} {dist.version} is installed, the lock has {version}",
+                                        "run `lockguard clean-install`", dist.dist_info))
+            inv.missing.append(f"{name}=={version}")
+    for name, dist in sorted(installed.items()):
+        if name in lock.pip or (name in INSTALLER_TOOLS and name not in lock.pip):
+            continue
+        if dist.installer == "conda" or name in conda_names:
+            continue  # the conda side's
+        inv.findings.append(Finding("LG202", ERROR, f"{name} {dist.version} is installed but not in the lock",
+                                    "clean-install uninstalls it", dist.dist_info))
+        inv.extra.append(name)
+    if lock.conda_solved and snap.is_conda:
+        present = {r.name: r for r in snap.conda}
+        for name, (version, build) in sorted(lock.conda.items()):
+            record = present.get(name)
+            if record is None or record.version != version or (build and record.build != build):
+                have = f"{record.version}={record.build}" if record else "nothing"
+                inv.findings.append(Finding("LG230", ERROR, f"conda {name}={version}={build} is locked, {have} is installed",
+                                            "run `lockguard clean-install`", os.path.join(snap.prefix, "conda-meta")))
+                inv.conda_missing.append(name)
+
+
+_VERSIONED = re.compile(r"^lib(?P<lib>[A-Za-z_]+)\.so\.(?P<version>\d+(?:\.\d+)*)$")
+
+
+def _loader_path(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
+    expected = {"nccl": lock.nccl, "cudart": lock.cuda, "cudnn": lock.cudnn}
+    for entry in snap.library_dirs:
+        for filename, soname in entry.libraries:
+            match = _VERSIONED.match(filename)
+            if not match or match.group("lib") not in expected or not expected[match.group("lib")]:
+                continue
+            lib, have, want = match.group("lib"), match.group("version"), expected[match.group("lib")]
+            depth = len(have.split("."))
+            if have.split(".")[: min(depth, len(want.split(".")))] != want.split(".")[:depth]:
+                inv.findings.append(Finding(
+                    "LG217", ERROR,
+                    f"{entry.path} ({entry.origin}) holds {filename}" + (f" (SONAME {soname})" if soname else "")
+                    + f"; the lock's {lib} is {want}",
+                    f"the loader can pick it before the wheel's own copy; remove {entry.path} from {entry.origin}",
+                    entry.origin if entry.origin != "LD_LIBRARY_PATH" else None))
+
+
+def _cuda_link(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
+    if not snap.cuda_link or not lock.cuda:
+        return
+    link, target = snap.cuda_link
+    match = re.search(r"cuda-(\d+\.\d+)", target)
+    if match and match.group(1) != lock.cuda:
+        inv.findings.append(Finding("LG218", WARNING, f"{link} points at {target} (CUDA {match.group(1)}); the lock's "
+                                    f"CUDA is {lock.cuda}", "extension builds that use /usr/local/cuda will mismatch "
+                                    "torch; set CUDA_HOME to the lock's toolkit (lockguard changes nothing outside the prefix)",
+                                    link))

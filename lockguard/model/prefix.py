@@ -1,0 +1,73 @@
+"""What an installed environment holds, as data: the scan (io/prefix_scan.py) fills it, the
+inventory rules (install/inventory.py) read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class RecordEntry(NamedTuple):  # a tuple: a CUDA environment has hundreds of thousands of these
+    path: str  # relative to the prefix, normalized ("lib/python3.11/site-packages/torch/lib/libc10.so")
+    sha256: str | None = None  # urlsafe-b64 digest as RECORD writes it
+    outside: bool = False  # the RECORD line points outside the prefix (".." or an absolute path)
+    raw: str = ""
+
+
+@dataclass(frozen=True)
+class InstalledDist:
+    name: str  # canonical
+    version: str
+    site: str  # the sys.path entry it was found in (absolute)
+    dist_info: str  # absolute path of the .dist-info folder
+    installer: str = ""
+    paths: tuple[str, ...] = ()  # RECORD entries inside the prefix, relative to it
+    outside: tuple[str, ...] = ()  # RECORD entries that point outside the prefix, as written
+    in_prefix: bool = True
+
+    @property
+    def record_file(self) -> str:
+        return f"{self.dist_info}/RECORD"
+
+
+@dataclass(frozen=True)
+class CondaInstalled:
+    name: str
+    version: str
+    build: str
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PthFile:
+    path: str  # absolute
+    injected: tuple[str, ...]  # directories it adds to sys.path
+    owner: str | None = None
+
+
+@dataclass(frozen=True)
+class LibraryDir:
+    """A directory the dynamic loader searches before the wheels' own RPATHs."""
+
+    path: str
+    origin: str  # "LD_LIBRARY_PATH" or the ld.so.conf.d file
+    libraries: tuple[tuple[str, str | None], ...] = ()  # (file name, soname) of CUDA-stack libraries
+
+
+@dataclass
+class PrefixSnapshot:
+    prefix: str  # absolute, resolved
+    python: str
+    python_version: str = ""
+    sys_path: list[str] = field(default_factory=list)
+    site_dirs: list[str] = field(default_factory=list)  # site-packages folders inside the prefix
+    user_site: str | None = None
+    dists: list[InstalledDist] = field(default_factory=list)
+    conda: list[CondaInstalled] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # every file under site-packages and lib/ (relative)
+    symlinks: dict[str, str] = field(default_factory=dict)  # relative path -> resolved target
+    sonames: dict[str, str] = field(default_factory=dict)  # relative path -> SONAME (libraries that matter)
+    pth: list[PthFile] = field(default_factory=list)
+    library_dirs: list[LibraryDir] = field(default_factory=list)
+    cuda_link: tuple[str, str] | None = None  # (/usr/local/cuda, its target)
+    is_conda: bool = False  # the prefix has a conda-meta/ folder (possibly still empty)

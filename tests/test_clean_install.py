@@ -1,0 +1,252 @@
+"""Installed environments: inventory (`check --env`), clean-install (plan, quarantine, apply,
+verify, roll back), restore and interrupted runs, on real venvs filled by real pip."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.envs import (
+    PIP_ENV,
+    compile_library,
+    copy_venv,
+    make_venv,
+    pip_install,
+    site_packages,
+    tree_hashes,
+)
+
+
+@pytest.fixture(scope="module")
+def venv_template(tmp_path_factory) -> Path:
+    return make_venv(tmp_path_factory.mktemp("venvs") / "template")
+
+
+@pytest.fixture
+def venv(venv_template, tmp_path, monkeypatch) -> Path:
+    for key, value in PIP_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    return copy_venv(venv_template, tmp_path / "env")
+
+
+@pytest.fixture
+def project(world, tmp_path, lg) -> Path:
+    """A pip-only lock (channels = []) of a small CUDA-shaped set, resolved against the local index."""
+    project = tmp_path / "project"
+    world.intent(project, cuda="12.1", pip=["jinja2", "oldlib", "nvidia-nccl-cu12==2.18.1"])
+    result = lg("resolve", "--intent", str(project / "lockguard.toml"))
+    assert result.exit_code == 0, result.stderr
+    return project
+
+
+def env_check(lg, project: Path, venv: Path, *args: str):
+    result = lg("check", "--intent", str(project / "lockguard.toml"), "--env", str(venv), "--format", "json", *args)
+    assert result.exit_code in (0, 1), result.stderr
+    findings = json.loads(result.stdout)["data"]["findings"]
+    return result.exit_code, findings
+
+
+def codes(findings) -> list[str]:
+    return sorted({f["code"] for f in findings})
+
+
+def clean_install(lg, project: Path, venv: Path, *args: str):
+    return lg("clean-install", "--intent", str(project / "lockguard.toml"), "--prefix", str(venv), *args)
+
+
+def test_clean_install_applies_the_lock_and_check_env_comes_back_clean(world, project, venv, lg):
+    pip_install(venv, world.pypi.url, "oldlib==1.0", "hjson")  # an old version and a package not in the lock
+    code, findings = env_check(lg, project, venv)
+    assert code == 1 and codes(findings) == ["LG200", "LG201", "LG202"]
+    dry = clean_install(lg, project, venv, "--dry-run", "--json")
+    plan = json.loads(dry.stdout)["data"]["plan"]
+    assert plan["uninstall"] == ["hjson"] and "oldlib==2.0" in plan["install"] and "jinja2==1.0" in plan["install"]
+    assert env_check(lg, project, venv)[0] == 1  # a dry run changes nothing
+    result = clean_install(lg, project, venv, "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert env_check(lg, project, venv) == (0, [])
+    assert not (site_packages(venv) / "oldlib" / "libfoo.so.0").exists()  # pip removed it: it was in 1.0's RECORD
+    again = clean_install(lg, project, venv, "--yes")
+    assert again.exit_code == 0 and "nothing to change" in again.stdout
+
+
+def test_inventory_of_a_dirty_environment(world, project, venv, lg, tmp_path, monkeypatch):
+    assert clean_install(lg, project, venv, "--yes").exit_code == 0
+    site = site_packages(venv)
+    (site / "oldlib" / "libfoo.so.0").write_bytes(b"\x7fELF left by an older oldlib")  # orphan .so in an owned folder
+    (site / "jinja2" / "stale.py").write_text("x = 1\n")  # unowned file in an owned folder
+    (site / "ghost").mkdir()
+    (site / "ghost" / "__init__.py").write_text("")  # a package folder with no distribution
+    (site / "libstray.so.1").write_bytes(b"\x7fELF stray")  # an unowned shared library
+    injected = tmp_path / "injected"
+    injected.mkdir()
+    (site / "zz-extra.pth").write_text(f"{injected}\n")  # a .pth that injects a path
+    os.symlink("/usr/lib/os-release" if os.path.exists("/usr/lib/os-release") else "/etc/hostname", site / "outlink.so")
+    evil = site / "evil-1.0.dist-info"
+    evil.mkdir()
+    (evil / "METADATA").write_text("Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n")
+    (evil / "RECORD").write_text("../../../../../../../../etc/passwd,,\nevil-1.0.dist-info/METADATA,,\n")
+    pip_install(venv, world.pypi.url, "--no-deps", "nvidia-cublas-cu11")  # a cu11 wheel next to the cu12 ones
+    shadow = tmp_path / "shadow"
+    first = compile_library(tmp_path / "elf", "libnccl.so.2", "libnccl.so.2")
+    if first is not None:  # two NCCLs where the loader can find them
+        (site / "oldlib" / "libnccl.so.2").write_bytes(first.read_bytes())
+        (site / "libnccl.so.2").write_bytes(first.read_bytes())
+        compile_library(shadow, "libnccl.so.2.19.3", "libnccl.so.2")
+        monkeypatch.setenv("LD_LIBRARY_PATH", str(shadow))
+    code, findings = env_check(lg, project, venv)
+    assert code == 1
+    found = codes(findings)
+    for expected in ("LG202", "LG210", "LG211", "LG212", "LG214", "LG215", "LG219", "LG220"):
+        assert expected in found, (expected, found)
+    messages = {f["code"]: [] for f in findings}
+    for f in findings:
+        messages[f["code"]].append(f["message"])
+    assert any("libfoo.so.0" in m for m in messages["LG211"])
+    assert any("libstray.so.1" in m for m in messages["LG210"])
+    assert any("etc/passwd" in m for m in messages["LG219"])
+    if first is not None:
+        assert any("libnccl.so.2:" in m or "SONAME libnccl.so.2" in m for m in messages["LG216"])
+        assert any("libnccl.so.2.19.3" in m and "2.18.1" in m for m in messages["LG217"])
+    plan = json.loads(clean_install(lg, project, venv, "--dry-run", "--json").stdout)["data"]["plan"]
+    quarantined = {q["path"].split("site-packages/")[-1] for q in plan["quarantine"]}
+    assert {"oldlib/libfoo.so.0", "jinja2/stale.py", "ghost/__init__.py", "libstray.so.1", "outlink.so"} <= quarantined
+    assert "nvidia-cublas-cu11" in plan["uninstall"]
+    assert not any("passwd" in q["path"] for q in plan["quarantine"])  # never outside the prefix
+
+
+def test_quarantine_then_restore_is_byte_identical(world, project, venv, lg):
+    assert clean_install(lg, project, venv, "--yes").exit_code == 0
+    site = site_packages(venv)
+    (site / "oldlib" / "libfoo.so.0").write_bytes(b"\x7fELF left behind")
+    os.chmod(site / "oldlib" / "libfoo.so.0", 0o750)
+    (site / "ghost").mkdir()
+    (site / "ghost" / "mod.py").write_text("y = 2\n")
+    before = tree_hashes(venv)
+    result = clean_install(lg, project, venv, "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert not (site / "ghost" / "mod.py").exists() and env_check(lg, project, venv) == (0, [])
+    listing = lg("restore", "--list", "--prefix", str(venv), "--json")
+    (entry,) = json.loads(listing.stdout)["data"]
+    assert entry["state"] == "complete" and entry["count"] == 2
+    manifest = json.loads((venv / ".lockguard" / "quarantine" / entry["id"] / "manifest.json").read_text())
+    assert {e["reason"] for e in manifest["entries"]} and all(e["sha256"] for e in manifest["entries"])
+    assert lg("restore", entry["id"], "--prefix", str(venv)).exit_code == 0
+    assert tree_hashes(venv) == before  # every byte and mode back
+    assert lg("restore", entry["id"], "--prefix", str(venv)).exit_code == 2  # already restored
+
+
+def test_failed_apply_is_rolled_back_with_exit_5(world, project, venv, lg):
+    site = site_packages(venv)
+    (site / "libstray.so.1").write_bytes(b"\x7fELF stray")
+    before = tree_hashes(venv)
+    world.pypi.stop()  # pip cannot download anything now
+    result = clean_install(lg, project, venv, "--yes")
+    assert result.exit_code == 5
+    assert "rolled back" in result.stderr and "Traceback" not in result.stderr
+    assert tree_hashes(venv) == before
+    (entry,) = json.loads(lg("restore", "--list", "--prefix", str(venv), "--json").stdout)["data"]
+    assert entry["state"] == "restored"
+
+
+def test_permission_error_stops_and_puts_everything_back(world, project, venv, lg, monkeypatch):
+    site = site_packages(venv)
+    for name in ("liba.so.1", "libb.so.1", "libc.so.1"):
+        (site / name).write_bytes(b"\x7fELF " + name.encode())
+    before = tree_hashes(venv)
+    monkeypatch.setenv("LOCKGUARD_FAULT_EACCES_AT", "3")
+    result = clean_install(lg, project, venv, "--yes")
+    assert result.exit_code == 5 and "Permission denied" in result.stderr and "put back" in result.stderr
+    assert tree_hashes(venv) == before
+
+
+def test_killed_run_is_undone_by_restore_or_the_next_clean_install(world, project, venv, lg):
+    site = site_packages(venv)
+    for name in ("liba.so.1", "libb.so.1", "libc.so.1", "libd.so.1"):
+        (site / name).write_bytes(b"\x7fELF " + name.encode())
+    before = tree_hashes(venv)
+    env = {**os.environ, **PIP_ENV, "LOCKGUARD_FAULT_AFTER_MOVES": "2"}
+    args = [sys.executable, "-m", "lockguard", "clean-install", "--intent", str(project / "lockguard.toml"),
+            "--prefix", str(venv), "--yes"]
+    killed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert killed.returncode == 137
+    names = ("liba.so.1", "libb.so.1", "libc.so.1", "libd.so.1")
+    assert sum(not (site / n).exists() for n in names) == 2  # two moved before the kill
+    (entry,) = json.loads(lg("restore", "--list", "--prefix", str(venv), "--json").stdout)["data"]
+    assert entry["state"] == "incomplete" and entry["moved"] == 2
+    assert lg("restore", "--prefix", str(venv)).exit_code == 0
+    assert tree_hashes(venv) == before
+    killed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert killed.returncode == 137
+    result = clean_install(lg, project, venv, "--yes")  # the next run undoes the interrupted one first
+    assert result.exit_code == 0, result.stderr
+    assert "was interrupted; put back 2 files" in result.stderr
+    assert env_check(lg, project, venv) == (0, [])
+
+
+def test_python_option_and_verify_files(world, project, venv, lg):
+    assert lg("clean-install", "--intent", str(project / "lockguard.toml"), "--python",
+              str(venv / "bin" / "python"), "--yes").exit_code == 0
+    init = site_packages(venv) / "jinja2" / "__init__.py"
+    init.write_text(init.read_text() + "# tampered\n")
+    assert env_check(lg, project, venv) == (0, [])
+    code, findings = env_check(lg, project, venv, "--verify-files")
+    assert code == 1 and codes(findings) == ["LG203"] and "jinja2" in findings[0]["message"]
+
+
+def test_user_site_duplicate_is_reported_not_touched(world, project, venv_template, tmp_path, lg, monkeypatch):
+    for key, value in PIP_ENV.items():
+        monkeypatch.setenv(key, value)
+    venv = make_venv(tmp_path / "sys-env", system_site=True)
+    userbase = tmp_path / "userbase"
+    monkeypatch.setenv("PYTHONUSERBASE", str(userbase))
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--user", "--index-url",
+                           world.pypi.url, "jinja2==1.0", "--no-deps", "--force-reinstall"],
+                          env={**os.environ, **PIP_ENV}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr  # pip refuses a user copy that would lose, so first
+    assert clean_install(lg, project, venv, "--yes").exit_code == 1  # applied; the user copy is reported (exit 1)
+    code, findings = env_check(lg, project, venv)
+    duplicate = [f for f in findings if f["code"] == "LG213" and "jinja2" in f["message"]]
+    assert duplicate and "pip uninstall --user jinja2" in duplicate[0]["hint"]
+    user_copy = next(userbase.glob("lib/python3*/site-packages/jinja2-1.0.dist-info"))
+    plan = json.loads(clean_install(lg, project, venv, "--dry-run", "--json").stdout)["data"]["plan"]
+    assert not any(str(userbase) in q["path"] for q in plan["quarantine"])
+    assert any(f["code"] == "LG213" for f in plan["reported"])
+    assert user_copy.exists()
+
+
+def test_refuses_a_stale_lock_and_needs_a_target(world, project, venv, lg):
+    assert lg("clean-install", "--intent", str(project / "lockguard.toml")).exit_code == 2
+    lock = project / "requirements.lock"
+    lock.write_text(lock.read_text().replace("jinja2==1.0", "jinja2==1.1"))
+    result = clean_install(lg, project, venv, "--yes")
+    assert result.exit_code == 2 and "edited by hand" in result.stderr
+
+
+def test_conda_prefix_installed_from_a_local_channel(world, tmp_path, lg):
+    from tests.support.conda_channel import build_channel
+
+    channel = build_channel(tmp_path / "conda")
+    project = tmp_path / "conda-project"
+    world.intent(project, cuda="none", pip=[], channels=[channel.as_uri()], extra='conda = ["numpy"]\n')
+    assert lg("resolve", "--intent", str(project / "lockguard.toml")).exit_code == 0
+    prefix = tmp_path / "conda-env"
+    (prefix / "conda-meta").mkdir(parents=True)  # an empty conda prefix
+    plan = json.loads(clean_install(lg, project, prefix, "--dry-run", "--json").stdout)["data"]["plan"]
+    assert plan["conda"] == ["numpy", "python"]
+    result = clean_install(lg, project, prefix, "--yes")
+    assert result.exit_code == 0, result.stderr
+    records = {json.loads(p.read_text())["name"]: json.loads(p.read_text()) for p in (prefix / "conda-meta").glob("*.json")}
+    assert records["numpy"]["version"] == "1.26.4" and records["python"]["build"] == "h0_cpython"
+    assert os.access(prefix / "bin" / "python", os.X_OK)
+    assert env_check(lg, project, prefix) == (0, [])
+    (prefix / "lib").mkdir(exist_ok=True)
+    (prefix / "lib" / "libnccl.so.2").write_bytes(b"\x7fELF system copy")  # an unowned library in lib/
+    code, findings = env_check(lg, project, prefix)
+    assert codes(findings) == ["LG210"]
