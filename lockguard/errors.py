@@ -68,13 +68,6 @@ class InputError(LockguardError):
         return data
 
 
-class NotImplementedYet(LockguardError):
-    """A command of the contract that a later change fills in."""
-
-    exit_code = EXIT_BAD_INPUT
-    kind = "not-implemented"
-
-
 @dataclass(frozen=True)
 class Conflict:
     """One fact that takes part in an unsatisfiable intent, with where it comes from."""

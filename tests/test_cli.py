@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from lockguard.cli import app
-
 
 def test_version_and_help(lg):
     assert lg("--version").exit_code == 0
@@ -58,16 +54,6 @@ def test_internal_error_has_no_traceback_unless_verbose(lg, monkeypatch):
     assert "internal error: RuntimeError: kaboom" in quiet.stderr and "Traceback" not in quiet.stderr
     loud = lg("-v", "constraints", "show")
     assert loud.exit_code == 70 and "Traceback" in loud.stderr
-
-
-@pytest.mark.parametrize("command", ["check", "clean-install", "restore", "doctor"])
-def test_commands_not_built_yet_say_so_with_exit_2(lg, command):
-    if command not in app.COMMANDS:
-        pytest.skip("command removed")
-    result = lg(command)
-    if "not implemented yet" not in result.stderr:
-        pytest.skip(f"{command} is implemented")
-    assert result.exit_code == 2
 
 
 def test_console_script_user_error_has_no_traceback(lg_process, tmp_path):

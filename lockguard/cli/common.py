@@ -44,8 +44,3 @@ def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True
         validator = matchspec_problem
     return load_intent(path, validate_matchspec=validator)
 
-
-def not_implemented(what: str) -> None:
-    from lockguard.errors import NotImplementedYet
-
-    raise NotImplementedYet(f"`lockguard {what}` is not implemented yet", hint="see the project's open issues")
