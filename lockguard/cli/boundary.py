@@ -28,9 +28,11 @@ def run(argv: list[str]) -> int:
 
         return invoke(argv, ui)
     except KeyboardInterrupt:
+        ui.done()
         ui.error("interrupted")
         return 130
     except LockguardError as exc:
+        ui.done()
         report(ui, exc)
         return exc.exit_code
     except Exception as exc:  # a bug in lockguard, never the user's fault

@@ -25,6 +25,26 @@ class Ui:
     command: str = ""
     json_mode: bool = False
     verbose: int = 0
+    _status: object = None
+
+    # -- progress (stderr): one status line on a terminal, plain lines with -v elsewhere ----------
+
+    def progress(self, message: str) -> None:
+        if color_enabled(sys.stderr) and not self.json_mode:
+            if self._status is None:
+                from rich.console import Console
+
+                self._status = Console(stderr=True).status(message)
+                self._status.start()
+            else:
+                self._status.update(message)
+        elif self.verbose:
+            print(message, file=sys.stderr)
+
+    def done(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
     # -- messages (stderr) ---------------------------------------------------------------------
 

@@ -64,10 +64,11 @@ class ResolveSession:
 
             conda = RattlerSolver(cache.root / "conda", offline=self.offline)
         options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
-                                 progress=self.ui.debug, warn=self.ui.warn)
+                                 progress=self.ui.progress, warn=self.ui.warn)
         try:
             lock = resolve_lock(self.intent, knowledge, machine, make_source, conda, options)
         finally:
+            self.ui.done()
             for source in self.sources:
                 source.close()
             self.http.close()

@@ -69,7 +69,7 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
         conda_side = _conda_side(intent, knowledge, target, stack, conda, knowledge_only, options)
         tried.add(stack.conda_specs)
         provided = _python_packages(knowledge, conda_side)
-        options.progress(f"{target.platform}: pip side")
+        options.progress(f"{target.platform}: pip side ({len(intent.pip)} requirements)")
         pip = resolve_pip(
             intent.pip, source, target,
             torch_versions=[s.torch for s in stacks] if stacks else None,
