@@ -40,10 +40,6 @@ def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
     return rows
 
 
-def parse_json_page(body: bytes, page_url: str, keep=None) -> list[DistFile]:
-    return [row_to_file(r) for r in json_rows(body, page_url, keep)]
-
-
 class _Anchors(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

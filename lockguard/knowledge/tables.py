@@ -224,10 +224,6 @@ class Knowledge:
 
     # -- conda <-> PyPI ------------------------------------------------------------------------
 
-    def library_for_pypi(self, name: str) -> LibraryRow | None:
-        name = canonical_name(name)
-        return next((row for row in self.libraries if name in row.pypi), None)
-
     def library_for_conda(self, name: str) -> LibraryRow | None:
         return next((row for row in self.libraries if row.conda == name), None)
 
