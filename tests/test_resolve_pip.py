@@ -274,6 +274,17 @@ def test_two_platforms_get_one_file_each(tmp_path, world, lg):
     assert x86.entries["torch"].version == "2.1.0+cpu"  # PyPI's x86_64 wheel is a CUDA build
 
 
+def test_platform_subset_keeps_per_platform_names(tmp_path, world, lg):
+    project = tmp_path / "p"
+    world.intent(project, cuda="none", pip=["jinja2"], platforms=["linux-64", "linux-aarch64"])
+    result = resolve(lg, project, "--platform", "linux-aarch64")
+    assert result.exit_code == 0, result.stderr
+    assert (project / "requirements.linux-aarch64.lock").exists()
+    assert not (project / "requirements.lock").exists() and not (project / "requirements.linux-64.lock").exists()
+    bad = resolve(lg, project, "--platform", "osx-arm64")
+    assert bad.exit_code == 2 and "not in the intent's platforms" in bad.stderr
+
+
 def test_concurrent_resolves_share_the_cache_safely(tmp_path, world):
     projects = []
     for i in range(3):

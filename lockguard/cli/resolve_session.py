@@ -105,7 +105,7 @@ class ResolveSession:
         intent = self.intent
         root = intent.source.root if intent.source else Path.cwd()
         intent_name = intent.source.path.name if intent.source else "lockguard.toml"
-        several = len(lock.platforms) > 1
+        several = len(intent.platforms) > 1  # file names follow the intent, also for a --platform subset
         files: dict[Path, str] = {}
         for platform in lock.platforms:
             name = platform.target.platform
@@ -121,7 +121,11 @@ class ResolveSession:
                 files[environment] = environment_yml.render(platform, intent_hash=intent.hash,
                                                             intent_name=intent_name, env_name=intent.name)
         if not intent.pip_only:
-            files[root / intent.outputs.conda_lock] = conda_lock.render(lock, intent_name=intent_name)
+            if len(lock.platforms) == len(intent.platforms):
+                files[root / intent.outputs.conda_lock] = conda_lock.render(lock, intent_name=intent_name)
+            else:  # conda-lock.yml holds every platform: a subset would drop the others
+                self.ui.warn(f"--platform resolves a subset: {intent.outputs.conda_lock} (all platforms) is not "
+                             "rewritten; resolve without --platform to update it")
         return files
 
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
