@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
 from lockguard.check.snapshot import Snapshot
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model.names import cuda_family
 from lockguard.model.versions import CudaVersion
-
-_FAMILY = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d{2})$")
 
 
 @dataclass
@@ -33,9 +31,9 @@ class LockFacts:
         """nvidia-*-cuNN packages by CUDA major."""
         out: dict[int, list[str]] = {}
         for name in self.pip:
-            match = _FAMILY.match(name)
-            if match:
-                out.setdefault(int(match.group(1)), []).append(name)
+            family = cuda_family(name)
+            if family:
+                out.setdefault(int(family), []).append(name)
         return out
 
     def conda_cuda(self) -> CudaVersion | None:

@@ -17,18 +17,17 @@ from lockguard.errors import InputError
 def explain(ctx, package, intent_path, platform, as_json) -> None:
     """Why PACKAGE is pinned at its version: the requirement chain and the knowledge rules."""
     from lockguard.check.explain import explain_conda, explain_pip
-    from lockguard.io.project_files import per_platform
+    from lockguard.io.project_files import lock_file
     from lockguard.knowledge import load_knowledge
     from lockguard.lockfiles import environment_yml, requirements_lock
 
     ui = get_ui(ctx, "explain")
     intent = load_project_intent(intent_path, validate_conda=False)
     platform = platform or intent.platforms[0]
-    several = len(intent.platforms) > 1
     root = intent.source.root
     knowledge = load_knowledge()
-    req_path = root / per_platform(intent.outputs.requirements, platform, several)
-    env_path = root / per_platform(intent.outputs.environment, platform, several)
+    req_path = root / lock_file(intent, "requirements", platform)
+    env_path = root / lock_file(intent, "environment", platform)
     if not req_path.exists():
         raise InputError(f"{req_path} does not exist", file=str(req_path), hint="run `lockguard resolve` first")
     lock = requirements_lock.parse(req_path.read_text(encoding="utf-8"))

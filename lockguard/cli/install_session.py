@@ -10,7 +10,7 @@ from lockguard.cli.output import Ui
 from lockguard.errors import InputError, InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, blocking, make_plan
-from lockguard.io.project_files import per_platform
+from lockguard.io.project_files import lock_file
 from lockguard.io.quarantine import Quarantine, list_quarantines
 from lockguard.knowledge.tables import Knowledge
 
@@ -39,8 +39,7 @@ def build_plan(snapshot: Snapshot, knowledge: Knowledge, prefix: Path | None, py
 
     scan = scan_prefix(prefix, python)
     platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
-    several = len(snapshot.intent.platforms) > 1
-    requirements = snapshot.intent.source.root / per_platform(snapshot.intent.outputs.requirements, platform, several)
+    requirements = snapshot.intent.source.root / lock_file(snapshot.intent, "requirements", platform)
     inventory = take_inventory(scan, lock_view(snapshot, knowledge))
     plan = make_plan(inventory, prefix=scan.prefix, python=scan.python, requirements=str(requirements))
     return scan, plan, platform
@@ -95,10 +94,10 @@ def _install_conda(plan: Plan, snapshot: Snapshot, platform: str, ui: Ui) -> Non
 
 def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
     """conda-lock.yml with its dependencies and hashes (the check's fast reader keeps names only)."""
-    from lockguard.lockfiles.conda_lock import _yaml
+    from lockguard.lockfiles.conda_lock import read_document
 
     lock = snapshot.of_kind("conda-lock")
-    return _yaml(lock.text or "").get("package", []) if lock else []
+    return read_document(lock.text or "").get("package", []) if lock else []
 
 
 def _verify(snapshot: Snapshot, knowledge: Knowledge, plan: Plan):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lockguard.cli.output import Ui
-from lockguard.io.project_files import per_platform
+from lockguard.io.project_files import lock_file
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
 
@@ -105,24 +105,23 @@ class ResolveSession:
         intent = self.intent
         root = intent.source.root if intent.source else Path.cwd()
         intent_name = intent.source.path.name if intent.source else "lockguard.toml"
-        several = len(intent.platforms) > 1  # file names follow the intent, also for a --platform subset
-        files: dict[Path, str] = {}
+        files: dict[Path, str] = {}  # file names follow the intent, also for a --platform subset
         for platform in lock.platforms:
             name = platform.target.platform
             conda_state = None
             if platform.conda is not None:
                 conda_state = "solved" if platform.conda.solved else "knowledge-only (not solved)"
-            requirements = root / per_platform(intent.outputs.requirements, name, several)
+            requirements = root / lock_file(intent, "requirements", name)
             files[requirements] = requirements_lock.render(
                 platform.pip, intent_hash=intent.hash, intent_name=intent_name, python=str(intent.python),
                 index_urls=platform.index_urls, conda_solved=conda_state)
             if not intent.pip_only:
-                environment = root / per_platform(intent.outputs.environment, name, several)
+                environment = root / lock_file(intent, "environment", name)
                 files[environment] = environment_yml.render(platform, intent_hash=intent.hash,
                                                             intent_name=intent_name, env_name=intent.name)
         if not intent.pip_only:
             if len(lock.platforms) == len(intent.platforms):
-                files[root / intent.outputs.conda_lock] = conda_lock.render(lock, intent_name=intent_name)
+                files[root / lock_file(intent, "conda-lock")] = conda_lock.render(lock, intent_name=intent_name)
             else:  # conda-lock.yml holds every platform: a subset would drop the others
                 self.ui.warn(f"--platform resolves a subset: {intent.outputs.conda_lock} (all platforms) is not "
                              "rewritten; resolve without --platform to update it")

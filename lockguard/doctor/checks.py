@@ -20,6 +20,7 @@ from lockguard.install.inventory import LockView
 from lockguard.io.probe_runner import ProbeResult
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
+from lockguard.model.names import cuda_family, same_version
 from lockguard.model.target import MachineFacts
 from lockguard.model.versions import CudaVersion, GpuArch, build_runs_on
 
@@ -211,9 +212,9 @@ def _nvcc_gcc(base: dict, torch_cuda: CudaVersion | None, knowledge: Knowledge) 
 def _families(dists: dict) -> Check:
     families: dict[str, list[str]] = {}
     for name in dists:
-        match = re.match(r"^nvidia-[a-z0-9-]+-cu(\d{2})$", name)
-        if match:
-            families.setdefault(match.group(1), []).append(name)
+        family = cuda_family(name)
+        if family:
+            families.setdefault(family, []).append(name)
     if len(families) > 1:
         listed = "; ".join(f"cu{k}: {', '.join(sorted(v))}" for k, v in sorted(families.items()))
         return _bad("LG306", "nvidia wheels", ERROR, f"several CUDA majors installed ({listed})",
@@ -258,19 +259,13 @@ def _available(machine: MachineFacts, torch: dict) -> Check:
 def _against_lock(dists: dict, lock: LockView | None) -> Check:
     if lock is None:
         return _skip("LG310", "lock", "no lock to compare (run in the project, or pass --intent)")
-    from packaging.version import InvalidVersion, Version
-
     wrong = []
     for name, version in sorted(lock.pip.items()):
         have = dists.get(name)
         if have is None:
             wrong.append(f"{name} missing (lock {version})")
             continue
-        try:
-            same = Version(have) == Version(version)
-        except InvalidVersion:
-            same = have == version
-        if not same:
+        if not same_version(have, version):
             wrong.append(f"{name} {have} (lock {version})")
     if wrong:
         shown = "; ".join(wrong[:8]) + (f"; and {len(wrong) - 8} more" if len(wrong) > 8 else "")

@@ -19,12 +19,10 @@ import re
 from dataclasses import dataclass, field
 
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
-from lockguard.model.names import canonical_name
-from lockguard.model.prefix import PrefixSnapshot
+from lockguard.model.names import canonical_name, cuda_family, same_version
+from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot
 
-SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$")
 INSTALLER_TOOLS = {"pip", "setuptools", "wheel"}  # pip-sync's rule: never removed unless the lock pins them
-_FAMILY = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d{2})$")
 
 
 @dataclass(frozen=True)
@@ -216,9 +214,9 @@ def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
 def _families(snap: PrefixSnapshot, inv: Inventory) -> None:
     families: dict[str, list[str]] = {}
     for dist in snap.dists:
-        match = _FAMILY.match(dist.name)
-        if match:
-            families.setdefault(match.group(1), []).append(f"{dist.name} {dist.version}")
+        family = cuda_family(dist.name)
+        if family:
+            families.setdefault(family, []).append(f"{dist.name} {dist.version}")
     if len(families) > 1:
         listed = "; ".join(f"cu{k}: {', '.join(sorted(v))}" for k, v in sorted(families.items()))
         inv.findings.append(Finding("LG215", ERROR, f"nvidia packages of several CUDA majors are installed ({listed})",
@@ -239,8 +237,6 @@ def _sonames(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> No
 
 
 def _against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
-    from packaging.version import InvalidVersion, Version
-
     installed = {d.name: d for d in snap.dists if d.in_prefix}
     conda_names = {canonical_name(r.name) for r in snap.conda}
     for name, version in sorted(lock.pip.items()):
@@ -250,11 +246,7 @@ def _against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
                                         "run `lockguard clean-install`", snap.prefix))
             inv.missing.append(f"{name}=={version}")
             continue
-        try:
-            same = Version(dist.version) == Version(version)
-        except InvalidVersion:
-            same = dist.version == version
-        if not same:
+        if not same_version(dist.version, version):
             inv.findings.append(Finding("LG201", ERROR, f"{name} {dist.version} is installed, the lock has {version}",
                                         "run `lockguard clean-install`", dist.dist_info))
             inv.missing.append(f"{name}=={version}")

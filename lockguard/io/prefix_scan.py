@@ -22,8 +22,12 @@ from lockguard.model.prefix import (
     RecordEntry,
 )
 
-SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$")
-CUDA_STACK_LIBS = re.compile(r"^lib(cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink|torch[a-z_]*|c10[a-z_]*)\.so")
+# The CUDA stack and torch, as library names: what the loader's path must not shadow.
+_CUDA_STACK = r"cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink|torch[a-z_]*|c10[a-z_]*"
+CUDA_STACK_LIBS = re.compile(rf"^lib({_CUDA_STACK})\.so")
+# Libraries whose duplicates break processes (loaded into one global namespace): the CUDA stack,
+# torch, and the compiler runtimes. Their SONAMEs are read when a name occurs twice.
+SONAME_MATTERS = re.compile(rf"^lib({_CUDA_STACK}|nvToolsExt|cupti|shm|gomp|iomp5|stdc\+\+|gcc_s)\.so")
 
 _ASK = r"""
 import json, site, sys, sysconfig
@@ -281,12 +285,6 @@ def _walk(snap: PrefixSnapshot, folder: str, relative: str) -> None:
                     _walk(snap, entry.path, rel)
             else:
                 snap.files.append(rel)
-
-
-# Libraries whose duplicates break processes (loaded into one global namespace): the CUDA stack,
-# torch, and the compiler runtimes. Their SONAMEs are read when a name occurs twice.
-SONAME_MATTERS = re.compile(r"^lib(cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|cufft|curand|cusolver|cusparse|nvrtc|"
-                            r"nvJitLink|nvToolsExt|cupti|torch[a-z_]*|c10[a-z_]*|shm|gomp|iomp5|stdc\+\+|gcc_s)\.so")
 
 
 def _read_sonames(snap: PrefixSnapshot, root: Path) -> None:

@@ -10,9 +10,12 @@ from lockguard.io.repo_scan import repository_paths
 from lockguard.model.intent import Intent
 
 
-def per_platform(filename: str, platform: str, several: bool) -> str:
-    """requirements.lock -> requirements.linux-64.lock when the intent has several platforms."""
-    if not several:
+def lock_file(intent: Intent, kind: str, platform: str | None = None) -> str:
+    """The relative path of one lock file: requirements.lock, or requirements.linux-64.lock when
+    the intent has several platforms (environment.yml likewise; conda-lock.yml holds them all)."""
+    filename = {"requirements": intent.outputs.requirements, "environment": intent.outputs.environment,
+                "conda-lock": intent.outputs.conda_lock}[kind]
+    if kind == "conda-lock" or len(intent.platforms) < 2:
         return filename
     path = Path(filename)
     return str(path.with_name(f"{path.stem}.{platform}{path.suffix}"))
@@ -20,14 +23,13 @@ def per_platform(filename: str, platform: str, several: bool) -> str:
 
 def lock_paths(intent: Intent) -> list[tuple[str, str, str | None]]:
     """(relative path, kind, platform) of every lock file the intent asks for."""
-    several = len(intent.platforms) > 1
     out = []
     for platform in intent.platforms:
-        out.append((per_platform(intent.outputs.requirements, platform, several), "requirements", platform))
+        out.append((lock_file(intent, "requirements", platform), "requirements", platform))
         if not intent.pip_only:
-            out.append((per_platform(intent.outputs.environment, platform, several), "environment", platform))
+            out.append((lock_file(intent, "environment", platform), "environment", platform))
     if not intent.pip_only:
-        out.append((intent.outputs.conda_lock, "conda-lock", None))
+        out.append((lock_file(intent, "conda-lock"), "conda-lock", None))
     return out
 
 

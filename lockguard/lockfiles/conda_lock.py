@@ -119,7 +119,7 @@ def read(text: str) -> dict:
     A file lockguard wrote is read line by line (PyYAML's import alone would take a fifth of the
     check's time budget); anything else, or anything surprising, goes through PyYAML."""
     if "# lockguard-version:" not in text or "\npackage:\n" not in text:
-        return _yaml(text)
+        return read_document(text)
     packages: list[dict] = []
     current: dict | None = None
     for line in text.split("\npackage:\n", 1)[1].splitlines():
@@ -129,7 +129,7 @@ def read(text: str) -> dict:
         elif current is not None and (match := _KEY.match(line)):
             current[match.group(1)] = _scalar(match.group(2))
         elif line and not line.startswith(" ") and not line.startswith("-"):
-            return _yaml(text)  # another top-level key after package: not our layout
+            return read_document(text)  # another top-level key after package: not our layout
     return {"package": packages}
 
 
@@ -140,7 +140,8 @@ def _scalar(value: str) -> str:
     return value
 
 
-def _yaml(text: str) -> dict:
+def read_document(text: str) -> dict:
+    """The whole conda-lock.yml document, through PyYAML (install needs hashes and dependencies)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -12,6 +12,25 @@ _SEPARATORS = re.compile(r"[-_.]+")
 _HEAD = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$", re.S)
 
 
+_CUDA_FAMILY = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d{2})$")
+
+
+def cuda_family(name: str) -> str | None:
+    """The CUDA major of an nvidia wheel by its name: nvidia-nccl-cu12 -> "12" (None: not one)."""
+    match = _CUDA_FAMILY.match(name)
+    return match.group(1) if match else None
+
+
+def same_version(a: str, b: str) -> bool:
+    """PEP 440 equality (2.1.0 == 2.1), falling back to text for versions PEP 440 cannot read."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return a == b
+
+
 def canonical_name(name: str) -> str:
     """PEP 503 normalization: Foo_Bar.baz -> foo-bar-baz."""
     return _SEPARATORS.sub("-", name).lower()

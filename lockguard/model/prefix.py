@@ -3,8 +3,11 @@ inventory rules (install/inventory.py) read it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$")  # libfoo.so, libfoo.so.2, libfoo.so.2.18.1
 
 
 class RecordEntry(NamedTuple):  # a tuple: a CUDA environment has hundreds of thousands of these
