@@ -69,7 +69,7 @@ def main() -> None:
         prefix = build(work, args.dists, args.files)
         count = sum(len(f) for _d, _s, f in os.walk(prefix))
         scan = [sys.executable, "-c",
-                "import sys; from pathlib import Path; from lockguard.io.prefix_scan import scan_prefix; "
+                "import sys; from pathlib import Path; from lockguard.io.env.prefix_scan import scan_prefix; "
                 "from lockguard.install.inventory import take_inventory; "
                 "take_inventory(scan_prefix(Path(sys.argv[1])), None)", str(prefix)]
         timed(["find", str(prefix), "-name", "*.so*"], 1)  # warm the page cache for both

@@ -12,9 +12,10 @@ import pytest
 
 from lockguard.doctor.checks import decode_cudnn, run_checks
 from lockguard.install.inventory import LockView
-from lockguard.io.nvml import detect_machine
-from lockguard.io.probe_runner import ProbeResult, run_probe
+from lockguard.io.machine.nvml import detect_machine
+from lockguard.io.machine.probe_runner import run_probe
 from lockguard.knowledge import load_knowledge
+from lockguard.model.probe import ProbeResult
 from lockguard.model.target import GpuInfo, GpuProcess, MachineFacts
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch
 from tests.support.envs import compile_library, copy_venv, make_venv, site_packages

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lockguard.errors import InputError
-from lockguard.io.conda import matchspec_problem
+from lockguard.io.index.conda import matchspec_problem
 from lockguard.model.intent_parse import find_intent, load_intent
 
 GOOD = """\

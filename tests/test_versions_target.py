@@ -7,7 +7,7 @@ import types
 import pytest
 
 from lockguard.errors import InputError
-from lockguard.io.nvml import PynvmlSource, detect_machine
+from lockguard.io.machine.nvml import PynvmlSource, detect_machine
 from lockguard.model.intent import CudaRequest, Intent
 from lockguard.model.target import MachineFacts, Target, targets_for
 from lockguard.model.versions import (

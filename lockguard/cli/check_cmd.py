@@ -29,7 +29,7 @@ def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, n
     from lockguard.check.static import static_findings
     from lockguard.cli.check_fast import emit
     from lockguard.cli.common import load_project_intent
-    from lockguard.io.project_files import read_snapshot
+    from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "check")

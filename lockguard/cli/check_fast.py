@@ -43,7 +43,7 @@ def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_c
     ui.json_mode = fmt == "json"
     cache = None
     if use_cache:
-        from lockguard.io.check_cache import CheckCache, find_intent_path
+        from lockguard.io.project.check_cache import CheckCache, find_intent_path
 
         found = find_intent_path(intent_path)
         if found is not None:
@@ -53,7 +53,7 @@ def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_c
                 sys.stdout.write(hit[0])
                 return hit[1]
     from lockguard.check.static import static_findings
-    from lockguard.io.project_files import lock_paths, read_snapshot
+    from lockguard.io.project.project_files import lock_paths, read_snapshot
     from lockguard.knowledge import load_knowledge
     from lockguard.model.intent_parse import find_intent, load_intent
 

@@ -32,7 +32,7 @@ def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, as_json) -
         undo_interrupted,
     )
     from lockguard.errors import InputError
-    from lockguard.io.project_files import read_snapshot
+    from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "clean-install")
@@ -67,6 +67,6 @@ def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, as_json) -
 
 
 def _prefix_of(python: Path) -> Path:
-    from lockguard.io.prefix_scan import ask_interpreter
+    from lockguard.io.env.prefix_scan import ask_interpreter
 
     return Path(ask_interpreter(python)["prefix"])

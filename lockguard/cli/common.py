@@ -39,7 +39,7 @@ def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True
     path = intent_path or find_intent(Path.cwd())
     validator = None
     if validate_conda:
-        from lockguard.io.conda import matchspec_problem
+        from lockguard.io.index.conda import matchspec_problem
 
         validator = matchspec_problem
     return load_intent(path, validate_matchspec=validator)

@@ -51,8 +51,8 @@ def show(ctx, kind, version, platform, python, as_json) -> None:
 @click.pass_context
 def verify(ctx, index_url, as_json) -> int:
     """Re-read every torch [[patch]] row from live wheel METADATA (range requests) and report differences."""
-    from lockguard.io.http import HttpClient
-    from lockguard.io.torch_wheels import live_versions, project_files, read_live_wheels
+    from lockguard.io.index.http import HttpClient
+    from lockguard.io.index.torch_wheels import live_versions, project_files, read_live_wheels
     from lockguard.knowledge import load_knowledge
     from lockguard.knowledge.verify import compare_patch, missing_releases
 

@@ -24,8 +24,8 @@ def doctor(ctx, python_exe, intent_path, smoke, as_json) -> int:
     Exit 1 when an error-level problem is found."""
     from lockguard.doctor import report
     from lockguard.doctor.checks import run_checks
-    from lockguard.io.nvml import detect_machine
-    from lockguard.io.probe_runner import pid_alive, run_probe
+    from lockguard.io.machine.nvml import detect_machine
+    from lockguard.io.machine.probe_runner import pid_alive, run_probe
     from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "doctor")
@@ -66,7 +66,7 @@ def _default_python() -> str:
 def _lock(intent_path, knowledge, ui):
     from lockguard.cli.env_check import lock_view
     from lockguard.errors import InputError
-    from lockguard.io.project_files import read_snapshot
+    from lockguard.io.project.project_files import read_snapshot
     from lockguard.model.intent_parse import find_intent, load_intent
 
     try:

@@ -37,13 +37,13 @@ def lock_view(snapshot: Snapshot, knowledge: Knowledge) -> LockView:
 
 def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Path | None, python: Path | None,
                          verify_files: bool = False) -> list[Finding]:
-    from lockguard.io.prefix_scan import scan_prefix
+    from lockguard.io.env.prefix_scan import scan_prefix
 
     scan = scan_prefix(prefix, python)
     view = lock_view(snapshot, knowledge)
     findings = take_inventory(scan, view).findings
     if verify_files:
-        from lockguard.io.record_verify import verify_records
+        from lockguard.io.env.record_verify import verify_records
 
         findings += verify_records(scan, set(view.pip))
     return sorted(findings, key=lambda f: f.sort_key)

@@ -17,7 +17,7 @@ from lockguard.errors import InputError
 def explain(ctx, package, intent_path, platform, as_json) -> None:
     """Why PACKAGE is pinned at its version: the requirement chain and the knowledge rules."""
     from lockguard.check.explain import explain_conda, explain_pip
-    from lockguard.io.project_files import lock_file
+    from lockguard.io.project.project_files import lock_file
     from lockguard.knowledge import load_knowledge
     from lockguard.lockfiles import environment_yml, requirements_lock
 

@@ -25,8 +25,8 @@ def init(ctx, python, cuda, channels, conda_specs, pyproject, force, packages) -
 
     PACKAGES are pip requirements, e.g. `lockguard init --python 3.11 --cuda 12.1 "torch==2.1.*" deepspeed`.
     """
-    from lockguard.io.conda import matchspec_problem
-    from lockguard.io.files import write_atomic
+    from lockguard.io.index.conda import matchspec_problem
+    from lockguard.io.project.files import write_atomic
     from lockguard.model.intent_parse import parse_intent
     from lockguard.model.intent_write import add_intent_to_pyproject, new_intent_document
 

@@ -10,8 +10,8 @@ from lockguard.cli.output import Ui
 from lockguard.errors import InputError, InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, blocking, make_plan
-from lockguard.io.project_files import lock_file
-from lockguard.io.quarantine import Quarantine, list_quarantines
+from lockguard.io.env.quarantine import Quarantine, list_quarantines
+from lockguard.io.project.project_files import lock_file
 from lockguard.knowledge.tables import Knowledge
 
 
@@ -35,7 +35,7 @@ def undo_interrupted(prefix: Path, ui: Ui) -> list[str]:
 
 
 def build_plan(snapshot: Snapshot, knowledge: Knowledge, prefix: Path | None, python: Path | None):
-    from lockguard.io.prefix_scan import scan_prefix
+    from lockguard.io.env.prefix_scan import scan_prefix
 
     scan = scan_prefix(prefix, python)
     platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
@@ -48,7 +48,7 @@ def build_plan(snapshot: Snapshot, knowledge: Knowledge, prefix: Path | None, py
 def apply_plan(plan: Plan, snapshot: Snapshot, knowledge: Knowledge, platform: str, ui: Ui) -> str | None:
     """Quarantine, install, uninstall, conda; then verify. Returns the quarantine id (or None).
     On failure the quarantine is put back and InstallFailed is raised (exit 5)."""
-    from lockguard.io import pip_apply
+    from lockguard.io.env import pip_apply
 
     quarantine = Quarantine.create(Path(plan.prefix), plan.quarantine) if plan.quarantine else None
     try:
@@ -80,8 +80,8 @@ def apply_plan(plan: Plan, snapshot: Snapshot, knowledge: Knowledge, platform: s
 
 
 def _install_conda(plan: Plan, snapshot: Snapshot, platform: str, ui: Ui) -> None:
-    from lockguard.io.cache import Cache
-    from lockguard.io.conda import install_locked
+    from lockguard.io.index.cache import Cache
+    from lockguard.io.index.conda import install_locked
 
     conda_lock = snapshot.of_kind("conda-lock")
     packages = (conda_lock.conda_lock or {}).get("package", []) if conda_lock else []
@@ -101,7 +101,7 @@ def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
 
 
 def _verify(snapshot: Snapshot, knowledge: Knowledge, plan: Plan):
-    from lockguard.io.prefix_scan import scan_prefix
+    from lockguard.io.env.prefix_scan import scan_prefix
 
     scan = scan_prefix(Path(plan.prefix), Path(plan.python))
     return blocking(take_inventory(scan, lock_view(snapshot, knowledge)).findings)

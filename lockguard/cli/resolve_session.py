@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lockguard.cli.output import Ui
-from lockguard.io.project_files import lock_file
+from lockguard.io.project.project_files import lock_file
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
 
@@ -29,8 +29,8 @@ class ResolveSession:
     # -- resolution ------------------------------------------------------------------------------
 
     def run(self) -> Lock:
-        from lockguard.io.cache import Cache
-        from lockguard.io.http import HttpClient
+        from lockguard.io.index.cache import Cache
+        from lockguard.io.index.http import HttpClient
         from lockguard.knowledge import load_knowledge
         from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
 
@@ -41,9 +41,9 @@ class ResolveSession:
         overrides = self._metadata_overrides()
 
         def make_source(target, torch_index, torch_versions):
-            from lockguard.io.index import IndexClient
-            from lockguard.io.metadata import MetadataFetcher
-            from lockguard.io.pip_source import IndexPackageSource
+            from lockguard.io.index.client import IndexClient
+            from lockguard.io.index.metadata import MetadataFetcher
+            from lockguard.io.index.pip_source import IndexPackageSource
             from lockguard.resolve.tags import coarse_filename_filter
 
             keep, keep_key = coarse_filename_filter(target)
@@ -60,7 +60,7 @@ class ResolveSession:
 
         conda = None
         if not (self.conda_from_knowledge or self.intent.conda_from_knowledge or self.intent.pip_only):
-            from lockguard.io.conda import RattlerSolver
+            from lockguard.io.index.conda import RattlerSolver
 
             conda = RattlerSolver(cache.root / "conda", offline=self.offline)
         options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
@@ -85,12 +85,12 @@ class ResolveSession:
     def _machine(self):
         if self.intent.cuda.mode != "auto" and not self.intent.gpu_auto:
             return None
-        from lockguard.io.nvml import detect_machine
+        from lockguard.io.machine.nvml import detect_machine
 
         return detect_machine()
 
     def _metadata_overrides(self) -> dict[tuple[str, str], bytes]:
-        from lockguard.io.metadata import synthesize_metadata
+        from lockguard.io.index.metadata import synthesize_metadata
 
         return {
             (d.name, d.version): synthesize_metadata(d.name, d.version, d.requires_dist, d.requires_python)
@@ -139,7 +139,7 @@ class ResolveSession:
         return out
 
     def write(self, outputs: dict[Path, str]) -> list[Path]:
-        from lockguard.io.files import write_all_atomic
+        from lockguard.io.project.files import write_all_atomic
 
         write_all_atomic(outputs)
         for path in outputs:

@@ -22,7 +22,7 @@ def restore(ctx, quarantine_id, prefix, list_only, as_json) -> None:
     import os
 
     from lockguard.errors import InputError
-    from lockguard.io.quarantine import Quarantine, list_quarantines
+    from lockguard.io.env.quarantine import Quarantine, list_quarantines
 
     ui = get_ui(ctx, "restore")
     prefix = prefix or Path(os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX") or "")

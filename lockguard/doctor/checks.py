@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass
 
 from lockguard.install.inventory import LockView
-from lockguard.io.probe_runner import ProbeResult
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family, same_version
+from lockguard.model.probe import ProbeResult
 from lockguard.model.target import MachineFacts
 from lockguard.model.versions import CudaVersion, GpuArch, build_runs_on
 

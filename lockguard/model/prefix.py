@@ -1,4 +1,4 @@
-"""What an installed environment holds, as data: the scan (io/prefix_scan.py) fills it, the
+"""What an installed environment holds, as data: the scan (io/env/prefix_scan.py) fills it, the
 inventory rules (install/inventory.py) read it."""
 
 from __future__ import annotations

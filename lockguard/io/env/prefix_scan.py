@@ -289,7 +289,7 @@ def _walk(snap: PrefixSnapshot, folder: str, relative: str) -> None:
 
 def _read_sonames(snap: PrefixSnapshot, root: Path) -> None:
     """Read the SONAME of CUDA-stack, torch and runtime libraries that occur more than once."""
-    from lockguard.io.elf import soname
+    from lockguard.io.env.elf import soname
 
     groups: dict[str, list[str]] = {}
     for path in snap.files:
@@ -306,7 +306,7 @@ def _read_sonames(snap: PrefixSnapshot, root: Path) -> None:
 
 
 def _library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDir]:
-    from lockguard.io.elf import soname
+    from lockguard.io.env.elf import soname
 
     dirs: list[tuple[str, str]] = []
     for entry in environ.get("LD_LIBRARY_PATH", "").split(":"):

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from lockguard.errors import SourceUnreachable
-from lockguard.io.http import HttpClient
+from lockguard.io.index.http import HttpClient
 
 TAIL_BYTES = 64 * 1024
 MIN_CHUNK = 16 * 1024

@@ -3,34 +3,12 @@
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 
-PROBE = Path(__file__).resolve().parents[1] / "doctor" / "probe.py"
+from lockguard.model.probe import ProbeResult
 
-
-@dataclass
-class ProbeResult:
-    python: str
-    base: dict = field(default_factory=dict)
-    torch: dict | None = None
-    smoke: list | None = None
-    returncode: int = 0
-    stderr_tail: str = ""
-
-    @property
-    def crashed(self) -> str | None:
-        """How the probe died ('SIGSEGV', 'exit 3'), or None when it finished."""
-        if self.returncode == 0 and self.base:
-            return None
-        if self.returncode < 0:
-            try:
-                return signal.Signals(-self.returncode).name
-            except ValueError:
-                return f"signal {-self.returncode}"
-        return f"exit {self.returncode}" if self.returncode else "no output"
+PROBE = Path(__file__).resolve().parents[2] / "doctor" / "probe.py"
 
 
 def run_probe(python: str, *, smoke: bool = False, timeout: int = 300, env: dict | None = None) -> ProbeResult:

@@ -22,10 +22,10 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from lockguard.errors import InputError, SourceUnreachable
-from lockguard.io.cache import Cache
-from lockguard.io.http import HttpClient
-from lockguard.io.lazy_wheel import read_wheel_metadata
-from lockguard.io.workers import DaemonPool
+from lockguard.io.index.cache import Cache
+from lockguard.io.index.http import HttpClient
+from lockguard.io.index.lazy_wheel import read_wheel_metadata
+from lockguard.io.index.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lockguard.check.snapshot import LockFile, Snapshot
-from lockguard.io.repo_scan import repository_paths
+from lockguard.io.project.repo_scan import repository_paths
 from lockguard.model.intent import Intent
 
 

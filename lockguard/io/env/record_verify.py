@@ -6,7 +6,7 @@ import base64
 import hashlib
 import os
 
-from lockguard.io.prefix_scan import record_entries
+from lockguard.io.env.prefix_scan import record_entries
 from lockguard.model.finding import ERROR, Finding
 from lockguard.model.prefix import PrefixSnapshot
 

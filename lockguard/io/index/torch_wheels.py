@@ -6,9 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 from email.parser import HeaderParser
 
 from lockguard.errors import SourceUnreachable
-from lockguard.io.http import HttpClient
-from lockguard.io.lazy_wheel import read_wheel_metadata
-from lockguard.io.simple_index import JSON_ACCEPT, parse_project_page
+from lockguard.io.index.http import HttpClient
+from lockguard.io.index.lazy_wheel import read_wheel_metadata
+from lockguard.io.index.simple_index import JSON_ACCEPT, parse_project_page
 from lockguard.knowledge.verify import LiveWheel
 from lockguard.model.dist import DistFile
 

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from lockguard import __version__
-from lockguard.io.repo_scan import repository_paths
+from lockguard.io.project.repo_scan import repository_paths
 
 ABSENT = b"\0absent\0"
 

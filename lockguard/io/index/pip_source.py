@@ -11,9 +11,9 @@ from concurrent.futures import Future
 
 from packaging.utils import canonicalize_name
 
-from lockguard.io.index import IndexClient
-from lockguard.io.metadata import MetadataFetcher
-from lockguard.io.workers import DaemonPool
+from lockguard.io.index.client import IndexClient
+from lockguard.io.index.metadata import MetadataFetcher
+from lockguard.io.index.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
 from lockguard.resolve.ports import Project
 
