@@ -1,18 +1,30 @@
-"""Wiring for `lockguard clean-install`: scan, plan, quarantine, apply, verify, roll back."""
+"""Wiring for `lockguard clean-install`: scan, plan, then the transaction: fetch the wheels, move
+every outgoing and colliding file into the quarantine, let pip install into a prefix where nothing
+of the outgoing versions remains, verify by effect (RECORD files, import smoke), and on any
+failure or interrupt undo all of it (exit 5)."""
 
 from __future__ import annotations
 
+import os
+import signal
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lockguard.check.snapshot import Snapshot
 from lockguard.cli.env_check import host_conda_platform, lock_view
-from lockguard.cli.output import Ui
+from lockguard.cli.install_progress import Progress
 from lockguard.errors import InputError, InstallFailed
-from lockguard.install.inventory import take_inventory
+from lockguard.install.incoming import Scheme, WheelContents, collisions, planned_paths
+from lockguard.install.inventory import LockView, take_inventory
 from lockguard.install.plan import Plan, blocking, make_plan
-from lockguard.io.env.quarantine import Quarantine, list_quarantines
+from lockguard.install.verify import direct_names, smoke_modules
+from lockguard.io.env.quarantine import Quarantine, QuarantineInfo, list_quarantines
 from lockguard.io.project.project_files import lock_file
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model.prefix import PrefixSnapshot
+
+FAULT_DURING_PIP = "LOCKGUARD_FAULT_DURING_PIP"  # tests: die once N packages are installed
 
 
 def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:
@@ -23,63 +35,257 @@ def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:
                          hint="a clean-install applies only a current, untouched lock: " + (finding.hint or ""))
 
 
-def undo_interrupted(prefix: Path, ui: Ui) -> list[str]:
-    """A run killed mid-quarantine left a journal: put its files back before anything else."""
+def target_prefix(prefix: Path | None, python: Path | None) -> Path:
+    """The environment the user named, which must be one: a venv (pyvenv.cfg) or a conda prefix
+    (conda-meta/). Never /, /usr or a base interpreter's installation."""
+    from lockguard.io.env.prefix_scan import ask_interpreter, interpreter_of
+
+    if python is not None:
+        exe = interpreter_of(None, python)
+        root = Path(ask_interpreter(exe)["prefix"])
+        named = f"{python} (its sys.prefix is {root})"
+    else:
+        root = Path(os.path.abspath(prefix))
+        named = str(prefix)
+    real = Path(os.path.realpath(root))
+    if str(real) == "/" or not ((real / "pyvenv.cfg").is_file() or (real / "conda-meta").is_dir()):
+        raise InputError(f"{named} is not an environment: it has neither a pyvenv.cfg (a venv) nor a conda-meta/ "
+                         "folder (a conda prefix)", file=str(root),
+                         hint="clean-install changes only virtual environments and conda prefixes; create one "
+                              "(`python -m venv PATH`) and pass --prefix PATH")
+    return real
+
+
+def interrupted(prefix: Path) -> list[QuarantineInfo]:
+    return [q for q in list_quarantines(prefix) if q.state == "incomplete"]
+
+
+def describe_interrupted(prefix: Path, infos: list[QuarantineInfo]) -> list[dict]:
+    """What `restore` would do for each interrupted transaction (reads only)."""
+    from lockguard.io.env.transaction import preview
+
+    return [preview(Quarantine(prefix, info.id)) for info in infos]
+
+
+def undo_interrupted(prefix: Path, progress: Progress) -> list[str]:
+    """A run killed mid-way left its journal: undo it (pip's part included) before anything else."""
+    from lockguard.io.env.transaction import undo
+
     undone = []
-    for info in list_quarantines(prefix):
-        if info.state == "incomplete":
-            count = Quarantine(prefix, info.id).restore()
-            ui.warn(f"quarantine {info.id} was interrupted; put back {count} files")
-            undone.append(info.id)
+    for info in interrupted(prefix):
+        result = undo(Quarantine(prefix, info.id))
+        progress.warn(f"clean-install {info.id} was interrupted; undone: removed {result.removed} files it had "
+                      f"installed, put back {result.put_back} files")
+        undone.append(info.id)
     return undone
 
 
-def build_plan(snapshot: Snapshot, knowledge: Knowledge, prefix: Path | None, python: Path | None):
+def build_plan(snapshot: Snapshot, knowledge: Knowledge, prefix: Path | None, python: Path | None,
+               *, verify_files: bool = False):
     from lockguard.io.env.prefix_scan import scan_prefix
 
     scan = scan_prefix(prefix, python)
     platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
     requirements = snapshot.intent.source.root / lock_file(snapshot.intent, "requirements", platform)
-    inventory = take_inventory(scan, lock_view(snapshot, knowledge))
-    plan = make_plan(inventory, prefix=scan.prefix, python=scan.python, requirements=str(requirements))
-    return scan, plan, platform
+    view = lock_view(snapshot, knowledge)
+    changed = None
+    if verify_files:
+        from lockguard.io.env.record_verify import verify_records
+
+        changed = verify_records(scan, set(view.pip))
+    inventory = take_inventory(scan, view, changed)
+    plan = make_plan(inventory, scan, requirements=str(requirements))
+    return scan, plan, platform, view
 
 
-def apply_plan(plan: Plan, snapshot: Snapshot, knowledge: Knowledge, platform: str, ui: Ui) -> str | None:
-    """Quarantine, install, uninstall, conda; then verify. Returns the quarantine id (or None).
-    On failure the quarantine is put back and InstallFailed is raised (exit 5)."""
-    from lockguard.io.env import pip_apply
+@dataclass
+class Applied:
+    quarantine: str
+    installed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    imported: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
-    quarantine = Quarantine.create(Path(plan.prefix), plan.quarantine) if plan.quarantine else None
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM during an apply: undo, then stop."""
+
+
+@contextmanager
+def _interrupts_as_exceptions():
     try:
-        if quarantine:
-            moved = quarantine.move_all()
-            ui.info(f"quarantined {moved} files in {quarantine.root}")
-        if plan.install:
-            ui.info(f"installing {len(plan.install)} packages from {Path(plan.requirements).name}")
-            pip_apply.install_lock(plan.python, Path(plan.requirements))
-        if plan.uninstall:
-            ui.info("uninstalling " + ", ".join(plan.uninstall))
-            pip_apply.uninstall(plan.python, plan.uninstall)
-        if plan.conda:
-            _install_conda(plan, snapshot, platform, ui)
-        remaining = _verify(snapshot, knowledge, plan)
-        if remaining:
-            lines = "\n    ".join(f"{f.code} {f.message}" for f in remaining[:10])
-            raise InstallFailed(f"the environment still differs from the lock after applying it:\n    {lines}",
-                                hint="the quarantine was put back; `lockguard check --env` shows the details")
-    except InstallFailed:
-        if quarantine and quarantine.state() == "incomplete":
-            count = quarantine.restore()
-            ui.warn(f"rolled back: put {count} quarantined files back")
-        raise
-    if quarantine:
-        quarantine.finish()
-        return quarantine.id
-    return None
+        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
-def _install_conda(plan: Plan, snapshot: Snapshot, platform: str, ui: Ui) -> None:
+def _raise_interrupted(_signum, _frame):
+    raise Interrupted()
+
+
+def scheme_of(scan: PrefixSnapshot) -> Scheme:
+    def rel(key: str, default: str) -> str:
+        value = scan.scheme.get(key)
+        return os.path.relpath(value, scan.prefix) if value else default
+
+    site = os.path.relpath(scan.site_dirs[0], scan.prefix) if scan.site_dirs else "lib"
+    short = ".".join(scan.python_version.split(".")[:2])
+    headers = f"include/site/python{short}" if scan.is_venv else rel("include", "include")
+    return Scheme(rel("purelib", site), rel("platlib", site), rel("scripts", "bin"), rel("data", "."), headers,
+                  scan.cache_tag)
+
+
+def _anchors(scan: PrefixSnapshot) -> set[str]:
+    """Folders a move never removes: the site folders, the scheme's folders, and their parents."""
+    out = set()
+    for folder in [*scan.site_dirs, *scan.scheme.values()]:
+        relative = os.path.relpath(folder, scan.prefix)
+        while relative and relative != "." and not relative.startswith(".."):
+            out.add(relative)
+            relative = os.path.dirname(relative)
+    return out
+
+
+def apply_plan(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, view: LockView, platform: str,
+               progress: Progress) -> Applied:
+    """The transaction. On failure or interrupt everything is undone and the error re-raised
+    (InstallFailed: exit 5, with what the rollback did)."""
+    from lockguard.io.env.transaction import record_before, record_installed, undo
+
+    q = Quarantine.create(Path(plan.prefix), plan.moves(), install=plan.install, anchors=_anchors(scan),
+                          outgoing=[{"name": o.name, "version": o.version, "reason": o.reason} for o in plan.outgoing])
+    applied = Applied(q.id, list(plan.install), [f"{o.name} {o.version}" for o in plan.outgoing])
+    scheme = scheme_of(scan)
+    try:
+        with _interrupts_as_exceptions():
+            wheels: list[WheelContents] = []
+            built: dict[str, list[str]] = {}
+            if plan.install and Path(plan.python).exists():
+                wheels, built = _fetch(plan, snapshot, platform, q, progress)
+                planned = {p for w in wheels for p in planned_paths(w, scheme)}
+                from lockguard.io.env.file_listing import existing_paths
+
+                q.add(collisions(plan, wheels, scheme, existing_paths(plan.prefix, planned)))
+            moved = q.move_all()
+            if moved:
+                progress.say(f"quarantined {moved} files in {q.root}")
+            record_before(q)
+            if plan.conda:
+                _install_conda(plan, snapshot, platform, progress)
+            if plan.install:
+                if not wheels:  # a conda prefix whose python the conda step just installed
+                    wheels, built = _fetch(plan, snapshot, platform, q, progress)
+                _install(plan, snapshot, platform, q, wheels, built, scheme, progress)
+            overwritten = record_installed(q)
+            if overwritten:
+                applied.warnings.append(f"pip wrote over {len(overwritten)} files lockguard did not expect it to "
+                                        f"touch ({', '.join(overwritten[:3])}); restore cannot give back their old bytes")
+            applied.imported = _verify(plan, snapshot, view, q, progress)
+            q.log(event="verified")
+    except (InstallFailed, KeyboardInterrupt) as exc:
+        progress.close()
+        rolled = _roll_back(q, undo)
+        if isinstance(exc, KeyboardInterrupt):
+            progress.say(f"interrupted; {rolled}")
+            raise
+        raise InstallFailed(exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint) from None
+    finally:
+        q.close()
+    q.finish()
+    q.close()
+    progress.close()
+    return applied
+
+
+def _roll_back(q: Quarantine, undo) -> str:
+    if q.state() != "incomplete":  # the move step undid itself already (and said so)
+        return ""
+    result = undo(q)
+    q.log(event="aborted")
+    if not (result.removed or result.put_back):
+        return "nothing in the environment was changed"
+    line = (f"rolled back: removed {result.removed} files the run had installed, put back {result.put_back} "
+            "quarantined files")
+    if result.displaced:
+        line += f"; {len(result.displaced)} files that changed meanwhile were kept in {q.root / 'displaced'}"
+    return line
+
+
+def _requirements(snapshot: Snapshot, platform: str):
+    document = snapshot.of_kind("requirements", platform)
+    if not document or not document.requirements:
+        raise InstallFailed("the lock has no requirements file for this platform to install from")
+    return document.requirements
+
+
+def _fetch(plan: Plan, snapshot: Snapshot, platform: str, q: Quarantine, progress: Progress):
+    from lockguard.install.pip_requirements import fetch_text
+    from lockguard.io.env.pip_apply import fetch_wheels
+    from lockguard.io.env.wheel_files import read_wheel
+    from lockguard.model.names import canonical_name
+
+    requirements = q.root / "fetch.txt"
+    requirements.write_text(fetch_text(_requirements(snapshot, platform), plan.install), encoding="utf-8")
+    total, seen = len(plan.install), []
+
+    def line(text: str) -> None:
+        if text.startswith("Collecting "):
+            seen.append(text.split()[1])
+            progress.step(f"downloading {seen[-1]} ({len(seen)}/{total})")
+        elif text.strip().startswith("Building wheel for "):
+            progress.step(f"building {text.split()[3]} from its sdist")
+
+    progress.step(f"downloading {total} packages")
+    built_files = fetch_wheels(plan.python, requirements, q.wheels, line)
+    wheels = [read_wheel(path) for path in sorted(q.wheels.glob("*.whl"))]
+    wanted = {canonical_name(p.split("==", 1)[0]) for p in plan.install}
+    lacking = sorted(wanted - {w.name for w in wheels})
+    if lacking:
+        raise InstallFailed(f"pip fetched no wheel for {', '.join(lacking)}",
+                            hint="nothing in the environment was changed; `pip wheel` them by hand to see why")
+    built = {w.name: [built_files[w.filename]] for w in wheels if w.filename in built_files}
+    progress.say(f"fetched {len(wheels)} packages" + (f" (built {len(built)} from sdists)" if built else ""))
+    return [w for w in wheels if w.name in wanted], built
+
+
+def _install(plan: Plan, snapshot: Snapshot, platform: str, q: Quarantine, wheels: list[WheelContents],
+             built: dict[str, list[str]], scheme: Scheme, progress: Progress) -> None:
+    from lockguard.install.pip_requirements import install_text
+    from lockguard.io.env.bounded import kill_group
+    from lockguard.io.env.pip_apply import install_wheels
+
+    requirements = q.root / "install.txt"
+    requirements.write_text(install_text(_requirements(snapshot, platform), plan.install, built), encoding="utf-8")
+    prefix = Path(plan.prefix)
+    records = {w.name: (f"{w.name} {w.version}", prefix / (scheme.purelib if w.purelib else scheme.platlib)
+                        / (w.dist_info or "") / "RECORD") for w in wheels}
+    fault = int(os.environ.get(FAULT_DURING_PIP, "0") or 0)
+    done: list[str] = []
+
+    def tick(process) -> None:
+        for name, (label, record) in records.items():
+            if name not in done and record.exists():
+                done.append(name)
+                progress.step(f"installed {label} ({len(done)}/{len(records)})")
+        if fault and len(done) >= fault:
+            kill_group(process)
+            process.wait()
+            os._exit(137)  # fault injection: killed during pip
+
+    q.log(event="pip-start", packages=len(wheels))
+    progress.step(f"installing {len(wheels)} packages")
+    install_wheels(plan.python, requirements, q.wheels, tick=tick)
+    if fault:
+        os._exit(137)  # pip was quicker than the polling: die before the run records what it added
+    progress.say(f"installed {len(wheels)} packages with pip")
+
+
+def _install_conda(plan: Plan, snapshot: Snapshot, platform: str, progress: Progress) -> None:
     from lockguard.io.index.cache import Cache
     from lockguard.io.index.conda import install_locked
 
@@ -88,8 +294,9 @@ def _install_conda(plan: Plan, snapshot: Snapshot, platform: str, ui: Ui) -> Non
     if not any(p.get("manager") == "conda" for p in packages):
         raise InstallFailed("the lock has no solved conda records to install",
                             hint="resolve with reachable channels (not --conda-from-knowledge)")
-    ui.info(f"installing conda records: {', '.join(plan.conda)}")
+    progress.step(f"installing conda records: {', '.join(plan.conda)}")
     install_locked(Path(plan.prefix), _full_conda_lock(snapshot), platform, Cache().root / "pkgs")
+    progress.say(f"installed {len(plan.conda)} conda records")
 
 
 def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
@@ -100,8 +307,29 @@ def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
     return read_document(lock.text or "").get("package", []) if lock else []
 
 
-def _verify(snapshot: Snapshot, knowledge: Knowledge, plan: Plan):
+def _verify(plan: Plan, snapshot: Snapshot, view: LockView, q: Quarantine, progress: Progress) -> list[str]:
+    """By effect: a fresh scan must find every RECORD file of every locked distribution (and
+    nothing else the plan fixes), and the target interpreter must import what the intent names."""
+    from lockguard.io.env.import_smoke import run_smoke
     from lockguard.io.env.prefix_scan import scan_prefix
 
+    progress.step("verifying the installed files against their RECORDs")
     scan = scan_prefix(Path(plan.prefix), Path(plan.python))
-    return blocking(take_inventory(scan, lock_view(snapshot, knowledge)).findings)
+    remaining = blocking(take_inventory(scan, view).findings)
+    if remaining:
+        lines = "\n    ".join(f"{f.code} {f.message}" for f in remaining[:10])
+        raise InstallFailed(f"the environment still differs from the lock after applying it:\n    {lines}",
+                            hint="`lockguard check --env` shows the details")
+    modules = smoke_modules(scan, view.pip, direct_names(snapshot.intent.pip))
+    if modules:
+        progress.step(f"import smoke: {', '.join(modules)}")
+    smoke = run_smoke(plan.python, modules, str(q.root))
+    if not smoke.ok:
+        detail = "\n    ".join(smoke.detail.splitlines()[-15:])
+        raise InstallFailed(f"the import smoke failed: `{smoke.command}` in {plan.prefix}:\n    {detail}",
+                            hint="the lock does not work in this environment as installed; fix the cause "
+                                 "(a missing system library? a wrong CUDA?) and run clean-install again")
+    locked = sum(1 for d in scan.dists if d.in_prefix and d.name in view.pip)
+    progress.say(f"verified: every RECORD file of the {locked} locked distributions is present"
+                 + (f"; imported {', '.join(smoke.imported)}" if smoke.imported else ""))
+    return smoke.imported

@@ -1,37 +1,71 @@
-"""Run the target environment's own pip: install the lock with hashes, uninstall the extras.
+"""Run the target environment's own pip, in two steps: fetch the wheels of what the plan installs
+(`pip wheel --no-deps --require-hashes`: wheels are copied from pip's cache or the index, sdists are
+built once), then install exactly those files (`pip install --no-deps --require-hashes --no-index
+--find-links`). Between the two, lockguard knows every path pip will write. pip never uninstalls
+anything: the transaction moved every outgoing file away before.
 
-pip runs with PYTHONNOUSERSITE=1: a copy in the user site must neither satisfy the lock (the
-environment itself has to hold it) nor be uninstalled (it is outside the prefix)."""
+pip runs with PYTHONNOUSERSITE=1 (a copy in the user site must neither satisfy the lock nor be
+touched) and PYTHONDONTWRITEBYTECODE=1 (running pip must not add .pyc files of pip itself to the
+prefix; the .pyc files pip compiles for what it installs are in their RECORDs)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 from lockguard.errors import InstallFailed
+from lockguard.io.env.bounded import Finished, run_bounded
+
+PIP_TIMEOUT = 3600
+_CREATED = re.compile(r"Created wheel for (\S+): filename=(\S+) size=\d+ sha256=([0-9a-f]{64})")
 
 
-def _pip(python: str, args: list[str], what: str) -> str:
+def _env() -> dict:
+    return {**os.environ, "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _pip(python: str, args: list[str], *, on_line: Callable[[str], None] | None = None,
+         tick: Callable | None = None) -> Finished:
+    argv = [python, "-m", "pip", *args, "--disable-pip-version-check", "--no-input", "--progress-bar", "off"]
     try:
-        done = subprocess.run([python, "-m", "pip", *args, "--disable-pip-version-check", "--no-input"],
-                              capture_output=True, text=True, timeout=3600,
-                              env={**os.environ, "PYTHONNOUSERSITE": "1"})
+        return run_bounded(argv, timeout=PIP_TIMEOUT, env=_env(), on_line=on_line, tick=tick, limit=64 << 20)
     except OSError as exc:
-        raise InstallFailed(f"cannot run {python} -m pip: {exc}") from None
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
-        raise InstallFailed(f"{what} failed (pip exit {done.returncode}):\n    " + "\n    ".join(tail),
-                            hint="the quarantine was put back; fix the cause and run clean-install again")
-    return done.stdout
+        raise InstallFailed(f"cannot run {python} -m pip: {exc.strerror or exc}") from None
 
 
-def install_lock(python: str, requirements: Path) -> str:
-    return _pip(python, ["install", "--no-deps", "--require-hashes", "-r", str(requirements)],
-                f"pip install -r {requirements.name}")
+def _failure(done: Finished, what: str, hint: str) -> InstallFailed:
+    if done.timed_out:
+        return InstallFailed(f"{what} did not finish within {PIP_TIMEOUT} s; pip was stopped", hint=hint)
+    tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-12:]
+    return InstallFailed(f"{what} failed (pip exit {done.returncode}):\n    " + "\n    ".join(tail), hint=hint)
 
 
-def uninstall(python: str, names: list[str]) -> str:
-    if not names:
-        return ""
-    return _pip(python, ["uninstall", "-y", *names], "pip uninstall " + " ".join(names))
+def fetch_wheels(python: str, requirements: Path, dest: Path, on_line: Callable[[str], None] | None = None
+                 ) -> dict[str, str]:
+    """Download (or build) the wheels into dest. Returns filename -> sha256 of wheels pip built
+    from a hash-checked sdist (their hash is not in the lock)."""
+    built: dict[str, str] = {}
+
+    def line(text: str) -> None:
+        match = _CREATED.search(text)
+        if match:
+            built[match.group(2)] = match.group(3)
+        if on_line is not None:
+            on_line(text)
+
+    done = _pip(python, ["wheel", "--no-deps", "--require-hashes", "-r", str(requirements), "-w", str(dest)],
+                on_line=line)
+    if done.returncode != 0 or done.timed_out:
+        raise _failure(done, f"pip could not fetch the packages of {requirements.name}",
+                       "nothing in the environment was changed; fix the cause and run clean-install again")
+    return built
+
+
+def install_wheels(python: str, requirements: Path, wheels: Path, *, tick: Callable | None = None) -> Finished:
+    done = _pip(python, ["install", "--no-deps", "--require-hashes", "--no-index", "--find-links", str(wheels),
+                         "--no-warn-script-location", "-r", str(requirements)], tick=tick)
+    if done.returncode != 0 or done.timed_out:
+        raise _failure(done, f"pip install of {requirements.name}", "everything was rolled back")
+    return done
