@@ -2,8 +2,9 @@
 
 A path may appear more than once in a RECORD: a wheel that ships a compiled .pyc (numpy 1.26.4's
 numpy/distutils/__pycache__/conv_template.cpython-311.pyc) is listed with the wheel's hash, and
-again with the hash of the file pip compiled over it. Any hash the RECORD gives for a path is the
-file's; missing files are LG204's (found without hashing)."""
+again without a hash as a file pip generated (it compiled over the shipped one). A path the RECORD
+lists without a hash anywhere is pip's own output and is not compared; otherwise any hash the
+RECORD gives it is accepted. Missing files are LG204's (found without hashing)."""
 
 from __future__ import annotations
 
@@ -36,10 +37,15 @@ def file_digest(path: str) -> str | None:
 def changed_files(dist: InstalledDist, root: str) -> list[str]:
     """Paths of the distribution whose bytes match none of the hashes its RECORD gives them."""
     hashes: dict[str, set[str]] = {}
+    generated: set[str] = set()
     for entry in record_entries(dist, root):
-        if not entry.outside and entry.sha256:
+        if entry.outside:
+            continue
+        if entry.sha256:
             hashes.setdefault(entry.path, set()).add(entry.sha256)
-    absent = set(dist.absent)
+        else:
+            generated.add(entry.path)
+    absent = set(dist.absent) | generated
     changed = []
     for path, wanted in hashes.items():
         if path in absent:
