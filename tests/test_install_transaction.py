@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.envs import PIP_ENV, copy_venv, make_venv, pip_install, site_packages, tree_hashes
+from tests.support.envs import (
+    PIP_ENV,
+    copy_venv,
+    make_venv,
+    pip_install,
+    site_packages,
+    tree_hashes,
+)
 from tests.support.wheels import build_wheel
 
 CU11 = {"nvidia/__init__.py": b"", "nvidia/foo/__init__.py": b"# the cu11 build\n",

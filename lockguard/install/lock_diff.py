@@ -55,7 +55,6 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: 
             inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: " + _damage(dist, changed)))
         if not good or broken:
             inv.missing.append(f"{name}=={version}")
-    families = {cuda_family(n): n for n in lock.pip if cuda_family(n)}
     for name, have in sorted(copies.items()):
         if name in lock.pip or (name in INSTALLER_TOOLS and name not in lock.pip):
             continue
@@ -64,7 +63,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: 
                 continue  # the conda side's
             inv.findings.append(Finding("LG202", ERROR, f"{name} {dist.version} is installed but not in the lock",
                                         "clean-install moves it into the quarantine", dist.dist_info))
-            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _why_extra(name, lock, families)))
+            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _why_extra(name, lock)))
     if lock.conda_solved and snap.is_conda:
         present = {r.name: r for r in snap.conda}
         for name, (version, build) in sorted(lock.conda.items()):
@@ -85,11 +84,13 @@ def _direction(have: str, want: str) -> str:
         return f"replaced by {want}"
 
 
-def _why_extra(name: str, lock: LockView, families: dict) -> str:
+def _why_extra(name: str, lock: LockView) -> str:
+    """nvidia-cudnn-cu11 leaving while the lock has nvidia-cudnn-cu12 is a CUDA family switch."""
     family = cuda_family(name)
     if family:
-        stem = name[: -len(family) - 2]
-        twin = next((n for f, n in families.items() if f != family and n[: -len(f) - 2] == stem), None)
+        stem = name[: -len(family)]
+        twin = next((n for n in sorted(lock.pip) if cuda_family(n) not in (None, family)
+                     and n[: -len(cuda_family(n))] == stem), None)
         if twin:
             return f"CUDA family switch: the lock has {twin} {lock.pip[twin]}"
     return "not in the lock"

@@ -127,6 +127,7 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
         exe = Path(os.path.abspath(prefix)) / "bin" / "python"
     else:
         exe = interpreter_of(prefix, python)
+        _pth_must_be_files(Path(os.path.abspath(prefix)) if prefix is not None else exe.parent.parent)
         facts = ask_interpreter(exe, environ)
     root = Path(os.path.realpath(prefix or facts["prefix"]))
     snap = PrefixSnapshot(prefix=str(root), python=str(exe), python_version=facts["version"],
@@ -157,6 +158,17 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     if cuda_link.is_symlink() or cuda_link.exists():
         snap.cuda_link = (str(cuda_link), os.path.realpath(cuda_link))
     return snap
+
+
+def _pth_must_be_files(root: Path) -> None:
+    """The interpreter reads every .pth of its site-packages at start-up: one that is a FIFO
+    blocks it forever. Name that file instead of an interpreter that does not answer."""
+    for pattern in ("lib/python*/site-packages/*.pth", "lib/site-packages/*.pth"):
+        for path in sorted(root.glob(pattern)):
+            try:
+                os.close(open_regular(path, PTH_LIMIT))
+            except (FileNotFoundError, PermissionError):
+                continue  # a dangling link or an unreadable file: the interpreter skips it too
 
 
 def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) -> list[InstalledDist]:
