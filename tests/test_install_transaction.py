@@ -215,3 +215,39 @@ def test_progress_lines_without_a_terminal_and_only_the_summary_with_json(family
     assert "installed 2 packages with pip" in lines and any(line.startswith("verified:") for line in lines)
     again = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert again.exit_code == 0 and "nothing to change" in again.stdout  # a re-run that changes nothing: 0
+
+
+WHEEL_BACKEND = '''\
+import base64, hashlib, zipfile
+
+FILES = {"fromsdist/__init__.py": b"BUILT = True\\n",
+         "fromsdist-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\\nName: fromsdist\\nVersion: 1.0\\n",
+         "fromsdist-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"}
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    name = "fromsdist-1.0-py3-none-any.whl"
+    rows = []
+    with zipfile.ZipFile(wheel_directory + "/" + name, "w") as archive:
+        for path, data in FILES.items():
+            archive.writestr(path, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            rows.append(f"{path},sha256={digest},{len(data)}")
+        archive.writestr("fromsdist-1.0.dist-info/RECORD", "\\n".join(rows + ["fromsdist-1.0.dist-info/RECORD,,"]) + "\\n")
+    return name
+'''
+
+
+def test_an_sdist_is_built_by_the_fetch_and_installed_with_require_hashes(world, lg, tmp_path, venv):
+    from tests.support.wheels import build_sdist
+    from tests.support.world import IN_TREE_PYPROJECT
+
+    world.pypi.add(build_sdist(world.wheels, "fromsdist", "1.0", metadata_version="2.2",
+                               pyproject=IN_TREE_PYPROJECT, files={"backend.py": WHEEL_BACKEND}))
+    project = make_project(world, lg, tmp_path / "project", ["fromsdist==1.0", "otherlib==2.0"])
+    result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert "built 1 from sdists" in result.stderr and "imported fromsdist, otherlib" in result.stderr
+    install = next((venv / ".lockguard" / "quarantine").glob("*/install.txt")).read_text()
+    assert install.count("--hash=sha256:") == 3  # otherlib's, the sdist's, and the wheel built from it
+    assert check_env(lg, project, venv, "--verify-files") == (0, [])

@@ -226,6 +226,7 @@ def _requirements(snapshot: Snapshot, platform: str):
 def _fetch(plan: Plan, snapshot: Snapshot, platform: str, q: Quarantine, progress: Progress):
     from lockguard.install.pip_requirements import fetch_text
     from lockguard.io.env.pip_apply import fetch_wheels
+    from lockguard.io.env.quarantine import sha256_of
     from lockguard.io.env.wheel_files import read_wheel
     from lockguard.model.names import canonical_name
 
@@ -241,14 +242,16 @@ def _fetch(plan: Plan, snapshot: Snapshot, platform: str, q: Quarantine, progres
             progress.step(f"building {text.split()[3]} from its sdist")
 
     progress.step(f"downloading {total} packages")
-    built_files = fetch_wheels(plan.python, requirements, q.wheels, line)
+    indexed = fetch_wheels(plan.python, requirements, q.wheels, line)
     wheels = [read_wheel(path) for path in sorted(q.wheels.glob("*.whl"))]
     wanted = {canonical_name(p.split("==", 1)[0]) for p in plan.install}
     lacking = sorted(wanted - {w.name for w in wheels})
     if lacking:
         raise InstallFailed(f"pip fetched no wheel for {', '.join(lacking)}",
                             hint="nothing in the environment was changed; `pip wheel` them by hand to see why")
-    built = {w.name: [built_files[w.filename]] for w in wheels if w.filename in built_files}
+    # pip checked every artifact against the lock while fetching; a wheel it built from a checked
+    # sdist gets its own hash added, so that the install step can run --require-hashes too
+    built = {w.name: [sha256_of(q.wheels / w.filename)] for w in wheels if w.filename not in indexed}
     progress.say(f"fetched {len(wheels)} packages" + (f" (built {len(built)} from sdists)" if built else ""))
     return [w for w in wheels if w.name in wanted], built
 

@@ -19,7 +19,11 @@ from lockguard.errors import InstallFailed
 from lockguard.io.env.bounded import Finished, run_bounded
 
 PIP_TIMEOUT = 3600
-_CREATED = re.compile(r"Created wheel for (\S+): filename=(\S+) size=\d+ sha256=([0-9a-f]{64})")
+# "Downloading torch-2.1.2-...whl (670.2 MB)" / "Using cached torch-2.1.2-...whl (670.2 MB)": a wheel
+# file from an index (or pip's HTTP cache of it), checked against the lock's hashes. A wheel pip
+# built from a hash-checked sdist (or took from its wheel cache: "Using cached x.whl", no size)
+# has a hash the lock cannot know.
+_FROM_INDEX = re.compile(r"^\s*(?:Downloading|Using cached)\s+(\S+\.whl)\s+\(")
 
 
 def _env() -> dict:
@@ -43,15 +47,16 @@ def _failure(done: Finished, what: str, hint: str) -> InstallFailed:
 
 
 def fetch_wheels(python: str, requirements: Path, dest: Path, on_line: Callable[[str], None] | None = None
-                 ) -> dict[str, str]:
-    """Download (or build) the wheels into dest. Returns filename -> sha256 of wheels pip built
-    from a hash-checked sdist (their hash is not in the lock)."""
-    built: dict[str, str] = {}
+                 ) -> set[str]:
+    """Download (or build) the wheels into dest, every artifact checked against the lock's hashes.
+    Returns the file names of the wheels that came from an index as they are (the others were
+    built from a checked sdist; their own hash is not in the lock)."""
+    indexed: set[str] = set()
 
     def line(text: str) -> None:
-        match = _CREATED.search(text)
+        match = _FROM_INDEX.match(text)
         if match:
-            built[match.group(2)] = match.group(3)
+            indexed.add(match.group(1).rsplit("/", 1)[-1])
         if on_line is not None:
             on_line(text)
 
@@ -60,7 +65,7 @@ def fetch_wheels(python: str, requirements: Path, dest: Path, on_line: Callable[
     if done.returncode != 0 or done.timed_out:
         raise _failure(done, f"pip could not fetch the packages of {requirements.name}",
                        "nothing in the environment was changed; fix the cause and run clean-install again")
-    return built
+    return indexed
 
 
 def install_wheels(python: str, requirements: Path, wheels: Path, *, tick: Callable | None = None) -> Finished:

@@ -81,14 +81,22 @@ def sha256_of(path: Path) -> str | None:
     return h.hexdigest()
 
 
-def safe_relative(prefix: Path, relative: str) -> Path:
+def safe_relative(prefix: Path, relative: str, seen: dict[str, str] | None = None) -> Path:
     """The absolute path of `relative` in the prefix; refuses anything that leaves it: absolute
-    paths, `..`, and parents that are symlinks out of the prefix."""
+    paths, `..`, and parents that are symlinks out of the prefix. `seen` caches resolved folders
+    for one pass over many files (a CUDA environment has tens of thousands)."""
     if not isinstance(relative, str) or not relative or os.path.isabs(relative) or ".." in Path(relative).parts:
         raise InputError(f"refusing to touch {relative!r}: outside the prefix", hint="this is never done")
-    root = os.path.realpath(prefix)
+    root = (seen or {}).get("") or os.path.realpath(prefix)
+    if seen is not None:
+        seen[""] = root
     full = Path(root) / relative
-    parent = os.path.realpath(full.parent)
+    key = str(full.parent)
+    parent = seen.get(key) if seen is not None else None
+    if parent is None:
+        parent = os.path.realpath(full.parent)
+        if seen is not None:
+            seen[key] = parent
     if parent != root and not parent.startswith(root + os.sep):
         raise InputError(f"refusing to touch {relative!r}: its folder is a link out of the prefix ({parent})")
     if Path(relative).parts[0] == STATE_DIR:
@@ -138,8 +146,9 @@ class Quarantine:
 
     def _entries(self, items: list) -> list[dict]:
         entries = []
+        seen: dict[str, str] = {}
         for item in items:
-            full = safe_relative(self.prefix, item.path)
+            full = safe_relative(self.prefix, item.path, seen)
             info = os.lstat(full)
             link = os.readlink(full) if stat.S_ISLNK(info.st_mode) else None
             entries.append({
@@ -238,10 +247,11 @@ class Quarantine:
         moved = len(done)
         parents: set[str] = set()
         made: set[Path] = set()
+        seen: dict[str, str] = {}
         for entry in self.manifest()["entries"]:
             if entry["path"] in done:
                 continue
-            source = safe_relative(self.prefix, entry["path"])
+            source = safe_relative(self.prefix, entry["path"], seen)
             target = self.files / entry["path"]
             try:
                 if eacces and moved + 1 == eacces:

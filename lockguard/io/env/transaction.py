@@ -124,8 +124,9 @@ def undo(q: Quarantine) -> UndoResult:
 
 def _remove_added(q: Quarantine, result: UndoResult) -> None:
     added = _added(q)
+    seen: dict[str, str] = {}
     for path, signature in sorted(added.items()):
-        full = safe_relative(q.prefix, path)
+        full = safe_relative(q.prefix, path, seen)
         try:
             info = os.lstat(full)
         except FileNotFoundError:
@@ -160,6 +161,7 @@ def _put_back(q: Quarantine, result: UndoResult) -> list[str]:
     """Every file that lies in files/ goes back (the journal may lag a kill by one move)."""
     changed = []
     made: set[Path] = set()
+    seen: dict[str, str] = {}
     for entry in reversed(q.manifest()["entries"]):
         path = entry["path"]
         stored = q.files / path
@@ -172,7 +174,7 @@ def _put_back(q: Quarantine, result: UndoResult) -> list[str]:
                 (info.st_size, info.st_mtime_ns) != (size, mtime):
             changed.append(path)
             continue
-        original = safe_relative(q.prefix, path)
+        original = safe_relative(q.prefix, path, seen)
         if os.path.lexists(original):
             _aside(q, path, original)
             result.displaced.append(path)
