@@ -326,7 +326,9 @@ def _verify(plan: Plan, snapshot: Snapshot, view: LockView, q: Quarantine, progr
     modules = smoke_modules(scan, view.pip, direct_names(snapshot.intent.pip))
     if modules:
         progress.step(f"import smoke: {', '.join(modules)}")
-    smoke = run_smoke(plan.python, modules, str(q.root))
+    count = iter(range(1, len(modules) + 1))
+    smoke = run_smoke(plan.python, modules, str(q.root),
+                      lambda module: progress.step(f"imported {module} ({next(count)}/{len(modules)})"))
     if not smoke.ok:
         detail = "\n    ".join(smoke.detail.splitlines()[-15:])
         raise InstallFailed(f"the import smoke failed: `{smoke.command}` in {plan.prefix}:\n    {detail}",

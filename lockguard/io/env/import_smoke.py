@@ -45,12 +45,19 @@ def smoke_timeout() -> float:
         return 900.0
 
 
-def run_smoke(python: str, modules: list[str], cwd: str) -> SmokeResult:
+def run_smoke(python: str, modules: list[str], cwd: str, on_import=None) -> SmokeResult:
+    """`on_import(module)` is called as each module imports (for progress)."""
     if not modules:
         return SmokeResult(True, [])
     timeout = smoke_timeout()
+
+    def line(text: str) -> None:
+        if on_import is not None and text.startswith(_MARK) and '"ok": true' in text:
+            on_import(text[len(_MARK):].split('"module": "', 1)[-1].split('"', 1)[0])
+
     try:
-        done = run_bounded([python, "-I", "-B", "-c", _SCRIPT, *modules], timeout=timeout, cwd=cwd, limit=8 << 20)
+        done = run_bounded([python, "-I", "-B", "-c", _SCRIPT, *modules], timeout=timeout, cwd=cwd, limit=8 << 20,
+                           on_line=line)
     except OSError as exc:
         return SmokeResult(False, [], modules[0], f"cannot run {python}: {exc.strerror or exc}")
     imported = []

@@ -72,5 +72,5 @@ def install_wheels(python: str, requirements: Path, wheels: Path, *, tick: Calla
     done = _pip(python, ["install", "--no-deps", "--require-hashes", "--no-index", "--find-links", str(wheels),
                          "--no-warn-script-location", "-r", str(requirements)], tick=tick)
     if done.returncode != 0 or done.timed_out:
-        raise _failure(done, f"pip install of {requirements.name}", "everything was rolled back")
+        raise _failure(done, f"pip install of {requirements.name}", "fix the cause pip names and run clean-install again")
     return done

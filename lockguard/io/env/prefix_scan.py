@@ -189,7 +189,7 @@ def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) ->
         dist_name = canonical_name(meta["name"])
         out.append(InstalledDist(
             name=dist_name, version=meta.get("version", ""), site=site, dist_info=info,
-            installer=read_text(os.path.join(info, "INSTALLER"), 4096).strip(), paths=inside, outside=outside,
+            installer=_head(os.path.join(info, "INSTALLER"), 256).strip(), paths=inside, outside=outside,
             in_prefix=in_prefix, requires=tuple(meta.get("requires", ())) if dist_name in TOOLS else (),
         ))
     return out
@@ -209,8 +209,8 @@ def _metadata(path: str) -> dict:
     return out
 
 
-def _head(path: str) -> str:
-    """The first METADATA_HEAD bytes of a regular file (the header block of a METADATA)."""
+def _head(path: str, size: int = METADATA_HEAD) -> str:
+    """The first `size` bytes of a regular file (the header block of a METADATA)."""
     try:
         fd = open_regular(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -218,7 +218,7 @@ def _head(path: str) -> str:
     except PermissionError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}", file=path) from None
     try:
-        return os.read(fd, METADATA_HEAD).decode("utf-8", errors="replace")
+        return os.read(fd, size).decode("utf-8", errors="replace")
     finally:
         os.close(fd)
 
