@@ -79,8 +79,10 @@ def planned_paths(wheel: WheelContents, scheme: Scheme) -> list[str]:
 
 
 def _inside(base: str, relative: str) -> str | None:
+    """The path, when it stays inside its scheme folder (pip refuses a wheel whose member does not)."""
     path = posixpath.normpath(posixpath.join(base, relative))
-    if path.startswith(("../", "/")) or path == "..":
+    root = posixpath.normpath(base)
+    if path.startswith(("../", "/")) or path == ".." or (root != "." and not path.startswith(root + "/")):
         return None
     return path
 

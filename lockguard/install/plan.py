@@ -7,6 +7,7 @@ and the scan; printed by --dry-run, executed by the transaction."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from lockguard.install.inventory import Inventory, QuarantineItem
@@ -128,10 +129,19 @@ def _outgoing_files(snap: PrefixSnapshot, leaving: set[str], kept: dict[str, str
         if dist.dist_info not in leaving:
             continue
         absent = set(dist.absent)
-        files = [p for p in dist.paths if p not in absent and p not in kept]
+        files = [p for p in dist.paths if p not in absent and p not in kept and not _protected(p)]
         files += [p for p in extra.get(dist.dist_info, ()) if p not in kept]
         out[dist.dist_info] = tuple(dict.fromkeys(files))
     return out
+
+
+_PYTHON = re.compile(r"^bin/python[0-9.]*$")
+
+
+def _protected(path: str) -> bool:
+    """What makes the prefix an environment never moves, whatever a RECORD claims."""
+    return (path in ("pyvenv.cfg", "bin/activate") or path.startswith(("conda-meta/", ".lockguard/"))
+            or bool(_PYTHON.match(path)))
 
 
 def blocking(findings: list[Finding]) -> list[Finding]:

@@ -231,12 +231,12 @@ def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[s
     site_rel = site[len(root_s) + 1:] + "/" if inside_site else ""
     rows = [row for row in _record_rows(read_text(path, RECORD_LIMIT)) if row and row[0]]
     names = [row[0] for row in rows]
-    plain = [n for n in names if inside_site and n[0] != "/" and "./" not in n and "\\" not in n]
+    plain = [n for n in names if inside_site and _plain(n)]
     inside = [site_rel + n for n in plain]  # the common case: no path arithmetic at all
     outside = []
     if len(plain) != len(names):
         for raw in names:
-            if inside_site and raw[0] != "/" and "./" not in raw and "\\" not in raw:
+            if inside_site and _plain(raw):
                 continue
             absolute = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(site, raw))
             if absolute.startswith(root_s + os.sep):
@@ -249,6 +249,12 @@ def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[s
             if len(row) > 2 and row[2].strip().isdigit() and SHARED_LIBRARY.search(row[0]) and "./" not in row[0]:
                 sizes.append((site_rel + row[0], int(row[2])))
     return tuple(inside), tuple(outside), sizes
+
+
+def _plain(name: str) -> bool:
+    """A RECORD path that needs no normalizing: relative, no `.`/`..` parts, no empty parts."""
+    return (name[0] != "/" and "./" not in name and "\\" not in name and "//" not in name
+            and not name.endswith(("/", "/.")) and name != ".")
 
 
 def _record_rows(text: str):

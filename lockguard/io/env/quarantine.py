@@ -85,8 +85,9 @@ def safe_relative(prefix: Path, relative: str, seen: dict[str, str] | None = Non
     """The absolute path of `relative` in the prefix; refuses anything that leaves it: absolute
     paths, `..`, and parents that are symlinks out of the prefix. `seen` caches resolved folders
     for one pass over many files (a CUDA environment has tens of thousands)."""
-    if not isinstance(relative, str) or not relative or os.path.isabs(relative) or ".." in Path(relative).parts:
-        raise InputError(f"refusing to touch {relative!r}: outside the prefix", hint="this is never done")
+    if not isinstance(relative, str) or os.path.isabs(relative) or any(
+            part in ("", ".", "..") for part in relative.split("/")):
+        raise InputError(f"refusing to touch {relative!r}: not a plain path inside the prefix", hint="this is never done")
     root = (seen or {}).get("") or os.path.realpath(prefix)
     if seen is not None:
         seen[""] = root
@@ -149,7 +150,12 @@ class Quarantine:
         seen: dict[str, str] = {}
         for item in items:
             full = safe_relative(self.prefix, item.path, seen)
-            info = os.lstat(full)
+            try:
+                info = os.lstat(full)
+            except FileNotFoundError:
+                continue  # gone since the scan: nothing to move
+            if stat.S_ISDIR(info.st_mode):
+                continue  # a RECORD that names a folder: files move, folders never do
             link = os.readlink(full) if stat.S_ISLNK(info.st_mode) else None
             entries.append({
                 "path": item.path, "sha256": None if link is not None else sha256_of(full),
