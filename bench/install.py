@@ -30,7 +30,7 @@ from resolve import replace_section  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gpu-training"
 # a phase ends with the first progress line that matches its pattern
-PHASES = (("fetch (pip wheel)", r"^fetched "), ("quarantine and listing", r"^installing \d+ packages"),
+PHASES = (("plan, quarantine, hard links", r"^downloading \d+ packages"),
           ("pip install", r"^installed \d+ packages with pip"), ("verify and import smoke", r"^verified:"))
 
 

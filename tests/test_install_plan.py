@@ -1,9 +1,8 @@
-"""The pure half of clean-install: which files of outgoing distributions move, what pip will write
-for a wheel, which modules the smoke imports, the kept-tool and loader-path rules."""
+"""The pure half of clean-install: which files of outgoing distributions move, which modules the
+smoke imports, the kept-tool and loader-path rules."""
 
 from __future__ import annotations
 
-from lockguard.install.incoming import Scheme, WheelContents, collisions, planned_paths
 from lockguard.install.inventory import LockView, take_inventory
 from lockguard.install.plan import make_plan
 from lockguard.install.verify import direct_names, smoke_modules
@@ -43,24 +42,6 @@ def test_outgoing_files_skip_what_a_staying_distribution_lists_and_what_makes_th
     assert f"{SITE}/nvidia/__init__.py" not in moving  # nvidia-bar-cu12 stays and lists it too
     assert "pyvenv.cfg" not in moving and "bin/python3" not in moving  # whatever a RECORD claims
     assert plan.install == ["nvidia-foo-cu12==2.0"]
-
-
-def test_what_pip_writes_for_a_wheel_and_which_existing_files_collide():
-    scheme = Scheme(SITE, SITE, "bin", ".", "include/site/python3.11", "cpython-311")
-    wheel = WheelContents("tool", "1.0", "tool-1.0-py3-none-any.whl", (
-        "tool/__init__.py", "tool/lib/libt.so.1", "tool-1.0.dist-info/METADATA", "tool-1.0.data/scripts/tool-run",
-        "tool-1.0.data/data/share/tool/x.json", "tool-1.0.data/headers/t.h", "tool-1.0.data/purelib/extra.py",
-        "../escape.py"), True, ("tool-cli",))
-    paths = planned_paths(wheel, scheme)
-    assert f"{SITE}/tool/__pycache__/__init__.cpython-311.pyc" in paths
-    assert f"{SITE}/__pycache__/extra.cpython-311.pyc" in paths
-    assert {"bin/tool-run", "share/tool/x.json", "include/site/python3.11/tool/t.h", "bin/tool-cli"} <= set(paths)
-    assert f"{SITE}/tool-1.0.dist-info/INSTALLER" in paths and not any("escape" in p for p in paths)
-    kept = dist("other", "1.0", ["tool/lib/libt.so.1"])
-    plan = make_plan(take_inventory(snapshot(kept), LockView(pip={"other": "1.0", "tool": "1.0"})), snapshot(kept),
-                     requirements="r")
-    (item,) = collisions(plan, [wheel], scheme, {f"{SITE}/tool/lib/libt.so.1", "bin/unrelated"})
-    assert item.path == f"{SITE}/tool/lib/libt.so.1" and item.owner == "other" and "tool 1.0" in item.reason
 
 
 def test_the_smoke_imports_torch_and_the_direct_requirements_top_level_modules():

@@ -1,7 +1,7 @@
-"""Wiring for `lockguard clean-install`: scan, plan, then the transaction: fetch the wheels, move
-every outgoing and colliding file into the quarantine, let pip install into a prefix where nothing
-of the outgoing versions remains, verify by effect (RECORD files, import smoke), and on any
-failure or interrupt undo all of it (exit 5)."""
+"""Wiring for `lockguard clean-install`: scan, plan, then the transaction: move every stale and
+outgoing file into the quarantine, keep a hard link of everything else, let pip install into a
+prefix where nothing of the outgoing versions remains, verify by effect (RECORD files, import
+smoke), and on any failure or interrupt undo all of it (exit 5)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from lockguard.check.snapshot import Snapshot
 from lockguard.cli.env_check import host_conda_platform, lock_view
 from lockguard.cli.install_progress import Progress
 from lockguard.errors import InputError, InstallFailed
-from lockguard.install.incoming import Scheme, WheelContents, collisions, planned_paths
 from lockguard.install.inventory import LockView, take_inventory
 from lockguard.install.plan import Plan, blocking, make_plan
 from lockguard.install.verify import direct_names, smoke_modules
@@ -128,18 +127,6 @@ def _raise_interrupted(_signum, _frame):
     raise Interrupted()
 
 
-def scheme_of(scan: PrefixSnapshot) -> Scheme:
-    def rel(key: str, default: str) -> str:
-        value = scan.scheme.get(key)
-        return os.path.relpath(value, scan.prefix) if value else default
-
-    site = os.path.relpath(scan.site_dirs[0], scan.prefix) if scan.site_dirs else "lib"
-    short = ".".join(scan.python_version.split(".")[:2])
-    headers = f"include/site/python{short}" if scan.is_venv else rel("include", "include")
-    return Scheme(rel("purelib", site), rel("platlib", site), rel("scripts", "bin"), rel("data", "."), headers,
-                  scan.cache_tag)
-
-
 def _anchors(scan: PrefixSnapshot) -> set[str]:
     """Folders a move never removes: the site folders, the scheme's folders, and their parents."""
     out = set()
@@ -160,17 +147,8 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, view: LockV
     q = Quarantine.create(Path(plan.prefix), plan.moves(), install=plan.install, anchors=_anchors(scan),
                           outgoing=[{"name": o.name, "version": o.version, "reason": o.reason} for o in plan.outgoing])
     applied = Applied(q.id, list(plan.install), [f"{o.name} {o.version}" for o in plan.outgoing])
-    scheme = scheme_of(scan)
     try:
         with _interrupts_as_exceptions():
-            wheels: list[WheelContents] = []
-            built: dict[str, list[str]] = {}
-            if plan.install and Path(plan.python).exists():
-                wheels, built = _fetch(plan, snapshot, platform, q, progress)
-                planned = {p for w in wheels for p in planned_paths(w, scheme)}
-                from lockguard.io.env.file_listing import existing_paths
-
-                q.add(collisions(plan, wheels, scheme, existing_paths(plan.prefix, planned)))
             moved = q.move_all()
             if moved:
                 progress.say(f"quarantined {moved} files in {q.root}")
@@ -178,13 +156,14 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, view: LockV
             if plan.conda:
                 _install_conda(plan, snapshot, platform, progress)
             if plan.install:
-                if not wheels:  # a conda prefix whose python the conda step just installed
-                    wheels, built = _fetch(plan, snapshot, platform, q, progress)
-                _install(plan, snapshot, platform, q, wheels, built, scheme, progress)
-            overwritten = record_installed(q)
-            if overwritten:
-                applied.warnings.append(f"pip wrote over {len(overwritten)} files lockguard did not expect it to "
-                                        f"touch ({', '.join(overwritten[:3])}); restore cannot give back their old bytes")
+                _install(plan, scan, snapshot, platform, q, progress)
+            installed = record_installed(q, plan.owners)
+            if installed.replaced:
+                progress.say(f"pip wrote over {len(installed.replaced)} files that staying packages share with the "
+                             "new ones; their old copies are in the quarantine")
+            if installed.modified:
+                applied.warnings.append(f"pip changed {len(installed.modified)} files in place "
+                                        f"({', '.join(installed.modified[:3])}); restore cannot give back their old bytes")
             applied.imported = _verify(plan, snapshot, view, q, progress)
             q.log(event="verified")
     except (InstallFailed, KeyboardInterrupt) as exc:
@@ -223,69 +202,51 @@ def _requirements(snapshot: Snapshot, platform: str):
     return document.requirements
 
 
-def _fetch(plan: Plan, snapshot: Snapshot, platform: str, q: Quarantine, progress: Progress):
-    from lockguard.install.pip_requirements import fetch_text
-    from lockguard.io.env.pip_apply import fetch_wheels
-    from lockguard.io.env.quarantine import sha256_of
-    from lockguard.io.env.wheel_files import read_wheel
+def _install(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, platform: str, q: Quarantine,
+             progress: Progress) -> None:
+    """pip installs exactly what the plan says, from the lock's entries (hashes and index options)."""
+    from lockguard.install.pip_requirements import requirements_text
+    from lockguard.io.env.bounded import kill_group
+    from lockguard.io.env.pip_apply import install_lock
     from lockguard.model.names import canonical_name
 
-    requirements = q.root / "fetch.txt"
-    requirements.write_text(fetch_text(_requirements(snapshot, platform), plan.install), encoding="utf-8")
-    total, seen = len(plan.install), []
+    requirements = q.root / "install.txt"
+    requirements.write_text(requirements_text(_requirements(snapshot, platform), plan.install), encoding="utf-8")
+    wanted = {canonical_name(p.split("==", 1)[0]): p.split("==", 1)[1] for p in plan.install}
+    total, fetched, done = len(wanted), [], []
+    sites = [Path(s) for s in scan.site_dirs] or [Path(plan.prefix) / "lib"]
+    fault = int(os.environ.get(FAULT_DURING_PIP, "0") or 0)
 
     def line(text: str) -> None:
         if text.startswith("Collecting "):
-            seen.append(text.split()[1])
-            progress.step(f"downloading {seen[-1]} ({len(seen)}/{total})")
-        elif text.strip().startswith("Building wheel for "):
-            progress.step(f"building {text.split()[3]} from its sdist")
-
-    progress.step(f"downloading {total} packages")
-    indexed = fetch_wheels(plan.python, requirements, q.wheels, line)
-    wheels = [read_wheel(path) for path in sorted(q.wheels.glob("*.whl"))]
-    wanted = {canonical_name(p.split("==", 1)[0]) for p in plan.install}
-    lacking = sorted(wanted - {w.name for w in wheels})
-    if lacking:
-        raise InstallFailed(f"pip fetched no wheel for {', '.join(lacking)}",
-                            hint="nothing in the environment was changed; `pip wheel` them by hand to see why")
-    # pip checked every artifact against the lock while fetching; a wheel it built from a checked
-    # sdist gets its own hash added, so that the install step can run --require-hashes too
-    built = {w.name: [sha256_of(q.wheels / w.filename)] for w in wheels if w.filename not in indexed}
-    progress.say(f"fetched {len(wheels)} packages" + (f" (built {len(built)} from sdists)" if built else ""))
-    return [w for w in wheels if w.name in wanted], built
-
-
-def _install(plan: Plan, snapshot: Snapshot, platform: str, q: Quarantine, wheels: list[WheelContents],
-             built: dict[str, list[str]], scheme: Scheme, progress: Progress) -> None:
-    from lockguard.install.pip_requirements import install_text
-    from lockguard.io.env.bounded import kill_group
-    from lockguard.io.env.pip_apply import install_wheels
-
-    requirements = q.root / "install.txt"
-    requirements.write_text(install_text(_requirements(snapshot, platform), plan.install, built), encoding="utf-8")
-    prefix = Path(plan.prefix)
-    records = {w.name: (f"{w.name} {w.version}", prefix / (scheme.purelib if w.purelib else scheme.platlib)
-                        / (w.dist_info or "") / "RECORD") for w in wheels}
-    fault = int(os.environ.get(FAULT_DURING_PIP, "0") or 0)
-    done: list[str] = []
+            fetched.append(text.split()[1])
+            progress.step(f"downloading {fetched[-1]} ({len(fetched)}/{total})")
+        elif text.startswith("Installing collected packages"):
+            progress.step(f"installing {total} packages")
 
     def tick(process) -> None:
-        for name, (label, record) in records.items():
-            if name not in done and record.exists():
-                done.append(name)
-                progress.step(f"installed {label} ({len(done)}/{len(records)})")
+        for site in sites:
+            try:
+                infos = [n for n in os.listdir(site) if n.endswith(".dist-info")]
+            except OSError:
+                continue
+            for info in infos:
+                name, _, version = info[: -len(".dist-info")].partition("-")
+                key = canonical_name(name)
+                if key in wanted and key not in done and version == wanted[key] and (site / info / "RECORD").exists():
+                    done.append(key)
+                    progress.step(f"installed {key} {version} ({len(done)}/{total})")
         if fault and len(done) >= fault:
             kill_group(process)
             process.wait()
             os._exit(137)  # fault injection: killed during pip
 
-    q.log(event="pip-start", packages=len(wheels))
-    progress.step(f"installing {len(wheels)} packages")
-    install_wheels(plan.python, requirements, q.wheels, tick=tick)
+    q.log(event="pip-start", packages=total)
+    progress.step(f"downloading {total} packages")
+    install_lock(plan.python, requirements, on_line=line, tick=tick)
     if fault:
         os._exit(137)  # pip was quicker than the polling: die before the run records what it added
-    progress.say(f"installed {len(wheels)} packages with pip")
+    progress.say(f"installed {total} packages with pip")
 
 
 def _install_conda(plan: Plan, snapshot: Snapshot, platform: str, progress: Progress) -> None:

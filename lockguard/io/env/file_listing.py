@@ -106,7 +106,3 @@ def list_tree(root: str) -> tuple[list[str], list[str]]:
                 files.append(rel)
     return sorted(files), sorted(dirs)
 
-
-def existing_paths(root: str, paths) -> set[str]:
-    """The relative paths that exist under root (links included, never followed)."""
-    return {p for p in paths if os.path.lexists(os.path.join(root, p))}

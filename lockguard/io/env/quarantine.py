@@ -5,9 +5,10 @@ before the first move; every move, every folder removed and every phase is journ
 killed at any point can be undone: `lockguard restore` removes what the run installed and puts
 every byte back with its mode (transaction.py).
 
-Phases in the journal: begin, moved*, rmdir*, [added, moved*, rmdir*], quarantined, apply-start
-(before.json lists the tree pip starts from), pip-start, installed (installed.json lists what the
-run added), verified, done; an undo logs undo-start, removed, put-back*, restored [, aborted].
+Phases in the journal: begin, moved*, rmdir*, quarantined, apply-start (before.json lists the tree
+pip starts from; shadow/ holds a hard link of each of its files), pip-start, [added, moved*: files
+pip wrote over], installed (installed.json lists what the run added or replaced), verified, done;
+an undo logs undo-start, removed, put-back*, restored [, aborted].
 
 Fault injection for tests: LOCKGUARD_FAULT_AFTER_MOVES=N kills the process after N moves;
 LOCKGUARD_FAULT_EACCES_AT=N makes move N fail with a permission error (root ignores chmod).
@@ -114,7 +115,7 @@ class Quarantine:
         self.id = qid
         self.root = quarantine_root(self.prefix) / qid
         self.files = self.root / "files"
-        self.wheels = self.root / "wheels"
+        self.shadow = self.root / "shadow"
         self.manifest_path = self.root / "manifest.json"
         self.journal_path = self.root / "journal.jsonl"
         self.before_path = self.root / "before.json"
@@ -164,15 +165,29 @@ class Quarantine:
             })
         return entries
 
-    def add(self, items: list) -> None:
-        """More files to move (what pip would write over): the manifest grows (atomically) first."""
+    def adopt(self, items: list[tuple[str, Path, str, str]]) -> None:
+        """Files whose old bytes lie elsewhere in the state folder (the hard link that kept a file
+        pip wrote over) join the quarantine: (path, where its bytes are, owner, reason). Manifest
+        first, then the moves, as always."""
         if not items:
             return
+        entries = []
+        for path, source, owner, reason in items:
+            safe_relative(self.prefix, path)
+            info = os.lstat(source)
+            entries.append({"path": path, "sha256": sha256_of(source), "mode": stat.S_IMODE(info.st_mode),
+                            "symlink": None, "owner": owner, "reason": reason, "size": info.st_size,
+                            "mtime_ns": info.st_mtime_ns})
         manifest = self.manifest()
-        manifest["entries"] = manifest["entries"] + self._entries(items)
+        manifest["entries"] = manifest["entries"] + entries
         fsync_write(self.manifest_path, json.dumps(manifest, indent=1) + "\n")
         self._manifest = manifest
-        self.log(event="added", count=len(items))
+        self.log(event="added", count=len(entries))
+        for path, source, _owner, _reason in items:
+            target = self.files / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(source, target)
+            self.log(event="moved", path=path, sync=False)
 
     # -- reading (nothing here is trusted: a damaged state folder is bad input naming the file) --------
 
@@ -322,13 +337,6 @@ class Quarantine:
 
     def finish(self) -> None:
         self.log(event="done")
-        self.drop_wheels()
-
-    def drop_wheels(self) -> None:
-        """The downloaded wheels are copies of hash-pinned files: not kept once pip ran."""
-        import shutil
-
-        shutil.rmtree(self.wheels, ignore_errors=True)
 
     def restore(self) -> int:
         """Undo the whole transaction (pip's part included); the number of files put back."""

@@ -1,23 +1,32 @@
 """The pip phase of a transaction and undoing all of it.
 
-Before pip (and conda) run, before.json lists every file (size, mtime) and folder of the prefix:
-after the quarantine moved the outgoing and colliding files away, every path pip writes is new.
-After pip, installed.json lists what the run added. Undo then removes exactly that (a file changed
-since it was installed moves aside into displaced/ instead), removes the folders the run created,
-and puts every quarantined file back with its mode, and the folders the moves emptied. A run killed
-during pip has no installed.json: what is in the prefix and not in before.json is pip's.
+Before pip (and conda) run, before.json lists every file and folder of the prefix (size, mtime,
+inode; a link's target), and each file gets a hard link in shadow/. pip replaces a file by
+unlinking it and writing a new one, so a shadow keeps the old bytes of anything pip writes over
+(after the quarantine moved every outgoing file away, that is only what a staying distribution
+shares with an incoming one, such as nvidia/__init__.py). After pip, installed.json lists what the
+run added or replaced, the shadows of replaced files move into the quarantine (manifest first),
+and the other shadows go.
+
+Undo removes what the run installed (a file changed since moves aside into displaced/), brings
+shadowed files back, removes the folders the run created, and puts every quarantined file back
+with its mode, with the folders the moves emptied. A run killed during pip has no installed.json:
+whatever is not in before.json, or has another inode than it says, is pip's.
 
 Undo is idempotent: a restore that is itself interrupted is finished by the next one."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lockguard.errors import InstallFailed
+from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.bounded import MIB, read_text
 from lockguard.io.env.file_listing import list_tree
 from lockguard.io.env.quarantine import Quarantine, fsync_write, safe_relative
@@ -28,26 +37,53 @@ _LISTING_LIMIT = 1024 * MIB
 @dataclass
 class UndoResult:
     removed: int = 0  # files the run had installed, removed
-    put_back: int = 0  # quarantined files put back
+    put_back: int = 0  # quarantined (or shadowed) files put back
     displaced: list[str] = field(default_factory=list)  # changed since: moved aside, not deleted
 
 
-def _signatures(prefix: Path, files: list[str]) -> dict[str, list[int]]:
-    out = {}
-    for path in files:
-        try:
-            info = os.lstat(prefix / path)
-        except OSError:
-            continue
-        out[path] = [info.st_size, info.st_mtime_ns]
-    return out
+@dataclass
+class Installed:
+    added: int = 0
+    replaced: list[str] = field(default_factory=list)  # written over by pip: old bytes now quarantined
+    modified: list[str] = field(default_factory=list)  # written in place: old bytes lost (never seen from pip)
+
+
+def _signature(info: os.stat_result, link: str | None = None) -> list:
+    return [info.st_size, info.st_mtime_ns, info.st_ino, link]
 
 
 def record_before(q: Quarantine) -> None:
-    """What pip starts from, written (fsynced) before it runs; then the journal says so."""
+    """What pip starts from, and a hard link of every file, written before it runs."""
     files, dirs = list_tree(str(q.prefix))
-    fsync_write(q.before_path, json.dumps({"files": _signatures(q.prefix, files), "dirs": dirs}) + "\n")
+    signatures: dict[str, list] = {}
+    made: set[Path] = set()
+    for path in files:
+        full = q.prefix / path
+        try:
+            info = os.lstat(full)
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            signatures[path] = _signature(info, os.readlink(full))
+            continue
+        signatures[path] = _signature(info)
+        if stat.S_ISREG(info.st_mode):
+            target = q.shadow / path
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            _link(full, target)
+    fsync_write(q.before_path, json.dumps({"files": signatures, "dirs": dirs}) + "\n")
     q.log(event="apply-start")
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+            raise
+        shutil.copy2(source, target, follow_symlinks=False)  # no hard links here: a copy keeps the bytes too
 
 
 def _load(path: Path) -> dict:
@@ -56,27 +92,47 @@ def _load(path: Path) -> dict:
     except ValueError:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict) or not isinstance(data.get("dirs"), list):
-        from lockguard.errors import InputError
-
         raise InputError(f"{path} is not a lockguard file listing", file=str(path),
                          hint="the quarantine folder is damaged; move it out of .lockguard/quarantine/ and run again")
     return data
 
 
-def record_installed(q: Quarantine) -> list[str]:
-    """After pip: installed.json lists every file and folder the run added. Returns the files that
-    existed before and changed (none, unless something other than the planned pip run wrote)."""
-    before = _load(q.before_path)
+def _changes(q: Quarantine, before: dict) -> tuple[dict[str, list], list[str], list[str], list[str]]:
+    """(signatures of what the run added or replaced, the replaced ones, files changed in place,
+    folders it created), from the tree as it is against before.json."""
     files, dirs = list_tree(str(q.prefix))
     old = before["files"]
-    added = [p for p in files if p not in old]
-    overwritten = [p for p, sig in _signatures(q.prefix, [p for p in files if p in old]).items() if sig != old[p]]
+    out: dict[str, list] = {}
+    replaced, modified = [], []
+    for path in files:
+        try:
+            info = os.lstat(q.prefix / path)
+        except OSError:
+            continue
+        link = os.readlink(q.prefix / path) if stat.S_ISLNK(info.st_mode) else None
+        now = _signature(info, link)
+        was = old.get(path)
+        if was is None:
+            out[path] = now
+        elif was[2] != now[2] or was[3] != now[3]:
+            out[path] = now
+            replaced.append(path)
+        elif was[:2] != now[:2]:
+            modified.append(path)
     known = set(before["dirs"])
-    fsync_write(q.installed_path, json.dumps({"files": _signatures(q.prefix, added),
-                                              "dirs": [d for d in dirs if d not in known],
-                                              "overwritten": overwritten}) + "\n")
+    return out, replaced, modified, [d for d in dirs if d not in known]
+
+
+def record_installed(q: Quarantine, owners: dict[str, str]) -> Installed:
+    """After pip: the shadows of files pip wrote over join the quarantine, installed.json lists
+    everything the run put in the prefix, and the shadow folder goes."""
+    added, replaced, modified, created = _changes(q, _load(q.before_path))
+    q.adopt([(p, q.shadow / p, owners.get(p, "unowned"), "pip wrote the new version's copy over it")
+             for p in replaced if (q.shadow / p).is_file()])
+    fsync_write(q.installed_path, json.dumps({"files": added, "dirs": created, "modified": modified}) + "\n")
     q.log(event="installed", count=len(added))
-    return overwritten
+    shutil.rmtree(q.shadow, ignore_errors=True)
+    return Installed(len(added) - len(replaced), replaced, modified)
 
 
 def preview(q: Quarantine) -> dict:
@@ -84,21 +140,20 @@ def preview(q: Quarantine) -> dict:
     events = q.journal()
     names = {e["event"] for e in events}
     remove = 0
-    if "apply-start" in names and "removed" not in names:
-        remove = len(_added(q))
+    if "apply-start" in names and "removed" not in names and q.before_path.exists():
+        remove = len(_added(q)[0])
     back = sum(1 for e in q.manifest()["entries"] if os.path.lexists(q.files / e["path"]))
     return {"id": q.id, "phase": events[-1]["event"] if events else "", "remove": remove, "put_back": back}
 
 
-def _added(q: Quarantine) -> dict[str, list[int] | None]:
-    """Files the run added: installed.json's, or (killed during pip) whatever before.json lacks."""
+def _added(q: Quarantine) -> tuple[dict[str, list | None], list[str]]:
+    """(files the run added or replaced, with their signatures when installed.json has them;
+    folders it created)."""
     if q.installed_path.exists():
-        return dict(_load(q.installed_path)["files"])
-    if not q.before_path.exists():
-        return {}  # killed before the listing was whole: pip never started
-    old = _load(q.before_path)["files"]
-    files, _dirs = list_tree(str(q.prefix))
-    return {p: None for p in files if p not in old}
+        done = _load(q.installed_path)
+        return dict(done["files"]), list(done["dirs"])
+    added, _replaced, _modified, created = _changes(q, _load(q.before_path))
+    return dict.fromkeys(added), created
 
 
 def undo(q: Quarantine) -> UndoResult:
@@ -106,11 +161,12 @@ def undo(q: Quarantine) -> UndoResult:
     names = {e["event"] for e in events}
     result = UndoResult()
     q.log(event="undo-start")
-    if "apply-start" in names and "removed" not in names:
+    if "apply-start" in names and "removed" not in names and q.before_path.exists():
         _remove_added(q, result)
         q.log(event="removed", count=result.removed, displaced=len(result.displaced))
     changed = _put_back(q, result)
     _recreate_folders(q, events)
+    shutil.rmtree(q.shadow, ignore_errors=True)
     if changed:
         q.log(event="undo-incomplete", changed=changed[:100])
         raise InstallFailed(f"{len(changed)} quarantined files changed after they were moved; they stay in "
@@ -118,12 +174,11 @@ def undo(q: Quarantine) -> UndoResult:
                             hint="compare them with what you expect, put them back by hand, then move the "
                                  "quarantine folder out of .lockguard/quarantine/")
     q.log(event="restored", put_back=result.put_back, removed=result.removed)
-    q.drop_wheels()
     return result
 
 
 def _remove_added(q: Quarantine, result: UndoResult) -> None:
-    added = _added(q)
+    added, created = _added(q)
     seen: dict[str, str] = {}
     for path, signature in sorted(added.items()):
         full = safe_relative(q.prefix, path, seen)
@@ -131,20 +186,38 @@ def _remove_added(q: Quarantine, result: UndoResult) -> None:
             info = os.lstat(full)
         except FileNotFoundError:
             continue
-        if signature is None or [info.st_size, info.st_mtime_ns] == list(signature):
+        link = os.readlink(full) if stat.S_ISLNK(info.st_mode) else None
+        if signature is None or _signature(info, link) == list(signature):
             os.unlink(full)
             result.removed += 1
         else:
             _aside(q, path, full)
             result.displaced.append(path)
-    if q.installed_path.exists():
-        created = _load(q.installed_path)["dirs"]
-    else:
-        known = set(_load(q.before_path)["dirs"])
-        created = [d for d in list_tree(str(q.prefix))[1] if d not in known]
+    _unshadow(q, result, seen)
     for folder in sorted(created, key=lambda d: -d.count("/")):
         with contextlib.suppress(OSError):  # not empty: something else lives there now; it stays
-            os.rmdir(safe_relative(q.prefix, folder))
+            os.rmdir(safe_relative(q.prefix, folder, seen))
+
+
+def _unshadow(q: Quarantine, result: UndoResult, seen: dict[str, str]) -> None:
+    """A run killed before its shadows joined the quarantine: files pip wrote over come back from
+    their hard links (pip's copies were removed above), and links it replaced are made again."""
+    before = _load(q.before_path)["files"]
+    if q.shadow.is_dir():
+        for folder, _dirs, files in os.walk(q.shadow):
+            for name in files:
+                shadow = Path(folder) / name
+                path = str(shadow.relative_to(q.shadow))
+                original = safe_relative(q.prefix, path, seen)
+                if not os.path.lexists(original):
+                    original.parent.mkdir(parents=True, exist_ok=True)
+                    os.rename(shadow, original)
+                    result.put_back += 1
+    for path, signature in before.items():
+        if isinstance(signature, list) and len(signature) > 3 and signature[3] is not None:
+            original = safe_relative(q.prefix, path, seen)
+            if not os.path.lexists(original):
+                os.symlink(signature[3], original)
 
 
 def _aside(q: Quarantine, path: str, full: Path) -> None:
