@@ -166,13 +166,13 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, view: LockV
                                         f"({', '.join(installed.modified[:3])}); restore cannot give back their old bytes")
             applied.imported = _verify(plan, snapshot, view, q, progress)
             q.log(event="verified")
-    except (InstallFailed, KeyboardInterrupt) as exc:
+    except BaseException as exc:  # anything, a bug of lockguard's included: the environment goes back first
         progress.close()
         rolled = _roll_back(q, undo)
-        if isinstance(exc, KeyboardInterrupt):
-            progress.say(f"interrupted; {rolled}")
-            raise
-        raise InstallFailed(exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint) from None
+        if isinstance(exc, InstallFailed):
+            raise InstallFailed(exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint) from None
+        progress.say(("interrupted; " if isinstance(exc, KeyboardInterrupt) else "") + rolled)
+        raise
     finally:
         q.close()
     q.finish()

@@ -86,24 +86,22 @@ def safe_relative(prefix: Path, relative: str, seen: dict[str, str] | None = Non
     """The absolute path of `relative` in the prefix; refuses anything that leaves it: absolute
     paths, `..`, and parents that are symlinks out of the prefix. `seen` caches resolved folders
     for one pass over many files (a CUDA environment has tens of thousands)."""
-    if not isinstance(relative, str) or os.path.isabs(relative) or any(
-            part in ("", ".", "..") for part in relative.split("/")):
+    parts = relative.split("/") if isinstance(relative, str) else [""]
+    if relative[:1] == "/" or any(part in ("", ".", "..") for part in parts):
         raise InputError(f"refusing to touch {relative!r}: not a plain path inside the prefix", hint="this is never done")
-    root = (seen or {}).get("") or os.path.realpath(prefix)
-    if seen is not None:
-        seen[""] = root
-    full = Path(root) / relative
-    key = str(full.parent)
-    parent = seen.get(key) if seen is not None else None
+    if parts[0] == STATE_DIR:
+        raise InputError(f"refusing to touch {relative!r}: lockguard's own state folder")
+    cache = seen if seen is not None else {}
+    root = cache.get("") or os.path.realpath(prefix)
+    cache[""] = root
+    full = f"{root}/{relative}"
+    folder = full.rsplit("/", 1)[0]
+    parent = cache.get(folder)
     if parent is None:
-        parent = os.path.realpath(full.parent)
-        if seen is not None:
-            seen[key] = parent
+        parent = cache[folder] = os.path.realpath(folder)
     if parent != root and not parent.startswith(root + os.sep):
         raise InputError(f"refusing to touch {relative!r}: its folder is a link out of the prefix ({parent})")
-    if Path(relative).parts[0] == STATE_DIR:
-        raise InputError(f"refusing to touch {relative!r}: lockguard's own state folder")
-    return full
+    return Path(full)
 
 
 _ENTRY_TYPES = {"path": str, "mode": int, "owner": str, "reason": str}

@@ -18,11 +18,13 @@ Undo is idempotent: a restore that is itself interrupted is finished by the next
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,10 +82,11 @@ def record_before(q: Quarantine) -> None:
 def _link(source: Path, target: Path) -> None:
     try:
         os.link(source, target, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
-            raise
-        shutil.copy2(source, target, follow_symlinks=False)  # no hard links here: a copy keeps the bytes too
+        return
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):  # no hard link here (another file system, protected links): a copy
+        shutil.copy2(source, target, follow_symlinks=False)
 
 
 def _load(path: Path) -> dict:
@@ -160,7 +163,9 @@ def undo(q: Quarantine) -> UndoResult:
     events = q.journal()
     names = {e["event"] for e in events}
     result = UndoResult()
-    q.log(event="undo-start")
+    q.log(event="undo-start", sync=False)
+    for leftover in q.root.glob("trash-*"):  # an earlier undo's, if its deleting process died
+        delete_later(leftover)
     if "apply-start" in names and "removed" not in names and q.before_path.exists():
         _remove_added(q, result)
         q.log(event="removed", count=result.removed, displaced=len(result.displaced))
@@ -177,26 +182,75 @@ def undo(q: Quarantine) -> UndoResult:
     return result
 
 
+def _ancestors(path: str):
+    cut = path.rfind("/")
+    while cut > 0:
+        path = path[:cut]
+        yield path
+        cut = path.rfind("/")
+
+
 def _remove_added(q: Quarantine, result: UndoResult) -> None:
+    """What the run put in the prefix leaves it: a folder the run created and filled alone goes in
+    one rename (torch/ is 15,000 files), other files one by one; all into a trash folder in the
+    state folder, deleted in the background (freeing gigabytes takes a slow disk tens of seconds;
+    the environment is whole again before that). A file changed since goes to displaced/."""
     added, created = _added(q)
-    seen: dict[str, str] = {}
-    for path, signature in sorted(added.items()):
-        full = safe_relative(q.prefix, path, seen)
-        try:
-            info = os.lstat(full)
-        except FileNotFoundError:
+    files, _dirs = list_tree(str(q.prefix))
+    keep: set[str] = set()  # created folders that hold something that is not the run's, as the run left it
+    ours: dict[str, bool] = {}
+    for path in files:
+        if path not in added:
+            keep.update(_ancestors(path))
             continue
-        link = os.readlink(full) if stat.S_ISLNK(info.st_mode) else None
-        if signature is None or _signature(info, link) == list(signature):
-            os.unlink(full)
+        signature = added[path]
+        if signature is not None:
+            try:
+                info = os.lstat(q.prefix / path)
+            except OSError:
+                continue
+            link = os.readlink(q.prefix / path) if stat.S_ISLNK(info.st_mode) else None
+            if _signature(info, link) != list(signature):
+                ours[path] = False
+                keep.update(_ancestors(path))
+                continue
+        ours[path] = True
+    trash = q.root / f"trash-{os.getpid()}-{time.monotonic_ns()}"
+    seen: dict[str, str] = {}
+    gone: set[str] = set()
+    for folder in sorted(set(created) - keep, key=lambda d: d.count("/")):
+        if any(a in gone for a in _ancestors(folder)):
+            continue
+        source = safe_relative(q.prefix, folder, seen)
+        (trash / folder).parent.mkdir(parents=True, exist_ok=True)
+        os.rename(source, trash / folder)
+        gone.add(folder)
+    for path, unchanged in sorted(ours.items()):
+        if any(a in gone for a in _ancestors(path)):
+            result.removed += 1
+        elif unchanged:
+            os.unlink(safe_relative(q.prefix, path, seen))
             result.removed += 1
         else:
-            _aside(q, path, full)
+            _aside(q, path, safe_relative(q.prefix, path, seen))
             result.displaced.append(path)
     _unshadow(q, result, seen)
-    for folder in sorted(created, key=lambda d: -d.count("/")):
+    for folder in sorted(set(created) - gone, key=lambda d: -d.count("/")):
         with contextlib.suppress(OSError):  # not empty: something else lives there now; it stays
             os.rmdir(safe_relative(q.prefix, folder, seen))
+    delete_later(trash)
+
+
+def delete_later(folder: Path) -> None:
+    """Delete a folder of the state folder in a detached, niced process (or now, if none starts)."""
+    if not folder.exists():
+        return
+    code = "import os, shutil, sys; os.nice(10); shutil.rmtree(sys.argv[1], ignore_errors=True)"
+    try:
+        subprocess.Popen([sys.executable, "-c", code, str(folder)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _unshadow(q: Quarantine, result: UndoResult, seen: dict[str, str]) -> None:
