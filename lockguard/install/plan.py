@@ -76,7 +76,7 @@ class Plan:
                       for o in self.outgoing]
         if self.install:
             lines.append(f"  install from {self.requirements} (pip --require-hashes --no-deps): " + ", ".join(self.install))
-            lines.append("    files of the environment that pip would write over move into the quarantine first")
+            lines.append("    (a file of a staying package that pip writes over is kept by a hard link and joins the quarantine)")
         if self.conda:
             lines.append("  conda records to install: " + ", ".join(self.conda))
         if self.reported:
