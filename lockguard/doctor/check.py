@@ -81,6 +81,10 @@ class Facts:
     @property
     def torch_state(self) -> str:
         """ok | missing | broken | unknown (the probe failed before it could tell)."""
+        if self.probe.importing and self.probe.importing.get("dist") == "torch":
+            return "broken"  # `import torch` killed the probe
+        if not self.probe.base:
+            return "unknown"
         state = (self.probe.torch or {}).get("state")
         return state if state in ("ok", "missing", "broken") else "unknown"
 

@@ -60,7 +60,7 @@ def _probe_check(facts: Facts) -> Check:
                    f"run `{probe.python} -c 'import {module}'` to see the crash; a crash on import usually means stale "
                    ".so files or a library shadowed by LD_LIBRARY_PATH (`lockguard check --env`)", stderr)
     if crashed:
-        what = "; ".join(probe.problems) or f"it ended with {crashed}"
+        what = "; ".join(probe.problems + probe.noise) or f"it ended with {crashed}"
         return bad("LG311", title, ERROR, f"the probe in {probe.python} failed: {what}",
                    f"check that {probe.python} is the environment's Python interpreter (its bin/python); "
                    f"run `{probe.python} -c 'import sys; print(sys.version)'`"
@@ -69,9 +69,9 @@ def _probe_check(facts: Facts) -> Check:
         return bad("LG311", title, ERROR, f"the probe in {probe.python} stopped before it reported torch",
                    f"run `{probe.python} -c 'import torch'` in that environment", stderr)
     version = (probe.base.get("python") or {}).get("version") if isinstance(probe.base.get("python"), dict) else None
-    if probe.problems:
+    if probe.noise:
         return bad("LG311", title, WARNING,
-                   f"python {version} at {probe.python} also printed lines that are not the probe's: {'; '.join(probe.problems)}",
+                   f"python {version} at {probe.python} also printed lines that are not the probe's: {'; '.join(probe.noise)}",
                    "something in the environment writes to stdout at start-up (a .pth file or sitecustomize)", stderr)
     return ok("LG311", title, f"python {version} at {probe.python}")
 

@@ -17,7 +17,8 @@ class ProbeResult:
     stderr_tail: str = ""
     imports: list[dict] = field(default_factory=list)  # one per GPU package tried: dist, module, state, error, ...
     importing: dict | None = None  # the import under way when the output ended (it killed the process)
-    problems: list[str] = field(default_factory=list)  # output that is not the probe's protocol, a timeout
+    problems: list[str] = field(default_factory=list)  # records of the wrong shape, a timeout, no facts
+    noise: list[str] = field(default_factory=list)  # lines that are not JSON (a .pth that prints at start-up)
     timed_out: bool = False
 
     @property
@@ -34,4 +35,4 @@ class ProbeResult:
                 return f"signal {-self.returncode}"
         if self.returncode:
             return f"exit {self.returncode}"
-        return "output not understood" if self.problems else "no output"
+        return "output not understood" if self.problems or self.noise else "no output"
