@@ -211,7 +211,7 @@ def test_a_libnccl_on_ld_library_path_is_reported_and_judged_against_the_lock(ve
     code, body = doctor_json(lg, "--python", str(venv / "bin" / "python"), "--intent", str(project / "lockguard.toml"))
     lg302 = check(body, "LG302")
     assert lg302["status"] == "warn" and lg302["severity"] == "warning"
-    assert f"{lib} (NCCL 2.19.3, via LD_LIBRARY_PATH) is found before the wheel's" in lg302["message"]
+    assert f"{lib} (NCCL 2.19.3, via LD_LIBRARY_PATH) is the libnccl.so.2 a process finds by name" in lg302["message"]
     assert "the lock's nvidia-nccl-cu12 is 2.18.1" in lg302["message"]
     assert f"remove {lib.parent} from LD_LIBRARY_PATH" in lg302["hint"]
     # the same version as the lock: no warning
@@ -327,3 +327,27 @@ def test_every_skip_path_gives_one_reason():
     assert "no C++ compiler on PATH" in skipped["LG305"] and "nvcc 99.1 is not in lockguard's CUDA table" in skipped["LG305"]
     assert "no /dev/shm on this machine" in skipped["LG307"]
     assert "no torch distribution in this environment" in skipped["LG311"]
+
+
+def test_the_helpers_soname_reader_agrees_with_pyelftools(tmp_path):
+    import importlib.util
+
+    from lockguard.io.env.elf import soname
+    from tests.support.native_libs import compile_c_library
+
+    spec = importlib.util.spec_from_file_location("library_probe", REPO / "lockguard" / "io" / "machine" / "library_probe.py")
+    helper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helper)
+    nccl = fake_nccl(tmp_path / "a", 21903)
+    if nccl is None:
+        pytest.skip("no C compiler")
+    plain = compile_c_library(tmp_path / "b", "libplain.so", "", "int f(void) { return 1; }\n")
+    text = tmp_path / "libtext.so.1"
+    text.write_text("not an ELF file")
+    assert helper.elf_soname(str(nccl)) == soname(nccl) == "libnccl.so.2"
+    assert helper.elf_soname(str(text)) is None and soname(text) is None
+    # -Wl,-soname, with an empty name: no DT_SONAME at all, or an empty one; both read as None
+    assert helper.elf_soname(str(plain)) in (None, soname(plain) or None)
+    libc = Path("/lib/x86_64-linux-gnu/libc.so.6")
+    if libc.exists():
+        assert helper.elf_soname(str(libc)) == soname(libc) == "libc.so.6"

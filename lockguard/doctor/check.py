@@ -7,14 +7,17 @@ carries a Finding with the fix.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from lockguard.install.inventory import LockView
-from lockguard.knowledge.tables import Knowledge
 from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.probe import ProbeResult
 from lockguard.model.system_facts import SystemFacts
 from lockguard.model.target import MachineFacts
 from lockguard.model.versions import CudaVersion
+
+if TYPE_CHECKING:  # only types here: doctor without a lock never loads the install inventory
+    from lockguard.install.inventory import LockView
+    from lockguard.knowledge.tables import Knowledge
 
 
 @dataclass

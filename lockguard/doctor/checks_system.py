@@ -97,8 +97,10 @@ def _libraries(facts: Facts) -> Check:
         else:
             notes.append(f"{lib.path} {lib.version} = {whose}")
     if clashes and not mapped:
-        lines = [f"{lib.path} ({_LABEL[lib.family]} {lib.version}, via {lib.via}) is found before the wheel's; "
-                 f"{whose} is {version}" for lib, version, whose in clashes]
+        # torch's own RPATH finds its wheel's copy first; the shadowing happens when something opens
+        # this SONAME by name before torch (cupy, mpi4py, a custom op): torch then reuses that copy
+        lines = [f"{lib.path} ({_LABEL[lib.family]} {lib.version}, via {lib.via}) is the {lib.lookup_name} a "
+                 f"process finds by name; {whose} is {version}" for lib, version, whose in clashes]
         return bad("LG302", title, WARNING, "; ".join(lines), _shadow_fix(clashes[0][0]))
     if mapped:
         extra = f"; reachable outside: {', '.join(_short(lib, v) for lib, v, _w in clashes)} (not used by torch)" if clashes else ""
@@ -134,8 +136,8 @@ def _shadow_fix(lib: SharedLibrary) -> str:
         where = f"remove {folder} from {lib.via} and run ldconfig"
     else:
         where = f"remove {lib.path} from the loader's cache (its directory is in /etc/ld.so.conf or a file under it; run ldconfig after)"
-    return (f"{where}: a program that opens {lib.lookup_name} gets it instead of torch's wheel "
-            "(NCCL shows this as 'NCCL error: unhandled system error' or an undefined ncclComm* symbol)")
+    return (f"{where}: loaded before torch (by cupy, mpi4py, a custom op), it replaces the wheel's copy in "
+            "torch too (NCCL shows this as 'NCCL error: unhandled system error' or an undefined ncclComm* symbol)")
 
 
 # -- LG303: the toolkit JIT builds use, against the lock's CUDA -------------------------------------
@@ -150,7 +152,7 @@ def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
                    "point it at a CUDA toolkit folder (one with bin/nvcc), or unset it")
     wanted = facts.wanted_cuda()
     if wanted is None:
-        return skip("LG303", title, f"no CUDA version to compare with ({facts.no_cuda_reference()})")
+        return skip("LG303", title, f"no CUDA version to compare with: {facts.no_cuda_reference()}")
     cuda, whose = wanted
     have = cuda_of(jit.version)
     if have is None:

@@ -5,9 +5,7 @@ target may lack.
 It prints JSON lines, each {"kind": ..., "data": ...}, flushed one by one so that an import that
 kills the process still leaves what came before: "base" (facts that need no import), then for each
 GPU package an "importing" line and its result ("torch" facts, "import" results), then "smoke".
-
-`probe.py --versions FAMILY:PATH...` (run by lockguard's own interpreter) loads each library and
-prints the integer its version call returns, one JSON line per library.
+version_code() is also what io/machine/library_probe.py calls on the libraries outside any environment.
 """
 
 import json
@@ -239,21 +237,7 @@ def smoke(torch_module):
     return results
 
 
-def versions(specs):
-    for spec in specs:
-        family, _, path = spec.partition(":")
-        try:
-            emit_line = {"path": path, "code": version_code(family, path)}
-        except Exception as exc:
-            emit_line = {"path": path, "error": f"{type(exc).__name__}: {exc}"[:500]}
-        sys.stdout.write(json.dumps(emit_line) + "\n")
-        sys.stdout.flush()
-    return 0
-
-
 def main(argv):
-    if argv[:1] == ["--versions"]:
-        return versions(argv[1:])
     imports = [argv[i + 1].split("=", 1) for i, arg in enumerate(argv[:-1]) if arg == "--import"]
     dists = distributions()
     emit("base", base_facts(dists))

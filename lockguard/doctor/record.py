@@ -117,8 +117,8 @@ def _library_columns(facts: Facts, family: str, prefix: str) -> dict:
         path, how = mapped[0], "loaded"
         code = (torch.get("mapped_versions") or {}).get(path)
         version = decode_library_version(family, code) if code is not None else None
-        if version is None and family == "nccl" and isinstance(torch.get("nccl"), list):
-            version = ".".join(str(p) for p in torch["nccl"][:3])
+        # torch.backends.cudnn.version() asks the loaded library; torch.cuda.nccl.version() is the
+        # NCCL torch was built with, not the one loaded, so it never stands in here
         if version is None and family == "cudnn" and isinstance(torch.get("cudnn"), int):
             version = decode_library_version("cudnn", torch["cudnn"])
     else:

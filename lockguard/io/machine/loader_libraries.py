@@ -2,7 +2,8 @@
 the directories of LD_LIBRARY_PATH, the loader's cache (`ldconfig -p`) and the directories named in
 /etc/ld.so.conf.d, in that order (the loader's own order; a cache entry is what ld.so.conf.d gives
 once ldconfig has run). Each with its SONAME and its version: the library's own call
-(ncclGetVersion, cudnnGetVersion, ...) read in a helper process, else the file name."""
+(ncclGetVersion, cudnnGetVersion, ...), both read in a helper process (library_probe.py), else the
+file name."""
 
 from __future__ import annotations
 
@@ -11,14 +12,13 @@ import os
 import re
 import shutil
 import sys
-from pathlib import Path
 
 from lockguard.io.machine.bounded_run import run_bounded
 from lockguard.model.system_facts import VERSION_CALLS, SharedLibrary, decode_library_version
 
 FAMILY_FILE = re.compile(r"^lib(cudart|cublasLt|cublas|cudnn|nccl)\.so(\.\d+)*$")
 _CACHE_LINE = re.compile(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S+)\s*$")
-_PROBE = Path(__file__).resolve().parents[2] / "doctor" / "probe.py"
+HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "library_probe.py")
 LDCONFIG_CANDIDATES = ("/sbin/ldconfig", "/usr/sbin/ldconfig")
 
 
@@ -26,7 +26,7 @@ def find_ldconfig() -> str | None:
     return shutil.which("ldconfig") or next((p for p in LDCONFIG_CANDIDATES if os.access(p, os.X_OK)), None)
 
 
-def reachable_libraries(environ: dict, *, ld_conf_dir: Path = Path("/etc/ld.so.conf.d"), ldconfig: str | None = None,
+def reachable_libraries(environ: dict, *, ld_conf_dir: str | os.PathLike = "/etc/ld.so.conf.d", ldconfig: str | None = None,
                         timeout: float = 10.0) -> tuple[list[SharedLibrary], list[str]]:
     """The libraries in loader order, one entry per file (the first way to reach it wins), and
     what could not be read."""
@@ -47,13 +47,16 @@ def reachable_libraries(environ: dict, *, ld_conf_dir: Path = Path("/etc/ld.so.c
     for folder, conf in _conf_dirs(ld_conf_dir):
         _scan_dir(folder, conf, found)
     entries = list(found.values())
-    _read_sonames(entries)
-    versions, problem = _call_versions(entries, timeout)
+    answers, problem = _ask_libraries(entries, timeout)
     if problem:
         problems.append(problem)
     libraries = []
     for item in entries:
-        code = versions.get(item["real"])
+        answer = answers.get(item["real"], {})
+        item["soname"] = answer.get("soname") if isinstance(answer.get("soname"), str) else None
+        if item["soname"] in item["names"]:  # the loader opens the SONAME-named file: show that one
+            item["path"] = os.path.join(os.path.dirname(item["path"]), item["soname"])
+        code = answer.get("code")
         version = decode_library_version(item["family"], code) if code is not None else None
         source = VERSION_CALLS[item["family"]] if version else None
         if version is None:
@@ -93,58 +96,42 @@ def _add(found: dict, path: str, name: str, via: str) -> None:
         entry["names"].sort()
 
 
-def _conf_dirs(ld_conf_dir: Path) -> list[tuple[str, str]]:
+def _conf_dirs(ld_conf_dir: str | os.PathLike) -> list[tuple[str, str]]:
     out = []
     try:
-        confs = sorted(p for p in ld_conf_dir.glob("*.conf") if p.is_file())
+        confs = sorted(os.path.join(ld_conf_dir, n) for n in os.listdir(ld_conf_dir) if n.endswith(".conf"))
     except OSError:
         return out
     for conf in confs:
         try:
-            text = conf.read_text(errors="replace")[:65536]
+            with open(conf, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(65536)
         except OSError:
             continue
         for line in text.splitlines():
             line = line.split("#", 1)[0].strip()
-            if line and not line.startswith("include") and line.startswith("/"):
-                out.append((line, str(conf)))
+            if line.startswith("/"):
+                out.append((line, conf))
     return out
 
 
-def _read_sonames(entries: list[dict]) -> None:
-    if not entries:
-        return
-    from lockguard.io.env.elf import soname
-
-    for item in entries:
-        item["soname"] = soname(Path(item["real"]))
-        if item["soname"]:
-            # the loader opens the SONAME-named file: show that one when the directory has it
-            folder = os.path.dirname(item["path"])
-            if item["soname"] in item["names"]:
-                item["path"] = os.path.join(folder, item["soname"])
-
-
-def _call_versions(entries: list[dict], timeout: float) -> tuple[dict[str, object], str | None]:
-    """real path -> the integer the library's version call returned, read in a helper process (a
-    library that crashes on load takes the helper down, not doctor; the rest are asked again)."""
+def _ask_libraries(entries: list[dict], timeout: float) -> tuple[dict[str, dict], str | None]:
+    """real path -> {"soname", "code"}: read in a helper process (a library that crashes on load
+    takes the helper down, not doctor; the rest are asked again)."""
     pending = [(item["family"], item["real"]) for item in entries]
-    codes: dict[str, object] = {}
+    answers: dict[str, dict] = {}
     problem = None
     while pending:
-        argv = [sys.executable, "-I", str(_PROBE), "--versions", *(f"{fam}:{path}" for fam, path in pending)]
+        argv = [sys.executable, "-I", HELPER, *(f"{f}:{p}" for f, p in pending)]
         done = run_bounded(argv, timeout=timeout, what="reading library versions")
-        answered = set()
         for line in done.stdout.splitlines():
             try:
                 item = json.loads(line)
             except ValueError:
                 continue
             if isinstance(item, dict) and isinstance(item.get("path"), str):
-                answered.add(item["path"])
-                if "code" in item:
-                    codes[item["path"]] = item["code"]
-        pending = [(fam, path) for fam, path in pending if path not in answered]
+                answers[item["path"]] = item
+        pending = [(fam, path) for fam, path in pending if path not in answers]
         if done.returncode is None:
             problem = done.problem
             break
@@ -154,7 +141,7 @@ def _call_versions(entries: list[dict], timeout: float) -> tuple[dict[str, objec
             break
         problem = f"loading {pending[0][1]} killed the helper ({_how(done.returncode)}); its version is from its file name"
         pending = pending[1:]
-    return codes, problem
+    return answers, problem
 
 
 def _how(returncode: int | None) -> str:

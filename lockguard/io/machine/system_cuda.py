@@ -42,7 +42,7 @@ def gather_system(environ: Mapping[str, str] | None = None, *, usr_local_cuda: P
     if ldconfig == "auto":
         ldconfig = find_ldconfig()
     versions = _NvccVersions(timeout)
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=6) as pool:  # all the child processes at once
         libraries = pool.submit(reachable_libraries, environ, ld_conf_dir=ld_conf_dir, ldconfig=ldconfig, timeout=timeout)
         gcc = pool.submit(_compiler, environ, timeout)
         ninja = pool.submit(_ninja, environ, timeout)
