@@ -139,3 +139,15 @@ def test_output_past_the_cap_kills_the_child():
 def test_a_program_that_does_not_exist_is_a_result():
     done = run_bounded([os.path.join("/nonexistent", "python")], timeout=5)
     assert done.returncode is None and "No such file" in done.problem
+
+
+def test_an_nvcc_that_hangs_is_killed_and_named(tmp_path):
+    from lockguard.io.machine.system_cuda import gather_system
+
+    bin_dir = tmp_path / "hang-bin"
+    script(bin_dir / "nvcc", "sleep 1000\n")
+    facts = gather_system({"PATH": f"{bin_dir}:/usr/bin:/bin"}, usr_local_cuda=tmp_path / "none", ld_conf_dir=tmp_path,
+                          ldconfig=None, timeout=1)
+    assert facts.nvcc[0].version is None
+    assert facts.nvcc[0].problem == f"{bin_dir}/nvcc --version did not finish within 1 s; it was killed with its child processes"
+    assert facts.nvcc[0].problem in facts.problems

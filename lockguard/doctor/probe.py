@@ -238,7 +238,7 @@ def smoke(torch_module):
 
 
 def main(argv):
-    imports = [argv[i + 1].split("=", 1) for i, arg in enumerate(argv[:-1]) if arg == "--import"]
+    imports = [argv[i + 1].split("=", 1) for i, arg in enumerate(argv[:-1]) if arg == "--import" and "=" in argv[i + 1]]
     dists = distributions()
     emit("base", base_facts(dists))
     import importlib.util
