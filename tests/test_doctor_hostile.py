@@ -151,3 +151,17 @@ def test_an_nvcc_that_hangs_is_killed_and_named(tmp_path):
     assert facts.nvcc[0].version is None
     assert facts.nvcc[0].problem == f"{bin_dir}/nvcc --version did not finish within 1 s; it was killed with its child processes"
     assert facts.nvcc[0].problem in facts.problems
+
+
+def test_an_import_that_hangs_is_named(lg, tmp_path):
+    from tests.support.fake_torch import install_fake_torch
+
+    venv = make_venv(tmp_path / "hang-env")
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    install_fake_torch(site, {"version": "2.1.2", "cuda": "12.1"})
+    (site / "torch" / "__init__.py").write_text("import time\ntime.sleep(1000)\n")
+    result = lg("doctor", "--python", str(venv / "bin" / "python"), "--timeout", "3")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "error  import torch" in result.stdout
+    assert "torch 2.1.2 is installed but `import torch` hangs: the probe" in result.stdout
+    assert "did not finish within 3 s" in result.stdout

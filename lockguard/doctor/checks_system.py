@@ -103,7 +103,7 @@ def _libraries(facts: Facts) -> Check:
                  f"process finds by name; {whose} is {version}" for lib, version, whose in clashes]
         return bad("LG302", title, WARNING, "; ".join(lines), _shadow_fix(clashes[0][0]))
     if mapped:
-        extra = f"; reachable outside: {', '.join(_short(lib, v) for lib, v, _w in clashes)} (not used by torch)" if clashes else ""
+        extra = f"; reachable outside: {', '.join(_short(*clash) for clash in clashes)} (not used by torch)" if clashes else ""
         return ok("LG302", title, f"torch loaded {len(mapped)} libraries, all from the environment's wheels{extra}")
     if not expected:
         reachable = [lib for lib in facts.system.libraries if lib.family in LIBRARY_FAMILIES]
@@ -124,8 +124,8 @@ def _version_note(path: str, versions: dict) -> str:
     return f" ({_LABEL[match.group(1)]} {version})" if version else ""
 
 
-def _short(lib: SharedLibrary, version: str) -> str:
-    return f"{lib.path} {lib.version} (lock {version})"
+def _short(lib: SharedLibrary, version: str, whose: str) -> str:
+    return f"{lib.path} {lib.version} ({whose} is {version})"
 
 
 def _shadow_fix(lib: SharedLibrary) -> str:

@@ -53,10 +53,16 @@ def _probe_check(facts: Facts) -> Check:
     if crashed and probe.importing:
         module = probe.importing.get("module")
         dist = probe.importing.get("dist")
+        version = facts.dists.get(str(dist))
+        installed = f"{dist} {version}" if version else str(dist)
+        if probe.timed_out:
+            return bad("LG311", f"import {module}", ERROR,
+                       f"{installed} is installed but `import {module}` hangs: {'; '.join(probe.problems)}",
+                       f"run `{probe.python} -c 'import {module}'` to see where it waits (a network filesystem, a "
+                       "lock file, a GPU that does not answer); give it longer with --timeout SECONDS", stderr)
         last = stderr[-1] if stderr else "no stderr"
         return bad("LG311", f"import {module}", ERROR,
-                   f"{dist} {facts.dists.get(str(dist), '')} is installed but `import {module}` killed the probe "
-                   f"({crashed}); stderr: {last}".replace("  ", " "),
+                   f"{installed} is installed but `import {module}` killed the probe ({crashed}); stderr: {last}",
                    f"run `{probe.python} -c 'import {module}'` to see the crash; a crash on import usually means stale "
                    ".so files or a library shadowed by LD_LIBRARY_PATH (`lockguard check --env`)", stderr)
     if crashed:
