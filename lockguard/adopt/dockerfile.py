@@ -29,7 +29,7 @@ def parse_dockerfile(text: str, file: str) -> tuple[SourceFacts, list[tuple[str,
     out = SourceFacts()
     includes: list[tuple[str, Origin]] = []
     variables: dict[str, str] = {}
-    for number, instruction, argument in _instructions(text):
+    for number, instruction, argument, physical in _instructions(text):
         origin = Origin(file, number)
         argument = _substitute(argument, variables)
         if instruction in ("ARG", "ENV"):
@@ -37,12 +37,35 @@ def parse_dockerfile(text: str, file: str) -> tuple[SourceFacts, list[tuple[str,
         elif instruction == "FROM":
             _from(argument, origin, out)
         elif instruction == "RUN":
+            facts, skipped = len(out.facts), len(out.skipped)
             includes += _run(argument, origin, out)
+            _exact_lines(out, facts, skipped, number, physical)
     return out, includes
 
 
+def _exact_lines(out: SourceFacts, facts: int, skipped: int, start: int, physical: list[str]) -> None:
+    """A RUN continued over several lines: name the line each value is written on."""
+    if len(physical) < 2:
+        return
+
+    def line_of(origin: Origin, *texts: str) -> Origin:
+        for offset, line in enumerate(physical):
+            if any(t and t in line for t in texts):
+                return Origin(origin.file, start + offset)
+        return origin
+
+    for i in range(facts, len(out.facts)):
+        fact = out.facts[i]
+        word = fact.why.split(" in RUN")[0] if fact.why.endswith(" in RUN") else ""
+        out.facts[i] = type(fact)(fact.key, fact.value, line_of(fact.origin, word, fact.value), fact.why)
+    for i in range(skipped, len(out.skipped)):
+        item = out.skipped[i]
+        out.skipped[i] = type(item)(line_of(item.origin, item.text.split()[-1]), item.text, item.reason)
+
+
 def _instructions(text: str):
-    """(line, INSTRUCTION, argument) with continuations joined; comment lines inside are skipped."""
+    """(line, INSTRUCTION, argument, its physical lines) with continuations joined; comment lines
+    inside are skipped."""
     lines = text.splitlines()
     index = 0
     while index < len(lines):
@@ -63,7 +86,7 @@ def _instructions(text: str):
         joined = " ".join(p.strip() for p in parts if p.strip() != "\\")
         match = _INSTRUCTION.match(joined)
         if match:
-            yield start, match.group(1).upper(), match.group(2).strip()
+            yield start, match.group(1).upper(), match.group(2).strip(), lines[start - 1:index]
 
 
 def _define(argument: str, variables: dict[str, str], instruction: str) -> None:
