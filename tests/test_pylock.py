@@ -184,3 +184,12 @@ def test_a_file_without_hashes_is_refused_not_written(world, tmp_path):
     with pytest.raises(InputError) as refused:
         pylock.render(platform, intent_hash="0" * 64, intent_name="lockguard.toml", python="3.11")
     assert "no hash for plain-1.0-py3-none-any.whl" in refused.value.message and "PEP 751" in refused.value.message
+
+
+def test_the_cached_check_sees_a_pylock_edit(project, lg, monkeypatch):
+    monkeypatch.chdir(project)
+    assert lg("check").exit_code == 0
+    assert lg("check").exit_code == 0  # answered from the cache
+    edit(project / "pylock.toml", 'version = "1.26.4"', 'version = "2.0.0"')
+    stale = lg("check")
+    assert stale.exit_code == 1 and "LG102" in stale.stdout and "pylock.toml" in stale.stdout

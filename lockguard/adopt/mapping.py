@@ -115,12 +115,12 @@ def _python(facts: SourceFacts, chosen: str | None, running: str, out: Adopted) 
                 return
             out.values["python"] = allowed[0]
             out.notes["python"] = f"the oldest Python that {_note(bounds)} allows"
-            out.messages.append(f"python = {allowed[0]}: no file names one; the oldest that {_note(bounds)} allows "
+            out.messages.append(f"python = {allowed[0]}: no source names one; the oldest that {_note(bounds)} allows "
                                 "(pass --python to choose another)")
         else:
             out.values["python"] = running
-            out.notes["python"] = "no file names a Python: the running interpreter's"
-            out.messages.append(f"python = {running}: no file names one, so the running interpreter's "
+            out.notes["python"] = "no source names a Python: the running interpreter's"
+            out.messages.append(f"python = {running}: no source names one, so the running interpreter's "
                                 "(pass --python to choose another)")
     outside = [b for b in bounds if not _allows([b], out.values["python"])]
     if outside:
@@ -157,10 +157,10 @@ def _cuda(facts: SourceFacts, chosen: str | None, out: Adopted) -> None:
     torch = [f for f in facts.of(PIP) if _name_of(f.value) in TORCH_FAMILY]
     if torch:
         out.contradictions.append(Contradiction(
-            "cuda", tuple(torch[:1]), "no file says which CUDA build of torch: choose with --cuda X.Y (or --cuda none)"))
+            "cuda", tuple(torch[:1]), "no source says which CUDA build of torch: choose with --cuda X.Y (or --cuda none)"))
         return
     out.values["cuda"] = "none"
-    out.notes["cuda"] = "no file names a CUDA version: CPU only"
+    out.notes["cuda"] = "no source names a CUDA version: CPU only"
 
 
 def _single(facts: SourceFacts, key: str, out: Adopted, name: str, *, hint: str) -> None:

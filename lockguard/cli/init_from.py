@@ -53,7 +53,8 @@ def adopted_values(ui: Ui, *, files: tuple[Path, ...], env: Path | None, python:
         ui.info(f"note: {message}")
     header = [f"Adopted from {', '.join(sources)} by `lockguard init`; each value names where it came from."]
     if facts.skipped:
-        header.append(f"{len(facts.skipped)} lines were not carried over (listed by `lockguard init`):")
+        count = len(facts.skipped)
+        header.append(f"{count} {'line was' if count == 1 else 'lines were'} not carried over (listed by `lockguard init`):")
         header += [f"  {s}" for s in facts.skipped[:20]]
         if len(facts.skipped) > 20:
             header.append(f"  ... and {len(facts.skipped) - 20} more")
