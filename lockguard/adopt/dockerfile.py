@@ -144,8 +144,7 @@ def _strip_prefix(words: list[str]) -> list[str]:
 def _pip_install_at(words: list[str]) -> int | None:
     """The index after `pip install` / `python -m pip install` / `uv pip install`, or None."""
     for i, word in enumerate(words[:6]):
-        if word == "install" and i >= 1 and words[i - 1] in ("pip", "pip3") or (
-                word == "install" and i >= 1 and re.fullmatch(r"pip3(\.\d+)?", words[i - 1])):
+        if word == "install" and i >= 1 and re.fullmatch(r"pip(3(\.\d+)?)?", words[i - 1]):
             return i + 1
     return None
 
