@@ -3,6 +3,7 @@
 LG100 a lock file is missing            LG104 not a lockguard file (no header)
 LG101 the intent changed since the lock LG110 pip pins differ between the views
 LG102 a lock file was edited by hand    LG111 conda records differ between the views
+(pylock.toml, when the intent asks for it, is one more view: LG100-LG104 and LG110 cover it)
 LG140 (--strict) conda side pinned from knowledge only
 LG141 (--strict) a pin without hashes
 """
@@ -42,8 +43,8 @@ def lock_state(snapshot: Snapshot) -> list[Finding]:
 
 
 def views_agree(snapshot: Snapshot) -> list[Finding]:
-    """environment.yml's pip section, requirements.lock and conda-lock.yml hold the same pins; the
-    conda records of environment.yml and conda-lock.yml are the same."""
+    """environment.yml's pip section, requirements.lock, conda-lock.yml and pylock.toml hold the same
+    pins; the conda records of environment.yml and conda-lock.yml are the same."""
     out: list[Finding] = []
     conda_lock = snapshot.of_kind("conda-lock")
     for platform in snapshot.intent.platforms:
@@ -56,6 +57,9 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
                                        {n: line for n, (_v, line) in environment.environment.pip.items()})
         if conda_lock and conda_lock.conda_lock is not None:
             views[conda_lock.path] = (_conda_lock_packages(conda_lock.conda_lock, "pip", platform), {})
+        pylock = snapshot.of_kind("pylock", platform)
+        if pylock and pylock.pylock is not None:
+            views[pylock.path] = _pylock_pins(pylock)
         if req_pins is not None:
             for path, (pins, lines) in views.items():
                 for name in sorted(set(pins) | set(req_pins)):
@@ -106,6 +110,11 @@ def _pins(lock: LockFile | None) -> dict[str, str] | None:
     return {n: e.version for n, e in lock.requirements.entries.items()}
 
 
+def _pylock_pins(lock: LockFile) -> tuple[dict[str, str], dict[str, int]]:
+    packages = lock.pylock.packages.values()
+    return {p.name: p.version for p in packages}, {p.name: p.line for p in packages if p.line}
+
+
 def _conda_solved(environment: LockFile) -> bool:
     return environment.header is not None and environment.header.conda_solved
 
@@ -132,6 +141,9 @@ def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:
     elif lock.kind == "environment" and lock.environment:
         mine = {n: v for n, (v, _l) in lock.environment.pip.items()}
         other = _pins(snapshot.of_kind("requirements", lock.platform))
+    elif lock.kind == "pylock" and lock.pylock:
+        mine = _pylock_pins(lock)[0]
+        other = _pins(snapshot.of_kind("requirements", lock.platform))
     else:
         return []
     if other is None:
@@ -149,6 +161,10 @@ def _first_edited_line(lock: LockFile, edited: list[str]) -> int | None:
         name = edited[0].split("==")[0]
         if name in lock.environment.pip:
             return lock.environment.pip[name][1]
+    if edited and lock.pylock:
+        package = lock.pylock.packages.get(edited[0].split("==")[0])
+        if package and package.line:
+            return package.line
     return _line_of(lock.text or "", "lockguard-body-hash")
 
 

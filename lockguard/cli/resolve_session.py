@@ -100,7 +100,7 @@ class ResolveSession:
     # -- files -----------------------------------------------------------------------------------
 
     def render(self, lock: Lock) -> dict[Path, str]:
-        from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
+        from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
 
         intent = self.intent
         root = intent.source.root if intent.source else Path.cwd()
@@ -119,6 +119,10 @@ class ResolveSession:
                 environment = root / lock_file(intent, "environment", name)
                 files[environment] = environment_yml.render(platform, intent_hash=intent.hash,
                                                             intent_name=intent_name, env_name=intent.name)
+            if intent.outputs.pylock:  # opt-in fourth view (PEP 751)
+                relative = lock_file(intent, "pylock", name)
+                files[root / relative] = pylock.render(platform, intent_hash=intent.hash, intent_name=intent_name,
+                                                       python=str(intent.python), filename=Path(relative).name)
         if not intent.pip_only:
             if len(lock.platforms) == len(intent.platforms):
                 files[root / lock_file(intent, "conda-lock")] = conda_lock.render(lock, intent_name=intent_name)

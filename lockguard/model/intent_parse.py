@@ -44,13 +44,14 @@ TOP_KEYS = (
     "pytorch-index", "exclude-newer", "conda-from-knowledge", "glibc", "name",
     "dependency-metadata", "outputs",
 )
-OUTPUT_KEYS = ("environment", "requirements", "conda-lock")
+OUTPUT_KEYS = ("environment", "requirements", "conda-lock", "pylock")
 DEPENDENCY_METADATA_KEYS = ("name", "version", "requires-dist", "requires-python")
 CONDA_SUBDIRS = ("linux-64", "linux-aarch64", "linux-ppc64le", "osx-64", "osx-arm64", "win-64")
 
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*")
 _URL = re.compile(r"(https?|file)://\S+")
 _GLIBC = re.compile(r"2\.\d{1,2}")
+_PYLOCK_NAME = re.compile(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
 
 MatchSpecValidator = Callable[[str], "str | None"]
 
@@ -405,7 +406,11 @@ class _Reader:
         defaults = Outputs()
         values = {
             key: self.string(table, key, "outputs.", default=getattr(defaults, key.replace("-", "_")))
-            for key in OUTPUT_KEYS
+            for key in OUTPUT_KEYS if key != "pylock"
         }
-        return Outputs(values["environment"], values["requirements"], values["conda-lock"])
+        pylock = self.string(table, "pylock", "outputs.")
+        if pylock is not None and not _PYLOCK_NAME.fullmatch(Path(pylock).name):
+            raise self.fail("outputs.pylock", f"'{pylock}' is not a PEP 751 lock file name",
+                            hint='uv and pip read only pylock.toml or pylock.<name>.toml, e.g. pylock = "pylock.toml"')
+        return Outputs(values["environment"], values["requirements"], values["conda-lock"], pylock)
 
