@@ -33,11 +33,7 @@ def lock_state(snapshot: Snapshot) -> list[Finding]:
                                f"{header.intent_hash[:12]} in the lock, {snapshot.intent.hash[:12]} now)",
                                RELOCK, lock.path, _line_of(lock.text, "lockguard-intent-hash")))
         if header.body_hash != body_hash_of(lock.text):
-            edited = _edited_entries(snapshot, lock)
-            detail = f"; entries that differ from the other lock files: {', '.join(edited)}" if edited else ""
-            out.append(Finding("LG102", ERROR, f"{lock.path} was edited by hand (its body hash does not match){detail}",
-                               "do not edit lock files: change the intent and " + RELOCK, lock.path,
-                               _first_edited_line(lock, edited)))
+            out.append(_hand_edit(snapshot, lock))
     return out
 
 
@@ -121,6 +117,83 @@ def _conda_lock_packages(document: dict, manager: str, platform: str, with_build
         version = str(package.get("version"))
         out[name] = f"{version}={package.get('build')}" if with_build else version
     return out
+
+
+def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
+    """LG102, naming what changed: against lockguard's own copy of what it wrote (when this
+    machine has it), else against the sibling views, else the first changed line."""
+    hint = "do not edit lock files: change the intent and " + RELOCK
+    if lock.written is not None:
+        changes, line = edits_since_written(lock)
+        if changes:
+            shown = "; ".join(changes[:8]) + (f"; and {len(changes) - 8} more" if len(changes) > 8 else "")
+            return Finding("LG102", ERROR, f"{lock.path} was edited by hand: {shown}", hint, lock.path, line)
+    edited = _edited_entries(snapshot, lock)
+    if edited:
+        return Finding("LG102", ERROR, f"{lock.path} was edited by hand (its body hash does not match); entries "
+                       f"that differ from the other lock files: {', '.join(edited)}", hint, lock.path,
+                       _first_edited_line(lock, edited))
+    return Finding("LG102", ERROR, f"{lock.path} was edited by hand (its body hash does not match; the other lock "
+                   "files agree with it, so the change is outside the pins: comments, hashes, index options or "
+                   "formatting)", hint, lock.path, _line_of(lock.text or "", "lockguard-body-hash"))
+
+
+def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
+    """(what changed between lockguard's copy and the file, the line of the first change)."""
+    from lockguard.lockfiles.syntax import LockSyntaxError, clip
+
+    try:
+        before, after = _entries(lock.kind, lock.written or ""), _entries(lock.kind, lock.text or "")
+    except LockSyntaxError:
+        before = after = {}
+    changes: list[str] = []
+    first: int | None = None
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if old is not None and new is not None and old[:2] == new[:2]:
+            continue
+        if new is None:
+            changes.append(f"{key} removed (lockguard wrote {old[0]})")
+        elif old is None:
+            changes.append(f"{key} {new[0]} added")
+        elif old[0] != new[0]:
+            changes.append(f"{key}: lockguard wrote {old[0]}, the file has {new[0]}")
+        else:
+            changes.append(f"{key} {new[0]}: its hashes changed")
+        line = new[2] if new is not None else None
+        if line is not None and (first is None or line < first):
+            first = line
+    if not changes:
+        old_lines, new_lines = (lock.written or "").split("\n"), (lock.text or "").split("\n")
+        for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+            if old != new and "lockguard-body-hash" not in old:
+                changes.append(f"line {number} was {clip(old, 60)!r}, is {clip(new, 60)!r}")
+                first = number
+                break
+        else:
+            if len(old_lines) != len(new_lines):
+                number = min(len(old_lines), len(new_lines)) + 1
+                changes.append(f"lines from {number} on were {'added' if len(new_lines) > len(old_lines) else 'removed'}")
+                first = number
+    return changes, first
+
+
+def _entries(kind: str, text: str) -> dict[str, tuple[str, tuple, int | None]]:
+    """Comparable entries of one lock file: name -> (the pinned version, its hashes, line)."""
+    from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
+
+    if kind == "requirements":
+        return {e.name: (e.version, e.hashes, e.line) for e in requirements_lock.parse(text).entries.values()}
+    if kind == "environment":
+        env = environment_yml.parse(text)
+        out = {f"pip {n}": (v, (), line) for n, (v, line) in env.pip.items()}
+        out.update({f"conda {n}": (f"{v}={b}" if b else v, (), line) for n, (v, b, line) in env.conda.items()})
+        return out
+    packages = conda_lock.read_document(text).get("package") or []
+    return {f"{p['manager']} {p['name']} ({p['platform']})":
+            (str(p.get("version")) + (f"={p['build']}" if p.get("build") else ""),
+             tuple(sorted((p.get("hash") or {}).items())) if isinstance(p.get("hash"), dict) else (), None)
+            for p in packages}
 
 
 def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:

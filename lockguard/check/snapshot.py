@@ -22,6 +22,7 @@ class LockFile:
     requirements: RequirementsLock | None = None
     environment: EnvironmentFile | None = None
     conda_lock: dict | None = None
+    written: str | None = None  # what lockguard wrote under the header's body hash (for LG102), if known
 
 
 @dataclass

@@ -17,12 +17,12 @@ from lockguard.errors import InputError
 def explain(ctx, package, intent_path, platform, as_json) -> None:
     """Why PACKAGE is pinned at its version: the requirement chain and the knowledge rules."""
     from lockguard.check.explain import explain_conda, explain_pip
-    from lockguard.io.project.project_files import lock_file
     from lockguard.knowledge import load_knowledge
     from lockguard.lockfiles import environment_yml, requirements_lock
+    from lockguard.model.lock_paths import lock_file
 
     ui = get_ui(ctx, "explain")
-    intent = load_project_intent(intent_path, validate_conda=False)
+    intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
     platform = platform or intent.platforms[0]
     root = intent.source.root
     knowledge = load_knowledge()

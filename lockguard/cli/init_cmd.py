@@ -61,7 +61,7 @@ def init(ctx, python, cuda, channels, conda_specs, pyproject, force, packages) -
 
 
 def _existing_intent(root: Path) -> Path | None:
-    from lockguard.model.intent_parse import find_intent
+    from lockguard.io.project.intent_file import find_intent
 
     try:
         return find_intent(root)
