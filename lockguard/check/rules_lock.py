@@ -3,6 +3,8 @@
 LG100 a lock file is missing            LG104 not a lockguard file (no header)
 LG101 the intent changed since the lock LG110 pip pins differ between the views
 LG102 a lock file was edited by hand    LG111 conda records differ between the views
+LG112 a lock file says other than the intent (index options, environment name, channels, platform,
+      Python, or knowledge-only conda specs that differ from what was hashed into conda-lock.yml)
 LG140 (--strict) conda side pinned from knowledge only
 LG141 (--strict) a pin without hashes
 """
@@ -72,6 +74,67 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
                         f"{name}: {environment.path} has {_show(env_conda.get(name))}, {conda_lock.path} has "
                         f"{_show(lock_conda.get(name))}", RELOCK, environment.path, lines.get(name)))
     return out
+
+
+def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
+    """What resolve derives from the intent alone must be what the (sealed) files say: a re-sealed
+    edit that stays well-formed is still caught where it contradicts the intent."""
+    from lockguard.lockfiles.conda_lock import content_hash_of
+
+    intent = snapshot.intent
+    out: list[Finding] = []
+
+    def finding(lock: LockFile, message: str, line: int | None = None) -> None:
+        out.append(Finding("LG112", ERROR, f"{lock.path}: {message}", RELOCK, lock.path, line))
+
+    conda_lock = snapshot.of_kind("conda-lock")
+    hashes = ((conda_lock.conda_lock or {}).get("metadata") or {}).get("content_hash") or {} if conda_lock else {}
+    for lock in snapshot.files:
+        if lock.text is None or lock.header is None:
+            continue
+        fields = lock.header.fields
+        if lock.platform and fields.get("platform") not in (None, lock.platform):
+            finding(lock, f"its header says platform {fields['platform']}, the file is the {lock.platform} lock",
+                    _line_of(lock.text, "lockguard-platform"))
+        if lock.kind == "requirements" and lock.requirements is not None:
+            if fields.get("python") not in (None, str(intent.python)):
+                finding(lock, f"its header says Python {fields['python']}, the intent asks for {intent.python}",
+                        _line_of(lock.text, "lockguard-python"))
+            urls = [u for u in [lock.requirements.index_url, *lock.requirements.extra_index_urls] if u]
+            problem = _index_problem(urls, intent)
+            if problem:
+                finding(lock, problem, _line_of(lock.text, "--index-url"))
+        if lock.kind == "environment" and lock.environment is not None:
+            env = lock.environment
+            if env.name != intent.name:
+                finding(lock, f"the environment name is {env.name or 'missing'}, the intent's is {intent.name}",
+                        _line_of(lock.text, "name:"))
+            if env.channels != [*intent.channels, "nodefaults"]:
+                finding(lock, f"channels are {', '.join(env.channels) or 'none'}, the intent's are "
+                        f"{', '.join([*intent.channels, 'nodefaults'])}", _line_of(lock.text, "channels:"))
+            problem = _index_problem(env.index_urls, intent) if env.pip else None
+            if problem:
+                finding(lock, problem, _line_of(lock.text, "--index-url"))
+            if not lock.header.conda_solved and lock.platform in hashes:
+                specs = env.specs
+                candidates = {content_hash_of(intent.hash, lock.platform, specs)}
+                if specs and specs[-1] == "pip":  # the renderer adds a bare pip before the pip: section
+                    candidates.add(content_hash_of(intent.hash, lock.platform, specs[:-1]))
+                if hashes[lock.platform] not in candidates:
+                    finding(lock, "its conda specs are not the ones resolve pinned (conda-lock.yml's content_hash "
+                            f"for {lock.platform} was computed from other specs)", _line_of(lock.text, "dependencies:"))
+    return out
+
+
+def _index_problem(urls: list[str], intent) -> str | None:
+    """resolve writes the intent's indexes first, then only PyTorch-index variants."""
+    wanted = list(intent.indexes)
+    if urls[: len(wanted)] != wanted:
+        return f"its index options are {', '.join(urls) or 'missing'}; the intent's indexes are {', '.join(wanted)}"
+    extra = [u for u in urls[len(wanted):] if not u.startswith(intent.pytorch_index.rstrip("/") + "/")]
+    if extra:
+        return f"it names indexes the intent does not: {', '.join(extra)}"
+    return None
 
 
 def strict(snapshot: Snapshot) -> list[Finding]:

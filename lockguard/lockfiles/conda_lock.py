@@ -58,8 +58,7 @@ def render(lock: Lock, *, intent_name: str) -> str:
 
 def _content_hash(lock: Lock, platform: PlatformLock) -> str:
     conda = platform.conda
-    blob = "\n".join([lock.intent.hash, platform.target.platform, *(conda.specs if conda else ())])
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return content_hash_of(lock.intent.hash, platform.target.platform, conda.specs if conda else ())
 
 
 def _conda_packages(platform: PlatformLock) -> list[dict]:
@@ -112,7 +111,9 @@ def _pip_packages(platform: PlatformLock) -> list[dict]:
 
 
 _KEY = re.compile(r"^  (name|version|manager|platform|build): ?(.*)$")
+_OTHER_KEY = re.compile(r"^  ([^\s:]+):")
 _IDENTITY = ("name", "manager", "platform")
+_NOT_A_STRING = re.compile(r"^(?:[-+.]?[0-9].*|~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$")
 
 
 def read(text: str) -> dict:
@@ -125,11 +126,15 @@ def read(text: str) -> dict:
     from lockguard.lockfiles.yaml_subset import fits
 
     lines = text.split("\n")
-    if "# lockguard-version:" not in text or "package:" not in lines or not fits(lines):
+    if ("# lockguard-version:" not in text or "package:" not in lines or "version: 1" not in lines
+            or "metadata:" not in lines or not fits(lines)):
         return read_document(text)
+    start = lines.index("package:") + 1
+    if start < len(lines) and lines[start] and not lines[start].startswith("- "):
+        return read_document(text)  # `package:` is not a list here: let the full reader say what it is
     packages: list[dict] = []
     current: dict | None = None
-    for number, line in enumerate(lines[lines.index("package:") + 1:], start=lines.index("package:") + 2):
+    for number, line in enumerate(lines[start:], start=start + 1):
         if line.startswith("- name: "):
             current = {"name": _scalar(line[len("- name: "):]), "_line": number}
             packages.append(current)
@@ -137,12 +142,34 @@ def read(text: str) -> dict:
             return read_document(text)  # a package that does not start with its name: not our layout
         elif current is not None and (match := _KEY.match(line)):
             current[match.group(1)] = _scalar(match.group(2))
+        elif current is not None and (match := _OTHER_KEY.match(line)):
+            current.setdefault(match.group(1), "")  # present (its value is not needed by check)
         elif line and not line.startswith(" "):
             return read_document(text)  # another top-level key after package: not our layout
+    if any(_NOT_A_STRING.match(str(p.get(key, ""))) for p in packages for key in _IDENTITY):
+        return read_document(text)  # YAML reads such a plain scalar as a number, bool or null
     _check_packages(packages)
-    for package in packages:
-        package.pop("_line", None)
-    return {"package": packages}
+    kept = ("name", "version", "manager", "platform", "build")  # what check reads; the full reader has the rest
+    return {"package": [{k: p[k] for k in kept if k in p} for p in packages],
+            "metadata": {"content_hash": _content_hashes(lines)}}
+
+
+def _content_hashes(lines: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if "  content_hash:" not in lines:
+        return out
+    for line in lines[lines.index("  content_hash:") + 1:]:
+        if not line.startswith("    "):
+            break
+        key, _, value = line.strip().partition(": ")
+        out[key] = _scalar(value)
+    return out
+
+
+def content_hash_of(intent_hash: str, platform: str, specs) -> str:
+    """conda-lock's content_hash of one platform as lockguard computes it: the intent and the conda
+    specs that were solved (or pinned from knowledge)."""
+    return hashlib.sha256("\n".join([intent_hash, platform, *specs]).encode()).hexdigest()
 
 
 def _scalar(value: str) -> str:
@@ -152,10 +179,19 @@ def _scalar(value: str) -> str:
     return value
 
 
+_PACKAGE_KEYS = {"name", "version", "manager", "platform", "dependencies", "url", "hash", "build", "category",
+                 "optional", "_line"}
+
+
 def _check_packages(packages: list[dict]) -> None:
     seen: dict[tuple, int | None] = {}
     for package in packages:
         line = package.get("_line")
+        unknown = sorted(str(k) for k in package if k not in _PACKAGE_KEYS)
+        if unknown:
+            raise LockSyntaxError(line, f"package {clip(str(package.get('name')))}: unknown key "
+                                        f"{clip(unknown[0])!r} (conda-lock's keys are lowercase: name, version, "
+                                        "manager, platform, dependencies, url, hash, ...)")
         for key in _IDENTITY:
             if not isinstance(package.get(key), str) or not package.get(key):
                 raise LockSyntaxError(line, f"a package entry has no {key} (or it is not a string)")
@@ -178,8 +214,6 @@ def read_document(text: str) -> dict:
     from lockguard.lockfiles.yaml_adapter import load
 
     document = load(text)
-    if document is None:
-        document = {}
     if not isinstance(document, dict):
         raise LockSyntaxError(None, f"the document is a {_kind(document)}, not a conda-lock mapping "
                                     "(version, metadata, package)")
@@ -192,6 +226,11 @@ def read_document(text: str) -> dict:
         if not isinstance(package, dict):
             raise LockSyntaxError(None, f"package entry {index + 1} is a {_kind(package)}, not a mapping")
     _check_packages(packages)
+    if document.get("version") != 1:
+        raise LockSyntaxError(None, f"version is {clip(repr(document.get('version')))}, not 1 (conda-lock's "
+                                    "unified format)")
+    if not isinstance(document.get("metadata"), dict):
+        raise LockSyntaxError(None, "metadata is missing or not a mapping")
     document["package"] = packages
     return document
 

@@ -52,11 +52,16 @@ class EnvironmentFile:
     channels: list[str] = field(default_factory=list)
     conda: dict[str, tuple[str, str | None, int]] = field(default_factory=dict)  # name -> (version, build, line)
     pip: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (version, line)
+    specs: list[str] = field(default_factory=list)  # the conda dependency lines as written, in order
+    index_urls: list[str] = field(default_factory=list)  # --index-url / --extra-index-url of the pip section
 
 
 _CONDA = re.compile(r"^([A-Za-z0-9_.\-]+)(?:[= ]+([^=\s]+))?(?:=([^=\s]+))?\s*$")
 # a YAML plain scalar as a list item: no indicator first, no ": " or " #" inside, no trailing colon
 _ITEM = re.compile(r"^  - ([^\s?:,\[\]{}#&*!|>'\"%@`-](?:(?!: | #)[^\t])*?)$")
+# a conda MatchSpec as lockguard writes them: [channel::]name[ constraint | =version[=build]][[key=value,...]]
+_SPEC = re.compile(r"^(?:[A-Za-z0-9_.\-/:]+::)?[A-Za-z0-9_.\-]+(?:(?: |=|==|>=|<=|>|<|!=|~=)[^\s\[\]]+(?: [^\s\[\]]+)*)?"
+                   r"(?:\[[^\[\]\s]+\])?$")
 _PIP = re.compile(r"^    - ([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
 _PIP_OPTION = re.compile(r"^    - --(index-url|extra-index-url) [^\s#'\"]+$")
 _NAME = re.compile(r"^name: ([A-Za-z0-9_.-]+)$")
@@ -93,9 +98,12 @@ def parse(text: str) -> EnvironmentFile:
                     raise LockSyntaxError(number, f"pip package {name} is listed twice (lines {env.pip[name][1]} "
                                                   f"and {number})")
                 env.pip[name] = (match.group(2), number)
-            elif not _PIP_OPTION.match(line):
+            elif _PIP_OPTION.match(line):
+                env.index_urls.append(line.split()[-1])
+            else:
                 raise LockSyntaxError(number, f"not a pip line lockguard writes: {clip(line)!r}")
-        elif section == "deps" and (item := _ITEM.match(line)) and not item.group(1).endswith(":"):
+        elif (section == "deps" and (item := _ITEM.match(line)) and not item.group(1).endswith(":")
+              and _SPEC.match(item.group(1))):
             spec = item.group(1)
             match = _CONDA.match(spec)
             name = match.group(1) if match else re.split(r"[\s=<>!~\[]", spec, maxsplit=1)[0]
@@ -103,6 +111,7 @@ def parse(text: str) -> EnvironmentFile:
                 raise LockSyntaxError(number, f"conda package {name} is listed twice (lines {seen_conda[name]} "
                                               f"and {number})")
             seen_conda[name] = number
+            env.specs.append(spec)
             if match:
                 env.conda[name] = (match.group(2) or "", match.group(3), number)
         else:

@@ -14,7 +14,7 @@ PLACEHOLDER = "0" * 64
 # linear-time patterns (no nested or adjacent unbounded repeats over the same characters): a header
 # line padded with 200,000 spaces must cost microseconds, not seconds
 _FIELD = re.compile(r"^#[ \t]*lockguard-(?P<key>[a-z-]+):(?P<value>[^\n]*)$", re.M)
-_BODY = re.compile(r"^(#[ \t]*lockguard-body-hash:[ \t]*sha256:)([0-9a-f]{64})[ \t]*$", re.M)
+_BODY = re.compile(r"^(#[ \t]*lockguard-body-hash:[ \t]*sha256:)([0-9a-f]{64})[ \t\r]*$", re.M)
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,8 @@ def parse(text: str) -> RequirementsLock:
             if not match:
                 raise LockSyntaxError(number, f"a --hash line must follow the backslash on line {number - 1}, "
                                               f"not {clip(line)!r}")
+            if match.group(1) in current["hashes"]:
+                raise LockSyntaxError(number, f"{current['name']} lists the hash {match.group(1)[:12]}... twice")
             current["hashes"].append(match.group(1))
             continued = bool(match.group(2))
             continue

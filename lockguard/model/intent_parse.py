@@ -54,6 +54,7 @@ _GLIBC = re.compile(r"2\.\d{1,2}")
 
 MatchSpecValidator = Callable[[str], "str | None"]
 
+MAX_VALUE = 4096  # characters in one intent value: a requirement, a URL, a MatchSpec
 EARLIEST_CUTOFF = datetime(2008, 1, 1, tzinfo=timezone.utc)  # PyPI served no wheels before this
 
 # files a lock output must never replace: the intent, the project's metadata, the VCS
@@ -220,7 +221,12 @@ class _Reader:
         if not isinstance(value, str):
             raise self.fail(prefix + key, f"must be a string, not {type(value).__name__}",
                             hint=f'quote it: {key} = "{_clip_text(str(value), 40)}"')
+        self.bounded(prefix + key, value)
         return value
+
+    def bounded(self, key: str, value: str) -> None:
+        if len(value) > MAX_VALUE:
+            raise self.fail(key, f"{_q(value)} is longer than the {MAX_VALUE:,} characters any intent value can be")
 
     def string_list(self, table: dict, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
         if key not in table:
@@ -230,6 +236,8 @@ class _Reader:
             raise self.fail(key, "must be a list of strings", hint=f'write {key} = ["{_clip_text(value, 40)}"]')
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(key, "must be a list of strings")
+        for item in value:
+            self.bounded(key, item)
         return tuple(value)
 
     # -- the intent --------------------------------------------------------------------------

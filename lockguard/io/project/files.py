@@ -90,8 +90,8 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
                     import shutil
 
                     shutil.copy2(path, backup)
-            os.replace(tmp, path)
             backups.append((path, backup))
+            os.replace(tmp, path)
     except OSError:
         for path, backup in reversed(backups):
             with contextlib.suppress(OSError):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockguard.errors import InputError
-from lockguard.io.project.textfile import INTENT_LIMIT, is_regular_file, read_text
+from lockguard.io.project.textfile import INTENT_LIMIT, is_regular_file, read_bytes, read_text
 from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import INTENT_FILE, PYPROJECT, MatchSpecValidator, parse_intent
 
@@ -43,10 +43,10 @@ def choose_intent(start: Path) -> IntentChoice:
     candidate = start / INTENT_FILE
     pyproject = start / PYPROJECT
     has_table = _pyproject_has_table(pyproject) if is_regular_file(pyproject) else False
+    if has_table is None:  # unparsable: an intent only if it mentions the table (its error is then shown)
+        has_table = b"[tool.lockguard" in _peek(pyproject)
     if candidate.exists() or candidate.is_symlink():
         return IntentChoice(candidate, pyproject if has_table else None)
-    if has_table is None and "[tool.lockguard" in _peek(pyproject):
-        return IntentChoice(pyproject)  # let load_intent report the syntax error with its line
     if has_table:
         return IntentChoice(pyproject)
     raise InputError(
@@ -56,11 +56,11 @@ def choose_intent(start: Path) -> IntentChoice:
     )
 
 
-def _peek(path: Path) -> str:
+def _peek(path: Path) -> bytes:
     try:
-        return read_text(path, what="pyproject.toml", limit=INTENT_LIMIT)
+        return read_bytes(path, what="pyproject.toml", limit=INTENT_LIMIT)
     except (InputError, OSError):
-        return ""
+        return b""
 
 
 def find_intent(start: Path) -> Path:
