@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lockguard.model.intent_parse import load_intent
+from lockguard.io.project.intent_file import load_intent
 from tests.support.envs import make_venv, pip_install
 from tests.support.index_server import LocalIndex
 from tests.support.wheels import build_wheel

@@ -24,6 +24,7 @@ class LockFile:
     environment: EnvironmentFile | None = None
     conda_lock: dict | None = None
     pylock: PylockFile | None = None
+    written: str | None = None  # what lockguard wrote under the header's body hash (for LG102), if known
 
 
 @dataclass

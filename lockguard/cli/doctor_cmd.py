@@ -66,11 +66,11 @@ def _default_python() -> str:
 def _lock(intent_path, knowledge, ui):
     from lockguard.cli.env_check import lock_view
     from lockguard.errors import InputError
+    from lockguard.io.project.intent_file import load_project
     from lockguard.io.project.project_files import read_snapshot
-    from lockguard.model.intent_parse import find_intent, load_intent
 
     try:
-        intent = load_intent(intent_path or find_intent(Path.cwd()), validate=False)
+        intent = load_project(intent_path, validate=False, warn=ui.warn)
     except InputError:
         if intent_path:
             raise

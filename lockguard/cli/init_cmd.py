@@ -103,7 +103,7 @@ def _add_command_line(values: dict, notes: dict, channels, conda_specs, packages
 
 
 def _existing_intent(root: Path) -> Path | None:
-    from lockguard.model.intent_parse import find_intent
+    from lockguard.io.project.intent_file import find_intent
 
     try:
         return find_intent(root)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from lockguard.cli.output import Ui
-from lockguard.io.project.project_files import lock_file
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
+from lockguard.model.lock_paths import lock_file
 
 
 class ResolveSession:
@@ -132,12 +132,15 @@ class ResolveSession:
         return files
 
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
+        from lockguard.errors import InputError
+        from lockguard.io.project.project_files import read_lock_text
+
         out = []
         for path, text in outputs.items():
             try:
-                current = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                current = None
+                current = read_lock_text(path)
+            except InputError:
+                current = None  # not a readable lock file: certainly not what resolve would write
             if current != text:
                 out.append(path)
         return out
@@ -145,7 +148,10 @@ class ResolveSession:
     def write(self, outputs: dict[Path, str]) -> list[Path]:
         from lockguard.io.project.files import write_all_atomic
 
-        write_all_atomic(outputs)
+        write_all_atomic(outputs, root=self.intent.source.root if self.intent.source else None)
+        from lockguard.io.project.written import remember
+
+        remember(outputs.values())  # lets `check` name the entries of a later hand edit (LG102)
         for path in outputs:
             self.ui.info(f"wrote {path}")
         return list(outputs)

@@ -165,14 +165,17 @@ class PylockFile:
     requires_python: str | None = None
     environments: tuple[str, ...] = ()
     tool: dict = field(default_factory=dict)  # [tool.lockguard]
-    problem: str | None = None  # why the file could not be read (then nothing else is set)
 
 
 _PACKAGES = re.compile(r"^\s*\[\[\s*packages\s*\]\]\s*(#.*)?$")
 
 
 def read(text: str) -> PylockFile:
-    """Read a pylock.toml back. Tolerant: a file that is not valid TOML gives `problem`."""
+    """Read a pylock.toml back (check, the installer). Strict: a file that is not valid TOML, has no
+    packages array, or holds a package that is not a table with a string name and version, or the
+    same package twice, is a LockSyntaxError with its line."""
+    from lockguard.lockfiles.syntax import LockSyntaxError, clip
+    from lockguard.model.intent_parse import toml_error_line
     from lockguard.model.names import canonical_name
 
     if sys.version_info >= (3, 11):
@@ -182,24 +185,31 @@ def read(text: str) -> PylockFile:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        return PylockFile(problem=f"not valid TOML: {exc}")
+        line, detail = toml_error_line(text, str(exc))
+        raise LockSyntaxError(line, f"not valid TOML: {clip(str(exc), 200)}{detail}") from None
+    except RecursionError:
+        raise LockSyntaxError(None, "not valid TOML: nested too deeply") from None
     lines = [n for n, line in enumerate(text.splitlines(), start=1) if _PACKAGES.match(line)]
-    out = PylockFile(requires_python=data.get("requires-python"),
-                     environments=tuple(data.get("environments") or ()),
-                     tool=dict((data.get("tool") or {}).get("lockguard") or {}))
+    tool = data.get("tool")
+    lockguard_tool = tool.get("lockguard") if isinstance(tool, dict) else None
+    out = PylockFile(requires_python=data.get("requires-python") if isinstance(data.get("requires-python"), str) else None,
+                     environments=tuple(e for e in data.get("environments") or () if isinstance(e, str)),
+                     tool=dict(lockguard_tool) if isinstance(lockguard_tool, dict) else {})
     packages = data.get("packages")
     if not isinstance(packages, list):
-        out.problem = "it has no packages array"
-        return out
+        raise LockSyntaxError(None, "it has no [[packages]] array")
     for number, package in enumerate(packages):
-        if not isinstance(package, dict) or not isinstance(package.get("name"), str):
-            continue
+        line = lines[number] if number < len(lines) else None
+        if not isinstance(package, dict) or not isinstance(package.get("name"), str) \
+                or not isinstance(package.get("version"), str):
+            raise LockSyntaxError(line, f"package {number + 1} is not a table with a string name and version")
         files = [_entry(w) for w in package.get("wheels") or () if isinstance(w, dict)]
         if isinstance(package.get("sdist"), dict):
             files.append(_entry(package["sdist"]))
         name = canonical_name(package["name"])
-        out.packages[name] = PylockPackage(name, str(package.get("version", "")), package.get("index"),
-                                           tuple(files), lines[number] if number < len(lines) else None)
+        if name in out.packages:
+            raise LockSyntaxError(line, f"{clip(name)} is listed twice (lines {out.packages[name].line} and {line})")
+        out.packages[name] = PylockPackage(name, package["version"], package.get("index"), tuple(files), line)
     return out
 
 

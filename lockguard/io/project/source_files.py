@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lockguard.adopt.facts import Origin, SourceFacts
 from lockguard.errors import InputError
+from lockguard.io.project.textfile import REPO_FILE_LIMIT, read_text
 
 KINDS = "requirements*.txt / *.in, pyproject.toml, environment.yml / *.yaml, Dockerfile / *.dockerfile"
 MAX_INCLUDE_DEPTH = 10
@@ -49,14 +50,12 @@ def _read(path: Path, kind: str, out: SourceFacts, seen: set[Path], *, depth: in
         return
     seen.add(resolved)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, what="file", limit=REPO_FILE_LIMIT)  # regular, bounded, UTF-8 (or exit 2)
     except FileNotFoundError:
         if named_by is not None:  # an include that is not here: say so, keep the rest
             out.skip(named_by, f"-r {path}", "the included file does not exist")
             return
         raise InputError(f"{path} does not exist", file=str(path), hint=f"--from reads {KINDS}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}", file=str(path)) from None
     parser = {"requirements": parse_requirements_text, "pyproject": parse_pyproject,
               "environment": parse_environment_yml, "dockerfile": parse_dockerfile}[kind]
     facts, includes = parser(text, str(path))
