@@ -51,7 +51,7 @@ def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
         probe_job = pool.submit(run_probe, python, smoke=smoke, timeout=limit, imports=GPU_IMPORTS)
         system_job = pool.submit(gather_system)
         knowledge = load_knowledge(validate=False)  # the shipped tables are validated by the test suite
-        lock, lock_reason, lock_meta = _lock(intent_path, knowledge)
+        lock, lock_reason, lock_meta = _lock(intent_path, knowledge, ui.warn)
         machine = detect_machine()
         probe, system = probe_job.result(), system_job.result()
     node, node_source = node_identity()
@@ -106,13 +106,13 @@ def _default_python() -> str:
     return sys.executable
 
 
-def _lock(intent_path, knowledge):
+def _lock(intent_path, knowledge, warn):
     """(lock view, why there is none, {intent, file, body_hash})."""
     from lockguard.errors import InputError
-    from lockguard.model.intent_parse import find_intent, load_intent
+    from lockguard.io.project.intent_file import load_project
 
     try:
-        intent = load_intent(intent_path or find_intent(Path.cwd()), validate=False)
+        intent = load_project(intent_path, validate=False, warn=warn)
     except InputError:
         if intent_path:
             raise

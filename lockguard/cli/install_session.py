@@ -11,8 +11,8 @@ from lockguard.errors import InputError, InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, blocking, make_plan
 from lockguard.io.env.quarantine import Quarantine, list_quarantines
-from lockguard.io.project.project_files import lock_file
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model.lock_paths import lock_file
 
 
 def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:

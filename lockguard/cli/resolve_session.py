@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from lockguard.cli.output import Ui
-from lockguard.io.project.project_files import lock_file
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
+from lockguard.model.lock_paths import lock_file
 
 
 class ResolveSession:
@@ -100,7 +100,7 @@ class ResolveSession:
     # -- files -----------------------------------------------------------------------------------
 
     def render(self, lock: Lock) -> dict[Path, str]:
-        from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
+        from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
 
         intent = self.intent
         root = intent.source.root if intent.source else Path.cwd()
@@ -119,6 +119,10 @@ class ResolveSession:
                 environment = root / lock_file(intent, "environment", name)
                 files[environment] = environment_yml.render(platform, intent_hash=intent.hash,
                                                             intent_name=intent_name, env_name=intent.name)
+            if intent.outputs.pylock:  # opt-in fourth view (PEP 751)
+                relative = lock_file(intent, "pylock", name)
+                files[root / relative] = pylock.render(platform, intent_hash=intent.hash, intent_name=intent_name,
+                                                       python=str(intent.python), filename=Path(relative).name)
         if not intent.pip_only:
             if len(lock.platforms) == len(intent.platforms):
                 files[root / lock_file(intent, "conda-lock")] = conda_lock.render(lock, intent_name=intent_name)
@@ -128,12 +132,15 @@ class ResolveSession:
         return files
 
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
+        from lockguard.errors import InputError
+        from lockguard.io.project.project_files import read_lock_text
+
         out = []
         for path, text in outputs.items():
             try:
-                current = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                current = None
+                current = read_lock_text(path)
+            except InputError:
+                current = None  # not a readable lock file: certainly not what resolve would write
             if current != text:
                 out.append(path)
         return out
@@ -141,7 +148,10 @@ class ResolveSession:
     def write(self, outputs: dict[Path, str]) -> list[Path]:
         from lockguard.io.project.files import write_all_atomic
 
-        write_all_atomic(outputs)
+        write_all_atomic(outputs, root=self.intent.source.root if self.intent.source else None)
+        from lockguard.io.project.written import remember
+
+        remember(outputs.values())  # lets `check` name the entries of a later hand edit (LG102)
         for path in outputs:
             self.ui.info(f"wrote {path}")
         return list(outputs)
