@@ -66,7 +66,7 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
                            "raise the driver floor, or lower cuda in the intent and relock",
                            req if facts.torch_cuda else env, torch_line))
     if facts.torch and facts.torch_variant and facts.torch_variant != "cpu" and intent.gpu:
-        row = knowledge.arch_row(facts.torch_variant, facts.torch)
+        row = knowledge.arch_row(facts.torch_variant, facts.torch, facts.platform)
         if row:
             for gpu in intent.gpu:
                 if not build_runs_on(row.archs, gpu):
