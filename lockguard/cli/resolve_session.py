@@ -40,15 +40,14 @@ class ResolveSession:
         self.http = HttpClient()
         overrides = self._metadata_overrides()
 
-        def make_source(target, torch_index, torch_versions):
+        def make_source(target, torch_versions):
             from lockguard.io.index.client import IndexClient
             from lockguard.io.index.metadata import MetadataFetcher
             from lockguard.io.index.pip_source import IndexPackageSource
             from lockguard.resolve.tags import coarse_filename_filter
 
             keep, keep_key = coarse_filename_filter(target)
-            index = IndexClient(self.http, cache, self.intent.indexes, torch_index=torch_index,
-                                offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
+            index = IndexClient(self.http, cache, self.intent.indexes, offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
             fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn)
             from lockguard.resolve.candidates import CandidateFilter
             from lockguard.resolve.speculate import Speculator

@@ -20,6 +20,8 @@ class Req:
     parent: str | None = None  # "name==version" of the candidate that asked; None: the intent
     constraint_only: bool = False  # knowledge constraints bound a version but install nothing
     why: str | None = None  # the knowledge rule behind a constraint (id and origin)
+    local: str | None = None  # the local version label a candidate must carry ("": none); None: any
+    by: str | None = None  # who asks, in explanations, when it is not the parent (a knowledge rule)
 
     @classmethod
     def parse(cls, text: str, parent: str | None = None) -> Req:
