@@ -126,6 +126,18 @@ class ResolveSession:
                              "rewritten; resolve without --platform to update it")
         return files
 
+    def refuse_what_check_rejects(self, lock: Lock, outputs: dict[Path, str]) -> None:
+        """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
+        from lockguard.io.project.project_files import lock_paths
+        from lockguard.knowledge import load_knowledge
+        from lockguard.resolve.gate import refuse_what_check_rejects
+
+        root = self.intent.source.root if self.intent.source else Path.cwd()
+        files = [(relative, kind, platform, outputs[root / relative])
+                 for relative, kind, platform in lock_paths(self.intent) if root / relative in outputs]
+        refuse_what_check_rejects(self.intent, load_knowledge(), files,
+                                  tuple(p.target.platform for p in lock.platforms))
+
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
         out = []
         for path, text in outputs.items():

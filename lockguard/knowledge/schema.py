@@ -136,7 +136,7 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
         "cuda-release": {
             "cuda": Field(str, check=CudaVersion.parse),
             "updates": STRINGS,
-            "versions": Field(dict, check=_component_versions),
+            "versions": Field(dict, check=_component_versions, deep=True),
             "source": SOURCE,
         },
         "component-policy": {

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from resolvelib import BaseReporter
 
 from lockguard.resolve.candidates import Candidate
-from lockguard.resolve.requirements import PYTHON, Req, exact_version
+from lockguard.resolve.requirements import PYTHON, Req, exact_version, fact
 
 CHECKED_CONFLICTS = 40  # conflicts examined for a proof (each costs a few metadata reads)
 MAX_CONFLICTS = 400  # the search gives up after this many conflicts
@@ -141,6 +141,7 @@ class ConflictWatcher(BaseReporter):
         if not options or len(options) > MAX_OPTIONS or not all(o.best_file and o.best_file.is_wheel for o in options):
             return None
         needs: list[str] = []
+        rules: list[str] = []
         for option in options:
             mine = [d for d in self.provider.get_dependencies(option) if d.key == key]
             if not mine:
@@ -150,6 +151,7 @@ class ConflictWatcher(BaseReporter):
             if matches and not all(self._dead(c, forced) for c in matches):
                 return None
             needs.append(f"{option.name} {option.version} needs {_specs([d for d in mine if not d.constraint_only] or mine)}")
+            rules += [fact(d, d.by) for d in mine if d.constraint_only and d.by]
         if len(options) == 1:
             lines = [f"{needs[0]} (the only {parent} that {_allowed(forced[parent])} allows)"]
         else:
@@ -157,7 +159,7 @@ class ConflictWatcher(BaseReporter):
                      f"{_summary(key, options, self.provider)}: {'; '.join(needs)}"]
         if forced.get(key):
             lines.append(_asked(key, forced[key]))
-        return lines
+        return lines + [r for r in dict.fromkeys(rules) if r not in lines]
 
     def _dead(self, candidate: Candidate, forced) -> str | None:
         """Why a candidate can never be installed (a dependency with no candidate), or None."""
@@ -175,10 +177,7 @@ class ConflictWatcher(BaseReporter):
 
 
 def _asked(key: str, reqs: list[Req]) -> str:
-    parts = []
-    for req in reqs:
-        who = req.by or (f"{req.parent.replace('==', ' ')}" if req.parent else "the intent")
-        parts.append(f"{who} needs {key}{req.specifier or ''}" + (f" [{req.why}]" if req.why else ""))
+    parts = [fact(req, req.by or (req.parent.replace("==", " ") if req.parent else "the intent")) for req in reqs]
     return "; ".join(dict.fromkeys(parts))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import CandidateFilter, ProjectVersions
-from lockguard.resolve.requirements import PYTHON, Req
+from lockguard.resolve.requirements import PYTHON, Req, fact
 
 HINT = "relax one of these requirements, or change cuda/python in the intent"
 
@@ -49,11 +49,7 @@ def explain(causes, provider, target: Target, torch_problem: Unsatisfiable | Non
 
 
 def requirement_fact(req: Req, parent) -> str:
-    who = req.by or (f"{parent.name} {parent.version}" if parent is not None else "the intent")
-    what = f"Python {req.specifier}" if req.name == PYTHON else f"{req.key}{req.specifier or ''}"
-    if req.local is not None:
-        what += f" ({'PyPI build' if req.local == '' else '+' + req.local + ' build'})"
-    return f"{who} needs {what}" + (f" [{req.why}]" if req.why else "")
+    return fact(req, req.by or (f"{parent.name} {parent.version}" if parent is not None else "the intent"))
 
 
 def _build_failure_is_the_answer(causes, provider) -> None:

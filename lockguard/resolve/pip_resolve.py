@@ -84,7 +84,7 @@ def resolve_pip(
     )
     provider = Provider(source, files, context)
     top = list(dict.fromkeys(Req.parse(text) for text in dict.fromkeys(requirements)))  # repeats: once
-    top += [rule for name in dict.fromkeys(r.name for r in top) for rule in provider.rules_for(name)]
+    top = [rule for name in dict.fromkeys(r.name for r in top) for rule in provider.rules_for(name)] + top
     source.prefetch_projects(sorted({r.name for r in top if not r.constraint_only}))
     watcher = ConflictWatcher(provider, top)
     try:
@@ -115,8 +115,9 @@ def resolve_pip(
 
 
 def _unreached_text(missed: Unreached) -> str:
-    what = ", ".join(dict.fromkeys(b.label for b in missed.builds)) or ", ".join(sorted(missed.names))
-    only = "is" if len(missed.builds) <= 1 else "are"
+    labels = list(dict.fromkeys(b.label for b in missed.builds)) or sorted(missed.names)
+    what = ", ".join(labels)
+    only = "is" if len(labels) == 1 else "are"
     return f"{what} {only} published only on the PyTorch index ({missed.index_url}), which cannot be reached"
 
 

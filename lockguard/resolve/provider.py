@@ -326,12 +326,12 @@ class Provider(AbstractProvider):
                 continue  # the base candidate brings those
             deps.append(req)
         named = {d.name for d in deps if d.name != PYTHON}
-        for name in sorted(named):
-            deps += self.rules_for(name)
+        rules = [rule for name in sorted(named) for rule in self.rules_for(name)]
         if not candidate.extras:
-            deps += self._hazard_constraints(candidate, parent)
-            deps += self._pairing_constraints(candidate, parent)
-        return deps
+            rules += self._hazard_constraints(candidate, parent) + self._pairing_constraints(candidate, parent)
+        # constraints first: resolvelib looks at a name's candidates as each requirement arrives,
+        # and a candidate the constraint excludes must never be looked at (an sdist gets built)
+        return rules + deps
 
     def _marker_holds(self, marker: Marker | None, extras: frozenset[str]) -> bool:
         if marker is None:

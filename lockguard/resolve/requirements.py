@@ -38,6 +38,18 @@ class Req:
         return text + (f" ({self.why})" if self.why else "")
 
 
+def fact(req: Req, who: str) -> str:
+    """'the intent needs torch==2.2.*' / 'knowledge (flash-attn GPU rule) allows no flash-attn [...]'."""
+    if str(req.specifier) == "<0":
+        text = f"{who} allows no {req.key}"
+    else:
+        what = f"Python {req.specifier}" if req.name == PYTHON else f"{req.key}{req.specifier or ''}"
+        if req.local is not None:
+            what += f" ({'PyPI build' if req.local == '' else '+' + req.local + ' build'})"
+        text = f"{who} needs {what}"
+    return text + (f" [{req.why}]" if req.why else "")
+
+
 def split_key(identifier: str) -> tuple[str, frozenset[str]]:
     if "[" in identifier:
         name, _, rest = identifier.partition("[")

@@ -114,6 +114,9 @@ class MetadataFetcher:
                                     url=file.url, hint="the index serves a broken file; use another index or mirror")
         metadata = parse_metadata(raw, how)
         problem = metadata_problem(metadata, name, str(Version(version)))
+        if problem and how in ("pkg-info", "pep517"):  # pip discards such an sdist too, and goes on
+            raise BuildFailed(f"the metadata of {file.filename} ({_how(how)}) is unusable: {problem}",
+                              filename=file.filename)
         if problem:
             raise SourceUnreachable(
                 f"the metadata of {file.filename} ({_how(how)}, {_where(file)}) is unusable: {problem}",
@@ -229,9 +232,15 @@ def _pkg_info(filename: str, archive: bytes) -> bytes | None:
 def _prepare_metadata(filename: str, archive: bytes) -> bytes:
     """PEP 517 prepare_metadata_for_build_wheel in an isolated build environment, quietly (the
     backend's output is kept for the error message) and within BUILD_TIMEOUT seconds."""
+    import warnings
+
     from build import BuildBackendException, BuildException, ProjectBuilder
     from build.env import DefaultIsolatedEnv
+    from pyproject_hooks import BuildBackendWarning
 
+    # the backend's warnings (setuptools' license classifiers...) are re-raised here; a resolve
+    # that reads an sdist's metadata must not print them
+    warnings.filterwarnings("ignore", category=BuildBackendWarning)
     output: list[str] = []
 
     def runner(cmd, cwd=None, extra_environ=None):
