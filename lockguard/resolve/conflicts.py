@@ -151,7 +151,7 @@ class ConflictWatcher(BaseReporter):
             if matches and not all(self._dead(c, forced) for c in matches):
                 return None
             needs.append(f"{option.name} {option.version} needs {_specs([d for d in mine if not d.constraint_only] or mine)}")
-            rules += [fact(d, d.by) for d in mine if d.constraint_only and d.by]
+            rules += [fact(d, d.by or f"{option.name} {option.version}") for d in mine if d.constraint_only and d.why]
         if len(options) == 1:
             lines = [f"{needs[0]} (the only {parent} that {_allowed(forced[parent])} allows)"]
         else:
@@ -159,7 +159,8 @@ class ConflictWatcher(BaseReporter):
                      f"{_summary(key, options, self.provider)}: {'; '.join(needs)}"]
         if forced.get(key):
             lines.append(_asked(key, forced[key]))
-        return lines + [r for r in dict.fromkeys(rules) if r not in lines]
+        shown = {r.split(" [", 1)[-1]: r for r in rules}  # one line per rule, not per version
+        return lines + [r for r in shown.values() if r not in lines]
 
     def _dead(self, candidate: Candidate, forced) -> str | None:
         """Why a candidate can never be installed (a dependency with no candidate), or None."""

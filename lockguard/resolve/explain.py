@@ -20,7 +20,9 @@ def explain(causes, provider, target: Target, torch_problem: Unsatisfiable | Non
     lines: list[str] = list(proof or [])
     conflicts = [Conflict(line, "proof") for line in lines]
     names: list[str] = []
+    asked: dict[str, list[Req]] = {}
     for info in causes:
+        asked.setdefault(info.requirement.name, []).append(info.requirement)
         req: Req = info.requirement
         if req.name == "torch" and torch_problem is None:
             reason = explain_torch(req.specifier)
@@ -35,12 +37,19 @@ def explain(causes, provider, target: Target, torch_problem: Unsatisfiable | Non
         if req.name not in names:
             names.append(req.name)
     for name in names:
-        for note in why_few(name, provider, target, torch_problem):
+        notes = why_few(name, provider, target, torch_problem)
+        if not notes and name != PYTHON and not provider.candidates_of(name, asked[name]):
+            found = [str(c.version) for c in provider.candidates_of(name)][:5]
+            notes = [f"no version of {name} satisfies them all ({name} has {', '.join(found)}"
+                     f"{', ...' if len(found) == 5 else ''})"]
+        for note in notes:
             if note not in lines:
                 lines.append(note)
                 conflicts.append(Conflict(note, "knowledge" if name == "torch" else "index"))
-    skipped = [f"{key} was skipped: {exc.message}" for key, exc in provider.build_failures.items()
-               if key.split(" ")[0] in names]
+    # a candidate skipped because its sdist could not be built might have been the answer
+    skipped = [f"{key} was skipped: {exc.message}" for key, exc in provider.build_failures.items()]
+    if len(skipped) > 3:
+        skipped = skipped[:3] + [f"and {len(skipped) - 3} more sdists could not be built"]
     for note in skipped:
         lines.append(note)
         conflicts.append(Conflict(note, "sdist build"))

@@ -32,8 +32,9 @@ def name_rules(knowledge: Knowledge, target: Target) -> Callable[[str], list[Req
             bound = knowledge.components.bound(cuda, name)
             family = cuda_family(name)
             if bound is not None:
+                code = "LG121" if bound.specifier == NOTHING else "LG129"  # another major's wheel, or release
                 out.append(Req(name, bound.specifier, constraint_only=True, by=asked,
-                               why=f"LG129: {bound.reason}, {bound.origin}"))
+                               why=f"{code}: {bound.reason}, {bound.origin}"))
             elif family and int(family) != cuda.major:
                 out.append(Req(name, NOTHING, constraint_only=True, by=asked,
                                why=f"LG121: {name} is a CUDA {family} wheel; CUDA {cuda.major} wheels "

@@ -83,7 +83,7 @@ def resolve_pip(
         name_rules=name_rules,
     )
     provider = Provider(source, files, context)
-    top = list(dict.fromkeys(Req.parse(text) for text in dict.fromkeys(requirements)))  # repeats: once
+    top = merged_requirements(requirements)
     top = [rule for name in dict.fromkeys(r.name for r in top) for rule in provider.rules_for(name)] + top
     source.prefetch_projects(sorted({r.name for r in top if not r.constraint_only}))
     watcher = ConflictWatcher(provider, top)
@@ -112,6 +112,21 @@ def resolve_pip(
             warn(f"{_unreached_text(missed)}; resolved without it, so the lock may differ from one made "
                  "where that index can be reached")
     return _pins(result, target)
+
+
+def merged_requirements(requirements: Sequence[str]) -> list[Req]:
+    """The intent's requirements, each name once: repeats are dropped and the specifiers of one
+    name are intersected (resolvelib merges requirements one by one, which is quadratic)."""
+    merged: dict[tuple, Req] = {}
+    for text in dict.fromkeys(requirements):
+        req = Req.parse(text)
+        key = (req.key, req.url)
+        if key in merged and req.url is None:
+            before = merged[key]
+            merged[key] = Req(before.name, before.specifier & req.specifier, before.extras)
+        else:
+            merged.setdefault(key, req)
+    return list(merged.values())
 
 
 def _unreached_text(missed: Unreached) -> str:

@@ -62,11 +62,12 @@ def torch_spec(pip_requirements: tuple[str, ...]) -> SpecifierSet | None:
     """The torch specifier of the intent's pip requirements (None: no torch asked for)."""
     from packaging.requirements import Requirement
 
-    for text in pip_requirements:
+    found: SpecifierSet | None = None
+    for text in dict.fromkeys(pip_requirements):
         req = Requirement(text)
         if canonicalize_name(req.name) == "torch":
-            return req.specifier
-    return None
+            found = req.specifier if found is None else found & req.specifier
+    return found
 
 
 def query_stacks(
