@@ -71,6 +71,7 @@ class ResolveSession:
             for source in self.sources:
                 source.close()
             self.http.close()
+            self.ui.debug(f"fetched {self.http.bytes_fetched / 1e6:.1f} MB in {self.http.requests} requests")
         for platform in lock.platforms:
             torch = platform.pip.pin("torch")
             conda_note = ("conda: " + (f"{len(platform.conda.records)} records" if platform.conda.solved
@@ -78,7 +79,6 @@ class ResolveSession:
                           if platform.conda else "pip only")
             torch_note = f", torch {torch.version} ({platform.stack.variant})" if torch else ""
             self.ui.info(f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; {conda_note}")
-        self.ui.debug(f"fetched {self.http.bytes_fetched / 1e6:.1f} MB in {self.http.requests} requests")
         return lock
 
     def _machine(self):

@@ -100,22 +100,27 @@ class Provider(AbstractProvider):
                 return False
             return all(self._satisfies(r, candidate) for r in reqs)
 
+        def usable(candidate: Candidate) -> bool:
+            # an sdist-only candidate is built (its metadata) only once everything else says yes
+            best = candidate.best_file
+            return best is None or best.is_wheel or self._builds_ok(candidate)
+
         def matches():
             # PEP 440: pre-releases only when a requirement names one, or when nothing else fits
             if only_constraints:
                 yield Candidate(name, Version("0"), absent=True)
             found_final = False
-            for candidate in self._iter_candidates(name, bad, reqs, check_builds=True):
+            for candidate in self._iter_candidates(name, bad, reqs):
                 if candidate.version.is_prerelease and not allow_pre:
                     continue
-                if fits(candidate):
+                if fits(candidate) and usable(candidate):
                     if not found_final and candidate.best_file is not None:
                         self.source.prefetch_metadata(candidate.name, str(candidate.version), candidate.best_file)
                     found_final = True
                     yield candidate.with_extras(extras) if extras else candidate
             if not found_final and not allow_pre:
-                for candidate in self._iter_candidates(name, bad, reqs, check_builds=True):
-                    if candidate.version.is_prerelease and fits(candidate):
+                for candidate in self._iter_candidates(name, bad, reqs):
+                    if candidate.version.is_prerelease and fits(candidate) and usable(candidate):
                         yield candidate.with_extras(extras) if extras else candidate
 
         return matches  # a factory: resolvelib iterates it lazily, as often as it needs
@@ -137,15 +142,15 @@ class Provider(AbstractProvider):
 
     # -- candidates ------------------------------------------------------------------------------
 
-    def _iter_candidates(self, name: str, bad: set[Version], reqs: list[Req], *, check_builds: bool = False):
+    def _iter_candidates(self, name: str, bad: set[Version], reqs: list[Req]):
         """Candidates newest first (torch: in CUDA-stack order); files are checked only for the
         versions every requirement's specifier accepts. Sdist-only versions older than a version
-        with a wheel for the target come last (an old sdist is slow to build and rarely right),
-        and with `check_builds` an sdist whose metadata cannot be built is skipped."""
+        with a wheel for the target come last (an old sdist is slow to build and rarely right)."""
         special = self._special_candidates(name)
         if special is not None:
             yield from (c for c in special if c.version not in bad)
             return
+
         def accept(version: Version) -> bool:
             return version not in bad and all(r.url or r.specifier.contains(version, prereleases=True) for r in reqs)
 
@@ -158,11 +163,8 @@ class Provider(AbstractProvider):
                 deferred.append(candidate)
                 continue
             seen_wheel = seen_wheel or wheel
-            if wheel or not check_builds or self._builds_ok(candidate):
-                yield candidate
-        for candidate in deferred:
-            if not check_builds or self._builds_ok(candidate):
-                yield candidate
+            yield candidate
+        yield from deferred
 
     def _ordered(self, name: str, reqs: list[Req], accept: Callable[[Version], bool]):
         if name == "torch" and self.context.torch_builds is not None:
