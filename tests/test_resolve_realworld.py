@@ -324,3 +324,71 @@ def test_exit_3_in_a_real_process_has_no_traceback(tmp_path, more):
     assert proc.returncode == 3, proc.stderr
     for noise in ("Traceback", "exception calling callback", "CancelledError", "Fatal Python error"):
         assert noise not in proc.stderr
+
+
+# -- live PyPI (opt-in: -m network); download.pytorch.org may or may not be reachable ----------------
+
+def live(tmp_path: Path, name: str, body: str) -> Path:
+    project = tmp_path / name
+    project.mkdir()
+    (project / "lockguard.toml").write_text('python = "3.11"\nchannels = []\n' + body)
+    return project
+
+
+@pytest.mark.network
+@pytest.mark.parametrize(("name", "body", "pins"), [
+    ("torchvision", 'cuda = "12.1"\npip = ["torchvision==0.19.1"]\n', {"torch": "2.4.1", "torchvision": "0.19.1"}),
+    ("triton", 'cuda = "12.4"\npip = ["triton==3.1.0"]\n', {"triton": "3.1.0"}),
+    ("vllm", 'cuda = "12.1"\npip = ["vllm==0.6.3.post1"]\nexclude-newer = "2025-10-01T00:00:00Z"\n',
+     {"vllm": "0.6.3.post1", "torch": "2.4.0"}),
+])
+def test_live_pypi_answers_need_no_pytorch_index(tmp_path, lg, name, body, pins):
+    project = live(tmp_path, name, body)
+    result = resolve(lg, project)
+    assert result.exit_code == 0, result.stderr
+    found = versions(project)
+    assert {n: found.get(n) for n in pins} == pins  # PyPI's own builds: no local version label
+
+
+@pytest.mark.network
+@pytest.mark.parametrize(("name", "body", "fragment"), [
+    ("unsat", 'cuda = "12.1"\npip = ["torch==2.2.*", "torchvision==0.16.*"]\n',
+     "allows (0.16.0, 0.16.1, 0.16.2) needs torch 2.1.x"),
+    ("pyairports", 'cuda = "12.1"\npip = ["vllm==0.6.3.post1", "torch==2.4.0"]\nexclude-newer = "2024-10-20T00:00:00Z"\n',
+     "pyairports has no release before exclude-newer 2024-10-20"),
+    ("flash-attn", 'cuda = "12.1"\ngpu = ["sm_75"]\npip = ["torch==2.2.*", "flash-attn==2.5.8"]\n',
+     "LG128: flash-attn needs sm_80+ but the intent has sm_75"),
+    ("tensorflow", 'cuda = "12.1"\npip = ["tensorflow[and-cuda]==2.15.*"]\n',
+     "LG129: CUDA 12.1 ships nvidia-cublas-cu12"),
+])
+def test_live_unsatisfiable_intents_name_the_clash(tmp_path, lg, name, body, fragment):
+    project = live(tmp_path, name, body)
+    result = resolve(lg, project)
+    assert result.exit_code == 3, result.stderr
+    assert fragment in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.network
+def test_live_jax_cuda12_components_follow_the_intents_cuda(tmp_path, lg):
+    project = live(tmp_path, "jax", 'cuda = "12.4"\npip = ["jax[cuda12]==0.4.30"]\n')
+    result = resolve(lg, project)
+    assert result.exit_code == 0, result.stderr
+    found = versions(project)
+    for name in ("nvidia-cuda-nvcc-cu12", "nvidia-cuda-runtime-cu12", "nvidia-cuda-cupti-cu12", "nvidia-cublas-cu12"):
+        assert found[name].startswith("12.4."), (name, found[name])
+
+
+@pytest.mark.network
+@pytest.mark.parametrize(("name", "body", "label"), [
+    ("cu118", 'cuda = "11.8"\npip = ["torch==2.1.*"]\n', "torch 2.1 cu118"),
+    ("aarch64", 'cuda = "12.8"\nplatforms = ["linux-aarch64"]\npip = ["torch==2.7.*"]\n', "torch 2.7 cu128"),
+])
+def test_live_builds_only_the_pytorch_index_has(tmp_path, lg, name, body, label):
+    """A lock where download.pytorch.org answers; exit 4 saying why it was needed where it does not."""
+    project = live(tmp_path, name, body)
+    result = resolve(lg, project)
+    assert result.exit_code in (0, 4), result.stderr
+    if result.exit_code == 4:
+        assert f"{label} is published only on the PyTorch index" in result.stderr
+    else:
+        assert "+cu1" in versions(project)["torch"]
