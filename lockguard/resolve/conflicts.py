@@ -151,7 +151,8 @@ class ConflictWatcher(BaseReporter):
             if matches and not all(self._dead(c, forced) for c in matches):
                 return None
             needs.append(f"{option.name} {option.version} needs {_specs([d for d in mine if not d.constraint_only] or mine)}")
-            rules += [fact(d, d.by or f"{option.name} {option.version}") for d in mine if d.constraint_only and d.why]
+            rules += [fact(d, d.by or f"{option.name} {option.version}") for d in mine
+                      if d.constraint_only and d.why and d.local is None]  # pairing is implied by the pins
         if len(options) == 1:
             lines = [f"{needs[0]} (the only {parent} that {_allowed(forced[parent])} allows)"]
         else:

@@ -38,7 +38,8 @@ def explain(causes, provider, target: Target, torch_problem: Unsatisfiable | Non
             names.append(req.name)
     for name in names:
         notes = why_few(name, provider, target, torch_problem)
-        if not notes and name != PYTHON and not provider.candidates_of(name, asked[name]):
+        excluded = any(str(r.specifier) == "<0" for r in asked[name])  # a rule that allows none says why
+        if not notes and not excluded and name != PYTHON and not provider.candidates_of(name, asked[name]):
             found = [str(c.version) for c in provider.candidates_of(name)][:5]
             notes = [f"no version of {name} satisfies them all ({name} has {', '.join(found)}"
                      f"{', ...' if len(found) == 5 else ''})"]
