@@ -392,3 +392,36 @@ def test_live_builds_only_the_pytorch_index_has(tmp_path, lg, name, body, label)
         assert f"{label} is published only on the PyTorch index" in result.stderr
     else:
         assert "+cu1" in versions(project)["torch"]
+
+
+def test_the_search_is_bounded(tmp_path, more, lg, monkeypatch):
+    """After MAX_CONFLICTS conflicts that are not decisive, resolve stops and names the first."""
+    import lockguard.resolve.conflicts as conflicts
+
+    monkeypatch.setattr(conflicts, "MAX_CONFLICTS", 0)
+    w = tmp_path / "w"
+    for version in ("1.0", "2.0"):
+        more.pypi.add(build_wheel(w, "top", version, requires=[f"mid=={version}"]))
+    more.pypi.add(build_wheel(w, "mid", "2.0", requires=["does-not-exist"]))  # top 2.0 is a dead end
+    more.pypi.add(build_wheel(w, "mid", "1.0"))
+    project = tmp_path / "p"
+    more.intent(project, cuda="none", pip=["top"])
+    result = resolve(lg, project)
+    assert result.exit_code == 3, result.stderr
+    assert "no resolution found after 1 conflicts; the first was: mid 2.0 needs does-not-exist" in result.stderr
+    monkeypatch.setattr(conflicts, "MAX_CONFLICTS", 400)
+    result = resolve(lg, project)  # the same intent, with the real bound: one step back finds top 1.0
+    assert result.exit_code == 0 and versions(project)["top"] == "1.0"
+
+
+def test_a_constraint_alone_never_proves_an_intent_unsatisfiable():
+    """torch 2.1 constrains numpy<2 (a hazard): a name that only constraints mention may stay out
+    of the lock, so no proof may rest on it (the watcher does not even look at its candidates)."""
+    from packaging.specifiers import SpecifierSet
+
+    from lockguard.resolve.conflicts import ConflictWatcher
+    from lockguard.resolve.requirements import Req
+
+    watcher = ConflictWatcher(provider=None, top=[])
+    hazard = Req("numpy", SpecifierSet("<2"), parent="torch==2.1.2", constraint_only=True, why="knowledge")
+    assert watcher._dead_name("numpy", [hazard], {"numpy": [hazard]}) is None

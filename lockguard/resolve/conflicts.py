@@ -125,6 +125,8 @@ class ConflictWatcher(BaseReporter):
         return None
 
     def _dead_name(self, key: str, reqs: list[Req], forced) -> list[str] | None:
+        if all(r.constraint_only for r in reqs):
+            return None  # constraints alone do not make the name required: it may stay out
         options = self._options(key, reqs)
         if len(options) > MAX_OPTIONS:
             return None
@@ -147,6 +149,8 @@ class ConflictWatcher(BaseReporter):
             if not mine:
                 return None  # this option does not need the name at all
             together = forced.get(key, []) + mine
+            if all(r.constraint_only for r in together):
+                return None  # nothing requires the name: it may stay out
             matches = self._options(key, together)
             if matches and not all(self._dead(c, forced) for c in matches):
                 return None

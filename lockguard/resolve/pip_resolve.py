@@ -100,7 +100,7 @@ def resolve_pip(
         found = explain(exc.first_causes, provider, target, torch_problem, explain_torch)
         raise Unsatisfiable(f"no resolution found after {exc.conflicts} conflicts; the first was: {found.message}",
                             conflicts=found.conflicts,
-                            hint="pin the packages named here (`lockguard -v resolve` lists the search)") from None
+                            hint="pin the packages named here, so that the search has fewer versions to try") from None
     except ResolutionTooDeep:
         raise Unsatisfiable(f"resolution did not finish within {MAX_ROUNDS} rounds",
                             hint="pin the packages that backtrack (lockguard -v resolve shows them)") from None
