@@ -26,8 +26,10 @@ def refuse_what_check_rejects(intent: Intent, knowledge: Knowledge, files: list[
             lock.requirements = requirements_lock.parse(text)
         elif kind == "environment":
             lock.environment = environment_yml.parse(text)
-        else:
+        elif kind == "conda-lock":
             lock.conda_lock = conda_lock.read(text)
+        else:
+            continue  # other views (pylock.toml) hold the same pins; the rules read these three
         snapshot.files.append(lock)
     errors = []
     for platform in platforms:
