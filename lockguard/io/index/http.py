@@ -1,7 +1,8 @@
 """The one adapter around httpx: bounded time and size per request, bounded retries, byte accounting.
 
-Every GET has a connect timeout, an idle-read timeout and an overall deadline (a server that
-trickles bytes cannot hold a resolve), and a size limit (an endless body is cut off). Connection
+Every GET has a connect timeout, an idle-read timeout and an overall deadline past which the
+answer must keep arriving at MIN_RATE (a server that trickles bytes cannot hold a resolve; a big
+sdist on a good link is fine), and a size limit (an endless body is cut off). Connection
 errors and 5xx/429 answers are retried with backoff, a timeout once; a host that failed every
 attempt is not asked again in this session, so an index that never answers costs one timeout, not
 one per request. `bytes_fetched` counts body bytes so benchmarks can report what a resolve
@@ -25,7 +26,8 @@ ENV_TIMEOUT = "LOCKGUARD_HTTP_TIMEOUT"
 ENV_BACKOFF = "LOCKGUARD_HTTP_BACKOFF"
 DEFAULT_TIMEOUT = 10.0  # seconds without a byte before a request is given up
 CONNECT_TIMEOUT = 5.0
-DEADLINE_FACTOR = 6  # a whole answer must arrive within this many idle timeouts
+DEADLINE_FACTOR = 6  # past this many idle timeouts an answer must keep arriving at MIN_RATE
+MIN_RATE = 256 * 1024  # bytes per second: a big download may take long, a trickle may not
 MAX_BODY = 256 * 1024 * 1024  # the largest answer read by default (pages, sdists)
 MAX_REDIRECTS = 10
 
@@ -105,7 +107,8 @@ class HttpClient:
                 answer, body = self._once(client, url, headers, max_bytes)
             except (_TooSlow, httpx.TimeoutException) as exc:
                 timeouts += 1
-                last_error = (f"no complete answer within {self.deadline:.0f} s" if isinstance(exc, _TooSlow)
+                last_error = (f"no complete answer within {self.deadline:.0f} s (it came slower than "
+                              f"{MIN_RATE // 1024} kB/s)" if isinstance(exc, _TooSlow)
                               else f"no answer within {self.timeout:.0f} s")
                 if timeouts >= 2:
                     break  # a timeout is retried once: an index that never answers must not cost minutes
@@ -146,7 +149,8 @@ class HttpClient:
                 size += len(chunk)
                 if size > max_bytes:
                     raise _TooLarge()
-                if time.monotonic() - started > self.deadline:
+                elapsed = time.monotonic() - started
+                if elapsed > self.deadline and size / elapsed < MIN_RATE:
                     raise _TooSlow()
                 chunks.append(chunk)
             return answer, b"".join(chunks)
