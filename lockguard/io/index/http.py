@@ -3,9 +3,9 @@
 Every GET has a connect timeout, an idle-read timeout and an overall deadline past which the
 answer must keep arriving at MIN_RATE (a server that trickles bytes cannot hold a resolve; a big
 sdist on a good link is fine), and a size limit (an endless body is cut off). Connection
-errors and 5xx/429 answers are retried with backoff, a timeout once; a host that failed every
-attempt is not asked again in this session, so an index that never answers costs one timeout, not
-one per request. `bytes_fetched` counts body bytes so benchmarks can report what a resolve
+errors and 5xx/429 answers are retried with backoff, a timeout once; a host that could not be
+connected to at all is not asked again in this session, so an unreachable PyTorch index costs one
+failure, not one per variant page. `bytes_fetched` counts body bytes so benchmarks can report what a resolve
 downloaded.
 """
 
@@ -100,6 +100,7 @@ class HttpClient:
         client = self._http()
         last_error = ""
         timeouts = 0
+        unreachable = False  # no connection at all (DNS, refused, connect timeout): the host is down
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * (2 ** (attempt - 1)))
@@ -107,6 +108,7 @@ class HttpClient:
                 answer, body = self._once(client, url, headers, max_bytes)
             except (_TooSlow, httpx.TimeoutException) as exc:
                 timeouts += 1
+                unreachable = isinstance(exc, httpx.ConnectTimeout)
                 last_error = (f"no complete answer within {self.deadline:.0f} s (it came slower than "
                               f"{MIN_RATE // 1024} kB/s)" if isinstance(exc, _TooSlow)
                               else f"no answer within {self.timeout:.0f} s")
@@ -121,6 +123,7 @@ class HttpClient:
                                         hint="check the index URL in the intent") from None
             except (httpx.TransportError, httpx.DecodingError, httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
                 last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                unreachable = isinstance(exc, httpx.ConnectError)
                 if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
                     break
                 continue
@@ -133,8 +136,9 @@ class HttpClient:
             return Response(str(answer.url), answer.status_code, dict(answer.headers), body)
         attempts = attempt + 1
         reason = f"{last_error} ({attempts} attempt{'s' if attempts > 1 else ''})"
-        with self._lock:
-            self._down.setdefault(host, reason)
+        if unreachable:  # a slow answer is this request's problem; no connection is the host's
+            with self._lock:
+                self._down.setdefault(host, reason)
         raise SourceUnreachable(f"cannot reach {url}: {reason}", url=url, hint=self._hint())
 
     def _once(self, client, url: str, headers: dict[str, str] | None, max_bytes: int):
