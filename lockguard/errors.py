@@ -68,6 +68,15 @@ class InputError(LockguardError):
         return data
 
 
+class BuildFailed(InputError):
+    """An sdist's metadata could not be built: the resolver skips that candidate while it looks
+    for others, and reports this error only when the candidate mattered."""
+
+    def __init__(self, message: str, *, filename: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.filename = filename
+
+
 @dataclass(frozen=True)
 class Conflict:
     """One fact that takes part in an unsatisfiable intent, with where it comes from."""

@@ -31,6 +31,7 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_fro
                              conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms))
     lock = session.run()
     outputs = session.render(lock)
+    session.refuse_what_check_rejects(lock, outputs)
     if check_only:
         stale = session.stale(outputs)
         if as_json:
