@@ -141,6 +141,74 @@ def test_family(family, corpus, template, tmp_path, lg, monkeypatch):
 def test_the_corpus_is_wide_and_distinct(corpus):
     ids = [c.id for c in corpus]
     assert len(ids) == len(set(ids)), "case ids must be unique"
-    total = len(corpus)
+    from tests.support import fuzz_index
+
+    total = len(corpus) + len(fuzz_index.index_corpus())
     assert total >= MINIMUM_INPUTS, f"{total} inputs; the corpus must hold at least {MINIMUM_INPUTS}"
     assert {c.family for c in corpus} == set(FAMILIES)
+
+
+# -- the index family: one small index whose page, metadata or connection misbehaves -----------------
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory):
+    from tests.support.index_server import LocalIndex
+    from tests.support.wheels import build_wheel
+
+    root = tmp_path_factory.mktemp("fuzz-index")
+    index = LocalIndex(root / "index").start()
+    index.add(build_wheel(root / "w", "jinja2", "1.0", requires=["markupsafe>=2.0"]))
+    index.add(build_wheel(root / "w", "markupsafe", "2.1.5"))
+    yield index
+    index.stop()
+
+
+def _valid_page(index) -> dict:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(f"{index.url}/jinja2/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def test_index_family(small_index, tmp_path, lg, monkeypatch):
+    from tests.support import fuzz_index
+    from tests.support.index_server import Faults
+
+    monkeypatch.setenv("LOCKGUARD_HTTP_TIMEOUT", "1")
+    page = _valid_page(small_index)
+    cases = fuzz_index.index_corpus()
+    failures = []
+    for number, case in enumerate(cases):
+        small_index.faults = Faults()
+        case.arm(small_index, page)
+        project = tmp_path / f"case-{number}"
+        project.mkdir()
+        (project / "lockguard.toml").write_text(
+            f'python = "3.11"\ncuda = "none"\nchannels = []\nindexes = ["{small_index.url}"]\npip = ["jinja2"]\n')
+        monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path / f"cache-{number}"))  # no good page from before
+        before = _snapshot(tmp_path / f"case-{number}")
+        result = lg("resolve", "--intent", str(project / "lockguard.toml"))
+        problems = []
+        if result.exit_code not in case.expect:
+            problems.append(f"exit {result.exit_code}, expected {sorted(case.expect)}")
+        if "Traceback" in result.output or "internal error" in result.stderr or "exception calling" in result.stderr:
+            problems.append("traceback or internal error")
+        if result.exit_code == 4 and "127.0.0.1" not in result.stderr:
+            problems.append("the message does not name the index")
+        if len(result.stderr) > 4000:
+            problems.append(f"a {len(result.stderr)}-character message")
+        lock = project / "requirements.lock"
+        if result.exit_code == 0 and "markupsafe==" not in lock.read_text():
+            problems.append("a lock of jinja2 without markupsafe")
+        after = _snapshot(project)
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k)
+                         and not (result.exit_code == 0 and k == "requirements.lock"))
+        if changed:
+            problems.append(f"changed {changed}")
+        if problems:
+            failures.append(f"{case.name}: " + "; ".join(problems) + f"\n      stderr: {result.stderr.strip()[:300]!r}")
+    small_index.faults = Faults()
+    assert len(cases) >= 120
+    assert not failures, f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)

@@ -37,6 +37,7 @@ class Faults:
     trickle: set[str] = field(default_factory=set)  # headers, then a byte every 0.3 s, for ever
     endless: set[str] = field(default_factory=set)  # a body that never ends (no Content-Length)
     redirect_loop: set[str] = field(default_factory=set)  # 302 to itself
+    status: dict[str, int] = field(default_factory=dict)  # path prefix -> an HTTP status, every time
 
 
 class LocalIndex:
@@ -164,6 +165,10 @@ class LocalIndex:
             return any(path.startswith(p) for p in prefixes)
 
         try:
+            code = next((c for p, c in self.faults.status.items() if path.startswith(p)), None)
+            if code is not None:
+                self._send(req, code, b"go away", "text/plain")
+                return True
             if matches(self.faults.hang):
                 while self._server is not None and not self._stopped.is_set():
                     self._stopped.wait(0.2)

@@ -84,7 +84,14 @@ def _file_problem(item) -> str | None:
     for key in ("core-metadata", "data-dist-info-metadata"):
         if isinstance(item.get(key), dict) and not all(isinstance(v, str) for v in item[key].values()):
             return f"'{key}' of {item['filename']} must map algorithm names to hex digests"
+    for where, mapping in (("hashes", hashes), ("core-metadata", item.get("core-metadata"))):
+        digest = mapping.get("sha256") if isinstance(mapping, dict) else None
+        if digest is not None and not _SHA256.fullmatch(digest):
+            return f"the sha256 in '{where}' of {item['filename']} is not 64 hex digits"
     return None
+
+
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class _Anchors(HTMLParser):
@@ -127,6 +134,8 @@ def parse_html_page(text: str, page_url: str) -> list[DistFile]:
         hashes = {}
         if "=" in fragment:
             algo, _, digest = fragment.partition("=")
+            if algo == "sha256" and not _SHA256.fullmatch(digest):
+                raise _bad(page_url, f"the sha256 of {filename} in its link is not 64 hex digits")
             hashes[algo] = digest
         metadata_attr = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
         metadata: bool | dict = False
