@@ -23,9 +23,9 @@ def _format_options(func):
 def _node_options(func):
     for decorator in reversed([
         click.option("--env", "env_prefix", default=None, metavar="PREFIX",
-                     help="Also run `check --env PREFIX` on each node (a path on the nodes)."),
+                     help="The environment to check on each node (a prefix there): doctor on its python, and `check --env`."),
         click.option("--python", "python_exe", default=None, metavar="EXE",
-                     help="The interpreter doctor probes on each node (a path on the nodes)."),
+                     help="The interpreter doctor probes on each node (a path there; doctor only)."),
         click.option("--lockguard", "lockguard_cmd", default=None, metavar="CMD",
                      help="How to run lockguard on the nodes (default: the node's `python -m lockguard` under "
                           "Ray, else `lockguard` on PATH), e.g. /shared/venv/bin/lockguard."),

@@ -25,8 +25,9 @@ MISSING_HINT = ("install lockguard on every node (`pip install lockguard` into t
 
 @dataclass(frozen=True)
 class NodeRequest:
-    """What each node runs: doctor against `intent` (a path the nodes see), optionally for the
-    environment of `python`, and `check --env` for `env` (a prefix)."""
+    """What each node runs: doctor against `intent` (a path the nodes see) on the interpreter
+    `python`, or on the environment `env` (a prefix: doctor on its bin/python, plus `check --env
+    PREFIX`)."""
 
     intent: str | None = None
     python: str | None = None
@@ -49,8 +50,9 @@ class NodeOutput:
 
 def node_script(request: NodeRequest) -> str:
     doctor = ["doctor", "--json"]
-    if request.python:
-        doctor += ["--python", request.python]
+    python = request.python or (request.env.rstrip("/") + "/bin/python" if request.env else None)
+    if python:
+        doctor += ["--python", python]
     if request.intent:
         doctor += ["--intent", request.intent]
     if request.doctor_timeout:
