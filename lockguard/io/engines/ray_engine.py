@@ -37,6 +37,20 @@ def node_names(nodes: list[RayNode]) -> dict[str, str]:
     return {n.node_id: n.hostname if repeated[n.hostname] == 1 else n.node_id for n in nodes}
 
 
+def _probe(address: str) -> None:
+    """A HOST:PORT that nothing answers on fails here at once (ray.init would retry for minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return  # `auto`, or a ray:// client address: Ray's own look-up says what is wrong
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise EngineUnreachable(f"no Ray cluster at --address {address}: {exc.strerror or exc}",
+                                hint="start one (`ray start --head`) or pass its GCS address: --address HOST:6379") from exc
+
+
 def run(script: str, *, address: str, timeout: float, files: dict[str, str]) -> list[NodeOutput]:
     ray = require("ray", "ray")
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -45,6 +59,7 @@ def run(script: str, *, address: str, timeout: float, files: dict[str, str]) -> 
 
     owned = not ray.is_initialized()
     if owned:
+        _probe(address)
         try:
             ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
                      include_dashboard=False, configure_logging=True)
