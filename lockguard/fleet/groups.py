@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from lockguard.fleet import columns
 from lockguard.fleet.nodeset import fold, natural_key
-from lockguard.fleet.records import OK, UNREACHABLE, NodeFinding, NodeReport
+from lockguard.fleet.records import OK, UNREACHABLE, NodeReport
 
 MATCHES, DEVIATES = "matches", "deviates"
 NO_LOCK_HINT = ("run doctor against the project's lock: `lockguard fleet run --intent PATH` with a lockguard.toml "
@@ -129,19 +129,26 @@ def _group(key: tuple, members: list[NodeReport], row: dict[str, str], lock: str
 
 
 def _fixes(members: list[NodeReport]) -> list[Fix]:
-    """Each distinct problem once, with the nodes that have it when not all of them do."""
+    """Each distinct problem (code, severity, fix) once, with the nodes that have it when not all of
+    them do; when its message differs between nodes, the most common one and how many others."""
     holders: dict[tuple, list[str]] = defaultdict(list)
+    messages: dict[tuple, Counter] = defaultdict(Counter)
     for member in members:
-        for finding in dict.fromkeys(f for f in member.findings if f.severity in ("error", "warning")):
-            holders[_fix_key(finding)].append(member.node)
+        for finding in member.findings:
+            if finding.severity in ("error", "warning"):
+                key = (finding.code, finding.severity, finding.hint)
+                if not holders[key] or holders[key][-1] != member.node:
+                    holders[key].append(member.node)
+                messages[key][finding.message] += 1
     order = {"error": 0, "warning": 1}
-    fixes = [Fix(code, severity, message, hint, None if len(names) == len(members) else fold(names))
-             for (code, severity, message, hint), names in holders.items()]
+    fixes = []
+    for (code, severity, hint), names in holders.items():
+        counted = messages[(code, severity, hint)]
+        message = min(counted, key=lambda m: (-counted[m], m))
+        if len(counted) > 1:
+            message += f" (and {len(counted) - 1} other message{'s' * (len(counted) > 2)}: see each node's details)"
+        fixes.append(Fix(code, severity, message, hint, None if len(names) == len(members) else fold(names)))
     return sorted(fixes, key=lambda f: (order.get(f.severity, 2), f.code, f.message))
-
-
-def _fix_key(finding: NodeFinding) -> tuple:
-    return (finding.code, finding.severity, finding.message, finding.hint)
 
 
 def _majority_lock(reports: list[NodeReport]) -> tuple[str | None, str]:
