@@ -207,3 +207,52 @@ def test_folding_examples():
     assert fold_plain(["gpu9", "gpu10", "gpu11"]) == "gpu[9-11]"
     assert fold_plain(["a", "b"]) == "a,b"
     assert fold([]) == ""
+
+
+def test_one_number_names_fold_exactly_as_clustershell_prints_them():
+    """fold() skips ClusterShell for names with one number (10x faster): the output must not change."""
+    import random
+
+    NodeSet = pytest.importorskip("ClusterShell.NodeSet").NodeSet
+    rng = random.Random(13)
+    for _ in range(500):
+        prefix, suffix = rng.choice(["gpu", "node-", "n", "rack-gpu"]), rng.choice(["", ".ib", "-x"])
+        names = set()
+        for _ in range(rng.randint(1, 30)):  # mixed zero-padding widths: ClusterShell's hardest case
+            width, number = rng.choice([0, 0, 2, 3, 4]), rng.randint(0, 1200)
+            names.add(f"{prefix}{number:0{width}d}{suffix}" if width else f"{prefix}{number}{suffix}")
+        names = [*names, *rng.sample(["login", "head", "gw"], rng.randint(0, 2))]
+        assert fold(names) == str(NodeSet.fromlist(names)), names
+
+
+def test_thousands_of_files_are_read_in_parallel_with_the_same_result(reports, tmp_path, monkeypatch):
+    from lockguard.io.engines import report_files
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    record = json.loads((reports / "gpu01.json").read_text())
+    for index in range(30):
+        record["data"]["node"] = f"n{index:03d}"
+        (folder / f"n{index:03d}.json").write_text(json.dumps(record))
+    (folder / "zz-bad.json").write_text("{")
+    serial = report_files.read_reports([folder])
+    monkeypatch.setattr(report_files, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(report_files, "CHUNK", 7)
+    parallel = report_files.read_reports([folder])
+    assert parallel == serial and len(serial[0]) == 30 and serial[1][0][0].endswith("zz-bad.json")
+
+
+def test_a_problem_whose_message_differs_per_node_is_one_fix():
+    from lockguard.fleet.groups import merge
+    from lockguard.fleet.records import NodeFinding, NodeReport
+
+    def node(name, path):
+        finding = NodeFinding("LG310", "error", f"numpy {path} (lock 1.26.4)", "`lockguard clean-install`")
+        return NodeReport(name, f"{name}.json", "ok", fingerprint="sha256:1", drift={"findings": ["LG310 error"]},
+                          findings=(finding,), lock_hash="sha256:l")
+
+    report = merge([node("g1", "2.0.0"), node("g2", "2.0.0"), node("g3", "1.25.0")])
+    (group,) = report.groups
+    (fix,) = group.fixes
+    assert fix.message == "numpy 2.0.0 (lock 1.26.4) (and 1 other message: see each node's details)"
+    assert fix.nodes is None and report.deviating == ["g1", "g2", "g3"]

@@ -63,25 +63,30 @@ def fold_plain(names: Iterable[str]) -> str:
 
 
 def _ranges(numbers: list[str]) -> str:
-    """'1','2','3','7' -> '1-3,7'; zero-padded numbers ('01') fold with those of their width."""
-    widths = {len(n) for n in numbers if len(n) > 1 and n.startswith("0")}
-    by_width: dict[int, list[int]] = defaultdict(list)
+    """'1','2','3','7' -> '1-3,7'. A zero-padded number ('01') folds with those of its width; a
+    number without a leading zero joins the widest padding it fills ('10' with '09': 09-10), as
+    ClusterShell's RangeSet does; ranges are listed by padding, then first value."""
+    widths = sorted({len(n) for n in numbers if len(n) > 1 and n.startswith("0")})
+    by_width: dict[int, set[int]] = defaultdict(set)
     for n in numbers:
-        width = len(n) if len(n) in widths else 0
-        by_width[width].append(int(n))
-    out = []
-    for width in sorted(by_width):
-        values = sorted(set(by_width[width]))
+        if len(n) > 1 and n.startswith("0"):
+            width = len(n)
+        else:
+            width = max((w for w in widths if w <= len(n)), default=0)
+        by_width[width].add(int(n))
+    ranges: list[tuple[int, int, str]] = []
+    for width, found in by_width.items():
+        values = sorted(found)
         start = previous = values[0]
         for value in [*values[1:], None]:
             if value is not None and value == previous + 1:
                 previous = value
                 continue
             first, last = f"{start:0{width}d}", f"{previous:0{width}d}"
-            out.append(first if start == previous else f"{first}-{last}")
+            ranges.append((width, start, first if start == previous else f"{first}-{last}"))
             if value is not None:
                 start = previous = value
-    return ",".join(out)
+    return ",".join(text for _width, _start, text in sorted(ranges))
 
 
 def natural_key(name: str) -> tuple:
