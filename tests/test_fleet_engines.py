@@ -244,3 +244,43 @@ def test_slurm_needs_a_node_count(lg, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ["PATH"])
     result = lg("fleet", "run", "--via", "slurm")
     assert result.exit_code == 2 and "--nodes N or --nodelist" in result.stderr
+
+
+# -- Slurm end to end with a stand-in srun (this machine has no Slurm) ------------------------------
+
+FAKE_SRUN = r"""
+# stands in for srun --nodes=N --label ... sh -c SCRIPT: N tasks at once, SLURMD_NODENAME set,
+# every line of each task labelled "K: " as srun --label does
+n=1
+while [ $# -gt 0 ]; do
+  case "$1" in --nodes=*) n="${1#--nodes=}";; sh) break;; esac
+  shift
+done
+script="$3"
+i=0
+while [ "$i" -lt "$n" ]; do
+  (SLURMD_NODENAME="cn$((i + 1))" sh -c "$script" 2>&1 | sed -u "s/^/$i: /") &
+  i=$((i + 1))
+done
+wait
+"""
+
+
+def test_slurm_runs_one_task_per_node_named_by_slurmd_nodename(lg, node_env, monkeypatch, tmp_path):
+    bin_dir = tmp_path / "bin"
+    script(bin_dir / "srun", FAKE_SRUN)
+    # cn2's lockguard hangs: it is listed as unreachable, the others still answer
+    script(bin_dir / "lockguard", f'[ "$SLURMD_NODENAME" = cn2 ] && exec sleep 60\nexec {LOCKGUARD} "$@"\n')
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    out = tmp_path / "out"
+    result = lg("fleet", "run", "--via", "slurm", "--nodes", "3", "--partition", "gpu", "--lockguard",
+                str(bin_dir / "lockguard"), "--python", str(node_env / "bin" / "python"), "--intent", INTENT,
+                "--out", str(out), "--timeout", "15", "--format", "json")
+    data = json.loads(result.stdout)["data"]
+    assert result.exit_code == 1, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["cn1.json", "cn2.json", "cn3.json"]
+    assert json.loads((out / "cn3.json").read_text())["doctor"]["node"] == "cn3"
+    healthy, unreachable = data["groups"]
+    assert healthy["nodeset"] == "cn[1,3]" and healthy["status"] == "matches"
+    assert unreachable["nodeset"] == "cn2" and unreachable["kind"] == "unreachable"
+    assert data["deviating"] == ["cn2"]

@@ -225,23 +225,6 @@ def test_one_number_names_fold_exactly_as_clustershell_prints_them():
         assert fold(names) == str(NodeSet.fromlist(names)), names
 
 
-def test_thousands_of_files_are_read_in_parallel_with_the_same_result(reports, tmp_path, monkeypatch):
-    from lockguard.io.engines import report_files
-
-    folder = tmp_path / "many"
-    folder.mkdir()
-    record = json.loads((reports / "gpu01.json").read_text())
-    for index in range(30):
-        record["data"]["node"] = f"n{index:03d}"
-        (folder / f"n{index:03d}.json").write_text(json.dumps(record))
-    (folder / "zz-bad.json").write_text("{")
-    serial = report_files.read_reports([folder])
-    monkeypatch.setattr(report_files, "PARALLEL_FROM", 2)
-    monkeypatch.setattr(report_files, "CHUNK", 7)
-    parallel = report_files.read_reports([folder])
-    assert parallel == serial and len(serial[0]) == 30 and serial[1][0][0].endswith("zz-bad.json")
-
-
 def test_a_problem_whose_message_differs_per_node_is_one_fix():
     from lockguard.fleet.groups import merge
     from lockguard.fleet.records import NodeFinding, NodeReport
@@ -256,3 +239,27 @@ def test_a_problem_whose_message_differs_per_node_is_one_fix():
     (fix,) = group.fixes
     assert fix.message == "numpy 2.0.0 (lock 1.26.4) (and 1 other message: see each node's details)"
     assert fix.nodes is None and report.deviating == ["g1", "g2", "g3"]
+
+
+def test_every_key_a_column_reads_is_fingerprinted_or_compared_when_grouping():
+    """Groups are keyed by fingerprint plus NOT_FINGERPRINTED: a column reading any other drift key
+    could show one group's first node's value for nodes that differ."""
+    from lockguard.doctor.record import FINGERPRINT_KEYS
+    from lockguard.fleet import columns
+
+    class Recording(dict):
+        def __init__(self):
+            super().__init__()
+            self.read: set[str] = set()
+
+        def get(self, key, default=None):
+            self.read.add(key)
+            return "x"
+
+        def __getitem__(self, key):
+            self.read.add(key)
+            return "x"
+
+    drift = Recording()
+    columns.row(drift)
+    assert drift.read - set(FINGERPRINT_KEYS) - set(columns.NOT_FINGERPRINTED) == {"findings"}

@@ -108,6 +108,11 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+# the drift keys a row shows besides those the doctor's fingerprint hashes (and the findings)
+NOT_FINGERPRINTED = ("usr_local_cuda", "nvcc_path", "jit_cuda", "cuda_home", "cudart_from", "cudart_how",
+                     "cudnn_from", "cudnn_how", "nccl_from", "nccl_how", "dev_shm_bytes", "torch_state")
+
+
 def row(drift: dict, findings: list[str] | None = None) -> dict[str, str]:
     """Column key -> the text shown, for one node's drift columns; `findings` ("LG302 warning", the
     doctor's and `check --env`'s) stand in for the record's own list when given."""

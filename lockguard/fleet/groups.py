@@ -81,13 +81,15 @@ def merge(reports: list[NodeReport], *, unreadable: list[tuple[str, str]] | None
     rows: dict[tuple, dict[str, str]] = {}
     for report in reports:
         if report.status == OK:
-            shown = [f"{f.code} {f.severity}" for f in report.findings if f.severity in ("error", "warning")]
-            row = columns.row(report.drift, shown)
-            key = (OK, report.fingerprint, tuple(row.values()))
+            shown = tuple(sorted({f"{f.code} {f.severity}" for f in report.findings if f.severity in ("error", "warning")}))
+            # nodes agree on every fingerprint key; the rest of what the row shows is compared here
+            key = (OK, report.fingerprint, shown, *(_text(report.drift.get(k)) for k in columns.NOT_FINGERPRINTED))
+            if key not in rows:
+                rows[key] = columns.row(report.drift, list(shown))
         else:
-            row, key = {}, (report.status, report.message)
+            key = (report.status, report.message)
+            rows[key] = {}
         buckets[key].append(report)
-        rows[key] = row
     groups = [_group(key, members, rows[key], lock) for key, members in buckets.items()]
     groups.sort(key=lambda g: (g.kind != OK, g.kind == UNREACHABLE, g.status != MATCHES, -len(g.nodes),
                                natural_key(g.nodes[0].node)))
@@ -97,6 +99,10 @@ def merge(reports: list[NodeReport], *, unreadable: list[tuple[str, str]] | None
     differing = [c.key for c in columns.COLUMNS if len({g.row[c.key] for g in shown}) > 1]
     deviating = sorted((n.node for g in groups if g.status == DEVIATES for n in g.nodes), key=natural_key)
     return FleetReport(groups, lock, lock_source or "", differing, deviating, list(unreadable or []), duplicates)
+
+
+def _text(value: object) -> object:
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _group(key: tuple, members: list[NodeReport], row: dict[str, str], lock: str | None) -> Group:
@@ -162,17 +168,18 @@ def _majority_lock(reports: list[NodeReport]) -> tuple[str | None, str]:
 
 def _latest_per_node(reports: list[NodeReport]) -> tuple[list[NodeReport], list[str]]:
     """A node reported twice (two runs copied into one folder) counts once: its newest report."""
-    by_node: dict[str, list[NodeReport]] = defaultdict(list)
+    kept: dict[str, NodeReport] = {}
+    repeated: dict[str, list[NodeReport]] = {}
     for report in reports:
-        by_node[report.node].append(report)
-    kept, notes = [], []
-    for node, items in by_node.items():
-        if len(items) > 1:
-            items.sort(key=lambda r: (r.status == OK, r.time or "", r.file))
-            notes.append(f"{node} is reported {len(items)} times ({', '.join(r.file for r in items)}): "
-                         f"{items[-1].file} is used")
-        kept.append(items[-1])
-    return kept, sorted(notes)
+        if report.node in kept:
+            repeated.setdefault(report.node, [kept[report.node]]).append(report)
+        kept[report.node] = report
+    notes = []
+    for node, items in repeated.items():
+        items.sort(key=lambda r: (r.status == OK, r.time or "", r.file))
+        kept[node] = items[-1]
+        notes.append(f"{node} is reported {len(items)} times ({', '.join(r.file for r in items)}): {items[-1].file} is used")
+    return list(kept.values()), sorted(notes)
 
 
 def _label(index: int) -> str:

@@ -11,61 +11,48 @@ from pathlib import Path
 from lockguard.fleet.records import Malformed, NodeReport, node_report
 from lockguard.io.project.files import write_all_atomic, write_atomic
 
-PARALLEL_FROM = 2000  # files; below this, starting worker processes costs more than it saves
-CHUNK = 500
-
 
 def read_reports(paths: list[Path]) -> tuple[list[NodeReport], list[tuple[str, str]]]:
-    """(the reports, [(file, what is wrong)] for those that could not be read). Thousands of files
-    are parsed by one worker process per CPU (JSON decoding is most of the time)."""
+    """(the reports, [(file, what is wrong)] for those that could not be read). One process: on
+    this 2-CPU machine worker processes cost more CPU (pickling the reports back) than they save."""
     unreadable: list[tuple[str, str]] = []
-    files = _files(paths, unreadable)
-    workers = min(os.cpu_count() or 1, 8)
-    if len(files) < PARALLEL_FROM or workers < 2:
-        reports, bad = _read(files)
-        return reports, unreadable + bad
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    chunks = [files[start:start + CHUNK] for start in range(0, len(files), CHUNK)]
-    reports = []
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        for part, bad in pool.map(_read, chunks):
-            reports += part
-            unreadable += bad
-    return reports, unreadable
+    reports, bad = _read(_files(paths, unreadable))
+    return reports, unreadable + bad
 
 
-def _read(files: list[Path]) -> tuple[list[NodeReport], list[tuple[str, str]]]:
+def _read(files: list[str]) -> tuple[list[NodeReport], list[tuple[str, str]]]:
     reports: list[NodeReport] = []
     unreadable: list[tuple[str, str]] = []
     for path in files:
         try:
-            data = json.loads(path.read_bytes())
+            with open(path, "rb") as handle:
+                data = json.loads(handle.read())
         except OSError as exc:
-            unreadable.append((str(path), f"cannot be read: {exc.strerror or exc}"))
+            unreadable.append((path, f"cannot be read: {exc.strerror or exc}"))
             continue
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            unreadable.append((str(path), f"not JSON{where}: {getattr(exc, 'msg', exc)}"))
+            unreadable.append((path, f"not JSON{where}: {getattr(exc, 'msg', exc)}"))
             continue
         try:
-            reports.append(node_report(data, file=str(path), default_node=path.stem))
+            stem = os.path.basename(path).rsplit(".", 1)[0]
+            reports.append(node_report(data, file=path, default_node=stem))
         except Malformed as exc:
-            unreadable.append((str(path), f"not a lockguard node report: {exc}"))
+            unreadable.append((path, f"not a lockguard node report: {exc}"))
     return reports, unreadable
 
 
-def _files(paths: list[Path], unreadable: list[tuple[str, str]]) -> list[Path]:
-    files = []
+def _files(paths: list[Path], unreadable: list[tuple[str, str]]) -> list[str]:
+    files: list[str] = []
     for path in paths:
         if path.is_dir():
-            found = [path / name for name in sorted(os.listdir(path)) if name.endswith(".json") and not name.startswith(".")]
+            found = [os.path.join(path, name) for name in sorted(os.listdir(path))
+                     if name.endswith(".json") and not name.startswith(".")]
             if not found:
                 unreadable.append((str(path), "a folder with no *.json report in it"))
             files += found
         elif path.exists():
-            files.append(path)
+            files.append(str(path))
         else:
             unreadable.append((str(path), "no such file or folder"))
     return files
