@@ -85,8 +85,8 @@ def test_the_text_report_marks_the_differing_columns_and_gives_the_fix(reports, 
     assert result.exit_code == 1
     text = result.stdout
     assert "5 nodes in 2 groups; 4 match the lock, 1 deviates" in text
-    assert "A  gpu[01-03,07]" in text and "matches the lock" in text
-    assert "B  gpu05" in text and "deviates: 1 warning" in text
+    assert "  A      4 nodes  matches the lock  [sha256:" in text and "\n     gpu[01-03,07]\n" in text
+    assert "  B       1 node  deviates: 1 warning  [sha256:" in text and "\n     gpu05\n" in text
     nccl_row = next(line for line in text.splitlines() if "NCCL" in line and "2.19.3" in line)
     assert nccl_row.startswith("  * NCCL") and "system, reachable" in nccl_row
     driver_row = next(line for line in text.splitlines() if line.strip().startswith("driver"))

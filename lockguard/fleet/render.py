@@ -29,11 +29,11 @@ def text(report: FleetReport) -> str:
     lines.append(f"lock: {lock}" + (f" ({report.lock_source})" if report.lock_source else ""))
     if report.groups:
         lines += ["", "groups:"]
-        width = max(len(g.nodeset) for g in report.groups)
         for group in report.groups:
             count = f"{len(group.nodes)} node{'s' * (len(group.nodes) != 1)}"
-            lines.append(f"  {group.label:<2} {group.nodeset:<{width}}  {count:>11}  {status_text(group)}"
-                         + (f"  [{columns.short_hash(group.fingerprint)}]" if group.fingerprint else ""))
+            fingerprint = f"  [{columns.short_hash(group.fingerprint)}]" if group.fingerprint else ""
+            lines.append(f"  {group.label:<2} {count:>11}  {status_text(group)}{fingerprint}")
+            lines.append(f"     {group.nodeset}")
     shown = [g for g in report.groups if g.kind == OK]
     if shown:
         lines += ["", "drift table (* marks a column that differs between groups):"]
