@@ -134,6 +134,20 @@ def test_garbage_from_a_node_is_a_failed_node_not_a_crash():
     assert record["status"] == "failed" and "no intent found in /home/u" in record["message"]
 
 
+def test_a_check_that_fails_on_a_node_is_an_lg402_finding_next_to_its_doctor_report():
+    doctor = json.dumps({"schema": 1, "command": "doctor", "ok": True, "exit_code": 0, "data": {"node": "gpu04"}})
+    check = json.dumps({"schema": 1, "command": "check", "ok": False, "exit_code": 2,
+                        "error": {"kind": "bad-input", "message": "/opt/env is not an environment"}})
+    stdout = f"{MARK} doctor\n{doctor}\n{MARK} end 0\n{MARK} check\n{check}\n{MARK} end 2\n"
+    record = parse_node_output(NodeOutput("gpu04", stdout), engine="clush", timeout=60)
+    assert record["status"] == "ok" and record["doctor"] == {"node": "gpu04"}
+    (finding,) = record["check"]["findings"]
+    assert finding["code"] == "LG402" and "/opt/env is not an environment" in finding["message"]
+    cut = f"{MARK} doctor\n{doctor}\n{MARK} end 0\n{MARK} check\n"
+    record = parse_node_output(NodeOutput("gpu04", cut, timed_out=True), engine="clush", timeout=60)
+    assert "check --env did not finish within 60 s" in record["check"]["findings"][0]["message"]
+
+
 def test_ssh_failures_are_unreachable_with_ssh_s_words():
     output = NodeOutput("gpu09", "", "ssh: connect to host gpu09 port 22: No route to host", 255,
                         problem="ssh failed: ssh: connect to host gpu09 port 22: No route to host")

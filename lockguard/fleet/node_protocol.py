@@ -152,9 +152,13 @@ def parse_node_output(output: NodeOutput, *, engine: str, timeout: float | None)
         return failed(f"lockguard doctor (exit {parts.doctor_rc}) {problem}" + _tail(output))
     check = None
     if parts.check is not None:
-        envelope, problem = _envelope(parts.check, "check")
+        envelope, problem = _envelope(parts.check, "check") if parts.check_rc is not None else (None, "")
         if envelope is None:
-            problem = f"lockguard check --env (exit {parts.check_rc}) {problem}" + _tail(output)
+            if parts.check_rc is None:
+                how = f"within {timeout:g} s" if timeout else "in time"
+                problem = f"lockguard check --env did not finish {how}"
+            else:
+                problem = f"lockguard check --env (exit {parts.check_rc}) {problem}" + _tail(output)
             check = {"exit_code": parts.check_rc, "findings": [
                 {"code": "LG402", "severity": "error", "message": problem,
                  "hint": "run `lockguard check --env PREFIX` on that node to see why"}]}

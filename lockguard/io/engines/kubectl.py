@@ -8,7 +8,7 @@ import json
 import subprocess
 import time
 
-from lockguard.errors import EngineUnreachable
+from lockguard.errors import EngineUnreachable, InputError
 from lockguard.fleet.k8s import (
     CONTAINER,
     RUN_LABEL,
@@ -42,6 +42,9 @@ def run(script: str, *, options: ManifestOptions, timeout: float) -> list[NodeOu
     selector = ",".join(f"{k}={v}" for k, v in sorted(options.node_selector.items()))
     expected = node_names(json.loads(_kubectl(kubectl, "get", "nodes", *(["-l", selector] if selector else []),
                                               "-o", "json")))
+    if not expected:
+        raise InputError(f"no Kubernetes node matches {selector or 'the node selector'}",
+                         key="--node-selector", hint="`kubectl get nodes --show-labels` lists the labels to select on")
     documents = yaml.safe_dump_all(manifests(options, script), sort_keys=False)
     _kubectl(kubectl, "apply", "-f", "-", stdin=documents, namespace=namespace)
     try:
