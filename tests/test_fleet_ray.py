@@ -35,13 +35,13 @@ def cluster(tmp_path_factory):
         foreign = cluster.add_node(num_cpus=1, env_vars={**healthy, "LD_LIBRARY_PATH": str(nccl.parent)})
         cluster.wait_for_nodes()
         nodes = {"head": cluster.head_node.node_id, "second": second.node_id, "foreign": foreign.node_id}
-        yield cluster.address, nodes, venv
+        yield cluster.address, nodes, venv, nccl
     finally:
         cluster.shutdown()
 
 
 def test_fleet_run_via_ray_returns_one_report_per_node_and_names_the_deviating_one(cluster, lg_process, tmp_path):
-    address, nodes, venv = cluster
+    address, nodes, venv, _nccl = cluster
     out = tmp_path / "out"
     result = lg_process("fleet", "run", "--via", "ray", "--address", address, "--python", str(venv / "bin" / "python"),
                         "--intent", INTENT, "--out", str(out), "--format", "json", "--timeout", "90")
@@ -60,6 +60,21 @@ def test_fleet_run_via_ray_returns_one_report_per_node_and_names_the_deviating_o
     assert deviating["facts"]["nccl_origin"] == "system" and healthy["facts"]["nccl"] is None
     assert [f["code"] for f in deviating["findings"]] == ["LG302"]
     assert {c["key"] for c in data["columns"] if c["differs"]} == {"nccl", "findings"}
+
+
+def test_the_runtime_env_reaches_every_task(cluster, lg_process):
+    """--ray-runtime-env is passed to the tasks as given (here env_vars: every node now finds the
+    foreign NCCL; the same path carries {"pip": ["lockguard"]})."""
+    address, nodes, venv, nccl = cluster
+    runtime_env = json.dumps({"env_vars": {"LD_LIBRARY_PATH": str(nccl.parent)}})
+    result = lg_process("fleet", "run", "--via", "ray", "--address", address, "--python", str(venv / "bin" / "python"),
+                        "--intent", INTENT, "--ray-runtime-env", runtime_env, "--format", "json", "--timeout", "90")
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)["data"]
+    (group,) = data["groups"]
+    assert sorted(group["nodes"]) == sorted(nodes.values()) and group["facts"]["nccl"] == "2.19.3"
+    bad = lg_process("fleet", "run", "--via", "ray", "--address", address, "--ray-runtime-env", "{pip")
+    assert bad.exit_code == 2 and "--ray-runtime-env is not JSON" in bad.stderr
 
 
 def test_no_ray_cluster_at_the_address_is_exit_4(lg_process):

@@ -43,6 +43,8 @@ def fleet() -> None:
 @fleet.command()
 @click.option("--via", "engine", type=click.Choice(ENGINES), required=True, help="The engine that reaches the nodes.")
 @click.option("--address", default="auto", show_default=True, help="ray: the cluster's address.")
+@click.option("--ray-runtime-env", "runtime_env", default=None, metavar="JSON",
+              help='ray: the tasks\' runtime_env, e.g. \'{"pip": ["lockguard"]}\' to install lockguard on the nodes.')
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="slurm: how many nodes (srun --nodes).")
 @click.option("--partition", default=None, help="slurm: the partition.")
 @click.option("--nodelist", default=None, help="slurm: the nodes (srun --nodelist).")

@@ -52,7 +52,7 @@ def collect(engine: str, script_for, settings: dict, timeout: float, project: Pr
 
         request = _with_intent(base, project.intent.name if project else None)
         return ray_engine.run(script_for(request), address=settings["address"], timeout=timeout,
-                              files=project.files if project else {})
+                              files=project.files if project else {}, runtime_env=_runtime_env(settings))
     request = _with_intent(base, str(project.intent) if project else None)
     if engine == "slurm":
         from lockguard.fleet.launch import SlurmOptions
@@ -76,6 +76,23 @@ def collect(engine: str, script_for, settings: dict, timeout: float, project: Pr
     request = _with_intent(base, f"{PROJECT_MOUNT}/{project.intent.name}" if project else None)
     options = manifest_options(settings, project, run_id=uuid.uuid4().hex[:8])
     return kubectl.run(script_for(request), options=options, timeout=timeout)
+
+
+def _runtime_env(settings: dict) -> dict | None:
+    import json
+
+    text = settings.get("runtime_env")
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--ray-runtime-env is not JSON: {exc.msg} at column {exc.colno}", key="--ray-runtime-env",
+                         hint='e.g. --ray-runtime-env \'{"pip": ["lockguard"]}\'') from exc
+    if not isinstance(value, dict):
+        raise InputError("--ray-runtime-env must be a JSON object", key="--ray-runtime-env",
+                         hint='e.g. --ray-runtime-env \'{"pip": ["lockguard"]}\'')
+    return value
 
 
 def manifest_options(settings: dict, project: Project | None, *, run_id: str):

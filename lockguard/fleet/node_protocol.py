@@ -20,7 +20,7 @@ MARK = "@@lockguard-fleet"
 PYTHON_VARIABLE = "LOCKGUARD_FLEET_PYTHON"
 MISSING_HINT = ("install lockguard on every node (`pip install lockguard` into the environment the nodes "
                 "run, or a venv on a shared filesystem passed as --lockguard /shared/venv/bin/lockguard; "
-                "with Ray, runtime_env={'pip': ['lockguard']})")
+                "with Ray, --ray-runtime-env '{\"pip\": [\"lockguard\"]}')")
 
 
 @dataclass(frozen=True)

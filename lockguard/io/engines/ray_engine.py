@@ -51,7 +51,8 @@ def _probe(address: str) -> None:
                                 hint="start one (`ray start --head`) or pass its GCS address: --address HOST:6379") from exc
 
 
-def run(script: str, *, address: str, timeout: float, files: dict[str, str]) -> list[NodeOutput]:
+def run(script: str, *, address: str, timeout: float, files: dict[str, str],
+        runtime_env: dict | None = None) -> list[NodeOutput]:
     ray = require("ray", "ray")
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -74,8 +75,9 @@ def run(script: str, *, address: str, timeout: float, files: dict[str, str]) -> 
         refs = {}
         for node in nodes:
             strategy = NodeAffinitySchedulingStrategy(node_id=node.node_id, soft=False)
+            extra = {"runtime_env": runtime_env} if runtime_env else {}
             ref = task.options(scheduling_strategy=strategy, num_cpus=0, max_retries=0,
-                               name=f"lockguard-fleet:{names[node.node_id]}").remote(
+                               name=f"lockguard-fleet:{names[node.node_id]}", **extra).remote(
                 script, {"LOCKGUARD_NODE": names[node.node_id]}, timeout, files)
             refs[ref] = node
         ready, _pending = ray.wait(list(refs), num_returns=len(refs), timeout=timeout + GRACE)
