@@ -123,3 +123,10 @@ class InstallFailed(LockguardError):
 
     exit_code = EXIT_INSTALL_FAILED
     kind = "install-failed"
+
+
+class EngineUnreachable(LockguardError):
+    """A cluster engine (a Ray cluster, the Kubernetes API) could not be reached (`lockguard fleet run`)."""
+
+    exit_code = EXIT_UNREACHABLE
+    kind = "engine-unreachable"
