@@ -44,7 +44,7 @@ def test_fleet_run_via_ray_returns_one_report_per_node_and_names_the_deviating_o
     address, nodes, venv, _nccl = cluster
     out = tmp_path / "out"
     result = lg_process("fleet", "run", "--via", "ray", "--address", address, "--python", str(venv / "bin" / "python"),
-                        "--intent", INTENT, "--out", str(out), "--format", "json", "--timeout", "90")
+                        "--intent", INTENT, "--out", str(out), "--format", "json", "--timeout", "90", "--strict")
     assert "Traceback" not in result.stderr, result.stderr
     assert result.exit_code == 1, result.output
     assert sorted(p.stem for p in out.iterdir()) == sorted(nodes.values())
@@ -68,7 +68,8 @@ def test_the_runtime_env_reaches_every_task(cluster, lg_process):
     address, nodes, venv, nccl = cluster
     runtime_env = json.dumps({"env_vars": {"LD_LIBRARY_PATH": str(nccl.parent)}})
     result = lg_process("fleet", "run", "--via", "ray", "--address", address, "--python", str(venv / "bin" / "python"),
-                        "--intent", INTENT, "--ray-runtime-env", runtime_env, "--format", "json", "--timeout", "90")
+                        "--intent", INTENT, "--ray-runtime-env", runtime_env, "--format", "json", "--timeout", "90",
+                        "--strict")
     assert result.exit_code == 1, result.output
     data = json.loads(result.stdout)["data"]
     (group,) = data["groups"]

@@ -60,7 +60,7 @@ def _run_into(lockguard, argv, path: Path) -> None:
 
 
 def test_identical_nodes_are_one_group_and_the_deviating_node_is_named(reports, lg):
-    result = lg("fleet", "report", str(reports), "--format", "json")
+    result = lg("fleet", "report", str(reports), "--format", "json", "--strict")  # gpu05's NCCL is a warning
     assert result.exit_code == 1, result.output
     body = json.loads(result.stdout)
     assert body["command"] == "fleet report" and body["schema"] == 1 and body["exit_code"] == 1
@@ -80,8 +80,21 @@ def test_identical_nodes_are_one_group_and_the_deviating_node_is_named(reports, 
     assert data["lock"]["body_hash"].startswith("sha256:")
 
 
-def test_the_text_report_marks_the_differing_columns_and_gives_the_fix(reports, lg):
+def test_a_warning_alone_matches_without_strict_but_is_shown_with_its_fix(reports, lg):
+    """The issue's rule: exit 0 when every node matches the lock and has no error. gpu05 is its own
+    group (its NCCL differs), matches the lock, and its warning and fix are still printed."""
     result = lg("fleet", "report", str(reports))
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "5 nodes in 2 groups; 5 match the lock, 0 deviate" in text
+    assert "  B       1 node  matches the lock (1 warning)  [sha256:" in text and "\n     gpu05\n" in text
+    assert "LG302 warning: " in text and "fix: remove " in text and "deviating:" not in text
+    data = json.loads(lg("fleet", "report", str(reports), "--format", "json").stdout)["data"]
+    assert data["deviating"] == [] and data["groups"][1]["notes"] == ["1 warning"]
+
+
+def test_the_text_report_marks_the_differing_columns_and_gives_the_fix(reports, lg):
+    result = lg("fleet", "report", str(reports), "--strict")
     assert result.exit_code == 1
     text = result.stdout
     assert "5 nodes in 2 groups; 4 match the lock, 1 deviates" in text
@@ -177,7 +190,7 @@ class _Page(HTMLParser):
 
 def test_the_html_page_is_self_contained_with_colours_and_folded_nodes(reports, lg, tmp_path):
     out = tmp_path / "fleet.html"
-    result = lg("fleet", "report", str(reports), "--format", "html", "--output", str(out))
+    result = lg("fleet", "report", str(reports), "--format", "html", "--output", str(out), "--strict")
     assert result.exit_code == 1 and result.stdout == ""
     page = _Page()
     page.feed(out.read_text())

@@ -14,6 +14,8 @@ DEFAULT_TIMEOUT = 300.0
 
 
 def _format_options(func):
+    func = click.option("--strict", is_flag=True,
+                        help="A node with a warning deviates too (default: errors and another lock deviate).")(func)
     func = click.option("--output", "output", type=click.Path(path_type=Path, dir_okay=False), default=None,
                         help="Write the report to FILE instead of stdout.")(func)
     return click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text",
@@ -65,11 +67,12 @@ def fleet() -> None:
               help="Nodes that do not answer in time are listed as unreachable.")
 @_format_options
 @click.pass_context
-def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir, timeout, fmt, output,
+def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir, timeout, fmt, output, strict,
         **settings) -> int:
     """Run `lockguard doctor --json` (and `check --env`) once on every node, all at once, through
     Ray, Slurm, ClusterShell or Kubernetes; print the merged report. Exit 0 when every node matches
-    the lock, 1 otherwise, 2 on bad input, 4 when the engine cannot be reached."""
+    the lock with no error (--strict: no warning either), 1 otherwise, 2 on bad input, 4 when the
+    engine cannot be reached."""
     from lockguard.cli.fleet_session import collect, emit, load_project
     from lockguard.fleet.groups import merge
     from lockguard.fleet.node_protocol import NodeRequest, node_script, parse_node_output
@@ -95,7 +98,7 @@ def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir
         sources = [f"{engine}:{r['node']}" for r in records]
     reports = [node_report(record, file=source, default_node=record["node"]) for record, source in zip(records, sources, strict=True)]
     lock = project.lock_hash if project else None
-    report = merge(reports, lock=lock, lock_source=f"{project.intent}" if lock else None)
+    report = merge(reports, lock=lock, lock_source=f"{project.intent}" if lock else None, strict=strict)
     return emit(ui, report, fmt, output)
 
 
@@ -104,10 +107,11 @@ def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir
 @intent_option
 @_format_options
 @click.pass_context
-def report(ctx, paths, intent_path, fmt, output) -> int:
+def report(ctx, paths, intent_path, fmt, output, strict) -> int:
     """Merge per-node reports (folders of *.json from `fleet run --out`, or `doctor --json` files) into
-    groups of identical nodes and one drift table. Exit 0 when every node matches the lock, 1
-    otherwise, 2 when a report cannot be read (the others are still merged)."""
+    groups of identical nodes and one drift table. Exit 0 when every node matches the lock with no
+    error (--strict: no warning either), 1 otherwise, 2 when a report cannot be read (the others
+    are still merged)."""
     from lockguard.cli.fleet_session import emit, load_project
     from lockguard.fleet.groups import merge
     from lockguard.io.engines.report_files import read_reports
@@ -117,7 +121,8 @@ def report(ctx, paths, intent_path, fmt, output) -> int:
     project = load_project(intent_path, required=True) if intent_path else None
     reports, unreadable = read_reports(list(paths))
     lock = project.lock_hash if project else None
-    merged = merge(reports, unreadable=unreadable, lock=lock, lock_source=str(project.intent) if lock else None)
+    merged = merge(reports, unreadable=unreadable, lock=lock, lock_source=str(project.intent) if lock else None,
+                   strict=strict)
     return emit(ui, merged, fmt, output)
 
 

@@ -20,9 +20,10 @@ class Project:
 
 
 def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
-    from lockguard.io.project.project_files import lock_paths, read_snapshot
+    from lockguard.io.project.intent_file import find_intent, load_intent
+    from lockguard.io.project.project_files import read_snapshot
+    from lockguard.io.project.textfile import INTENT_LIMIT, read_text
     from lockguard.lockfiles.headers import body_hash_of
-    from lockguard.model.intent_parse import find_intent, load_intent
 
     try:
         path = (intent_path or find_intent(Path.cwd())).resolve()
@@ -35,10 +36,10 @@ def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
     requirements = snapshot.of_kind("requirements")
     lock_hash = "sha256:" + body_hash_of(requirements.text) if requirements and requirements.text else None
     root = intent.source.root
-    files = {str(path.relative_to(root)): path.read_text(encoding="utf-8")}
-    for relative, _kind, _platform in lock_paths(intent):
-        if (root / relative).is_file():
-            files[relative] = (root / relative).read_text(encoding="utf-8")
+    files = {str(path.relative_to(root)): read_text(path, what="intent file", limit=INTENT_LIMIT)}
+    for lock in snapshot.files:  # read once, safely, by read_snapshot
+        if lock.text is not None:
+            files[lock.path] = lock.text
     return Project(path, files, lock_hash)
 
 

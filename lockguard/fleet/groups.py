@@ -41,6 +41,7 @@ class Group:
     status: str = MATCHES
     reasons: list[str] = field(default_factory=list)
     fixes: list[Fix] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # warnings: shown with their fixes, not a deviation
 
     @property
     def names(self) -> list[str]:
@@ -73,7 +74,10 @@ class FleetReport:
 
 
 def merge(reports: list[NodeReport], *, unreadable: list[tuple[str, str]] | None = None,
-          lock: str | None = None, lock_source: str | None = None) -> FleetReport:
+          lock: str | None = None, lock_source: str | None = None, strict: bool = False) -> FleetReport:
+    """Group the nodes by fingerprint and judge each group: it deviates when a node could not be
+    reached or failed, compared with no lock or another lock, or has an error; with `strict`, a
+    warning (a foreign NCCL the loader can reach, /usr/local/cuda of another CUDA) deviates too."""
     reports, duplicates = _latest_per_node(reports)
     if lock is None:
         lock, lock_source = _majority_lock(reports)
@@ -90,7 +94,7 @@ def merge(reports: list[NodeReport], *, unreadable: list[tuple[str, str]] | None
             key = (report.status, report.message)
             rows[key] = {}
         buckets[key].append(report)
-    groups = [_group(key, members, rows[key], lock) for key, members in buckets.items()]
+    groups = [_group(key, members, rows[key], lock, strict) for key, members in buckets.items()]
     groups.sort(key=lambda g: (g.kind != OK, g.kind == UNREACHABLE, g.status != MATCHES, -len(g.nodes),
                                natural_key(g.nodes[0].node)))
     for index, group in enumerate(groups):
@@ -105,7 +109,7 @@ def _text(value: object) -> object:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _group(key: tuple, members: list[NodeReport], row: dict[str, str], lock: str | None) -> Group:
+def _group(key: tuple, members: list[NodeReport], row: dict[str, str], lock: str | None, strict: bool) -> Group:
     members.sort(key=lambda n: natural_key(n.node))
     first = members[0]
     group = Group("", members, fold(n.node for n in members), first.status, first.fingerprint, row)
@@ -122,8 +126,9 @@ def _group(key: tuple, members: list[NodeReport], row: dict[str, str], lock: str
     errors, warnings = first.errors, first.warnings
     if errors:
         group.reasons.append(f"{errors} error{'s' * (errors != 1)}")
-    if warnings:
-        group.reasons.append(f"{warnings} warning{'s' * (warnings != 1)}")
+    if warnings:  # without --strict, a node that matches the lock with no error matches, warnings and all
+        (group.reasons if strict else group.notes).append(f"{warnings} warning{'s' * (warnings != 1)}")
+        group.fixes = _fixes(members)
     if group.reasons:
         group.status = DEVIATES
         group.fixes = _fixes(members)

@@ -20,7 +20,9 @@ def summary(report: FleetReport) -> str:
 
 
 def status_text(group: Group) -> str:
-    return "matches the lock" if group.status == MATCHES else "deviates: " + "; ".join(group.reasons)
+    if group.status == MATCHES:
+        return "matches the lock" + (f" ({'; '.join(group.notes)})" if group.notes else "")
+    return "deviates: " + "; ".join(group.reasons + group.notes)
 
 
 def text(report: FleetReport) -> str:
@@ -40,15 +42,17 @@ def text(report: FleetReport) -> str:
         for start in range(0, len(shown), TABLE_GROUPS):
             lines += _table(shown[start:start + TABLE_GROUPS], report.differing)
     deviating = [g for g in report.groups if g.status != MATCHES]
-    if deviating:
+    to_fix = [g for g in report.groups if g.fixes]
+    if to_fix:
         lines += ["", "how to fix:"]
-        for group in deviating:
+        for group in to_fix:
             lines.append(f"  {group.label} {group.nodeset}:")
             for fix in group.fixes:
                 where = f" (on {fix.nodes})" if fix.nodes else ""
                 lines.append(f"    {fix.code} {fix.severity}{where}: {fix.message}")
                 if fix.hint:
                     lines.append(f"      fix: {fix.hint}")
+    if deviating:
         lines += ["", f"deviating: {_fold(report.deviating)}"]
     if report.duplicates:
         lines += ["", "reported more than once:"] + [f"  {note}" for note in report.duplicates]
@@ -101,6 +105,7 @@ def _group_data(group: Group) -> dict:
         "kind": group.kind,
         "status": group.status,
         "reasons": group.reasons,
+        "notes": group.notes,
         "fingerprint": group.fingerprint,
         "facts": first.drift if group.kind == OK else None,
         "row": group.row or None,

@@ -37,7 +37,7 @@ def page(report: FleetReport) -> str:
     shown = [g for g in report.groups if g.kind == OK]
     if shown:
         parts += _drift_table(shown, report.differing)
-    parts += _fixes([g for g in report.groups if g.status != MATCHES])
+    parts += _fixes([g for g in report.groups if g.fixes])
     if report.unreadable:
         parts.append("<h2>Unreadable reports (not merged)</h2><ul>")
         parts += [f'<li class="error"><code>{escape(file)}</code>: {escape(why)}</li>' for file, why in report.unreadable]
