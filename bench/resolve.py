@@ -4,6 +4,8 @@ resolve section.
 
     python bench/resolve.py            # both intents
     python bench/resolve.py --small    # the small intent only
+    python bench/resolve.py --realworld [--uv PATH]   # an unsatisfiable intent and a torch-unpinned
+                                                      # one (vllm), lockguard against uv only
 """
 
 from __future__ import annotations
@@ -29,14 +31,22 @@ INTENTS = {
 }
 
 
-def write_inputs(folder: Path, requirements: list[str]) -> None:
+# issue 12: an unsatisfiable intent (torchvision 0.16 pins torch 2.1.x) and a torch-unpinned one
+REALWORLD = {
+    "unsatisfiable": ["torch==2.2.*", "torchvision==0.16.*"],
+    "vllm, torch unpinned": ["vllm==0.6.3.post1"],
+}
+REALWORLD_CUTOFF = "2025-10-01T00:00:00Z"  # vllm 0.6.3's outlines needs pyairports: first upload 2025-09-25
+
+
+def write_inputs(folder: Path, requirements: list[str], exclude_newer: str = EXCLUDE_NEWER) -> None:
     import json
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "requirements.in").write_text("\n".join(requirements) + "\n")
     (folder / "lockguard.toml").write_text(
         'python = "3.11"\ncuda = "12.1"\nchannels = []\n'
-        f"pip = {json.dumps(requirements)}\nexclude-newer = \"{EXCLUDE_NEWER}\"\n"
+        f"pip = {json.dumps(requirements)}\nexclude-newer = \"{exclude_newer}\"\n"
         '[[dependency-metadata]]\nname = "deepspeed"\nversion = "0.13.1"\n'
         f"requires-dist = {json.dumps(DEEPSPEED_METADATA)}\n")
     # uv gets the same static metadata for deepspeed (its `dependency-metadata` setting)
@@ -76,12 +86,89 @@ def bench_intent(name: str, requirements: list[str], tools: Path) -> list[tuple[
     return results
 
 
+def bench_realworld(tools: Path, uv: Path) -> str:
+    """lockguard and uv, cold cache, on REALWORLD: exit codes, seconds, the first error line, and
+    whether both tools pinned the same versions."""
+    import subprocess
+
+    table = ["| intent | tool | exit | cold s | warm s | cold vs uv | says | same pins as uv |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, requirements in REALWORLD.items():
+        work = Path(tempfile.mkdtemp(prefix="lockguard-bench-rw-"))
+        write_inputs(work, requirements, REALWORLD_CUTOFF)
+        commands = {
+            "lockguard resolve": ([str(tools / "lockguard"), "-v", "resolve"], {"LOCKGUARD_CACHE_DIR": str(work / "cache-lg")}),
+            "uv pip compile": ([str(uv), "pip", "compile", "requirements.in", "-o", "uv.txt", "--python-version", "3.11",
+                                "--python-platform", "x86_64-manylinux_2_28", "--exclude-newer", REALWORLD_CUTOFF,
+                                "--no-header"], {"UV_CACHE_DIR": str(work / "cache-uv")}),
+        }
+        results = {}
+        for label, (argv, env) in commands.items():
+            cold = run(label, argv, cwd=work, env=env)
+            warm = subprocess.run(argv, cwd=work, env={**__import__("os").environ, **env}, capture_output=True,
+                                  text=True, timeout=1800)
+            results[label] = (cold, warm)
+        lg, uvr = results["lockguard resolve"][0], results["uv pip compile"][0]
+        same = ""
+        if lg.code == 0 and uvr.code == 0:
+            ours = _pins((work / "requirements.lock").read_text())
+            theirs = _pins((work / "uv.txt").read_text())
+            differ = sorted(n for n in set(ours) | set(theirs) if ours.get(n) != theirs.get(n))
+            same = "yes" if not differ else "no: " + ", ".join(f"{n} {ours.get(n)} vs {theirs.get(n)}" for n in differ)
+        for label, (cold, warm) in results.items():
+            said = _first_error(warm.stderr)
+            own = next((line for line in warm.stderr.splitlines() if line.startswith("fetched ")), "")
+            took = time_of(label, commands[label], work)
+            ratio = cold.seconds / uvr.seconds if uvr.seconds else 0
+            table.append(f"| {name} | {label} | {cold.code} | {cold.seconds:.2f} | {took:.2f} | {ratio:.2f}x | {said} | "
+                         f"{same if label.startswith('lockguard') else ''} |")
+            print(f"  {name}: {label} exit {cold.code} in {cold.seconds:.2f}s (warm {took:.2f}s); {said} {own}",
+                  flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+    return (f"## resolve, real-world intents (bench/resolve.py --realworld, {date.today()})\n\n{machine()}\n\n"
+            f"Python 3.11, linux x86_64, cuda 12.1 for lockguard, exclude-newer {REALWORLD_CUTOFF} for both, cold "
+            "and warm caches (network bytes are not compared: the machine is shared, /proc/net/dev counts every "
+            "process); uv knows nothing of CUDA (it answers for PyPI's wheels). `unsatisfiable`: "
+            f"`{' '.join(REALWORLD['unsatisfiable'])}`; `vllm`: `{' '.join(REALWORLD['vllm, torch unpinned'])}` "
+            "(torch comes from vllm's pin, PyPI's build is the cu121 variant: no PyTorch index needed). Most of "
+            "lockguard's cold vllm time is building pyairports' sdist for its metadata in an isolated pip "
+            "environment (about 12 s; `lockguard -v resolve` shows it).\n\n"
+            + "\n".join(table) + "\n")
+
+
+def time_of(label: str, command: tuple[list[str], dict], work: Path) -> float:
+    argv, env = command
+    return run(label, argv, cwd=work, env=env).seconds
+
+
+def _pins(text: str) -> dict[str, str]:
+    import re
+
+    return {m.group(1).lower().replace("_", "-"): m.group(2)
+            for m in re.finditer(r"^([A-Za-z0-9_.-]+)==([^\s\\]+)", text, re.M)}
+
+
+def _first_error(tail: str) -> str:
+    for line in tail.splitlines():
+        line = line.strip()
+        if line.startswith(("lockguard: error:", "error:", "×", "╰─▶", "Because")):
+            return line[:160].replace("|", "/")
+    return ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--realworld", action="store_true", help="the issue 12 intents, against uv only")
+    parser.add_argument("--uv", default=None, help="the uv executable (default: next to the tools)")
     parser.add_argument("--tools", default=None, help="a venv bin/ with lockguard, uv and pip-compile")
     args = parser.parse_args()
     tools = Path(args.tools) if args.tools else Path(sys.executable).parent
+    if args.realworld:
+        text = bench_realworld(tools, Path(args.uv) if args.uv else tools / "uv")
+        replace_section(HERE / "RESULTS.md", "## resolve, real-world intents", text)
+        print(text)
+        return
     sections = []
     for name, requirements in INTENTS.items():
         if args.small and name != "small":
@@ -108,7 +195,8 @@ def main() -> None:
 def replace_section(path: Path, heading: str, text: str) -> None:
     current = path.read_text() if path.exists() else "# Benchmark results\n\n"
     parts = current.split("\n## ")
-    kept = [parts[0].rstrip() + "\n"] + ["## " + p.rstrip() + "\n" for p in parts[1:] if not ("## " + p).startswith(heading)]
+    kept = [parts[0].rstrip() + "\n"] + ["## " + p.rstrip() + "\n" for p in parts[1:]
+                                          if not ("## " + p).startswith(heading + " (")]
     path.write_text("\n".join(kept + [text]))
 
 

@@ -68,6 +68,15 @@ class InputError(LockguardError):
         return data
 
 
+class BuildFailed(InputError):
+    """An sdist's metadata could not be built: the resolver skips that candidate while it looks
+    for others, and reports this error only when the candidate mattered."""
+
+    def __init__(self, message: str, *, filename: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.filename = filename
+
+
 @dataclass(frozen=True)
 class Conflict:
     """One fact that takes part in an unsatisfiable intent, with where it comes from."""
@@ -114,3 +123,10 @@ class InstallFailed(LockguardError):
 
     exit_code = EXIT_INSTALL_FAILED
     kind = "install-failed"
+
+
+class EngineUnreachable(LockguardError):
+    """A cluster engine (a Ray cluster, the Kubernetes API) could not be reached (`lockguard fleet run`)."""
+
+    exit_code = EXIT_UNREACHABLE
+    kind = "engine-unreachable"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lockguard"
-PURE = ["model", "knowledge", "resolve", "check", "install", "lockfiles", "doctor", "fleet"]
+PURE = ["model", "knowledge", "resolve", "check", "install", "lockfiles", "doctor", "fleet", "adopt"]
 OUTSIDE_WORLD = ("lockguard.io", "httpx", "rattler", "pynvml", "subprocess", "socket", "urllib.request")
 # the doctor's probe is a script run by the target interpreter (stdlib only), not an import
 SCRIPTS = {PACKAGE / "doctor" / "probe.py"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lockguard.model.intent_parse import load_intent
+from lockguard.io.project.intent_file import load_intent
 
 PYPROJECT = """\
 # project header comment

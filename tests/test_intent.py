@@ -9,7 +9,7 @@ import pytest
 
 from lockguard.errors import InputError
 from lockguard.io.index.conda import matchspec_problem
-from lockguard.model.intent_parse import find_intent, load_intent
+from lockguard.io.project.intent_file import find_intent, load_intent
 
 GOOD = """\
 python = "3.11"

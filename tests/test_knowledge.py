@@ -91,3 +91,43 @@ def test_cli_reports_broken_knowledge_with_exit_2(constraints_copy, monkeypatch,
     result = lg("constraints", "show")
     assert result.exit_code == 2
     assert "unknown table [[archs]]" in result.stderr and "torch.toml:" in result.stderr
+
+
+def test_cuda_components_table_maps_every_wheel_version_to_its_release():
+    from lockguard.model.versions import CudaVersion
+
+    c = load_knowledge().components
+    assert {"cuda-runtime", "cuda-nvcc", "cuda-nvrtc", "cuda-cupti", "cublas", "cufft", "curand", "cusolver",
+            "cusparse", "nvjitlink", "nvtx"} <= c.keys
+    assert str(c.release_of("nvidia-cuda-nvcc-cu12", "12.9.86")) == "12.9"
+    assert str(c.release_of("nvidia-cuda-nvcc-cu12", "12.5.82")) == "12.5"  # an update cuda-toolkit does not list
+    assert str(c.release_of("nvidia-cusparse-cu12", "12.0.2.55")) == "12.1"  # library numbering: from the table
+    assert str(c.release_of("nvidia-cublas", "13.1.0.3")) == "13.0"  # CUDA 13 wheels have no -cuXX suffix
+    assert c.release_of("nvidia-cudnn-cu12", "9.1.0.70") is None  # not a toolkit component
+    cuda124 = CudaVersion.parse("12.4")
+    nvcc = c.bound(cuda124, "nvidia-cuda-nvcc-cu12")
+    assert nvcc.allows("12.4.131") and not nvcc.allows("12.5.82") and not nvcc.allows("12.3.107")
+    assert nvcc.origin.startswith("constraints/components.toml:")
+    jitlink = c.bound(CudaVersion.parse("12.1"), "nvidia-nvjitlink-cu12")
+    assert jitlink.allows("12.3.101") and not jitlink.allows("12.0.140") and not jitlink.allows("13.0.88")
+    assert not c.bound(cuda124, "nvidia-cublas-cu11").allows("11.11.3.6")  # another major's wheel
+
+
+def test_torch_pins_belong_to_the_cuda_release_of_their_build():
+    """Every nvidia component pin of a PyPI torch row is a version of that release's CUDA."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    k = load_knowledge()
+    checked = 0
+    for patch in k.patches:
+        release = k.release(patch.minor)
+        for text in patch.requires_text:
+            req = Requirement(text)
+            exact = [s.version for s in req.specifier if s.operator == "=="]
+            bound = k.components.bound(release.pypi_cuda, canonicalize_name(req.name))
+            if bound is None or not exact or release.pypi_cuda.major < 12:
+                continue
+            assert bound.allows(exact[0]), f"torch {patch.version}: {req} is not CUDA {release.pypi_cuda}"
+            checked += 1
+    assert checked > 150

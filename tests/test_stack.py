@@ -106,3 +106,33 @@ def test_stack_without_torch():
     assert only.torch is None and "cuda-version=12.4" in only.conda_specs and "gcc_linux-64=13" in only.conda_specs
     cuda13 = query_stacks(K, target("13.0"), None, wants_torch=False)[0]
     assert cuda13.sysroot_glibc == "2.28"  # conda-forge CUDA 13 builds need glibc 2.28
+
+
+def test_gpu_explanations_say_which_builds_dropped_the_arch_and_which_still_have_it():
+    with pytest.raises(Unsatisfiable) as info:
+        stacks(target("12.8", gpus=["sm_61"]), "==2.8.*")
+    message = info.value.message
+    assert "torch 2.8's cu128 build dropped GPUs older than sm_70 (Maxwell and Pascal" in message
+    assert 'the cu126 build of torch 2.8 still has sm_61 (cuda = "12.6")' in message
+    assert "needs a torch built with CUDA >= 11.7" not in message  # the old, misleading fact
+    with pytest.raises(Unsatisfiable) as info:
+        stacks(target("12.1", gpus=["sm_37"]), "==2.1.*")
+    assert "torch 2.1's cu121 build dropped GPUs older than sm_50 (Kepler" in info.value.message
+    assert 'the cu118 build of torch 2.1 still has sm_37 (cuda = "11.8")' in info.value.message
+    assert stacks(target("12.6", gpus=["sm_61"]), "==2.8.*")[0].variant == "cu126"  # the advice holds
+    with pytest.raises(Unsatisfiable) as info:
+        stacks(target("13.0", gpus=["sm_61"]), "==2.15.*")
+    assert "no build of torch 2.15 has sm_61; the newest torch that has it is 2.14 (cu126)" in info.value.message
+
+
+def test_aarch64_cuda_builds_of_the_pytorch_index():
+    found = stacks(target("12.8", platform="linux-aarch64", gpus=["sm_90"]), "==2.7.*")
+    assert found[0].torch == "2.7.1+cu128" and found[0].index_url == "https://download.pytorch.org/whl/cu128"
+    assert stacks(target("12.9", platform="linux-aarch64"), "==2.8.*")[0].variant == "cu129"
+    assert stacks(target("13.0", platform="linux-aarch64"), "==2.9.*")[0].torch == "2.9.1+cu130"
+    with pytest.raises(Unsatisfiable, match="published for no CUDA variant on linux-aarch64"):
+        stacks(target("12.4", platform="linux-aarch64"), "==2.6.*")  # before 2.7: CPU only
+    with pytest.raises(Unsatisfiable, match="torch 2.7's cu128 build starts at sm_90"):
+        stacks(target("12.8", platform="linux-aarch64", gpus=["sm_80"]), "==2.7.*")  # the sbsa builds' archs
+    rows = [r for r in K.releases if r.index_aarch64]
+    assert [r.minor for r in rows][:3] == ["2.7", "2.8", "2.9"] and all("aarch64" in r.source for r in rows)

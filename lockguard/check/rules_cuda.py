@@ -5,6 +5,7 @@ LG121 -cu11 and -cu12 packages side by side     LG126 DeepSpeed JIT: nvcc does n
 LG122 gcc newer than nvcc accepts               LG127 a package's exact torch pin is broken (xformers)
 LG123 driver floor below what the CUDA needs    LG128 flash-attn cannot run on an intent GPU / CUDA
 LG124 a GPU of the intent is missing from the torch build
+LG129 a CUDA component wheel of another CUDA release (check/rules_components.py)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from lockguard.check.lock_facts import LockFacts
+from lockguard.check.rules_components import component_findings
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.intent import Intent
@@ -66,7 +68,7 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
                            "raise the driver floor, or lower cuda in the intent and relock",
                            req if facts.torch_cuda else env, torch_line))
     if facts.torch and facts.torch_variant and facts.torch_variant != "cpu" and intent.gpu:
-        row = knowledge.arch_row(facts.torch_variant, facts.torch)
+        row = knowledge.arch_row(facts.torch_variant, facts.torch, facts.platform)
         if row:
             for gpu in intent.gpu:
                 if not build_runs_on(row.archs, gpu):
@@ -78,6 +80,7 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
                                        req, torch_line))
     out += _hazards(facts, knowledge)
     out += _extension_rules(intent, facts, knowledge)
+    out += component_findings(intent, facts, knowledge)
     return out
 
 

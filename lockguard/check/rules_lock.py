@@ -3,6 +3,9 @@
 LG100 a lock file is missing            LG104 not a lockguard file (no header)
 LG101 the intent changed since the lock LG110 pip pins differ between the views
 LG102 a lock file was edited by hand    LG111 conda records differ between the views
+LG112 a lock file says other than the intent (index options, environment name, channels, platform,
+      Python, or knowledge-only conda specs that differ from what was hashed into conda-lock.yml)
+(pylock.toml, when the intent asks for it, is one more view: LG100-LG104 and LG110 cover it)
 LG140 (--strict) conda side pinned from knowledge only
 LG141 (--strict) a pin without hashes
 """
@@ -33,17 +36,13 @@ def lock_state(snapshot: Snapshot) -> list[Finding]:
                                f"{header.intent_hash[:12]} in the lock, {snapshot.intent.hash[:12]} now)",
                                RELOCK, lock.path, _line_of(lock.text, "lockguard-intent-hash")))
         if header.body_hash != body_hash_of(lock.text):
-            edited = _edited_entries(snapshot, lock)
-            detail = f"; entries that differ from the other lock files: {', '.join(edited)}" if edited else ""
-            out.append(Finding("LG102", ERROR, f"{lock.path} was edited by hand (its body hash does not match){detail}",
-                               "do not edit lock files: change the intent and " + RELOCK, lock.path,
-                               _first_edited_line(lock, edited)))
+            out.append(_hand_edit(snapshot, lock))
     return out
 
 
 def views_agree(snapshot: Snapshot) -> list[Finding]:
-    """environment.yml's pip section, requirements.lock and conda-lock.yml hold the same pins; the
-    conda records of environment.yml and conda-lock.yml are the same."""
+    """environment.yml's pip section, requirements.lock, conda-lock.yml and pylock.toml hold the same
+    pins; the conda records of environment.yml and conda-lock.yml are the same."""
     out: list[Finding] = []
     conda_lock = snapshot.of_kind("conda-lock")
     for platform in snapshot.intent.platforms:
@@ -56,6 +55,9 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
                                        {n: line for n, (_v, line) in environment.environment.pip.items()})
         if conda_lock and conda_lock.conda_lock is not None:
             views[conda_lock.path] = (_conda_lock_packages(conda_lock.conda_lock, "pip", platform), {})
+        pylock = snapshot.of_kind("pylock", platform)
+        if pylock and pylock.pylock is not None:
+            views[pylock.path] = _pylock_pins(pylock)
         if req_pins is not None:
             for path, (pins, lines) in views.items():
                 for name in sorted(set(pins) | set(req_pins)):
@@ -76,6 +78,67 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
                         f"{name}: {environment.path} has {_show(env_conda.get(name))}, {conda_lock.path} has "
                         f"{_show(lock_conda.get(name))}", RELOCK, environment.path, lines.get(name)))
     return out
+
+
+def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
+    """What resolve derives from the intent alone must be what the (sealed) files say: a re-sealed
+    edit that stays well-formed is still caught where it contradicts the intent."""
+    from lockguard.lockfiles.conda_lock import content_hash_of
+
+    intent = snapshot.intent
+    out: list[Finding] = []
+
+    def finding(lock: LockFile, message: str, line: int | None = None) -> None:
+        out.append(Finding("LG112", ERROR, f"{lock.path}: {message}", RELOCK, lock.path, line))
+
+    conda_lock = snapshot.of_kind("conda-lock")
+    hashes = ((conda_lock.conda_lock or {}).get("metadata") or {}).get("content_hash") or {} if conda_lock else {}
+    for lock in snapshot.files:
+        if lock.text is None or lock.header is None:
+            continue
+        fields = lock.header.fields
+        if lock.platform and fields.get("platform") not in (None, lock.platform):
+            finding(lock, f"its header says platform {fields['platform']}, the file is the {lock.platform} lock",
+                    _line_of(lock.text, "lockguard-platform"))
+        if lock.kind == "requirements" and lock.requirements is not None:
+            if fields.get("python") not in (None, str(intent.python)):
+                finding(lock, f"its header says Python {fields['python']}, the intent asks for {intent.python}",
+                        _line_of(lock.text, "lockguard-python"))
+            urls = [u for u in [lock.requirements.index_url, *lock.requirements.extra_index_urls] if u]
+            problem = _index_problem(urls, intent)
+            if problem:
+                finding(lock, problem, _line_of(lock.text, "--index-url"))
+        if lock.kind == "environment" and lock.environment is not None:
+            env = lock.environment
+            if env.name != intent.name:
+                finding(lock, f"the environment name is {env.name or 'missing'}, the intent's is {intent.name}",
+                        _line_of(lock.text, "name:"))
+            if env.channels != [*intent.channels, "nodefaults"]:
+                finding(lock, f"channels are {', '.join(env.channels) or 'none'}, the intent's are "
+                        f"{', '.join([*intent.channels, 'nodefaults'])}", _line_of(lock.text, "channels:"))
+            problem = _index_problem(env.index_urls, intent) if env.pip else None
+            if problem:
+                finding(lock, problem, _line_of(lock.text, "--index-url"))
+            if not lock.header.conda_solved and lock.platform in hashes:
+                specs = env.specs
+                candidates = {content_hash_of(intent.hash, lock.platform, specs)}
+                if specs and specs[-1] == "pip":  # the renderer adds a bare pip before the pip: section
+                    candidates.add(content_hash_of(intent.hash, lock.platform, specs[:-1]))
+                if hashes[lock.platform] not in candidates:
+                    finding(lock, "its conda specs are not the ones resolve pinned (conda-lock.yml's content_hash "
+                            f"for {lock.platform} was computed from other specs)", _line_of(lock.text, "dependencies:"))
+    return out
+
+
+def _index_problem(urls: list[str], intent) -> str | None:
+    """resolve writes the intent's indexes first, then only PyTorch-index variants."""
+    wanted = list(intent.indexes)
+    if urls[: len(wanted)] != wanted:
+        return f"its index options are {', '.join(urls) or 'missing'}; the intent's indexes are {', '.join(wanted)}"
+    extra = [u for u in urls[len(wanted):] if not u.startswith(intent.pytorch_index.rstrip("/") + "/")]
+    if extra:
+        return f"it names indexes the intent does not: {', '.join(extra)}"
+    return None
 
 
 def strict(snapshot: Snapshot) -> list[Finding]:
@@ -106,6 +169,11 @@ def _pins(lock: LockFile | None) -> dict[str, str] | None:
     return {n: e.version for n, e in lock.requirements.entries.items()}
 
 
+def _pylock_pins(lock: LockFile) -> tuple[dict[str, str], dict[str, int]]:
+    packages = lock.pylock.packages.values()
+    return {p.name: p.version for p in packages}, {p.name: p.line for p in packages if p.line}
+
+
 def _conda_solved(environment: LockFile) -> bool:
     return environment.header is not None and environment.header.conda_solved
 
@@ -123,6 +191,88 @@ def _conda_lock_packages(document: dict, manager: str, platform: str, with_build
     return out
 
 
+def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
+    """LG102, naming what changed: against lockguard's own copy of what it wrote (when this
+    machine has it), else against the sibling views, else the first changed line."""
+    hint = "do not edit lock files: change the intent and " + RELOCK
+    if lock.written is not None:
+        changes, line = edits_since_written(lock)
+        if changes:
+            shown = "; ".join(changes[:8]) + (f"; and {len(changes) - 8} more" if len(changes) > 8 else "")
+            return Finding("LG102", ERROR, f"{lock.path} was edited by hand: {shown}", hint, lock.path, line)
+    edited = _edited_entries(snapshot, lock)
+    if edited:
+        return Finding("LG102", ERROR, f"{lock.path} was edited by hand (its body hash does not match); entries "
+                       f"that differ from the other lock files: {', '.join(edited)}", hint, lock.path,
+                       _first_edited_line(lock, edited))
+    return Finding("LG102", ERROR, f"{lock.path} was edited by hand (its body hash does not match; the other lock "
+                   "files agree with it, so the change is outside the pins: comments, hashes, index options or "
+                   "formatting)", hint, lock.path, _line_of(lock.text or "", "lockguard-body-hash"))
+
+
+def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
+    """(what changed between lockguard's copy and the file, the line of the first change)."""
+    from lockguard.lockfiles.syntax import LockSyntaxError, clip
+
+    try:
+        before, after = _entries(lock.kind, lock.written or ""), _entries(lock.kind, lock.text or "")
+    except LockSyntaxError:
+        before = after = {}
+    changes: list[str] = []
+    first: int | None = None
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if old is not None and new is not None and old[:2] == new[:2]:
+            continue
+        if new is None:
+            changes.append(f"{key} removed (lockguard wrote {old[0]})")
+        elif old is None:
+            changes.append(f"{key} {new[0]} added")
+        elif old[0] != new[0]:
+            changes.append(f"{key}: lockguard wrote {old[0]}, the file has {new[0]}")
+        else:
+            changes.append(f"{key} {new[0]}: its hashes changed")
+        line = new[2] if new is not None else None
+        if line is not None and (first is None or line < first):
+            first = line
+    if not changes:
+        old_lines, new_lines = (lock.written or "").split("\n"), (lock.text or "").split("\n")
+        for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+            if old != new and "lockguard-body-hash" not in old:
+                changes.append(f"line {number} was {clip(old, 60)!r}, is {clip(new, 60)!r}")
+                first = number
+                break
+        else:
+            if len(old_lines) != len(new_lines):
+                number = min(len(old_lines), len(new_lines)) + 1
+                changes.append(f"lines from {number} on were {'added' if len(new_lines) > len(old_lines) else 'removed'}")
+                first = number
+    return changes, first
+
+
+def _entries(kind: str, text: str) -> dict[str, tuple[str, tuple, int | None]]:
+    """Comparable entries of one lock file: name -> (the pinned version, its hashes, line)."""
+    from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
+
+    if kind == "requirements":
+        return {e.name: (e.version, e.hashes, e.line) for e in requirements_lock.parse(text).entries.values()}
+    if kind == "environment":
+        env = environment_yml.parse(text)
+        out = {f"pip {n}": (v, (), line) for n, (v, line) in env.pip.items()}
+        out.update({f"conda {n}": (f"{v}={b}" if b else v, (), line) for n, (v, b, line) in env.conda.items()})
+        return out
+    if kind == "pylock":
+        from lockguard.lockfiles import pylock
+
+        return {p.name: (p.version, tuple(sorted(h for f in p.files for h in f.hashes.values())), p.line)
+                for p in pylock.read(text).packages.values()}
+    packages = conda_lock.read_document(text).get("package") or []
+    return {f"{p['manager']} {p['name']} ({p['platform']})":
+            (str(p.get("version")) + (f"={p['build']}" if p.get("build") else ""),
+             tuple(sorted((p.get("hash") or {}).items())) if isinstance(p.get("hash"), dict) else (), None)
+            for p in packages}
+
+
 def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:
     """Pins of an edited file that its sibling views do not have."""
     if lock.kind == "requirements":
@@ -131,6 +281,9 @@ def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:
         other = {n: v for n, (v, _l) in environment.environment.pip.items()} if environment and environment.environment else None
     elif lock.kind == "environment" and lock.environment:
         mine = {n: v for n, (v, _l) in lock.environment.pip.items()}
+        other = _pins(snapshot.of_kind("requirements", lock.platform))
+    elif lock.kind == "pylock" and lock.pylock:
+        mine = _pylock_pins(lock)[0]
         other = _pins(snapshot.of_kind("requirements", lock.platform))
     else:
         return []
@@ -149,6 +302,10 @@ def _first_edited_line(lock: LockFile, edited: list[str]) -> int | None:
         name = edited[0].split("==")[0]
         if name in lock.environment.pip:
             return lock.environment.pip[name][1]
+    if edited and lock.pylock:
+        package = lock.pylock.packages.get(edited[0].split("==")[0])
+        if package and package.line:
+            return package.line
     return _line_of(lock.text or "", "lockguard-body-hash")
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from lockguard.lockfiles.environment_yml import EnvironmentFile
 from lockguard.lockfiles.headers import Header
+from lockguard.lockfiles.pylock import PylockFile
 from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.intent import Intent
 
@@ -16,12 +17,14 @@ class LockFile:
 
     path: str  # relative to the project root, as findings print it
     text: str | None
-    kind: str  # "requirements" | "environment" | "conda-lock"
+    kind: str  # "requirements" | "environment" | "conda-lock" | "pylock"
     platform: str | None = None
     header: Header | None = None
     requirements: RequirementsLock | None = None
     environment: EnvironmentFile | None = None
     conda_lock: dict | None = None
+    pylock: PylockFile | None = None
+    written: str | None = None  # what lockguard wrote under the header's body hash (for LG102), if known
 
 
 @dataclass

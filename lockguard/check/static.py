@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lockguard.check.lock_facts import lock_facts
 from lockguard.check.rules_cuda import cuda_coherence
-from lockguard.check.rules_lock import lock_state, strict, views_agree
+from lockguard.check.rules_lock import contents_match_intent, lock_state, strict, views_agree
 from lockguard.check.rules_repo import repo_files
 from lockguard.check.snapshot import Snapshot
 from lockguard.knowledge.tables import Knowledge
@@ -14,6 +14,7 @@ from lockguard.model.finding import Finding
 def static_findings(snapshot: Snapshot, knowledge: Knowledge, *, strict_mode: bool = False) -> list[Finding]:
     findings = lock_state(snapshot)
     findings += views_agree(snapshot)
+    findings += contents_match_intent(snapshot)
     for platform in snapshot.intent.platforms:
         facts = lock_facts(snapshot, knowledge, platform)
         findings += cuda_coherence(snapshot.intent, facts, knowledge)

@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "clean-install": ("lockguard.cli.clean_install_cmd", "clean_install", "Quarantine stale libraries, apply the lock, verify."),
     "restore": ("lockguard.cli.restore_cmd", "restore", "Undo a clean-install from its quarantine."),
     "doctor": ("lockguard.cli.doctor_cmd", "doctor", "Diagnose this machine and an environment against the lock."),
+    "fleet": ("lockguard.cli.fleet_cmd", "fleet", "Run doctor on every node (Ray, Slurm, ClusterShell, Kubernetes); merge the reports."),
     "explain": ("lockguard.cli.explain_cmd", "explain", "Why a package is pinned at its version."),
     "constraints": ("lockguard.cli.constraints_cmd", "constraints", "Show or verify the compatibility knowledge."),
 }

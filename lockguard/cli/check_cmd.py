@@ -34,7 +34,7 @@ def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, n
 
     ui = get_ui(ctx, "check")
     ui.json_mode = fmt == "json"
-    intent = load_project_intent(intent_path, validate_conda=False)
+    intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
     checked = str(intent.source.path.name)

@@ -53,13 +53,18 @@ def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_c
                 sys.stdout.write(hit[0])
                 return hit[1]
     from lockguard.check.static import static_findings
-    from lockguard.io.project.project_files import lock_paths, read_snapshot
+    from lockguard.io.project.intent_file import load_project
+    from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
-    from lockguard.model.intent_parse import find_intent, load_intent
+    from lockguard.model.lock_paths import lock_paths
 
-    intent = load_intent(intent_path or find_intent(Path.cwd()), validate=False)
+    intent = load_project(intent_path, validate=False, warn=ui.warn)
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
+    if any(f.code in ("LG100", "LG101", "LG104") for f in findings):
+        # the lock does not match the intent: an intent that is itself invalid (an unparsable
+        # requirement) is the real problem, reported as bad input rather than as "lock missing"
+        load_project(intent_path, validate=True)
     output, code = render_findings(ui, findings, fmt, intent.source.path.name)
     sys.stdout.write(output)
     if cache is not None:

@@ -48,7 +48,7 @@ def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, strict, ve
     if (prefix is None) == (python_exe is None):
         raise InputError("clean-install needs exactly one of --prefix PREFIX or --python EXE",
                          hint="e.g. lockguard clean-install --prefix .venv --dry-run")
-    intent = load_project_intent(intent_path, validate_conda=False)
+    intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
     knowledge = load_knowledge()
     snapshot = read_snapshot(intent, scan_repo=False)
     lock_must_be_current(snapshot, knowledge)

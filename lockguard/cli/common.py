@@ -32,15 +32,14 @@ def get_ui(ctx: click.Context, command: str) -> Ui:
     return ui
 
 
-def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True):
+def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True, ui: Ui | None = None):
     """Find and parse the intent; MatchSpecs are validated through the rattler adapter."""
-    from lockguard.model.intent_parse import find_intent, load_intent
+    from lockguard.io.project.intent_file import load_project
 
-    path = intent_path or find_intent(Path.cwd())
     validator = None
     if validate_conda:
         from lockguard.io.index.conda import matchspec_problem
 
         validator = matchspec_problem
-    return load_intent(path, validate_matchspec=validator)
+    return load_project(intent_path, validate_matchspec=validator, warn=ui.warn if ui else None)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -10,48 +11,90 @@ import click
 
 from lockguard.cli.common import get_ui, intent_option, json_option
 
+PROBE_TIMEOUT = 60  # seconds: `import torch` from a cold network filesystem, with room to spare
+SMOKE_TIMEOUT = 180  # plus a CUDA context and a matmul on every GPU
+
 
 @click.command()
-@click.option("--python", "python_exe", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
-              help="The environment's interpreter (default: $VIRTUAL_ENV's or $CONDA_PREFIX's python, else this one).")
+@click.option("--python", "python_value", default=None, metavar="EXE",
+              help="The environment's interpreter: a path (relative to the working directory when it has a "
+                   "slash), or a name looked up on PATH (default: $VIRTUAL_ENV's or $CONDA_PREFIX's python, else this one).")
 @intent_option
 @click.option("--smoke", is_flag=True, help="Also run a small matmul on each visible GPU, with a synchronize.")
+@click.option("--timeout", "timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help=f"How long the probe may take (default {PROBE_TIMEOUT} s, {SMOKE_TIMEOUT} s with --smoke).")
 @json_option
 @click.pass_context
-def doctor(ctx, python_exe, intent_path, smoke, as_json) -> int:
-    """Check the NVIDIA driver, the GPUs, the libraries torch actually loads, nvcc and gcc,
-    /dev/shm and the installed packages against the lock; say what is wrong and how to fix it.
-    Exit 1 when an error-level problem is found."""
-    from lockguard.doctor import report
+def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
+    """Check the NVIDIA driver, the GPUs, the system CUDA toolkits and libraries, the libraries torch
+    actually loads, nvcc and gcc, /dev/shm and the installed packages against the lock; say what is
+    wrong and how to fix it. Exit 1 when an error-level problem is found."""
+    from concurrent.futures import ThreadPoolExecutor
+    from datetime import datetime, timezone
+
+    from lockguard import __version__
+    from lockguard.doctor import record, report
+    from lockguard.doctor.check import Facts
     from lockguard.doctor.checks import run_checks
+    from lockguard.doctor.imports import GPU_IMPORTS
     from lockguard.io.machine.nvml import detect_machine
     from lockguard.io.machine.probe_runner import pid_alive, run_probe
+    from lockguard.io.machine.system_cuda import gather_system, node_identity
     from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "doctor")
-    python = str(python_exe or _default_python())
-    knowledge = load_knowledge()
-    machine = detect_machine()
-    probe = run_probe(python, smoke=smoke)
-    lock = _lock(intent_path, knowledge, ui)
+    python = target_python(python_value)
+    limit = timeout or (SMOKE_TIMEOUT if smoke else PROBE_TIMEOUT)
+    # the probe (a child process: `import torch` dominates) and the system facts run while NVML,
+    # the knowledge and the lock are read here
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        probe_job = pool.submit(run_probe, python, smoke=smoke, timeout=limit, imports=GPU_IMPORTS)
+        system_job = pool.submit(gather_system)
+        knowledge = load_knowledge(validate=False)  # the shipped tables are validated by the test suite
+        lock, lock_reason, lock_meta = _lock(intent_path, knowledge, ui.warn)
+        machine = detect_machine()
+        probe, system = probe_job.result(), system_job.result()
+    node, node_source = node_identity()
     alive = {p.pid: pid_alive(p.pid) for g in machine.gpus for p in g.processes}
-    checks = run_checks(probe, machine, lock, knowledge, alive=alive)
+    facts = Facts(probe, machine, system, lock, knowledge, alive=alive, lock_reason=lock_reason, smoke_requested=smoke)
+    checks = run_checks(facts)
     code = 1 if any(c.status == "error" for c in checks) else 0
     if as_json:
-        ui.emit_json({
-            "python": python,
-            "machine": _machine_dict(machine),
-            "probe": {"base": probe.base, "torch": probe.torch, "smoke": probe.smoke,
-                      "returncode": probe.returncode, "stderr_tail": probe.stderr_tail},
-            "checks": [c.to_dict() for c in checks],
-            "findings": [c.finding.to_dict() for c in checks if c.finding],
-        }, ok=code == 0, exit_code=code)
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        ui.emit_json(record.node_record(facts, checks, node=node, node_source=node_source, time=now,
+                                        version=__version__, exit_code=code, lock_meta=lock_meta),
+                     ok=code == 0, exit_code=code)
     else:
-        gpus = ", ".join(f"{g.name} ({g.arch})" for g in machine.gpus) or "none"
-        header = (f"lockguard doctor: {python}\n  machine: driver {machine.driver or 'none'}, "
-                  f"CUDA up to {machine.cuda_max or '-'}, GPUs: {gpus}")
-        ui.out(report.text(checks, header=header).rstrip())
+        ui.out(report.text(facts, checks, header=f"lockguard doctor: {python} (node {node})").rstrip())
     return code
+
+
+def target_python(value: str | None) -> str:
+    """The interpreter to probe. A value with a slash is a path (relative to the working directory,
+    links kept: a venv's bin/python is a link whose target is not the venv); a bare name is looked
+    up on PATH, as a shell would."""
+    from lockguard.errors import InputError
+
+    if value is None:
+        return _default_python()
+    if not value.strip():
+        raise InputError("--python is empty", key="--python", hint="pass the environment's interpreter, e.g. .venv/bin/python")
+    if os.sep in value:
+        path = Path(value).expanduser()
+        path = path if path.is_absolute() else Path.cwd() / path
+        if not path.exists():
+            raise InputError(f"--python {value}: {path} does not exist", file=str(path), key="--python",
+                             hint="pass the environment's interpreter, e.g. .venv/bin/python")
+    else:
+        found = shutil.which(value)
+        if found is None:
+            raise InputError(f"--python {value}: no {value} on PATH", key="--python",
+                             hint=f"give a path (./{value} for one in this directory), or the environment's bin/python")
+        path = Path(found)
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise InputError(f"--python {value}: {path} is not an executable file", file=str(path), key="--python",
+                         hint="pass the environment's interpreter (its bin/python)")
+    return str(path)
 
 
 def _default_python() -> str:
@@ -63,32 +106,25 @@ def _default_python() -> str:
     return sys.executable
 
 
-def _lock(intent_path, knowledge, ui):
-    from lockguard.cli.env_check import lock_view
+def _lock(intent_path, knowledge, warn):
+    """(lock view, why there is none, {intent, file, body_hash})."""
     from lockguard.errors import InputError
-    from lockguard.io.project.project_files import read_snapshot
-    from lockguard.model.intent_parse import find_intent, load_intent
+    from lockguard.io.project.intent_file import load_project
 
     try:
-        intent = load_intent(intent_path or find_intent(Path.cwd()), validate=False)
+        intent = load_project(intent_path, validate=False, warn=warn)
     except InputError:
         if intent_path:
             raise
-        return None  # no project here: the lock checks are skipped
+        return None, "no lockguard.toml here (pass --intent FILE to compare with a lock)", None
+    from lockguard.cli.env_check import lock_view
+    from lockguard.io.project.project_files import read_snapshot
+    from lockguard.lockfiles.headers import body_hash_of
+
     snapshot = read_snapshot(intent, scan_repo=False)
-    if snapshot.of_kind("requirements") is None or snapshot.of_kind("requirements").text is None:
-        ui.warn(f"{intent.source.path.name} has no lock yet; the lock checks are skipped")
-        return None
-    return lock_view(snapshot, knowledge)
-
-
-def _machine_dict(machine) -> dict:
-    return {
-        "driver": str(machine.driver) if machine.driver else None,
-        "cuda_max": str(machine.cuda_max) if machine.cuda_max else None,
-        "problem": machine.problem, "overridden": list(machine.overridden),
-        "gpus": [{"index": g.index, "name": g.name, "arch": str(g.arch), "memory_total": g.memory_total,
-                  "memory_used": g.memory_used, "mig": g.mig, "uuid": g.uuid,
-                  "processes": [{"pid": p.pid, "used_memory": p.used_memory, "name": p.name} for p in g.processes]}
-                 for g in machine.gpus],
-    }
+    requirements = snapshot.of_kind("requirements")
+    if requirements is None or requirements.text is None:
+        return None, f"{intent.source.path.name} has no lock yet (run `lockguard resolve`)", None
+    meta = {"intent": str(intent.source.path), "file": requirements.path,
+            "body_hash": "sha256:" + body_hash_of(requirements.text)}
+    return lock_view(snapshot, knowledge), "", meta

@@ -17,27 +17,30 @@ from lockguard.errors import InputError
 def explain(ctx, package, intent_path, platform, as_json) -> None:
     """Why PACKAGE is pinned at its version: the requirement chain and the knowledge rules."""
     from lockguard.check.explain import explain_conda, explain_pip
-    from lockguard.io.project.project_files import lock_file
+    from lockguard.io.project.project_files import parse_lock, read_lock_text
     from lockguard.knowledge import load_knowledge
-    from lockguard.lockfiles import environment_yml, requirements_lock
+    from lockguard.lockfiles.syntax import clip
+    from lockguard.model.lock_paths import lock_file
 
     ui = get_ui(ctx, "explain")
-    intent = load_project_intent(intent_path, validate_conda=False)
+    intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
     platform = platform or intent.platforms[0]
     root = intent.source.root
     knowledge = load_knowledge()
     req_path = root / lock_file(intent, "requirements", platform)
     env_path = root / lock_file(intent, "environment", platform)
-    if not req_path.exists():
+    req_text = read_lock_text(req_path)
+    if req_text is None:
         raise InputError(f"{req_path} does not exist", file=str(req_path), hint="run `lockguard resolve` first")
-    lock = requirements_lock.parse(req_path.read_text(encoding="utf-8"))
+    lock = parse_lock("requirements", req_text, str(req_path))
     found = explain_pip(package, lock, knowledge, platform, intent.source.path.name)
-    if found is None and env_path.exists():
-        env = environment_yml.parse(env_path.read_text(encoding="utf-8"))
+    env_text = None if intent.pip_only else read_lock_text(env_path)
+    if found is None and env_text is not None:
+        env = parse_lock("environment", env_text, str(env_path))
         if package in env.conda:
             found = explain_conda(package, env.conda[package][0], knowledge, intent.conda)
     if found is None:
-        raise InputError(f"{package} is not in {req_path.name}" + (f" or {env_path.name}" if env_path.exists() else ""),
+        raise InputError(f"{clip(package)} is not in {req_path.name}" + (f" or {env_path.name}" if env_text else ""),
                          hint="`lockguard explain` reads the lock; run `lockguard resolve` if the intent changed")
     if as_json:
         ui.emit_json(found.to_dict())

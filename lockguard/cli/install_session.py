@@ -19,8 +19,8 @@ from lockguard.install.inventory import LockView, take_inventory
 from lockguard.install.plan import Plan, blocking, make_plan
 from lockguard.install.verify import direct_names, smoke_modules
 from lockguard.io.env.quarantine import Quarantine, QuarantineInfo, list_quarantines
-from lockguard.io.project.project_files import lock_file
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model.lock_paths import lock_file
 from lockguard.model.prefix import PrefixSnapshot
 
 FAULT_DURING_PIP = "LOCKGUARD_FAULT_DURING_PIP"  # tests: die once N packages are installed

@@ -26,11 +26,12 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_fro
     from lockguard.cli.resolve_session import ResolveSession
 
     ui = get_ui(ctx, "resolve")
-    intent = load_project_intent(intent_path)
+    intent = load_project_intent(intent_path, ui=ui)
     session = ResolveSession(intent, ui, offline=offline, refresh=refresh,
                              conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms))
     lock = session.run()
     outputs = session.render(lock)
+    session.refuse_what_check_rejects(lock, outputs)
     if check_only:
         stale = session.stale(outputs)
         if as_json:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from lockguard.cli.output import Ui
-from lockguard.io.project.project_files import lock_file
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
+from lockguard.model.lock_paths import lock_file
 
 
 class ResolveSession:
@@ -40,15 +40,14 @@ class ResolveSession:
         self.http = HttpClient()
         overrides = self._metadata_overrides()
 
-        def make_source(target, torch_index, torch_versions):
+        def make_source(target, torch_versions):
             from lockguard.io.index.client import IndexClient
             from lockguard.io.index.metadata import MetadataFetcher
             from lockguard.io.index.pip_source import IndexPackageSource
             from lockguard.resolve.tags import coarse_filename_filter
 
             keep, keep_key = coarse_filename_filter(target)
-            index = IndexClient(self.http, cache, self.intent.indexes, torch_index=torch_index,
-                                offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
+            index = IndexClient(self.http, cache, self.intent.indexes, offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
             fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn)
             from lockguard.resolve.candidates import CandidateFilter
             from lockguard.resolve.speculate import Speculator
@@ -72,6 +71,7 @@ class ResolveSession:
             for source in self.sources:
                 source.close()
             self.http.close()
+            self.ui.debug(f"fetched {self.http.bytes_fetched / 1e6:.1f} MB in {self.http.requests} requests")
         for platform in lock.platforms:
             torch = platform.pip.pin("torch")
             conda_note = ("conda: " + (f"{len(platform.conda.records)} records" if platform.conda.solved
@@ -79,7 +79,6 @@ class ResolveSession:
                           if platform.conda else "pip only")
             torch_note = f", torch {torch.version} ({platform.stack.variant})" if torch else ""
             self.ui.info(f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; {conda_note}")
-        self.ui.debug(f"fetched {self.http.bytes_fetched / 1e6:.1f} MB in {self.http.requests} requests")
         return lock
 
     def _machine(self):
@@ -100,7 +99,7 @@ class ResolveSession:
     # -- files -----------------------------------------------------------------------------------
 
     def render(self, lock: Lock) -> dict[Path, str]:
-        from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
+        from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
 
         intent = self.intent
         root = intent.source.root if intent.source else Path.cwd()
@@ -119,6 +118,10 @@ class ResolveSession:
                 environment = root / lock_file(intent, "environment", name)
                 files[environment] = environment_yml.render(platform, intent_hash=intent.hash,
                                                             intent_name=intent_name, env_name=intent.name)
+            if intent.outputs.pylock:  # opt-in fourth view (PEP 751)
+                relative = lock_file(intent, "pylock", name)
+                files[root / relative] = pylock.render(platform, intent_hash=intent.hash, intent_name=intent_name,
+                                                       python=str(intent.python), filename=Path(relative).name)
         if not intent.pip_only:
             if len(lock.platforms) == len(intent.platforms):
                 files[root / lock_file(intent, "conda-lock")] = conda_lock.render(lock, intent_name=intent_name)
@@ -127,13 +130,28 @@ class ResolveSession:
                              "rewritten; resolve without --platform to update it")
         return files
 
+    def refuse_what_check_rejects(self, lock: Lock, outputs: dict[Path, str]) -> None:
+        """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
+        from lockguard.io.project.project_files import lock_paths
+        from lockguard.knowledge import load_knowledge
+        from lockguard.resolve.gate import refuse_what_check_rejects
+
+        root = self.intent.source.root if self.intent.source else Path.cwd()
+        files = [(relative, kind, platform, outputs[root / relative])
+                 for relative, kind, platform in lock_paths(self.intent) if root / relative in outputs]
+        refuse_what_check_rejects(self.intent, load_knowledge(), files,
+                                  tuple(p.target.platform for p in lock.platforms))
+
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
+        from lockguard.errors import InputError
+        from lockguard.io.project.project_files import read_lock_text
+
         out = []
         for path, text in outputs.items():
             try:
-                current = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                current = None
+                current = read_lock_text(path)
+            except InputError:
+                current = None  # not a readable lock file: certainly not what resolve would write
             if current != text:
                 out.append(path)
         return out
@@ -141,7 +159,10 @@ class ResolveSession:
     def write(self, outputs: dict[Path, str]) -> list[Path]:
         from lockguard.io.project.files import write_all_atomic
 
-        write_all_atomic(outputs)
+        write_all_atomic(outputs, root=self.intent.source.root if self.intent.source else None)
+        from lockguard.io.project.written import remember
+
+        remember(outputs.values())  # lets `check` name the entries of a later hand edit (LG102)
         for path in outputs:
             self.ui.info(f"wrote {path}")
         return list(outputs)

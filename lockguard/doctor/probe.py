@@ -1,22 +1,35 @@
 """The doctor's probe. Standard library only: the TARGET interpreter runs this file (`python -I
-probe.py [--smoke]`), so it must not import lockguard or anything the target may lack.
+probe.py [--smoke] [--import DIST=MODULE]...`), so it must not import lockguard or anything the
+target may lack.
 
-It prints JSON lines: first the facts that need no torch (flushed, so a torch import that
-crashes the process still leaves them), then the torch facts, then the smoke test's results.
+It prints JSON lines, each {"kind": ..., "data": ...}, flushed one by one so that an import that
+kills the process still leaves what came before: "base" (facts that need no import), then for each
+GPU package an "importing" line and its result ("torch" facts, "import" results), then "smoke".
+version_code() is also what io/machine/library_probe.py calls on the libraries outside any environment.
 """
 
 import json
 import os
 import platform
 import re
-import shutil
-import subprocess
 import sys
 import time
+import traceback
 
 CUDA_LIBS = re.compile(r"/(lib(cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|nvrtc|nvJitLink|torch[a-z_]*|c10[a-z_]*)\.so[^/]*)$")
-ENV_KEYS = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF",
+FAMILY = re.compile(r"/lib(cudart|cublasLt|cublas|cudnn|nccl)\.so[^/]*$")
+ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF",
             "PYTORCH_ALLOC_CONF", "CUDA_MODULE_LOADING", "TORCH_CUDA_ARCH_LIST", "DS_SKIP_CUDA_CHECK")
+MISSING_LIBRARY = re.compile(r"(lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*): cannot open shared object file")
+# kept equal to lockguard.model.system_facts.VERSION_CALLS (a test compares them)
+VERSION_CALLS = {
+    "nccl": "ncclGetVersion",
+    "cudart": "cudaRuntimeGetVersion",
+    "cudnn": "cudnnGetVersion",
+    "cublasLt": "cublasLtGetVersion",
+    "cublas": "cublasGetProperty",
+}
+TAIL = 15  # traceback lines kept
 
 
 def emit(kind, data):
@@ -24,94 +37,145 @@ def emit(kind, data):
     sys.stdout.flush()
 
 
-def run(argv):
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def distributions():
+    """canonical name -> (version, dist-info folder), the first on sys.path winning, read from the
+    METADATA headers directly (importlib.metadata costs more than the whole probe)."""
+    found = {}
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info"):
+                meta = os.path.join(entry, name, "METADATA")
+            elif name.endswith(".egg-info"):
+                meta = os.path.join(entry, name, "PKG-INFO") if os.path.isdir(os.path.join(entry, name)) else os.path.join(entry, name)
+            else:
+                continue
+            headers = read_headers(meta)
+            if headers.get("name") and headers.get("version"):
+                found.setdefault(canonical(headers["name"]), (headers["version"], os.path.join(entry, name)))
+    return found
+
+
+def read_headers(path):
+    headers = {}
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return (done.stdout + done.stderr).strip()
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for count, line in enumerate(handle):
+                if not line.strip() or count > 200:
+                    break
+                key, _, value = line.partition(":")
+                if key.lower() in ("name", "version") and key.lower() not in headers:
+                    headers[key.lower()] = value.strip()
+                if len(headers) == 2:
+                    break
+    except OSError:
+        pass
+    return headers
 
 
-def cuda_home():
-    for key in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(key):
-            return os.environ[key]
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
-    return "/usr/local/cuda" if os.path.exists("/usr/local/cuda") else None
-
-
-def tools():
-    home = cuda_home()
-    nvcc = os.path.join(home, "bin", "nvcc") if home and os.path.exists(os.path.join(home, "bin", "nvcc")) else shutil.which("nvcc")
-    out = {"cuda_home": home, "nvcc_path": nvcc, "nvcc": None, "gcc": None, "ninja": None}
-    if nvcc:
-        text = run([nvcc, "--version"]) or ""
-        match = re.search(r"release (\d+\.\d+)", text)
-        out["nvcc"] = match.group(1) if match else None
-    gcc = os.environ.get("CXX") or shutil.which("g++") or shutil.which("gcc")
-    if gcc:
-        text = run([gcc, "-dumpfullversion"]) or run([gcc, "-dumpversion"]) or ""
-        out["gcc"] = text.splitlines()[0] if text else None
-        out["gcc_path"] = gcc
-    ninja = shutil.which("ninja")
-    if ninja:
-        out["ninja"] = run([ninja, "--version"])
+def providers(library, dists):
+    """The installed distributions whose RECORD lists `library`, and whether that file is there."""
+    out = []
+    for name, (version, info) in sorted(dists.items()):
+        try:
+            with open(os.path.join(info, "RECORD"), encoding="utf-8", errors="replace") as handle:
+                rows = [line.split(",", 1)[0] for line in handle]
+        except OSError:
+            continue
+        site = os.path.dirname(info)
+        for row in rows:
+            if row.rsplit("/", 1)[-1] == library:
+                out.append({"dist": name, "version": version, "file": row,
+                            "present": os.path.exists(os.path.join(site, row))})
     return out
 
 
-def base_facts():
-    try:
-        from importlib.metadata import distributions
-
-        dists = {}
-        for dist in distributions():
-            name = dist.metadata["Name"]
-            if name:
-                dists.setdefault(re.sub(r"[-_.]+", "-", name).lower(), dist.version)
-    except Exception as exc:  # a broken dist-info must not kill the probe
-        dists = {"_error": str(exc)}
-    shm = None
-    try:
-        st = os.statvfs("/dev/shm")
-        shm = st.f_frsize * st.f_blocks
-    except OSError:
-        pass
-    link = None
-    if os.path.lexists("/usr/local/cuda"):
-        link = os.path.realpath("/usr/local/cuda")
+def base_facts(dists):
     return {
         "python": {"version": platform.python_version(), "executable": sys.executable, "prefix": sys.prefix},
         "platform": {"system": platform.system(), "machine": platform.machine(), "release": platform.release()},
         "glibc": os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None,
-        "distributions": dists,
-        "environment": {k: v for k, v in os.environ.items() if k in ENV_KEYS or k.startswith("NCCL_")},
-        "tools": tools(),
-        "dev_shm_bytes": shm,
-        "usr_local_cuda": link,
+        "distributions": {name: version for name, (version, _info) in sorted(dists.items())},
+        "environment": {k: v for k, v in sorted(os.environ.items()) if k in ENV_KEYS or k.startswith("NCCL_")},
     }
 
 
 def mapped_libraries():
-    found = {}
+    found = set()
     try:
         with open("/proc/self/maps") as handle:
             for line in handle:
                 parts = line.split(None, 5)
-                if len(parts) == 6:
-                    path = parts[5].strip()
-                    match = CUDA_LIBS.search(path)
-                    if match:
-                        found.setdefault(path, match.group(1))
+                if len(parts) == 6 and CUDA_LIBS.search(parts[5].strip()):
+                    found.add(parts[5].strip())
     except OSError:
         pass
     return sorted(found)
 
 
-def torch_facts():
-    import torch
+def version_code(family, path):
+    """What the library says its version is: an int, or [major, minor, patch] for cuBLAS."""
+    import ctypes
 
+    lib = ctypes.CDLL(path)
+    call = getattr(lib, VERSION_CALLS[family])
+    if family in ("cudnn", "cublasLt"):
+        call.restype = ctypes.c_size_t
+        return int(call())
+    if family == "cublas":
+        parts = []
+        for prop in (0, 1, 2):  # MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
+            value = ctypes.c_int(0)
+            if call(prop, ctypes.byref(value)) != 0:
+                raise OSError("cublasGetProperty failed")
+            parts.append(value.value)
+        return parts
+    value = ctypes.c_int(0)
+    status = call(ctypes.byref(value))
+    if status != 0:
+        raise OSError(f"{VERSION_CALLS[family]} returned {status}")
+    return value.value
+
+
+def traceback_tail(exc):
+    """The traceback's last lines, without the probe's and importlib's own frames."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not (f.filename.startswith("<frozen ") or f.filename == __file__
+                      or f.filename.endswith(os.path.join("importlib", "__init__.py")))]
+    lines = "".join(traceback.format_list(frames)).rstrip().splitlines()
+    lines += traceback.format_exception_only(type(exc), exc)[-1:]
+    return [line.rstrip() for line in lines][-TAIL:]
+
+
+def try_import(dist, module, dists):
+    """Import one GPU package; a failure is data: the exception, its traceback, and for a missing
+    shared library the installed distributions whose RECORD lists it."""
+    import importlib
+
+    emit("importing", {"dist": dist, "module": module})
+    result = {"dist": dist, "module": module, "version": dists[dist][0] if dist in dists else None}
+    try:
+        importlib.import_module(module)
+    except (Exception, SystemExit) as exc:  # an import may raise anything, even SystemExit
+        result["state"] = "broken"
+        result["error"] = f"{type(exc).__name__}: {exc}"[:4000]
+        result["traceback"] = traceback_tail(exc)
+        missing = sorted(set(MISSING_LIBRARY.findall(str(exc))))
+        result["missing_libraries"] = missing
+        result["providers"] = {lib: providers(lib, dists) for lib in missing}
+        return result
+    result["state"] = "ok"
+    return result
+
+
+def torch_facts(torch):
     facts = {"version": str(torch.__version__), "file": getattr(torch, "__file__", None)}
     version = getattr(torch, "version", None)
     facts["cuda"] = getattr(version, "cuda", None)
@@ -145,6 +209,14 @@ def torch_facts():
     except Exception as exc:
         facts["device_error"] = str(exc)
     facts["mapped"] = mapped_libraries()
+    facts["mapped_versions"] = {}
+    for path in facts["mapped"]:
+        match = FAMILY.search(path)
+        if match:
+            try:  # already loaded by torch: this opens no new library
+                facts["mapped_versions"][path] = version_code(match.group(1), path)
+            except Exception:
+                continue
     return facts
 
 
@@ -166,17 +238,31 @@ def smoke(torch_module):
 
 
 def main(argv):
-    emit("base", base_facts())
-    try:
-        import torch  # noqa: F401
-    except ImportError as exc:
-        emit("torch", {"missing": True, "error": str(exc)})
-        return 0
-    except Exception as exc:  # a broken torch that raises on import
-        emit("torch", {"import_error": f"{type(exc).__name__}: {exc}", "mapped": mapped_libraries()})
-        return 0
-    emit("torch", torch_facts())
-    if "--smoke" in argv:
+    imports = [argv[i + 1].split("=", 1) for i, arg in enumerate(argv[:-1]) if arg == "--import" and "=" in argv[i + 1]]
+    dists = distributions()
+    emit("base", base_facts(dists))
+    import importlib.util
+
+    results = []
+    torch_ok = False
+    if "torch" in dists or importlib.util.find_spec("torch") is not None:
+        result = try_import("torch", "torch", dists)
+        results.append(result)
+        torch_ok = result["state"] == "ok"
+        if torch_ok:
+            emit("torch", {"state": "ok", **torch_facts(sys.modules["torch"])})
+        else:
+            emit("torch", {"state": "broken", "installed": result["version"], "mapped": mapped_libraries()})
+    else:
+        emit("torch", {"state": "missing"})
+    for dist, module in imports:
+        if dist != "torch" and dist in dists:
+            if torch_ok:
+                results.append(try_import(dist, module, dists))
+            else:
+                results.append({"dist": dist, "module": module, "version": dists[dist][0], "state": "not tried"})
+    emit("imports", results)
+    if "--smoke" in argv and torch_ok:
         emit("smoke", smoke(sys.modules["torch"]))
     return 0
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
+from lockguard.knowledge.components import ComponentPolicy, ComponentRelease, Components
 from lockguard.knowledge.schema import SCHEMA, Field
 from lockguard.model.toml_lines import TomlLines
 
@@ -133,5 +134,6 @@ def _build(rows: dict[str, list[dict]], files: tuple[str, ...]) -> t.Knowledge:
         gpu_rules=make(t.GpuRule, "gpu-rule"),
         torch_pins=make(t.TorchPinRule, "torch-pin"),
         hazards=make(t.Hazard, "hazard"),
+        components=Components(make(ComponentRelease, "cuda-release"), make(ComponentPolicy, "component-policy")),
         files=files,
     )

@@ -59,6 +59,17 @@ def _mismatch_lists(value: dict) -> dict[int, tuple[CudaVersion, ...]]:
     return {int(major): tuple(CudaVersion.parse(v) for v in versions) for major, versions in value.items()}
 
 
+def _component_versions(value: dict) -> dict[str, tuple[str, ...]]:
+    from packaging.version import Version
+
+    out = {}
+    for key, versions in value.items():
+        if not isinstance(versions, list) or not versions:
+            raise ValueError(f"{key!r} must list at least one version")
+        out[key] = tuple(str(Version(v)) for v in versions)
+    return out
+
+
 def _pins(value: dict) -> dict[str, SpecifierSet]:
     return {version: SpecifierSet(spec) for version, spec in value.items()}
 
@@ -87,6 +98,7 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
             "pypi-cuda": Field(str, check=CudaVersion.parse),
             "pypi-aarch64": Field(str, check=_cuda_or_cpu),
             "index-variants": Field(list, check=_list_of(_variant)),
+            "index-aarch64": Field(list, required=False, check=_list_of(_variant)),
             "pythons": Field(list, check=_list_of(PythonVersion.parse)),
             "manylinux": Field(str),
             "min-glibc": Field(str, check=_glibc),
@@ -96,6 +108,7 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
         "arch": {
             "variant": Field(str, check=_variant),
             "torch": Field(str, check=SpecifierSet),
+            "platforms": Field(list, required=False, check=_list_of(_str)),
             "archs": Field(list, check=_list_of(GpuArch.parse)),
             "source": SOURCE,
         },
@@ -116,6 +129,20 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
             "max-gcc": Field(int),
             "sm": Field(list, check=_list_of(GpuArch.parse)),
             "cudnn": Field(list),
+            "source": SOURCE,
+        },
+    },
+    "components.toml": {
+        "cuda-release": {
+            "cuda": Field(str, check=CudaVersion.parse),
+            "updates": STRINGS,
+            "versions": Field(dict, check=_component_versions, deep=True),
+            "source": SOURCE,
+        },
+        "component-policy": {
+            "component": Field(str),
+            "newer-within-major": Field(bool),
+            "why": Field(str),
             "source": SOURCE,
         },
     },

@@ -69,7 +69,7 @@ def torch_view(k: Knowledge, minor: str, platform: str, python: str | None) -> V
     ]
     for cuda, where in offered:
         toolkit = k.toolkit(cuda)
-        row = k.arch_row(cuda.variant, f"{release.minor}.0")
+        row = k.arch_row(cuda.variant, f"{release.minor}.0", platform)
         variants.rows.append([cuda.variant, where, str(cuda), str(toolkit.min_driver) if toolkit else "?",
                               toolkit.max_gcc if toolkit else "?", _archs(row.archs) if row else "?"])
         variant_data.append({"variant": cuda.variant, "from": where, "cuda": str(cuda),

@@ -19,6 +19,8 @@ from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, Python
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
+    from lockguard.knowledge.components import Components
+
 
 @dataclass(frozen=True)
 class Row:
@@ -36,13 +38,17 @@ class TorchRelease(Row):
     manylinux: str
     min_glibc: str
     cxx11_abi: bool
+    index_aarch64: tuple[str, ...] | None = None  # CUDA variants of the index's linux aarch64 wheels
 
     def pypi_cuda_for(self, platform: str) -> CudaVersion | None:
         """The CUDA of PyPI's own wheel on a conda platform; None means a CPU build."""
         return {"linux-64": self.pypi_cuda, "linux-aarch64": self.pypi_aarch64}.get(platform)
 
     def index_variants_for(self, platform: str) -> tuple[str, ...]:
-        """CUDA variants the PyTorch index carries for a platform (x86_64 Linux and Windows)."""
+        """CUDA variants the PyTorch index carries for a platform: x86_64 Linux and Windows, and
+        the linux aarch64 (sbsa) CUDA builds of torch >= 2.7 (GH200, GB200)."""
+        if platform == "linux-aarch64":
+            return self.index_aarch64 or ()
         return self.index_variants if platform in ("linux-64", "win-64") else ()
 
 
@@ -76,6 +82,7 @@ class ArchRow(Row):
     variant: str
     torch: SpecifierSet
     archs: tuple[GpuArch, ...]
+    platforms: tuple[str, ...] | None = None  # None: every platform without a row of its own
 
 
 @dataclass(frozen=True)
@@ -160,6 +167,12 @@ class Hazard(Row):
         )
 
 
+def _no_components() -> Components:
+    from lockguard.knowledge.components import Components
+
+    return Components((), ())
+
+
 def _version_key(text: str) -> Version:
     return Version(text)
 
@@ -180,6 +193,7 @@ class Knowledge:
     gpu_rules: tuple[GpuRule, ...]
     torch_pins: tuple[TorchPinRule, ...]
     hazards: tuple[Hazard, ...]
+    components: Components = field(default_factory=lambda: _no_components())
     files: tuple[str, ...] = field(default=())
 
     # -- torch ---------------------------------------------------------------------------------
@@ -196,12 +210,12 @@ class Knowledge:
         public = Version(version).public
         return next((p for p in self.patches if p.version == public), None)
 
-    def arch_row(self, variant: str, torch_version: str) -> ArchRow | None:
+    def arch_row(self, variant: str, torch_version: str, platform: str | None = None) -> ArchRow | None:
+        """The GPU architectures of a torch build; a platform's own row wins over the general one."""
         public = Version(torch_version).public
-        return next(
-            (a for a in self.archs if a.variant == variant and a.torch.contains(public, prereleases=True)),
-            None,
-        )
+        rows = [a for a in self.archs if a.variant == variant and a.torch.contains(public, prereleases=True)]
+        own = [a for a in rows if platform and a.platforms and platform in a.platforms]
+        return (own or [a for a in rows if not a.platforms] or [None])[0]
 
     @property
     def torch_range(self) -> tuple[str, str]:

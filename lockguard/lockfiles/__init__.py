@@ -1,1 +1,2 @@
-"""Read and write the lock files: environment.yml, requirements.lock, conda-lock.yml (byte-stable)."""
+"""Read and write the lock files: environment.yml, requirements.lock, conda-lock.yml and the opt-in
+pylock.toml (byte-stable)."""

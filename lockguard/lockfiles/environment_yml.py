@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
+from lockguard.lockfiles.syntax import LockSyntaxError, clip
 
 if TYPE_CHECKING:
     from lockguard.model.lock import PlatformLock
@@ -51,36 +52,68 @@ class EnvironmentFile:
     channels: list[str] = field(default_factory=list)
     conda: dict[str, tuple[str, str | None, int]] = field(default_factory=dict)  # name -> (version, build, line)
     pip: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (version, line)
+    specs: list[str] = field(default_factory=list)  # the conda dependency lines as written, in order
+    index_urls: list[str] = field(default_factory=list)  # --index-url / --extra-index-url of the pip section
 
 
-_CONDA = re.compile(r"^  - ([A-Za-z0-9_.\-]+)(?:[= ]+([^=\s]+))?(?:=([^=\s]+))?\s*$")
-_PIP = re.compile(r"^    - ([A-Za-z0-9][A-Za-z0-9._\-]*)==(\S+)\s*$")
+_CONDA = re.compile(r"^([A-Za-z0-9_.\-]+)(?:[= ]+([^=\s]+))?(?:=([^=\s]+))?\s*$")
+# a YAML plain scalar as a list item: no indicator first, no ": " or " #" inside, no trailing colon
+_ITEM = re.compile(r"^  - ([^\s?:,\[\]{}#&*!|>'\"%@`-](?:(?!: | #)[^\t])*?)$")
+# a conda MatchSpec as lockguard writes them: [channel::]name[ constraint | =version[=build]][[key=value,...]]
+_SPEC = re.compile(r"^(?:[A-Za-z0-9_.\-/:]+::)?[A-Za-z0-9_.\-]+(?:(?: |=|==|>=|<=|>|<|!=|~=)[^\s\[\]]+(?: [^\s\[\]]+)*)?"
+                   r"(?:\[[^\[\]\s]+\])?$")
+_PIP = re.compile(r"^    - ([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
+_PIP_OPTION = re.compile(r"^    - --(index-url|extra-index-url) [^\s#'\"]+$")
+_NAME = re.compile(r"^name: ([A-Za-z0-9_.-]+)$")
+_CHANNEL = re.compile(r"^  - ([A-Za-z0-9_.\-/:~+%]+)$")
 
 
 def parse(text: str) -> EnvironmentFile:
-    """Read an environment.yml back (check needs names, versions, builds and their lines)."""
+    """Read an environment.yml that lockguard wrote (check needs names, versions, builds and their
+    lines). Strict: a line lockguard does not write, or a package listed twice, is a
+    LockSyntaxError with its line (such a file may not even be the YAML conda reads)."""
     from lockguard.model.names import canonical_name
 
     env = EnvironmentFile()
     section = None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.startswith("name:"):
-            env.name = line.split(":", 1)[1].strip()
-        elif line.startswith("channels:"):
+    seen_conda: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line or line.startswith("#"):
+            continue
+        if section is None and (match := _NAME.match(line)):
+            env.name = match.group(1)
+        elif line == "channels:" and section is None:
             section = "channels"
-        elif line.startswith("dependencies:"):
+        elif line == "dependencies:" and section in (None, "channels"):
             section = "deps"
-        elif section == "channels" and line.startswith("  - "):
-            env.channels.append(line[4:].strip())
-        elif section == "deps" and line.startswith("  - pip:"):
+        elif section == "channels" and (match := _CHANNEL.match(line)):
+            env.channels.append(match.group(1))
+        elif section == "deps" and line == "  - pip:":
             section = "pip"
         elif section == "pip" and line.startswith("    - "):
             match = _PIP.match(line)
             if match:
-                env.pip[canonical_name(match.group(1))] = (match.group(2), number)
-        elif section in ("deps", "pip") and line.startswith("  - "):
-            section = "deps"
-            match = _CONDA.match(line)
+                name = canonical_name(match.group(1))
+                if name in env.pip:
+                    raise LockSyntaxError(number, f"pip package {name} is listed twice (lines {env.pip[name][1]} "
+                                                  f"and {number})")
+                env.pip[name] = (match.group(2), number)
+            elif _PIP_OPTION.match(line):
+                env.index_urls.append(line.split()[-1])
+            else:
+                raise LockSyntaxError(number, f"not a pip line lockguard writes: {clip(line)!r}")
+        elif (section == "deps" and (item := _ITEM.match(line)) and not item.group(1).endswith(":")
+              and _SPEC.match(item.group(1))):
+            spec = item.group(1)
+            match = _CONDA.match(spec)
+            name = match.group(1) if match else re.split(r"[\s=<>!~\[]", spec, maxsplit=1)[0]
+            if name in seen_conda:
+                raise LockSyntaxError(number, f"conda package {name} is listed twice (lines {seen_conda[name]} "
+                                              f"and {number})")
+            seen_conda[name] = number
+            env.specs.append(spec)
             if match:
-                env.conda[match.group(1)] = (match.group(2) or "", match.group(3), number)
+                env.conda[name] = (match.group(2) or "", match.group(3), number)
+        else:
+            raise LockSyntaxError(number, f"not a line lockguard writes in environment.yml: {clip(line)!r}")
     return env

@@ -11,8 +11,10 @@ import re
 from dataclasses import dataclass
 
 PLACEHOLDER = "0" * 64
-_FIELD = re.compile(r"^#\s*lockguard-(?P<key>[a-z-]+):\s*(?P<value>\S.*?)\s*$", re.M)
-_BODY = re.compile(r"^(#\s*lockguard-body-hash:\s*sha256:)([0-9a-f]{64})\s*$", re.M)
+# linear-time patterns (no nested or adjacent unbounded repeats over the same characters): a header
+# line padded with 200,000 spaces must cost microseconds, not seconds
+_FIELD = re.compile(r"^#[ \t]*lockguard-(?P<key>[a-z-]+):(?P<value>[^\n]*)$", re.M)
+_BODY = re.compile(r"^(#[ \t]*lockguard-body-hash:[ \t]*sha256:)([0-9a-f]{64})[ \t\r]*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,11 @@ def body_hash_of(text: str) -> str:
 
 
 def read_header(text: str) -> Header:
-    fields = {m.group("key"): m.group("value") for m in _FIELD.finditer(text)}
+    fields = {}
+    for match in _FIELD.finditer(text):
+        value = match.group("value").strip()
+        if value and match.group("key") not in fields:
+            fields[match.group("key")] = value
 
     def sha(key: str) -> str | None:
         value = fields.get(key)

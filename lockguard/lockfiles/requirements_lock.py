@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
+from lockguard.lockfiles.syntax import LockSyntaxError, clip
 from lockguard.model.names import INTENT, canonical_name
 
 if TYPE_CHECKING:  # the check path reads lock files without importing the resolver
@@ -70,14 +71,21 @@ def _via(parents: tuple[str, ...], intent_name: str) -> list[str]:
     return ["    # via"] + [f"    #   {n}" for n in names]
 
 
-_ENTRY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+?)(\s*\\)?$")
+_ENTRY = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)( \\)?$")
+_HASH = re.compile(r"^    --hash=sha256:([0-9a-f]{64})( \\)?$")
+_OPTION = re.compile(r"^--(index-url|extra-index-url) (\S+)$")
 
 
 def parse(text: str) -> RequirementsLock:
-    """Read a requirements.lock back (for check and explain). Tolerant: unknown lines are skipped."""
+    """Read a requirements.lock that lockguard wrote (check, explain, install).
+
+    Strict: every line must be one lockguard writes (comments, index options, `name==version`
+    entries, their `--hash` continuation lines and `# via` notes); a pin that appears twice, a
+    continuation that pip would read differently, or any other line is a LockSyntaxError with
+    its line number."""
     lock = RequirementsLock()
-    lines = text.splitlines()
     current: dict | None = None
+    continued = False  # the previous line ended with a backslash: a --hash line must follow
 
     def finish() -> None:
         if current:
@@ -85,33 +93,54 @@ def parse(text: str) -> RequirementsLock:
                 current["name"], current["version"], tuple(current["hashes"]), tuple(current["via"]), current["line"])
 
     in_via = False
-    for number, raw in enumerate(lines, start=1):
-        line = raw.strip()
-        if line.startswith("--index-url "):
-            lock.index_url = line.split(None, 1)[1]
+    for number, line in enumerate(text.split("\n"), start=1):
+        if continued:
+            match = _HASH.match(line)
+            if not match:
+                raise LockSyntaxError(number, f"a --hash line must follow the backslash on line {number - 1}, "
+                                              f"not {clip(line)!r}")
+            if match.group(1) in current["hashes"]:
+                raise LockSyntaxError(number, f"{current['name']} lists the hash {match.group(1)[:12]}... twice")
+            current["hashes"].append(match.group(1))
+            continued = bool(match.group(2))
             continue
-        if line.startswith("--extra-index-url "):
-            lock.extra_index_urls.append(line.split(None, 1)[1])
+        if not line:
+            in_via = False
+            continue
+        if line.startswith("#"):
+            continue  # the header, and "X==Y is installed by the conda side" notes
+        option = _OPTION.match(line)
+        if option:
+            if option.group(1) == "index-url":
+                lock.index_url = option.group(2)
+            else:
+                lock.extra_index_urls.append(option.group(2))
             continue
         match = _ENTRY.match(line)
-        if match and not raw.startswith(" "):
+        if match:
             finish()
-            current = {"name": canonical_name(match.group(1)), "version": match.group(2), "hashes": [],
-                       "via": [], "line": number}
+            name = canonical_name(match.group(1))
+            if name in lock.entries or (current and current["name"] == name):
+                first = lock.entries[name].line if name in lock.entries else current["line"]
+                raise LockSyntaxError(number, f"{name} is pinned twice (lines {first} and {number}); pip refuses "
+                                              "such a file")
+            current = {"name": name, "version": match.group(2), "hashes": [], "via": [], "line": number}
+            continued = bool(match.group(3))
             in_via = False
             continue
-        if current is None:
+        if current is not None and line.startswith("    # via"):
+            rest = line[len("    # via"):]
+            if rest and not rest.startswith(" "):
+                raise LockSyntaxError(number, f"not a line lockguard writes: {clip(line)!r}")
+            if rest.strip():
+                current["via"].append(rest.strip())
+            in_via = not rest.strip()
             continue
-        if line.startswith("--hash=sha256:"):
-            current["hashes"].append(line.split(":", 1)[1].rstrip(" \\"))
-        elif line.startswith("# via"):
-            rest = line[len("# via"):].strip()
-            if rest:
-                current["via"].append(rest)
-            in_via = not rest
-        elif in_via and line.startswith("#   "):
-            current["via"].append(line[4:].strip())
-        elif not line:
-            in_via = False
+        if current is not None and in_via and line.startswith("    #   ") and line[8:].strip():
+            current["via"].append(line[8:].strip())
+            continue
+        raise LockSyntaxError(number, f"not a line lockguard writes: {clip(line)!r}")
+    if continued:
+        raise LockSyntaxError(text.count("\n") + 1, "the file ends after a backslash: a --hash line is missing")
     finish()
     return lock

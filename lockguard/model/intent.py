@@ -49,6 +49,7 @@ class Outputs:
     environment: str = "environment.yml"
     requirements: str = "requirements.lock"
     conda_lock: str = "conda-lock.yml"
+    pylock: str | None = None  # opt-in: PEP 751 pylock.toml, a fourth view of the resolution
 
 
 @dataclass(frozen=True)
@@ -126,12 +127,18 @@ class Intent:
                 ),
                 key=lambda d: (d["name"], d["version"]),
             ),
-            "outputs": {
-                "environment": self.outputs.environment,
-                "requirements": self.outputs.requirements,
-                "conda-lock": self.outputs.conda_lock,
-            },
+            "outputs": self._outputs(),
         }
+
+    def _outputs(self) -> dict:
+        outputs = {
+            "environment": self.outputs.environment,
+            "requirements": self.outputs.requirements,
+            "conda-lock": self.outputs.conda_lock,
+        }
+        if self.outputs.pylock is not None:  # only when asked for: existing intent hashes stay as they were
+            outputs["pylock"] = self.outputs.pylock
+        return outputs
 
     @property
     def hash(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +44,65 @@ TOP_KEYS = (
     "pytorch-index", "exclude-newer", "conda-from-knowledge", "glibc", "name",
     "dependency-metadata", "outputs",
 )
-OUTPUT_KEYS = ("environment", "requirements", "conda-lock")
+OUTPUT_KEYS = ("environment", "requirements", "conda-lock", "pylock")
 DEPENDENCY_METADATA_KEYS = ("name", "version", "requires-dist", "requires-python")
 CONDA_SUBDIRS = ("linux-64", "linux-aarch64", "linux-ppc64le", "osx-64", "osx-arm64", "win-64")
 
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*")
 _URL = re.compile(r"(https?|file)://\S+")
 _GLIBC = re.compile(r"2\.\d{1,2}")
+_PYLOCK_NAME = re.compile(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
 
 MatchSpecValidator = Callable[[str], "str | None"]
+
+MAX_VALUE = 4096  # characters in one intent value: a requirement, a URL, a MatchSpec
+EARLIEST_CUTOFF = datetime(2008, 1, 1, tzinfo=timezone.utc)  # PyPI served no wheels before this
+
+# files a lock output must never replace: the intent, the project's metadata, the VCS
+PROTECTED_FILES = {"lockguard.toml", "pyproject.toml", "setup.cfg", "setup.py", ".gitignore", ".gitattributes",
+                   ".pre-commit-config.yaml", ".pre-commit-hooks.yaml"}
+PROTECTED_FOLDERS = {".git", ".hg", ".svn", ".lockguard", ".venv", "node_modules"}
+OUTPUT_SUFFIXES = {"environment": (".yml", ".yaml"), "conda-lock": (".yml", ".yaml"), "requirements": (".lock", ".txt")}
+
+
+def _q(value: str, limit: int = 80) -> str:
+    """A value quoted for a message: never the whole of a huge input."""
+    text = value if len(value) <= limit else f"{value[:limit]}... ({len(value):,} characters)"
+    return repr(text)
+
+
+def _fold(path: str) -> str:
+    import posixpath
+
+    return posixpath.normpath(path).casefold()
+
+
+def output_path_problem(value: str, key: str, intent_name: str) -> str | None:
+    """Why an `[outputs]` value is not a safe lock file path inside the project, or None.
+
+    Pure and syntactic; the writer also resolves symlinks before writing (io/project/files.py)."""
+    import posixpath
+
+    if not value or value != value.strip():
+        return f"{_q(value)} is empty or has surrounding spaces"
+    if any(ord(c) < 32 or c == "\\" for c in value) or len(value) > 255:
+        return f"{_q(value)} has control characters, a backslash, or is too long"
+    if value.startswith(("/", "~")) or (len(value) > 1 and value[1] == ":"):
+        return f"{_q(value)} is not a path relative to the project folder"
+    parts = value.split("/")
+    if ".." in parts or "" in parts[:-1] or parts[-1] in ("", "."):
+        return f"{_q(value)} leaves the project folder or names a folder"
+    normalized = posixpath.normpath(value)
+    folders = normalized.split("/")[:-1]
+    if any(part in PROTECTED_FOLDERS for part in folders):
+        return f"{_q(value)} is inside {next(p for p in folders if p in PROTECTED_FOLDERS)}/, which lockguard never writes"
+    name = normalized.rsplit("/", 1)[-1]
+    if normalized == intent_name or name in PROTECTED_FILES:
+        return f"{_q(value)} would overwrite {name}"
+    suffixes = OUTPUT_SUFFIXES.get(key)
+    if suffixes and not name.endswith(suffixes):
+        return f"{_q(value)} must end with {' or '.join(suffixes)}"
+    return None
 
 
 def _close(word: str, choices, n: int = 1, cutoff: float = 0.5) -> list[str]:
@@ -61,39 +111,45 @@ def _close(word: str, choices, n: int = 1, cutoff: float = 0.5) -> list[str]:
     return difflib.get_close_matches(word, choices, n=n, cutoff=cutoff)
 
 
-def find_intent(start: Path) -> Path:
-    """The intent file for a project directory: lockguard.toml, else pyproject [tool.lockguard]."""
-    candidate = start / INTENT_FILE
-    if candidate.is_file():
-        return candidate
-    pyproject = start / PYPROJECT
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-            return pyproject  # let load_intent report the syntax error with its line
-        if "lockguard" in data.get("tool", {}):
-            return pyproject
-    raise InputError(
-        f"no intent found in {start}: neither {INTENT_FILE} nor [tool.lockguard] in {PYPROJECT}",
-        file=str(start),
-        hint="create one with `lockguard init --python 3.11 --cuda 12.1 torch`, or pass --intent FILE",
-    )
+def _clip_text(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
-def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = None, validate: bool = True) -> Intent:
-    """`validate=False` (the fast check path) skips PEP 508 parsing of requirements; the intent
-    and its hash are the same either way."""
-    """Parse and validate an intent file; raise InputError naming file, line and key."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"intent file {path} does not exist", file=str(path),
-                         hint="create one with `lockguard init`") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read intent file {path}: {exc}", file=str(path)) from None
-    return parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate)
+def toml_error_line(text: str, message: str) -> tuple[int | None, str]:
+    """(the line to blame, an extra note) for a tomllib error message.
+
+    tomllib reports where it noticed the problem; for an unclosed array or inline table that is
+    the next key or the end of the document, so the line where the bracket opened is named too."""
+    match = re.search(r"at line (\d+)", message)
+    line = int(match.group(1)) if match else None
+    if line is None and "end of document" in message:
+        line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+    opened = _unclosed_bracket_line(text, line)
+    if opened is not None and opened != line and ("nclosed" in message or "end of document" in message
+                                                   or "Invalid value" in message or "Expected" in message):
+        return opened, f" (the bracket opened on line {opened} is not closed before line {line})"
+    return line, ""
+
+
+def _unclosed_bracket_line(text: str, upto: int | None) -> int | None:
+    """The line of the outermost `[` / `{` value bracket still open before line `upto`."""
+    stack: list[int] = []
+    for number, line in enumerate(text.splitlines()[: upto or None], start=1):
+        quote = None
+        for index, char in enumerate(line):
+            if quote:
+                if char == quote and line[index - 1] != "\\":
+                    quote = None
+                continue
+            if char in "\"'":
+                quote = char
+            elif char == "#":
+                break
+            elif char in "[{" and (stack or "=" in line[:index]):
+                stack.append(number)
+            elif char in "]}" and stack:
+                stack.pop()
+    return stack[0] if stack else None
 
 
 def parse_intent(text: str, path: Path, *, validate_matchspec: MatchSpecValidator | None = None,
@@ -102,13 +158,15 @@ def parse_intent(text: str, path: Path, *, validate_matchspec: MatchSpecValidato
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"at line (\d+)", str(exc))
+        line, detail = toml_error_line(text, str(exc))
         raise InputError(
-            f"{path} is not valid TOML: {exc}",
+            f"{path}" + (f":{line}" if line else "") + f" is not valid TOML: {_clip_text(str(exc))}{detail}",
             file=str(path),
-            line=int(match.group(1)) if match else None,
+            line=line,
             hint="fix the TOML syntax at that line",
         ) from None
+    except RecursionError:
+        raise InputError(f"{path} is not valid TOML: nested too deeply", file=str(path)) from None
     base: tuple[str, ...] = ()
     if in_pyproject:
         base = ("tool", "lockguard")
@@ -136,8 +194,8 @@ class _Reader:
     def fail(self, key: str, message: str, *, hint: str | None = None, element: str | None = None,
              array_index: int | None = None) -> InputError:
         line = self.lines.line_of(*key.split("."), array_index=array_index, element=element)
-        return InputError(f"{self.path}:{line or '?'}: {key}: {message}", file=str(self.path),
-                          line=line, key=key, hint=hint)
+        where = f"{self.path}:{line}" if line else str(self.path)
+        return InputError(f"{where}: {key}: {message}", file=str(self.path), line=line, key=key, hint=hint)
 
     def unknown_keys(self, table: dict, allowed: tuple[str, ...], prefix: str = "",
                      array_index: int | None = None) -> None:
@@ -145,7 +203,7 @@ class _Reader:
             if key not in allowed:
                 near = _close(key, allowed)
                 hint = f"did you mean '{near[0]}'?" if near else "valid keys: " + ", ".join(allowed)
-                raise self.fail(prefix + key, f"'{key}' is not a valid key", hint=hint,
+                raise self.fail(prefix + key, f"{_q(key)} is not a valid key", hint=hint,
                                 array_index=array_index)
 
     # -- typed getters ---------------------------------------------------------------------
@@ -163,17 +221,24 @@ class _Reader:
         value = table[key]
         if not isinstance(value, str):
             raise self.fail(prefix + key, f"must be a string, not {type(value).__name__}",
-                            hint=f'quote it: {key} = "{value}"')
+                            hint=f'quote it: {key} = "{_clip_text(str(value), 40)}"')
+        self.bounded(prefix + key, value)
         return value
+
+    def bounded(self, key: str, value: str) -> None:
+        if len(value) > MAX_VALUE:
+            raise self.fail(key, f"{_q(value)} is longer than the {MAX_VALUE:,} characters any intent value can be")
 
     def string_list(self, table: dict, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
         if key not in table:
             return default
         value = table[key]
         if isinstance(value, str):
-            raise self.fail(key, "must be a list of strings", hint=f'write {key} = ["{value}"]')
+            raise self.fail(key, "must be a list of strings", hint=f'write {key} = ["{_clip_text(value, 40)}"]')
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(key, "must be a list of strings")
+        for item in value:
+            self.bounded(key, item)
         return tuple(value)
 
     # -- the intent --------------------------------------------------------------------------
@@ -184,11 +249,11 @@ class _Reader:
         try:
             python = PythonVersion.parse(python_text)
         except ValueError:
-            raise self.fail("python", f"'{python_text}' is not a Python version",
+            raise self.fail("python", f"{_q(python_text)} is not a Python version",
                             hint='write major.minor, e.g. python = "3.11"') from None
 
         gpu, gpu_auto = self.gpu(data)
-        return Intent(
+        intent = Intent(
             python=python,
             cuda=self.cuda(data),
             driver=self.driver(data),
@@ -208,6 +273,21 @@ class _Reader:
             outputs=self.outputs(data),
             source=source,
         )
+        self.distinct_lock_files(intent)
+        return intent
+
+    def distinct_lock_files(self, intent: Intent) -> None:
+        """Per-platform names (requirements.linux-64.lock) must not collide with another output."""
+        from lockguard.model.lock_paths import lock_paths
+
+        seen: dict[str, str] = {}
+        for relative, kind, platform in lock_paths(intent):
+            folded = _fold(relative)
+            if folded in seen:
+                raise self.fail("outputs", f"the {kind} lock file{' for ' + platform if platform else ''} would be "
+                                f"{_q(relative)}, which is also the {seen[folded]} lock file",
+                                hint="give each [outputs] entry a distinct name")
+            seen[folded] = kind + (f" ({platform})" if platform else "")
 
     def cuda(self, data: dict) -> CudaRequest:
         text = self.string(data, "cuda", required=True)
@@ -216,7 +296,7 @@ class _Reader:
         try:
             return CudaRequest("version", CudaVersion.parse(text).major_minor)
         except ValueError:
-            raise self.fail("cuda", f"'{text}' is not a CUDA version",
+            raise self.fail("cuda", f"{_q(text)} is not a CUDA version",
                             hint='write "X.Y" (e.g. "12.1"), "none" for CPU only, or "auto"') from None
 
     def driver(self, data: dict) -> DriverVersion | None:
@@ -226,7 +306,7 @@ class _Reader:
         try:
             return DriverVersion.parse(text)
         except ValueError:
-            raise self.fail("driver", f"'{text}' is not an NVIDIA driver version",
+            raise self.fail("driver", f"{_q(text)} is not an NVIDIA driver version",
                             hint='write the driver as nvidia-smi prints it, e.g. driver = "535.104.05"') from None
 
     def gpu(self, data: dict) -> tuple[tuple[GpuArch, ...], bool]:
@@ -243,10 +323,10 @@ class _Reader:
             try:
                 arch = GpuArch.parse(item)
             except ValueError:
-                raise self.fail("gpu", f"'{item}' is not a GPU architecture", element=item,
+                raise self.fail("gpu", f"{_q(item)} is not a GPU architecture", element=item,
                                 hint="write sm_XY as nvcc names it, e.g. sm_80 (A100), sm_90 (H100)") from None
             if arch.ptx:
-                raise self.fail("gpu", f"'{item}' is a PTX target, not a GPU", element=item,
+                raise self.fail("gpu", f"{_q(item)} is a PTX target, not a GPU", element=item,
                                 hint=f"write sm_{arch.major}{arch.minor}")
             archs.append(arch)
         return tuple(sorted(set(archs))), False
@@ -258,7 +338,7 @@ class _Reader:
         for item in values:
             if item not in CONDA_SUBDIRS:
                 near = _close(item, CONDA_SUBDIRS)
-                raise self.fail("platforms", f"'{item}' is not a conda platform", element=item,
+                raise self.fail("platforms", f"{_q(item)} is not a conda platform", element=item,
                                 hint=f"did you mean '{near[0]}'?" if near else "one of " + ", ".join(CONDA_SUBDIRS))
         return tuple(dict.fromkeys(values))
 
@@ -266,7 +346,7 @@ class _Reader:
         values = self.string_list(data, "channels", DEFAULT_CHANNELS)
         for item in values:
             if not (_URL.fullmatch(item) or _CHANNEL_NAME.fullmatch(item)):
-                raise self.fail("channels", f"'{item}' is not a channel name or URL", element=item,
+                raise self.fail("channels", f"{_q(item)} is not a channel name or URL", element=item,
                                 hint="use a name (conda-forge), a URL (https://...) or file:///path")
         return values
 
@@ -277,7 +357,7 @@ class _Reader:
             if self.validate_matchspec is not None:
                 problem = self.validate_matchspec(item)
                 if problem:
-                    raise self.fail("conda", f"'{item}' is not a valid conda MatchSpec: {problem}",
+                    raise self.fail("conda", f"{_q(item)} is not a valid conda MatchSpec: {problem}",
                                     element=item, hint='e.g. "cuda-nvcc", "gxx >=12,<13", "nccl=2.18"')
             normalized.append(" ".join(item.split()))
         return tuple(normalized)
@@ -291,7 +371,7 @@ class _Reader:
                 try:
                     Requirement(item)
                 except InvalidRequirement as exc:
-                    raise self.fail("pip", f"'{item}' is not a valid requirement: {exc}", element=item,
+                    raise self.fail("pip", f"{_q(item)} is not a valid requirement: {_clip_text(str(exc))}", element=item,
                                     hint='use PEP 508, e.g. "torch==2.1.*", "numpy<2"') from None
         return tuple(" ".join(item.split()) for item in values)
 
@@ -301,14 +381,14 @@ class _Reader:
             raise self.fail(key, "must name at least one index", hint=f'e.g. {key} = ["https://pypi.org/simple"]')
         for item in values:
             if not _URL.fullmatch(item):
-                raise self.fail(key, f"'{item}' is not an index URL", element=item,
+                raise self.fail(key, f"{_q(item)} is not an index URL", element=item,
                                 hint="use http(s):// or file:// URLs, e.g. https://pypi.org/simple")
         return tuple(v.rstrip("/") for v in values)
 
     def pytorch_index(self, data: dict) -> str:
         text = self.string(data, "pytorch-index", default=DEFAULT_PYTORCH_INDEX)
         if not _URL.fullmatch(text):
-            raise self.fail("pytorch-index", f"'{text}' is not a URL",
+            raise self.fail("pytorch-index", f"{_q(text)} is not a URL",
                             hint="the base under which cuXYZ/ and cpu/ indexes live, e.g. https://download.pytorch.org/whl")
         return text.rstrip("/")
 
@@ -320,34 +400,41 @@ class _Reader:
             try:
                 value = datetime.fromisoformat(value.replace("Z", "+00:00"))
             except ValueError:
-                raise self.fail("exclude-newer", f"'{value}' is not an RFC 3339 date-time",
+                raise self.fail("exclude-newer", f"{_q(value)} is not an RFC 3339 date-time",
                                 hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"') from None
         elif isinstance(value, date) and not isinstance(value, datetime):
             value = datetime.combine(value, time(0), tzinfo=timezone.utc)
         if not isinstance(value, datetime):
             raise self.fail("exclude-newer", "must be a date-time", hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"')
         if value.tzinfo is None:
-            raise self.fail("exclude-newer", f"'{value.isoformat()}' has no time zone",
+            raise self.fail("exclude-newer", f"{_q(value.isoformat())} has no time zone",
                             hint="append Z for UTC, e.g. 2024-03-01T00:00:00Z")
-        return value.astimezone(timezone.utc)
+        value = value.astimezone(timezone.utc)
+        if value < EARLIEST_CUTOFF:
+            raise self.fail("exclude-newer", f"{value.date()} is before any package index served wheels "
+                            f"({EARLIEST_CUTOFF.date()}); nothing could be locked", hint="use a recent date-time")
+        if value > datetime.now(timezone.utc) + timedelta(days=1):
+            raise self.fail("exclude-newer", f"{value.isoformat()} is in the future: the lock would change as "
+                            "releases appear until then", hint="use a past date-time (or remove the key)")
+        return value
 
     def boolean(self, data: dict, key: str) -> bool:
         value = data.get(key, False)
         if not isinstance(value, bool):
-            raise self.fail(key, f"must be true or false, not {value!r}")
+            raise self.fail(key, f"must be true or false, not {_q(repr(value))}")
         return value
 
     def glibc(self, data: dict) -> str:
         text = self.string(data, "glibc", default=DEFAULT_GLIBC)
         if not _GLIBC.fullmatch(text):
-            raise self.fail("glibc", f"'{text}' is not a glibc version",
+            raise self.fail("glibc", f"{_q(text)} is not a glibc version",
                             hint='the oldest glibc the lock must run on, e.g. glibc = "2.28"')
         return text
 
     def env_name(self, data: dict) -> str:
         text = self.string(data, "name", default=DEFAULT_NAME)
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", text):
-            raise self.fail("name", f"'{text}' is not a valid environment name",
+            raise self.fail("name", f"{_q(text)} is not a valid environment name",
                             hint="use letters, digits, '.', '_' and '-'")
         return text
 
@@ -381,20 +468,20 @@ class _Reader:
         try:
             Version(entry["version"])
         except InvalidVersion:
-            raise self.fail(f"{prefix}version", f"'{entry['version']}' is not a PEP 440 version",
+            raise self.fail(f"{prefix}version", f"{_q(entry['version'])} is not a PEP 440 version",
                             array_index=index) from None
         for item in entry.get("requires-dist", []):
             try:
                 Requirement(item)
             except InvalidRequirement as exc:
-                raise self.fail(f"{prefix}requires-dist", f"'{item}' is not a valid requirement: {exc}",
+                raise self.fail(f"{prefix}requires-dist", f"{_q(item)} is not a valid requirement: {_clip_text(str(exc))}",
                                 array_index=index, element=item) from None
         requires_python = entry.get("requires-python")
         if requires_python is not None:
             try:
                 SpecifierSet(requires_python)
             except (InvalidSpecifier, TypeError):
-                raise self.fail(f"{prefix}requires-python", f"'{requires_python}' is not a specifier",
+                raise self.fail(f"{prefix}requires-python", f"{_q(requires_python)} is not a specifier",
                                 array_index=index) from None
 
     def outputs(self, data: dict) -> Outputs:
@@ -405,7 +492,24 @@ class _Reader:
         defaults = Outputs()
         values = {
             key: self.string(table, key, "outputs.", default=getattr(defaults, key.replace("-", "_")))
-            for key in OUTPUT_KEYS
+            for key in OUTPUT_KEYS if key != "pylock"
         }
-        return Outputs(values["environment"], values["requirements"], values["conda-lock"])
+        pylock = self.string(table, "pylock", "outputs.")
+        if pylock is not None:
+            values["pylock"] = pylock
+        claimed: dict[str, str] = {}
+        for key, value in values.items():
+            problem = output_path_problem(value, key, self.path.name)
+            if problem:
+                raise self.fail(f"outputs.{key}", problem, hint="lock files live in the project folder or below it, "
+                                f'e.g. {key} = "{getattr(defaults, key.replace("-", "_")) or "pylock.toml"}"')
+            folded = _fold(value)
+            if folded in claimed:
+                raise self.fail(f"outputs.{key}", f"names the same file as outputs.{claimed[folded]} ({_q(value)})",
+                                hint="each lock file needs its own name")
+            claimed[folded] = key
+        if pylock is not None and not _PYLOCK_NAME.fullmatch(Path(pylock).name):
+            raise self.fail("outputs.pylock", f"{_q(pylock)} is not a PEP 751 lock file name",
+                            hint='uv and pip read only pylock.toml or pylock.<name>.toml, e.g. pylock = "pylock.toml"')
+        return Outputs(values["environment"], values["requirements"], values["conda-lock"], pylock)
 

@@ -1,4 +1,10 @@
-"""Write an intent with tomlkit, keeping an existing pyproject.toml's comments and layout."""
+"""Write an intent with tomlkit, keeping an existing pyproject.toml's comments and layout.
+
+`values` holds the keys to write (python, cuda, glibc, channels, conda, pip, indexes,
+pytorch-index, outputs); `notes` may give each value a trailing comment: a string for a scalar key, a list of
+strings (one per element) for a list key. `lockguard init --from` uses them to say which file and
+line every value came from.
+"""
 
 from __future__ import annotations
 
@@ -8,36 +14,62 @@ import tomlkit
 
 from lockguard.errors import InputError
 
+SCALARS = ("python", "cuda", "glibc", "pytorch-index")
+LISTS = ("channels", "conda", "pip", "indexes")
 
-def _table(values: dict) -> tomlkit.items.Table:
+
+def _table(values: dict, notes: dict | None = None) -> tomlkit.items.Table:
+    notes = notes or {}
     table = tomlkit.table()
-    table.add("python", values["python"])
-    table.add("cuda", values["cuda"])
-    if values.get("channels") is not None:
-        table.add("channels", _array(values["channels"]))
-    if values.get("conda"):
-        table.add("conda", _array(values["conda"]))
-    table.add("pip", _array(values.get("pip", [])))
+    for key in ("python", "cuda", "glibc", "channels", "conda", "pip", "indexes", "pytorch-index"):
+        value = values.get(key)
+        if key in ("python", "cuda", "pip"):
+            value = value if value is not None else ([] if key == "pip" else None)
+        elif not value and not (key == "channels" and value == []):
+            continue  # an absent optional key keeps its default
+        if key in SCALARS:
+            item = tomlkit.item(value)
+            if notes.get(key):
+                item.comment(notes[key])
+        else:
+            item = _array(list(value), notes.get(key))
+        table.add(key, item)
+    outputs = {k: v for k, v in (values.get("outputs") or {}).items() if v}
+    if outputs:
+        table.add("outputs", tomlkit.table())
+        for key, value in outputs.items():
+            table["outputs"].add(key, value)
     return table
 
 
-def _array(items: list[str]) -> tomlkit.items.Array:
+def _array(items: list[str], notes: list[str] | str | None = None) -> tomlkit.items.Array:
     array = tomlkit.array()
+    per_item = notes if isinstance(notes, list) else None
+    if per_item and any(per_item):
+        for item, note in zip(items, per_item, strict=True):
+            array.add_line(item, comment=note or None)
+        array.add_line(indent="")
+        return array
     array.extend(items)
     if len(items) > 2:
         array.multiline(True)
+    if isinstance(notes, str) and notes:
+        array.comment(notes)
     return array
 
 
-def new_intent_document(values: dict) -> str:
+def new_intent_document(values: dict, notes: dict | None = None, header: list[str] = ()) -> str:
     doc = tomlkit.document()
     doc.add(tomlkit.comment("lockguard intent: what to lock. `lockguard resolve` turns it into lock files."))
-    for key, item in _table(values).items():
+    for line in header:
+        doc.add(tomlkit.comment(line))
+    for key, item in _table(values, notes).items():
         doc.add(key, item)
-    return tomlkit.dumps(doc)
+    text = tomlkit.dumps(doc)
+    return text if text.endswith("\n") else text + "\n"
 
 
-def add_intent_to_pyproject(text: str, values: dict, *, force: bool, path: Path) -> str:
+def add_intent_to_pyproject(text: str, values: dict, *, force: bool, path: Path, notes: dict | None = None) -> str:
     try:
         doc = tomlkit.parse(text)
     except tomlkit.exceptions.ParseError as exc:
@@ -51,5 +83,5 @@ def add_intent_to_pyproject(text: str, values: dict, *, force: bool, path: Path)
             raise InputError(f"{path} already has [tool.lockguard]", file=str(path), key="tool.lockguard",
                              hint="pass --force to replace it, or edit it by hand")
         del tool["lockguard"]
-    tool.add("lockguard", _table(values))
+    tool.add("lockguard", _table(values, notes))
     return tomlkit.dumps(doc)

@@ -11,19 +11,28 @@ from dataclasses import dataclass, field
 class ProbeResult:
     python: str
     base: dict = field(default_factory=dict)
-    torch: dict | None = None
+    torch: dict | None = None  # {"state": "ok" | "broken" | "missing", ...torch's facts}
     smoke: list | None = None
     returncode: int = 0
     stderr_tail: str = ""
+    imports: list[dict] = field(default_factory=list)  # one per GPU package tried: dist, module, state, error, ...
+    importing: dict | None = None  # the import under way when the output ended (it killed the process)
+    problems: list[str] = field(default_factory=list)  # records of the wrong shape, a timeout, no facts
+    noise: list[str] = field(default_factory=list)  # lines that are not JSON (a .pth that prints at start-up)
+    timed_out: bool = False
 
     @property
     def crashed(self) -> str | None:
-        """How the probe died ('SIGSEGV', 'exit 3'), or None when it finished."""
-        if self.returncode == 0 and self.base:
+        """How the probe died ('SIGSEGV', 'exit 3', 'timed out'), or None when it finished."""
+        if self.timed_out:
+            return "timed out"
+        if self.returncode == 0 and self.base and not self.problems:
             return None
         if self.returncode < 0:
             try:
                 return signal.Signals(-self.returncode).name
             except ValueError:
                 return f"signal {-self.returncode}"
-        return f"exit {self.returncode}" if self.returncode else "no output"
+        if self.returncode:
+            return f"exit {self.returncode}"
+        return "output not understood" if self.problems or self.noise else "no output"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from lockguard.model.intent import CudaRequest, Intent
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
+
+if TYPE_CHECKING:  # annotations only: doctor reads MachineFacts without loading the intent model
+    from lockguard.model.intent import CudaRequest, Intent
 
 # conda subdir -> (platform_system, platform_machine, sys_platform, os_name)
 _PLATFORMS = {

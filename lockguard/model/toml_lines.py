@@ -74,6 +74,11 @@ class TomlLines:
                 break
             if not key and table and want[: len(table)] == table:
                 fallback = number
+        if found is None:  # `key = [{...}]` or `key = {...}`: the line of the longest enclosing key
+            for size in range(len(want) - 1, len(self.base), -1):
+                found = next((n for t, _i, k, n in self._entries() if k and t + k == want[:size]), None)
+                if found is not None:
+                    break
         if found is not None and element is not None:
             return self._element_line(found, element) or found
         return found if found is not None else fallback

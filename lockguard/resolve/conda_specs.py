@@ -49,10 +49,13 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
             spec = f"{name}={version}"
         elif name in by_name:
             if constraint and spec != by_name[name]:
+                origin = _origin_of(knowledge, stack.platform, name)
+                rule = next((code for prefix, code in _RULES if name.startswith(prefix)), None)
                 raise Unsatisfiable(
-                    f"the intent's conda spec {spec!r} contradicts the CUDA stack's {by_name[name]!r}",
+                    f"the intent's conda spec {spec!r} contradicts the CUDA stack's {by_name[name]!r}"
+                    + (f" ({rule}: `lockguard check` rejects such a lock; {origin})" if rule else f" ({origin})"),
                     conflicts=[Conflict(f"conda = [{spec!r}]", "intent"),
-                               Conflict(f"{by_name[name]} (cuda = {stack.cuda or 'none'}, torch {stack.torch})", "knowledge")],
+                               Conflict(f"{by_name[name]} (cuda = {stack.cuda or 'none'}, torch {stack.torch})", origin)],
                     hint="leave versions of stack packages to the cuda and python keys",
                 )
             continue
@@ -62,6 +65,20 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
             merged.append(spec)
             by_name[spec_name(spec)] = spec
     return merged
+
+
+# which check rule a contradiction of a stack spec would break
+_RULES = (("cuda-version", "LG120"), ("cudatoolkit", "LG120"), ("cuda-nvcc", "LG126"), ("gcc", "LG122"),
+          ("gxx", "LG122"))
+
+
+def _origin_of(knowledge: Knowledge, platform: str, name: str) -> str:
+    """The knowledge row (constraints/conda.toml:NN) whose template gives the stack spec `name`."""
+    values = {"python": "", "platform": platform, "glibc": "", "cuda": "", "gcc": ""}
+    for row in (*knowledge.cuda_specs, *knowledge.build_specs, *knowledge.python_specs):
+        if any(spec_name(template.format(**values)) == name for template in row.specs):
+            return row.origin
+    return "knowledge"
 
 
 def _pip_pins(stack: CudaStack) -> dict[str, str]:

@@ -19,9 +19,11 @@ from lockguard.model.intent import Intent
 from lockguard.model.lock import CondaRecord, CondaSide, Lock, PlatformLock
 from lockguard.model.target import MachineFacts, Target, targets_for
 from lockguard.resolve.conda_specs import knowledge_pins, merge_specs, virtual_packages
+from lockguard.resolve.knowledge_rules import name_rules
 from lockguard.resolve.pip_resolve import PipResolution, resolve_pip
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.stack import CudaStack, query_stacks, torch_spec
+from lockguard.resolve.torch_builds import TorchBuild
 
 
 class CondaPort(Protocol):
@@ -38,9 +40,9 @@ class ResolveOptions:
 
 
 def resolve_lock(intent: Intent, knowledge: Knowledge, machine: MachineFacts | None,
-                 make_source: Callable[[Target, str | None, list[str] | None], PackageSource],
+                 make_source: Callable[[Target, list[str] | None], PackageSource],
                  conda: CondaPort | None, options: ResolveOptions) -> Lock:
-    """`make_source(target, torch_index, torch_versions)` builds the package source of a platform."""
+    """`make_source(target, torch_versions)` builds the package source of a platform."""
     targets = targets_for(intent, machine)
     if options.platforms:
         unknown = set(options.platforms) - set(intent.platforms)
@@ -54,14 +56,14 @@ def resolve_lock(intent: Intent, knowledge: Knowledge, machine: MachineFacts | N
 
 
 def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
-                      make_source: Callable[[Target, str | None, list[str] | None], PackageSource],
+                      make_source: Callable[[Target, list[str] | None], PackageSource],
                       conda: CondaPort | None, options: ResolveOptions) -> PlatformLock:
     options.progress(f"{target.platform}: CUDA stack")
     stacks, torch_problem = _stacks(intent, knowledge, target)
     no_torch = query_stacks(knowledge, target, None, wants_torch=False)[0]
     first = stacks[0] if stacks else no_torch
-    torch_index = next((s.index_url for s in stacks if s.index_url), None)
-    source = make_source(target, torch_index, [s.torch for s in stacks] if stacks else None)
+    builds = _torch_builds(knowledge, target, stacks)
+    source = make_source(target, [s.torch for s in stacks] if stacks else None)
     knowledge_only = options.conda_from_knowledge or intent.conda_from_knowledge
     tried: set[tuple[str, ...]] = set()
     stack = first
@@ -72,10 +74,10 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
         options.progress(f"{target.platform}: pip side ({len(intent.pip)} requirements)")
         pip = resolve_pip(
             intent.pip, source, target,
-            torch_versions=[s.torch for s in stacks] if stacks else None,
-            torch_problem=torch_problem, hazards=knowledge.hazards, conda_provided=provided,
-            exclude_newer=intent.exclude_newer, warn=options.warn,
+            torch_builds=builds, torch_problem=torch_problem, hazards=knowledge.hazards,
+            conda_provided=provided, exclude_newer=intent.exclude_newer, warn=options.warn,
             explain_torch=lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
+            name_rules=name_rules(knowledge, target),
         )
         final = _stack_for(pip, stacks) if pip.pin("torch") else no_torch  # no torch: the stack without it
         final = final or first
@@ -98,6 +100,18 @@ def _stacks(intent: Intent, knowledge: Knowledge, target: Target) -> tuple[list[
             raise
         # torch is not asked for directly: only fail if something in the resolution needs it
         return [], problem
+
+
+def _torch_builds(knowledge: Knowledge, target: Target, stacks: list[CudaStack]) -> list[TorchBuild]:
+    """Each allowed torch build with where it comes from, and the variant PyPI carries instead."""
+    out = []
+    for stack in stacks:
+        minor = ".".join(stack.torch.split("+")[0].split(".")[:2])
+        release = knowledge.release(minor)
+        pypi = release.pypi_cuda_for(target.platform) if release else None
+        out.append(TorchBuild(stack.torch, stack.index_url, f"torch {minor} {stack.variant}",
+                              pypi.variant if pypi else None))
+    return out
 
 
 def _torch_reason(knowledge: Knowledge, target: Target, spec, pytorch_index: str) -> str | None:

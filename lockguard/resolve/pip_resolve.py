@@ -9,18 +9,22 @@ from datetime import datetime
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-from resolvelib import BaseReporter, Resolver
+from resolvelib import Resolver
 from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
-from lockguard.errors import Conflict, Unsatisfiable
+from lockguard.errors import SourceUnreachable, Unsatisfiable
 from lockguard.knowledge.tables import Hazard
 from lockguard.model.dist import DistFile
 from lockguard.model.lock import INTENT
 from lockguard.model.target import Target
+from lockguard.model.versions import CudaVersion
 from lockguard.resolve.candidates import CandidateFilter
+from lockguard.resolve.conflicts import ConflictWatcher, Decisive, SearchExhausted
+from lockguard.resolve.explain import explain
 from lockguard.resolve.ports import PackageSource
-from lockguard.resolve.provider import Provider, ProviderContext
+from lockguard.resolve.provider import Provider, ProviderContext, Unreached
 from lockguard.resolve.requirements import PYTHON, Req, split_key
+from lockguard.resolve.torch_builds import TorchBuild
 
 MAX_ROUNDS = 20_000
 
@@ -59,36 +63,93 @@ def resolve_pip(
     source: PackageSource,
     target: Target,
     *,
-    torch_versions: list[str] | None = None,
+    torch_builds: list[TorchBuild] | None = None,
     torch_problem: Unsatisfiable | None = None,
     hazards: Sequence[Hazard] = (),
     conda_provided: dict[str, str] | None = None,
     exclude_newer: datetime | None = None,
     warn: Callable[[str], None] = lambda _m: None,
     explain_torch: Callable[[SpecifierSet], str | None] = lambda _s: None,
+    name_rules: Callable[[str], list[Req]] = lambda _n: [],
 ) -> PipResolution:
-    """`explain_torch(spec)` says why the CUDA stack has no torch for `spec` (or None)."""
+    """`explain_torch(spec)` says why the CUDA stack has no torch for `spec` (or None);
+    `name_rules(name)` are the knowledge's constraints on a name wherever it is required."""
     files = CandidateFilter(target, exclude_newer)
     context = ProviderContext(
         target=target,
-        torch_versions=[] if torch_problem else ([Version(v) for v in torch_versions] if torch_versions is not None else None),
+        torch_builds=[] if torch_problem else torch_builds,
         hazards=hazards,
         conda_provided={name: Version(v) for name, v in (conda_provided or {}).items()},
+        name_rules=name_rules,
     )
     provider = Provider(source, files, context)
-    top = [Req.parse(text) for text in requirements]
-    source.prefetch_projects(sorted({r.name for r in top}))
+    top = merged_requirements(requirements)
+    top = [rule for name in dict.fromkeys(r.name for r in top) for rule in provider.rules_for(name)] + top
+    source.prefetch_projects(sorted({r.name for r in top if not r.constraint_only}))
+    watcher = ConflictWatcher(provider, top)
     try:
-        result = Resolver(provider, BaseReporter()).resolve(top, max_rounds=MAX_ROUNDS)
+        result = Resolver(provider, watcher).resolve(top, max_rounds=MAX_ROUNDS)
     except ResolutionImpossible as exc:
-        raise _explain(exc, provider, target, torch_problem, explain_torch) from None
+        _unreached_is_the_answer(provider)
+        raise explain(exc.causes, provider, target, torch_problem, explain_torch) from None
+    except Decisive as exc:
+        _unreached_is_the_answer(provider)
+        raise explain(exc.causes, provider, target, torch_problem, explain_torch, proof=exc.lines) from None
+    except SearchExhausted as exc:
+        _unreached_is_the_answer(provider)
+        found = explain(exc.first_causes, provider, target, torch_problem, explain_torch)
+        raise Unsatisfiable(f"no resolution found after {exc.conflicts} conflicts; the first was: {found.message}",
+                            conflicts=found.conflicts,
+                            hint="pin the packages named here, so that the search has fewer versions to try") from None
     except ResolutionTooDeep:
         raise Unsatisfiable(f"resolution did not finish within {MAX_ROUNDS} rounds",
                             hint="pin the packages that backtrack (lockguard -v resolve shows them)") from None
     if files.missing_upload_times:
         warn("exclude-newer could not be applied to files from " + ", ".join(sorted(files.missing_upload_times))
              + " (their index gives no upload times)")
+    for missed in provider.unreached.values():
+        if missed.builds or missed.names:
+            warn(f"{_unreached_text(missed)}; resolved without it, so the lock may differ from one made "
+                 "where that index can be reached")
     return _pins(result, target)
+
+
+def merged_requirements(requirements: Sequence[str]) -> list[Req]:
+    """The intent's requirements, each name once: repeats are dropped and the specifiers of one
+    name are intersected (resolvelib merges requirements one by one, which is quadratic)."""
+    merged: dict[tuple, Req] = {}
+    for text in dict.fromkeys(requirements):
+        req = Req.parse(text)
+        key = (req.key, req.url)
+        if key in merged and req.url is None:
+            before = merged[key]
+            merged[key] = Req(before.name, before.specifier & req.specifier, before.extras)
+        else:
+            merged.setdefault(key, req)
+    return list(merged.values())
+
+
+def _unreached_text(missed: Unreached) -> str:
+    labels = list(dict.fromkeys(b.label for b in missed.builds)) or sorted(missed.names)
+    what = ", ".join(labels)
+    only = "is" if len(labels) == 1 else "are"
+    return f"{what} {only} published only on the PyTorch index ({missed.index_url}), which cannot be reached"
+
+
+def _unreached_is_the_answer(provider: Provider) -> None:
+    """With no PyPI answer, an unreachable PyTorch index that held candidates is the reason."""
+    missed = [m for m in provider.unreached.values() if m.builds or m.names]
+    if not missed:
+        return
+    first = missed[0]
+    alternatives = sorted({b.pypi_variant for m in missed for b in m.builds if b.pypi_variant})
+    hint = 'use a mirror of the PyTorch index (pytorch-index = "https://..." in the intent)'
+    if alternatives:
+        cudas = " or ".join(f'cuda = "{CudaVersion.from_variant(v)}"' for v in alternatives if v != "cpu")
+        if cudas:
+            hint += f", or the variant PyPI itself carries ({', '.join(alternatives)}: {cudas})"
+    raise SourceUnreachable(f"{'; '.join(_unreached_text(m) for m in missed)} ({first.error.message})",
+                            url=first.index_url, hint=hint)
 
 
 def _pins(result, target: Target) -> PipResolution:
@@ -133,50 +194,3 @@ def _pins(result, target: Target) -> PipResolution:
         ))
     pins.sort(key=lambda p: p.name)
     return PipResolution(target.platform, tuple(pins), tuple(sorted(provided)))
-
-
-def _explain(exc: ResolutionImpossible, provider: Provider, target: Target,
-             torch_problem: Unsatisfiable | None, explain_torch) -> Unsatisfiable:
-    lines: list[str] = []
-    conflicts: list[Conflict] = []
-    names: list[str] = []
-    for info in exc.causes:
-        if info.requirement.name == "torch" and torch_problem is None:
-            reason = explain_torch(info.requirement.specifier)
-            if reason:
-                torch_problem = Unsatisfiable(reason)
-        req: Req = info.requirement
-        who = f"{info.parent.name} {info.parent.version}" if info.parent is not None else "the intent"
-        what = f"Python {req.specifier}" if req.name == PYTHON else f"{req.key}{req.specifier or ''}"
-        fact = f"{who} needs {what}" + (f" [{req.why}]" if req.why else "")
-        if fact not in lines:
-            lines.append(fact)
-            conflicts.append(Conflict(fact, "intent" if info.parent is None else "package metadata"))
-        if req.name not in names:
-            names.append(req.name)
-    for name in names:
-        for note in _why_few(name, provider, target, torch_problem):
-            if note not in lines:
-                lines.append(note)
-                conflicts.append(Conflict(note, "knowledge" if name == "torch" else "index"))
-    return Unsatisfiable("; ".join(lines), conflicts=conflicts,
-                         hint="relax one of these requirements, or change cuda/python in the intent")
-
-
-def _why_few(name: str, provider: Provider, target: Target, torch_problem: Unsatisfiable | None) -> list[str]:
-    if name == PYTHON:
-        return [f"the target Python is {target.python}"]
-    if name == "torch" and torch_problem is not None:
-        return [torch_problem.message]
-    if name in provider.context.conda_provided:
-        return [f"{name} is installed by the conda side at {provider.context.conda_provided[name]}"]
-    candidates = provider.candidates_of(name)
-    if not candidates:
-        projects = provider.source.projects(name)
-        if not projects:
-            return [f"no index has a project named {name}"]
-        return [f"no file of {name} fits {target.platform} with Python {target.python}"]
-    if name == "torch" and provider.context.torch_versions is not None:
-        allowed = ", ".join(str(v) for v in provider.context.torch_versions[:6])
-        return [f"the CUDA stack allows torch {allowed}"]
-    return []

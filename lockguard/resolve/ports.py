@@ -17,8 +17,12 @@ class Project:
 
 class PackageSource(Protocol):
     def projects(self, name: str) -> list[Project]:
-        """The project's pages. First-index strategy: one page, except for names the source
-        routes to several indexes (torch on PyPI and the PyTorch index)."""
+        """The project's page from the first of the intent's indexes that has it (first-index
+        strategy; the PyTorch index is never consulted here)."""
+
+    def index_project(self, name: str, index_url: str) -> Project | None:
+        """The project's page on one given index (a PyTorch index variant), fetched only when a
+        candidate needs it. Raises SourceUnreachable when that index cannot be reached."""
 
     def metadata(self, name: str, version: str, file: DistFile) -> DistMetadata: ...
 

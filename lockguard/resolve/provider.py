@@ -1,15 +1,18 @@
 """The resolvelib provider: target-correct candidates, knowledge constraints, conda-provided names.
 
-Knowledge enters in three ways: torch's candidates are limited to the versions the CUDA stack
-allows (with their local label when they come from the PyTorch index); hazard rules add
-*constraints* to the candidate they concern (numpy<2 for torch<2.3 on Linux) that bound a version
-without installing anything; and names the conda side installs have exactly one candidate.
+Knowledge enters in four ways: torch's candidates are limited to the builds the CUDA stack allows
+(PyPI's own, or a PyTorch index variant fetched only when the resolver reaches such a build);
+torchvision and torchaudio pair with torch's build; hazard rules add *constraints* to the
+candidate they concern (numpy<2 for torch<2.3 on Linux) that bound a version without installing
+anything; name rules (CUDA component wheels bound to the intent's CUDA, a GPU rule that excludes a
+package) constrain a name wherever it is required. Names the conda side installs have exactly one
+candidate.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.markers import Marker
@@ -19,11 +22,15 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 from resolvelib import AbstractProvider
 
+from lockguard.errors import BuildFailed, SourceUnreachable
 from lockguard.knowledge.tables import Hazard
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.requirements import PYTHON, Req, exact_version, split_key
+from lockguard.resolve.torch_builds import PAIRED, TorchBuild, index_urls, label_of
+
+MAX_FAILED_BUILDS = 3
 
 
 @dataclass
@@ -31,10 +38,24 @@ class ProviderContext:
     """Everything the provider knows besides the package source."""
 
     target: Target
-    torch_versions: list[Version] | None = None  # None: no CUDA-stack limit
+    torch_builds: list[TorchBuild] | None = None  # None: no CUDA-stack limit
     hazards: Sequence[Hazard] = ()
     conda_provided: dict[str, Version] = field(default_factory=dict)
-    notes: dict[str, list[str]] = field(default_factory=dict)  # name -> why its candidates are few
+    name_rules: Callable[[str], list[Req]] = lambda _name: []  # knowledge constraints on a name
+
+    @property
+    def torch_versions(self) -> list[Version] | None:
+        return None if self.torch_builds is None else [Version(b.version) for b in self.torch_builds]
+
+
+@dataclass
+class Unreached:
+    """A PyTorch index variant that could not be reached, and the builds that needed it."""
+
+    index_url: str
+    error: SourceUnreachable
+    builds: list[TorchBuild] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)
 
 
 class Provider(AbstractProvider):
@@ -44,7 +65,13 @@ class Provider(AbstractProvider):
         self.context = context
         self.environment = context.target.marker_environment()
         self._projects: dict[str, list[ProjectVersions]] = {}
+        self._index_pages: dict[tuple[str, str], ProjectVersions | None] = {}
         self._dependencies: dict[tuple[str, Version, frozenset[str]], list[Req]] = {}
+        self._rules: dict[str, list[Req]] = {}
+        self.unreached: dict[str, Unreached] = {}  # index url -> what it would have served
+        self.build_failures: dict[str, BuildFailed] = {}  # "name version" -> why it was skipped
+        self._builds = {Version(b.version): b for b in context.torch_builds or ()}
+        self._labels = index_urls(context.torch_builds)
 
     # -- resolvelib interface --------------------------------------------------------------------
 
@@ -73,6 +100,11 @@ class Provider(AbstractProvider):
                 return False
             return all(self._satisfies(r, candidate) for r in reqs)
 
+        def usable(candidate: Candidate) -> bool:
+            # an sdist-only candidate is built (its metadata) only once everything else says yes
+            best = candidate.best_file
+            return best is None or best.is_wheel or self._builds_ok(candidate)
+
         def matches():
             # PEP 440: pre-releases only when a requirement names one, or when nothing else fits
             if only_constraints:
@@ -81,14 +113,14 @@ class Provider(AbstractProvider):
             for candidate in self._iter_candidates(name, bad, reqs):
                 if candidate.version.is_prerelease and not allow_pre:
                     continue
-                if fits(candidate):
+                if fits(candidate) and usable(candidate):
                     if not found_final and candidate.best_file is not None:
                         self.source.prefetch_metadata(candidate.name, str(candidate.version), candidate.best_file)
                     found_final = True
                     yield candidate.with_extras(extras) if extras else candidate
             if not found_final and not allow_pre:
                 for candidate in self._iter_candidates(name, bad, reqs):
-                    if candidate.version.is_prerelease and fits(candidate):
+                    if candidate.version.is_prerelease and fits(candidate) and usable(candidate):
                         yield candidate.with_extras(extras) if extras else candidate
 
         return matches  # a factory: resolvelib iterates it lazily, as often as it needs
@@ -105,32 +137,144 @@ class Provider(AbstractProvider):
         if key not in self._dependencies:
             self._dependencies[key] = self._compute_dependencies(candidate)
         deps = self._dependencies[key]
-        self.source.prefetch_projects(sorted({d.name for d in deps if d.name != PYTHON}))
+        self.source.prefetch_projects(sorted({d.name for d in deps if d.name != PYTHON and not d.constraint_only}))
         return deps
 
     # -- candidates ------------------------------------------------------------------------------
 
     def _iter_candidates(self, name: str, bad: set[Version], reqs: list[Req]):
         """Candidates newest first (torch: in CUDA-stack order); files are checked only for the
-        versions every requirement's specifier accepts."""
+        versions every requirement's specifier accepts. Sdist-only versions older than a version
+        with a wheel for the target come last (an old sdist is slow to build and rarely right)."""
         special = self._special_candidates(name)
         if special is not None:
             yield from (c for c in special if c.version not in bad)
             return
+
+        def accept(version: Version) -> bool:
+            return version not in bad and all(r.url or r.specifier.contains(version, prereleases=True) for r in reqs)
+
+        deferred: list[Candidate] = []
+        seen_wheel = False
+        for candidate in self._ordered(name, reqs, accept):
+            best = candidate.best_file
+            wheel = best is not None and best.is_wheel
+            if not wheel and seen_wheel:
+                deferred.append(candidate)
+                continue
+            seen_wheel = seen_wheel or wheel
+            yield candidate
+        yield from deferred
+
+    def _ordered(self, name: str, reqs: list[Req], accept: Callable[[Version], bool]):
+        if name == "torch" and self.context.torch_builds is not None:
+            yield from self._torch_candidates(accept)
+            return
+        if name in PAIRED and self.context.torch_builds is not None:
+            yield from self._paired_candidates(name, reqs, accept)
+            return
         for versions in self._project_versions(name):
-            order = self._stack_order(name, versions.versions)
-            for version in order:
-                if version in bad:
-                    continue
-                if not all(r.url or r.specifier.contains(version, prereleases=True) for r in reqs):
-                    continue
-                candidate = versions.candidate(version)
+            for version in versions.versions:
+                if accept(version):
+                    candidate = versions.candidate(version)
+                    if candidate is not None:
+                        yield candidate
+
+    def _torch_candidates(self, accept: Callable[[Version], bool]):
+        """torch in the CUDA stack's order, each build from where it is published; a PyTorch
+        index variant is fetched only when the resolver reaches a build that needs it."""
+        for build in self.context.torch_builds or ():
+            version = Version(build.version)
+            if not accept(version):
+                continue
+            if build.index_url is None:
+                pages = self._project_versions("torch")
+            else:
+                page = self._index_page("torch", build.index_url, build)
+                pages = [page] if page else []
+            for versions in pages:
+                candidate = versions.candidate(version) if version in versions.versions else None
                 if candidate is not None:
                     yield candidate
+                    break
 
-    def candidates_of(self, name: str) -> list[Candidate]:
-        """Every candidate of a name (explanations only: this evaluates every version)."""
-        return list(self._iter_candidates(name, set(), []))
+    def _paired_candidates(self, name: str, reqs: list[Req], accept: Callable[[Version], bool]):
+        """torchvision/torchaudio from where torch's build comes: PyPI's for PyPI's torch, the same
+        index variant for a `+cu118` torch; with no torch decided yet, PyPI's first."""
+        wanted = {r.local for r in reqs if r.local is not None}
+        labels = list(dict.fromkeys([""] + list(self._labels))) if not wanted else sorted(wanted)
+        for label in labels:
+            if label == "":
+                pages = self._project_versions(name)
+            elif label in self._labels:
+                page = self._index_page(name, self._labels[label], None)
+                pages = [page] if page else []
+            else:
+                pages = []
+            for versions in pages:
+                for version in versions.versions:
+                    if label_of(version) != label or not accept(version):
+                        continue
+                    candidate = versions.candidate(version)
+                    if candidate is not None:
+                        yield candidate
+
+    def _index_page(self, name: str, index_url: str, build: TorchBuild | None) -> ProjectVersions | None:
+        key = (name, index_url)
+        if key not in self._index_pages:
+            if index_url in self.unreached:
+                self._index_pages[key] = None
+            else:
+                try:
+                    project = self.source.index_project(name, index_url)
+                except SourceUnreachable as exc:
+                    self.unreached[index_url] = Unreached(index_url, exc)
+                    project = None
+                self._index_pages[key] = ProjectVersions(project, self.files) if project else None
+        if self._index_pages[key] is None and index_url in self.unreached:
+            missed = self.unreached[index_url]
+            missed.names.add(name)
+            if build is not None and build not in missed.builds:
+                missed.builds.append(build)
+        return self._index_pages[key]
+
+    def _builds_ok(self, candidate: Candidate) -> bool:
+        """An sdist-only candidate whose metadata cannot be built is skipped, and remembered;
+        after MAX_FAILED_BUILDS failures of one project its other sdists are not tried."""
+        failed = sum(1 for key in self.build_failures if key.split(" ")[0] == candidate.name)
+        if failed >= MAX_FAILED_BUILDS:
+            return False
+        try:
+            self.source.metadata(candidate.name, str(candidate.version), candidate.best_file)
+        except BuildFailed as exc:
+            self.build_failures[f"{candidate.name} {candidate.version}"] = exc
+            return False
+        return True
+
+    def candidates_matching(self, identifier: str, reqs: Sequence[Req]):
+        """Candidates of an identifier that every requirement accepts, lazily, building nothing
+        (for proofs: find_matches without its side effects)."""
+        name, extras = split_key(identifier)
+        reqs = list(reqs)
+        allow_pre = any(r.specifier.prereleases for r in reqs)
+        pinned = {v for v in (exact_version(r.specifier) for r in reqs) if v}
+        for candidate in self._iter_candidates(name, set(), reqs):
+            if candidate.version.is_prerelease and not allow_pre:
+                continue
+            if candidate.yanked and str(candidate.version) not in pinned:
+                continue
+            if all(self._satisfies(r, candidate) for r in reqs):
+                yield candidate.with_extras(extras) if extras else candidate
+
+    def candidates_of(self, name: str, reqs: Sequence[Req] = ()) -> list[Candidate]:
+        """Every candidate of a name that `reqs` accept (explanations only: this evaluates every
+        version, and builds nothing)."""
+        return [c for c in self._iter_candidates(name, set(), list(reqs)) if all(self._satisfies(r, c) for r in reqs)]
+
+    def why_none(self, name: str) -> str:
+        from lockguard.resolve.explain import why_none
+
+        return why_none(name, self, self.context.target)
 
     def _special_candidates(self, name: str) -> list[Candidate] | None:
         if name == PYTHON:
@@ -145,20 +289,21 @@ class Provider(AbstractProvider):
             self._projects[name] = [ProjectVersions(p, self.files) for p in self.source.projects(name)]
         return self._projects[name]
 
-    def _stack_order(self, name: str, versions: list[Version]) -> list[Version]:
-        if name != "torch" or self.context.torch_versions is None:
-            return versions
-        present = set(versions)
-        return [v for v in self.context.torch_versions if v in present]
-
     def _satisfies(self, req: Req, candidate: Candidate) -> bool:
         if req.name != candidate.name:
+            return False
+        if req.local is not None and not candidate.provided_by and label_of(candidate.version) != req.local:
             return False
         if req.url:
             return any(f.url.split("#")[0] == req.url.split("#")[0] for f in candidate.files)
         return req.specifier.contains(candidate.version, prereleases=True if candidate.provided_by else None)
 
     # -- dependencies ----------------------------------------------------------------------------
+
+    def rules_for(self, name: str) -> list[Req]:
+        if name not in self._rules:
+            self._rules[name] = self.context.name_rules(name)
+        return self._rules[name]
 
     def _compute_dependencies(self, candidate: Candidate) -> list[Req]:
         parent = f"{candidate.name}=={candidate.version}"
@@ -182,9 +327,13 @@ class Provider(AbstractProvider):
             if candidate.extras and not _mentions_extra(requirement.marker):
                 continue  # the base candidate brings those
             deps.append(req)
+        named = {d.name for d in deps if d.name != PYTHON}
+        rules = [rule for name in sorted(named) for rule in self.rules_for(name)]
         if not candidate.extras:
-            deps += self._hazard_constraints(candidate, parent)
-        return deps
+            rules += self._hazard_constraints(candidate, parent) + self._pairing_constraints(candidate, parent)
+        # constraints first: resolvelib looks at a name's candidates as each requirement arrives,
+        # and a candidate the constraint excludes must never be looked at (an sdist gets built)
+        return rules + deps
 
     def _marker_holds(self, marker: Marker | None, extras: frozenset[str]) -> bool:
         if marker is None:
@@ -201,6 +350,21 @@ class Provider(AbstractProvider):
                 out.append(Req(canonicalize_name(constrain.name), constrain.specifier, parent=parent,
                                constraint_only=True, why=f"knowledge: {hazard.id}, {hazard.origin}"))
         return out
+
+    def _pairing_constraints(self, candidate: Candidate, parent: str) -> list[Req]:
+        """torch's build and torchvision's/torchaudio's must come from the same place."""
+        if self.context.torch_builds is None:
+            return []
+        label = label_of(candidate.version)
+        where = f"+{label} builds" if label else "PyPI's own builds"
+        if candidate.name == "torch":
+            return [Req(n, SpecifierSet(), parent=parent, constraint_only=True, local=label,
+                        why=f"{n} must be the build that goes with torch {candidate.version} ({where})")
+                    for n in sorted(PAIRED)]
+        if candidate.name in PAIRED:
+            return [Req("torch", SpecifierSet(), parent=parent, constraint_only=True, local=label,
+                        why=f"{candidate.name} {candidate.version} goes with torch's {where}")]
+        return []
 
 
 def _mentions_extra(marker: Marker | None) -> bool:

@@ -20,6 +20,8 @@ class Req:
     parent: str | None = None  # "name==version" of the candidate that asked; None: the intent
     constraint_only: bool = False  # knowledge constraints bound a version but install nothing
     why: str | None = None  # the knowledge rule behind a constraint (id and origin)
+    local: str | None = None  # the local version label a candidate must carry ("": none); None: any
+    by: str | None = None  # who asks, in explanations, when it is not the parent (a knowledge rule)
 
     @classmethod
     def parse(cls, text: str, parent: str | None = None) -> Req:
@@ -34,6 +36,18 @@ class Req:
     def __str__(self) -> str:
         text = self.key + (f" @ {self.url}" if self.url else str(self.specifier))
         return text + (f" ({self.why})" if self.why else "")
+
+
+def fact(req: Req, who: str) -> str:
+    """'the intent needs torch==2.2.*' / 'knowledge (flash-attn GPU rule) allows no flash-attn [...]'."""
+    if str(req.specifier) == "<0":
+        text = f"{who} allows no {req.key}"
+    else:
+        what = f"Python {req.specifier}" if req.name == PYTHON else f"{req.key}{req.specifier or ''}"
+        if req.local is not None:
+            what += f" ({'PyPI build' if req.local == '' else '+' + req.local + ' build'})"
+        text = f"{who} needs {what}"
+    return text + (f" [{req.why}]" if req.why else "")
 
 
 def split_key(identifier: str) -> tuple[str, frozenset[str]]:

@@ -17,6 +17,7 @@ from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge, Toolkit, TorchPatch, TorchRelease
 from lockguard.model.target import Target
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, build_runs_on
+from lockguard.resolve.arch_reasons import arch_reason
 
 PYPI = "pypi"
 MAX_REASONS = 3  # an explanation names the newest releases' reasons; the conflicts list has all
@@ -61,11 +62,12 @@ def torch_spec(pip_requirements: tuple[str, ...]) -> SpecifierSet | None:
     """The torch specifier of the intent's pip requirements (None: no torch asked for)."""
     from packaging.requirements import Requirement
 
-    for text in pip_requirements:
+    found: SpecifierSet | None = None
+    for text in dict.fromkeys(pip_requirements):
         req = Requirement(text)
         if canonicalize_name(req.name) == "torch":
-            return req.specifier
-    return None
+            found = req.specifier if found is None else found & req.specifier
+    return found
 
 
 def query_stacks(
@@ -233,7 +235,7 @@ class _TorchQuery:
                 raise _Reject(exc.message, exc.conflicts) from None
         self._check_glibc(release)
         variant = cuda.variant if cuda else "cpu"
-        arch_row = self.k.arch_row(variant, patch.version) if cuda else None
+        arch_row = self.k.arch_row(variant, patch.version, self.target.platform) if cuda else None
         archs = arch_row.archs if arch_row else ()
         if cuda and arch_row:
             self._check_archs(release, variant, archs, arch_row.origin)
@@ -331,25 +333,9 @@ class _TorchQuery:
         for gpu in self.target.gpu_archs:
             if not build_runs_on(archs, gpu):
                 built = " ".join(str(a) for a in archs)
-                raise _Reject(
-                    f"{self._arch_needs(gpu)}; torch {release.minor} {variant} was built for {built}",
-                    [Conflict(f"torch {release.minor} {variant} archs: {built}", origin),
-                     Conflict(f"gpu = {gpu}", "intent")],
-                )
-
-    def _arch_needs(self, gpu: GpuArch) -> str:
-        """'sm_100 needs a torch built with CUDA >= 12.8 (torch >= 2.7)'."""
-        supporting: list[tuple[CudaVersion, Version]] = []
-        for release in self.k.releases:
-            for cuda, _source in self._published(release):
-                row = self.k.arch_row(cuda.variant, f"{release.minor}.0")
-                if row and build_runs_on(row.archs, gpu):
-                    supporting.append((cuda, Version(release.minor)))
-        if not supporting:
-            return f"no torch build lockguard knows runs on {gpu}"
-        cuda = min(c for c, _ in supporting)
-        torch_min = min(v for _, v in supporting)
-        return f"{gpu} needs a torch built with CUDA >= {cuda} (torch >= {torch_min})"
+                reason = arch_reason(self.k, self.target.platform, release, variant, archs, gpu, self._published)
+                raise _Reject(reason, [Conflict(f"torch {release.minor} {variant} archs: {built}", origin),
+                                       Conflict(f"gpu = {gpu}", "intent")])
 
 
 def _exact(spec: SpecifierSet) -> str | None:

@@ -15,6 +15,8 @@ if _config.get("crash") == "segfault":
     ctypes.string_at(0)
 if _config.get("crash") == "raise":
     raise OSError("libcudnn.so.8: cannot open shared object file: No such file or directory")
+if _config.get("crash") == "import_error":
+    raise ImportError(_config.get("message", "libcudnn.so.8: cannot open shared object file: No such file or directory"))
 for _lib in _config.get("libs", []):
     ctypes.CDLL(_lib, mode=ctypes.RTLD_GLOBAL)
 __version__ = _config["version"]
@@ -105,8 +107,17 @@ def install_fake_torch(site: Path, config: dict) -> None:
     (info / "RECORD").write_text("")
 
 
-def add_dist(site: Path, name: str, version: str) -> None:
+def add_dist(site: Path, name: str, version: str, files: tuple[str, ...] = ()) -> None:
+    """A dist-info whose RECORD lists `files` (paths relative to site-packages; not created)."""
     info = site / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    (info / "RECORD").write_text("")
+    rows = [f"{path},sha256=AAAA,1" for path in files] + [f"{info.name}/METADATA,,", f"{info.name}/RECORD,,"]
+    (info / "RECORD").write_text("\n".join(rows) + "\n")
+
+
+def add_package(site: Path, dist: str, version: str, module: str, body: str) -> None:
+    """A distribution with one module whose __init__ runs `body` (a GPU package that fails to import)."""
+    add_dist(site, dist, version, (f"{module}/__init__.py",))
+    (site / module).mkdir(exist_ok=True)
+    (site / module / "__init__.py").write_text(body)

@@ -1,6 +1,8 @@
 """A local simple index on 127.0.0.1 for tests: PEP 691 JSON and PEP 503 HTML project pages,
 files with HTTP range requests, PEP 658 metadata, and switches for the failures a real index has
-(ranges refused, a 500 then success, a slow answer, a truncated body)."""
+(ranges refused, a 500 then success, a slow answer, a truncated body) and for a misbehaving one
+(a page or a .metadata file replaced by garbage, a connection that never answers, a body that
+trickles or never ends, a redirect loop)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,14 @@ class Faults:
     delay_once: dict[str, float] = field(default_factory=dict)  # path -> seconds, for one request
     truncate_once: set[str] = field(default_factory=set)  # paths whose next body is cut short
     etag: bool = True
+    # misbehaving modes, by path prefix
+    replace: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # path -> (content type, body)
+    metadata_body: dict[str, bytes] = field(default_factory=dict)  # wheel name -> its (advertised) .metadata
+    hang: set[str] = field(default_factory=set)  # accept, read the request, never answer
+    trickle: set[str] = field(default_factory=set)  # headers, then a byte every 0.3 s, for ever
+    endless: set[str] = field(default_factory=set)  # a body that never ends (no Content-Length)
+    redirect_loop: set[str] = field(default_factory=set)  # 302 to itself
+    status: dict[str, int] = field(default_factory=dict)  # path prefix -> an HTTP status, every time
 
 
 class LocalIndex:
@@ -46,6 +56,7 @@ class LocalIndex:
         self.requests: list[tuple[str, str, str]] = []  # (method, path, range)
         self.bytes_sent = 0
         self._lock = threading.Lock()
+        self._stopped = threading.Event()
         self._server: ThreadingHTTPServer | None = None
 
     # -- content -----------------------------------------------------------------------------
@@ -114,6 +125,7 @@ class LocalIndex:
         return self
 
     def stop(self) -> None:
+        self._stopped.set()
         if self._server:
             self._server.shutdown()
             self._server.server_close()
@@ -136,11 +148,51 @@ class LocalIndex:
         status = self.faults.fail_once.pop(path, None)
         if status:
             return self._send(req, status, b"injected failure", "text/plain", head=head)
+        if self._misbehave(req, path):
+            return
+        if path in self.faults.replace:
+            content_type, body = self.faults.replace[path]
+            return self._send(req, 200, body, content_type, head=head)
         if path.startswith(self.mount + "/"):
             return self._page(req, path, head)
         if path.startswith("/files/"):
             return self._file(req, path[len("/files/"):], head)
         self._send(req, 404, b"not found", "text/plain", head=head)
+
+    def _misbehave(self, req, path: str) -> bool:
+        """The hostile modes; True when the request was handled (or abandoned) here."""
+        def matches(prefixes: set[str]) -> bool:
+            return any(path.startswith(p) for p in prefixes)
+
+        try:
+            code = next((c for p, c in self.faults.status.items() if path.startswith(p)), None)
+            if code is not None:
+                self._send(req, code, b"go away", "text/plain")
+                return True
+            if matches(self.faults.hang):
+                while self._server is not None and not self._stopped.is_set():
+                    self._stopped.wait(0.2)
+                return True
+            if matches(self.faults.redirect_loop):
+                req.send_response(302)
+                req.send_header("Location", path)
+                req.send_header("Content-Length", "0")
+                req.end_headers()
+                return True
+            if matches(self.faults.trickle) or matches(self.faults.endless):
+                req.send_response(200)
+                req.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+                req.end_headers()
+                slow = matches(self.faults.trickle)
+                while not self._stopped.is_set():
+                    req.wfile.write(b" " if slow else b" " * 65536)
+                    req.wfile.flush()
+                    if slow:
+                        self._stopped.wait(0.3)
+                return True
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            return True
+        return False
 
     def _page(self, req, path: str, head: bool) -> None:
         project = path[len(self.mount) + 1:].strip("/")
@@ -171,7 +223,7 @@ class LocalIndex:
             if item.name in self.upload_times:
                 entry["upload-time"] = self.upload_times[item.name]
             if self.faults.serve_metadata and self.faults.advertise_metadata and item.name.endswith(".whl"):
-                meta = self._metadata_of(item) or b""
+                meta = self.faults.metadata_body.get(item.name) or self._metadata_of(item) or b""
                 entry["core-metadata"] = {"sha256": hashlib.sha256(meta).hexdigest()}
             entries.append(entry)
         etag = '"' + hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:16] + '"'
@@ -196,6 +248,7 @@ class LocalIndex:
         if name.endswith(".metadata"):
             wheel = self.files_dir / name[: -len(".metadata")]
             meta = self._metadata_of(wheel) if self.faults.serve_metadata and wheel.exists() else None
+            meta = self.faults.metadata_body.get(wheel.name, meta) if meta is not None else None
             if meta is None:
                 return self._send(req, 404, b"no metadata", "text/plain", head=head)
             return self._send(req, 200, meta, "application/octet-stream", head=head)

@@ -1,8 +1,10 @@
-"""Index client: several simple indexes with a first-index strategy, PyTorch-index routing for
-torch-family names only, cached and revalidated project pages, offline mode.
+"""Index client: several simple indexes with a first-index strategy, cached and revalidated
+project pages, offline mode, and pages of one given PyTorch index variant on demand.
 
-A name found on an earlier index is never taken from a later one. The PyTorch index is consulted
-only for torch-family names, so a same-named package there can never shadow PyPI's.
+A name found on an earlier index is never taken from a later one. The PyTorch index is not one of
+the intent's indexes: the resolver asks for a page there (`variant_page`) only when it reaches a
+torch-family build that only that index publishes, so a same-named package there can never shadow
+PyPI's and an unreachable PyTorch index costs nothing when PyPI satisfies the intent.
 """
 
 from __future__ import annotations
@@ -21,11 +23,6 @@ from lockguard.model.dist import DistFile
 
 PAGE_TTL_SECONDS = 600.0
 
-# Names whose CUDA builds live on the PyTorch index (download.pytorch.org/whl/<variant>).
-TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "triton",
-                          "pytorch-triton", "torchrec", "fbgemm-gpu"})
-
-
 @dataclass(frozen=True)
 class ProjectPage:
     name: str
@@ -35,12 +32,11 @@ class ProjectPage:
 
 class IndexClient:
     def __init__(self, http: HttpClient, cache: Cache, indexes: tuple[str, ...], *,
-                 torch_index: str | None = None, offline: bool = False, refresh: bool = False,
+                 offline: bool = False, refresh: bool = False,
                  ttl: float = PAGE_TTL_SECONDS, keep_file=None, keep_key: str = "") -> None:
         self.http = http
         self.cache = cache
         self.indexes = tuple(i.rstrip("/") for i in indexes)
-        self.torch_index = torch_index.rstrip("/") if torch_index else None
         self.offline = offline
         self.refresh = refresh
         self.ttl = ttl
@@ -50,32 +46,27 @@ class IndexClient:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def indexes_for(self, name: str) -> tuple[str, ...]:
-        """Where to look for a name, in order. Torch-family names try the PyTorch index first."""
-        if self.torch_index and canonicalize_name(name) in TORCH_FAMILY:
-            return (self.torch_index, *self.indexes)
-        return self.indexes
-
     def projects(self, name: str) -> list[ProjectPage]:
-        """The pages to take `name` from. torch itself is taken from the PyTorch index *and* the
-        first regular index, because the CUDA stack decides per version which one it comes from
-        (2.1.2 from PyPI, 2.1.2+cu118 from the index); every other name follows first-index."""
-        name = canonicalize_name(name)
-        if name == "torch" and self.torch_index:
-            pages = [self._page_from(name, (self.torch_index,)), self._page_from(name, self.indexes)]
-            return [p for p in pages if p is not None]
+        """The page to take `name` from: the first of the intent's indexes that has it."""
         page = self.project(name)
         return [page] if page else []
 
     def project(self, name: str) -> ProjectPage | None:
         """The files of `name` from the first index that has it (None: no index has it)."""
-        name = canonicalize_name(name)
+        return self._cached(canonicalize_name(name), self.indexes)
+
+    def variant_page(self, name: str, index_url: str) -> ProjectPage | None:
+        """The files of `name` on one PyTorch index variant (.../whl/cu118); None: not there."""
+        return self._cached(canonicalize_name(name), (index_url.rstrip("/"),))
+
+    def _cached(self, name: str, indexes: tuple[str, ...]) -> ProjectPage | None:
+        key = f"{name} {' '.join(indexes)}"
         with self._guard:
-            lock = self._locks.setdefault(name, threading.Lock())
+            lock = self._locks.setdefault(key, threading.Lock())
         with lock:
-            if name not in self._pages:
-                self._pages[name] = self._page_from(name, self.indexes_for(name))
-            return self._pages[name]
+            if key not in self._pages:
+                self._pages[key] = self._page_from(name, indexes)
+            return self._pages[key]
 
     def _page_from(self, name: str, indexes: tuple[str, ...]) -> ProjectPage | None:
         for index in indexes:
@@ -117,8 +108,9 @@ class IndexClient:
             last_modified=answer.headers.get("last-modified"),
             fetched_at=time.time(),
         )
+        files = self._parse(page)  # a broken page raises here and is never cached
         self.cache.put_page(page)
-        return self._parse(page)
+        return files
 
     def _parse(self, page: CachedPage) -> list[DistFile]:
         """Every file of the page, from a cached digest when there is one (parsing large pages

@@ -66,6 +66,14 @@ class RattlerSolver:
                 f"the conda side has no solution for {platform}: {str(exc).strip()}",
                 hint="the specs were: " + " ".join(specs),
             ) from None
+        finally:
+            # rattler's gateway keeps Python objects that its native (tokio) threads release; when
+            # that happens during interpreter shutdown the process aborts ("PyGILState_Release:
+            # thread state must be current"). Drop it now, while Python is fully alive.
+            import gc
+
+            self._gateway = None
+            gc.collect()
         return [_record(r) for r in records]
 
 

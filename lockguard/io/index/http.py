@@ -1,20 +1,35 @@
-"""The one adapter around httpx: timeouts, bounded retries with backoff, byte accounting.
+"""The one adapter around httpx: bounded time and size per request, bounded retries, byte accounting.
 
-Retries cover connection errors, timeouts and 5xx/429 answers; anything else is returned to the
-caller. `bytes_fetched` counts body bytes so benchmarks can report what a resolve downloaded.
+Every GET has a connect timeout, an idle-read timeout and an overall deadline past which the
+answer must keep arriving at MIN_RATE (a server that trickles bytes cannot hold a resolve; a big
+sdist on a good link is fine), and a size limit (an endless body is cut off). Connection
+errors and 5xx/429 answers are retried with backoff, a timeout once; a host that could not be
+connected to at all is not asked again in this session, so an unreachable PyTorch index costs one
+failure, not one per variant page. `bytes_fetched` counts body bytes so benchmarks can report what a resolve
+downloaded.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from lockguard import __version__
 from lockguard.errors import SourceUnreachable
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
 USER_AGENT = f"lockguard/{__version__}"
+ENV_TIMEOUT = "LOCKGUARD_HTTP_TIMEOUT"
+ENV_BACKOFF = "LOCKGUARD_HTTP_BACKOFF"
+DEFAULT_TIMEOUT = 10.0  # seconds without a byte before a request is given up
+CONNECT_TIMEOUT = 5.0
+DEADLINE_FACTOR = 6  # past this many idle timeouts an answer must keep arriving at MIN_RATE
+MIN_RATE = 256 * 1024  # bytes per second: a big download may take long, a trickle may not
+MAX_BODY = 256 * 1024 * 1024  # the largest answer read by default (pages, sdists)
+MAX_REDIRECTS = 10
 
 
 @dataclass
@@ -28,19 +43,23 @@ class Response:
         return self.content.decode("utf-8", errors="replace")
 
 
-ENV_TIMEOUT = "LOCKGUARD_HTTP_TIMEOUT"
-ENV_BACKOFF = "LOCKGUARD_HTTP_BACKOFF"
+class _TooLarge(Exception):
+    pass
+
+
+class _TooSlow(Exception):
+    pass
 
 
 class HttpClient:
     def __init__(self, *, timeout: float | None = None, retries: int = 3, backoff: float | None = None) -> None:
-        import os
-
-        self.timeout = timeout if timeout is not None else float(os.environ.get(ENV_TIMEOUT, "30"))
+        self.timeout = timeout if timeout is not None else float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
+        self.deadline = self.timeout * DEADLINE_FACTOR
         self.retries = retries
         self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
         self._client = None  # created on the first request: a warm resolve makes none
         self._lock = threading.Lock()
+        self._down: dict[str, str] = {}  # host -> why every attempt failed
         self.bytes_fetched = 0
         self.requests = 0
 
@@ -50,8 +69,9 @@ class HttpClient:
                 import httpx
 
                 self._client = httpx.Client(
-                    timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+                    timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT)),
                     follow_redirects=True,
+                    max_redirects=MAX_REDIRECTS,
                     headers={"User-Agent": USER_AGENT},
                     limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
                 )
@@ -67,22 +87,45 @@ class HttpClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def get(self, url: str, headers: dict[str, str] | None = None) -> Response:
-        """GET with retries. Raises SourceUnreachable when every attempt failed to connect."""
+    def get(self, url: str, headers: dict[str, str] | None = None, *, max_bytes: int = MAX_BODY) -> Response:
+        """GET with retries. Raises SourceUnreachable when the server cannot be reached, does not
+        answer in time, or answers with more than `max_bytes`."""
         if url.startswith("file://"):
-            return self._get_file(url)
+            return self._get_file(url, max_bytes)
         import httpx
 
+        host = urlsplit(url).netloc
+        if host in self._down:
+            raise SourceUnreachable(f"cannot reach {url}: {self._down[host]}", url=url, hint=self._hint())
         client = self._http()
-        last_error: str = ""
+        last_error = ""
+        timeouts = 0
+        unreachable = False  # no connection at all (DNS, refused, connect timeout): the host is down
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * (2 ** (attempt - 1)))
             try:
-                answer = client.get(url, headers=headers)
-                body = answer.content  # reads the whole body: a truncated one raises here
-            except (httpx.TransportError, httpx.DecodingError) as exc:
+                answer, body = self._once(client, url, headers, max_bytes)
+            except (_TooSlow, httpx.TimeoutException) as exc:
+                timeouts += 1
+                unreachable = isinstance(exc, httpx.ConnectTimeout)
+                last_error = (f"no complete answer within {self.deadline:.0f} s (it came slower than "
+                              f"{MIN_RATE // 1024} kB/s)" if isinstance(exc, _TooSlow)
+                              else f"no answer within {self.timeout:.0f} s")
+                if timeouts >= 2:
+                    break  # a timeout is retried once: an index that never answers must not cost minutes
+                continue
+            except _TooLarge:
+                raise SourceUnreachable(f"{url}: the answer is larger than {max_bytes // 2**20} MB; lockguard stopped "
+                                        "reading it", url=url, hint="the index serves a broken or endless file") from None
+            except httpx.TooManyRedirects:
+                raise SourceUnreachable(f"{url}: more than {MAX_REDIRECTS} redirects (a redirect loop)", url=url,
+                                        hint="check the index URL in the intent") from None
+            except (httpx.TransportError, httpx.DecodingError, httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
                 last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                unreachable = isinstance(exc, httpx.ConnectError)
+                if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+                    break
                 continue
             with self._lock:
                 self.bytes_fetched += len(body)
@@ -91,14 +134,37 @@ class HttpClient:
                 last_error = f"HTTP {answer.status_code}"
                 continue
             return Response(str(answer.url), answer.status_code, dict(answer.headers), body)
-        raise SourceUnreachable(
-            f"cannot reach {url} after {self.retries + 1} attempts ({last_error})",
-            url=url,
-            hint="check the network or the index URL; with a filled cache, --offline resolves without it",
-        )
+        attempts = attempt + 1
+        reason = f"{last_error} ({attempts} attempt{'s' if attempts > 1 else ''})"
+        if unreachable:  # a slow answer is this request's problem; no connection is the host's
+            with self._lock:
+                self._down.setdefault(host, reason)
+        raise SourceUnreachable(f"cannot reach {url}: {reason}", url=url, hint=self._hint())
+
+    def _once(self, client, url: str, headers: dict[str, str] | None, max_bytes: int):
+        started = time.monotonic()
+        with client.stream("GET", url, headers=headers) as answer:
+            declared = answer.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise _TooLarge()
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in answer.iter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise _TooLarge()
+                elapsed = time.monotonic() - started
+                if elapsed > self.deadline and size / elapsed < MIN_RATE:
+                    raise _TooSlow()
+                chunks.append(chunk)
+            return answer, b"".join(chunks)
+
+    def _hint(self) -> str:
+        return (f"check the network or the index URL (each request waits {self.timeout:.0f} s for an answer; "
+                f"{ENV_TIMEOUT}=SECONDS waits longer); with a filled cache, --offline resolves without it")
 
     @staticmethod
-    def _get_file(url: str) -> Response:
+    def _get_file(url: str, max_bytes: int) -> Response:
         from pathlib import Path
         from urllib.parse import unquote, urlparse
 
@@ -106,7 +172,10 @@ class HttpClient:
         if path.is_dir():
             path = path / "index.html"
         try:
+            if not path.is_file():
+                return Response(url, 404, {}, b"")
+            if path.stat().st_size > max_bytes:
+                raise SourceUnreachable(f"{path} is larger than {max_bytes // 2**20} MB", url=url)
             return Response(url, 200, {}, path.read_bytes())
         except FileNotFoundError:
             return Response(url, 404, {}, b"")
-

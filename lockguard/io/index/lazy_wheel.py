@@ -19,6 +19,8 @@ from lockguard.io.index.http import HttpClient
 
 TAIL_BYTES = 64 * 1024
 MIN_CHUNK = 16 * 1024
+MAX_WHEEL = 4 * 1024**3  # a server that ignores Range sends the whole wheel (torch: ~1 GB)
+MAX_METADATA = 4 * 1024**2  # a METADATA member larger than this is refused, unread
 
 
 class MetadataNotFound(Exception):
@@ -27,7 +29,7 @@ class MetadataNotFound(Exception):
 
 def fetch_tail(client: HttpClient, url: str):
     """The first request of a lazy read (the zip's last 64 KiB), to start it early."""
-    return client.get(url.split("#", 1)[0], headers={"Range": f"bytes=-{TAIL_BYTES}"})
+    return client.get(url.split("#", 1)[0], headers={"Range": f"bytes=-{TAIL_BYTES}"}, max_bytes=MAX_WHEEL)
 
 
 class _RangeFile(io.RawIOBase):
@@ -58,7 +60,7 @@ class _RangeFile(io.RawIOBase):
         raise SourceUnreachable(f"{self.url}: HTTP {answer.status}", url=self.url)
 
     def _fetch_whole(self) -> int:
-        answer = self.client.get(self.url)
+        answer = self.client.get(self.url, max_bytes=MAX_WHEEL)
         if answer.status != 200:
             raise SourceUnreachable(f"{self.url}: HTTP {answer.status}", url=self.url)
         self.full = answer.content
@@ -100,7 +102,7 @@ class _RangeFile(io.RawIOBase):
             if offset <= start and end <= offset + len(chunk):
                 return chunk[start - offset: end - offset]
         fetch_end = min(self.size, max(end, start + MIN_CHUNK))
-        answer = self.client.get(self.url, headers={"Range": f"bytes={start}-{fetch_end - 1}"})
+        answer = self.client.get(self.url, headers={"Range": f"bytes={start}-{fetch_end - 1}"}, max_bytes=MAX_WHEEL)
         if answer.status == 200:  # the server stopped honouring ranges midway
             self.ranges_refused = True
             self.full = answer.content
@@ -115,18 +117,23 @@ def _metadata_from_zip(archive: zipfile.ZipFile) -> bytes:
     names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
     if not names:
         raise MetadataNotFound("no .dist-info/METADATA in the archive")
+    size = archive.getinfo(names[0]).file_size
+    if size > MAX_METADATA:
+        raise MetadataNotFound(f"its {names[0]} is {size / 1e6:.1f} MB, more than lockguard reads "
+                               f"({MAX_METADATA // 2**20} MB)")
     return archive.read(names[0])
 
 
 def read_wheel_metadata(client: HttpClient, url: str, tail=None) -> tuple[bytes, bool]:
     """The METADATA bytes of the wheel at `url`, and whether the server refused ranges.
     `tail`: the answer of `fetch_tail` when the caller started it already."""
-    if url.startswith("file://"):
-        with zipfile.ZipFile(Path(unquote(urlparse(url).path))) as archive:
-            return _metadata_from_zip(archive), False
-    remote = _RangeFile(client, url.split("#", 1)[0], tail)
     try:
+        if url.startswith("file://"):
+            with zipfile.ZipFile(Path(unquote(urlparse(url).path))) as archive:
+                return _metadata_from_zip(archive), False
+        remote = _RangeFile(client, url.split("#", 1)[0], tail)
         with zipfile.ZipFile(remote) as archive:
             return _metadata_from_zip(archive), remote.ranges_refused
-    except zipfile.BadZipFile as exc:
-        raise SourceUnreachable(f"{url} is not a readable wheel: {exc}", url=url) from None
+    except (zipfile.BadZipFile, MetadataNotFound, OSError, ValueError, EOFError) as exc:
+        raise SourceUnreachable(f"{url} is not a readable wheel: {exc}", url=url,
+                                hint="the index serves a broken file; use another index or mirror") from None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
+import subprocess
 import tarfile
 import tempfile
 import zipfile
@@ -21,12 +23,15 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from lockguard.errors import InputError, SourceUnreachable
+from lockguard.errors import BuildFailed, SourceUnreachable
 from lockguard.io.index.cache import Cache
 from lockguard.io.index.http import HttpClient
 from lockguard.io.index.lazy_wheel import read_wheel_metadata
 from lockguard.io.index.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
+
+MAX_METADATA_BYTES = 4 * 1024 * 1024  # the largest METADATA lockguard reads (PyPI's biggest are ~1 MB)
+BUILD_TIMEOUT = 180.0  # seconds one sdist metadata build may take
 
 
 def parse_metadata(raw: bytes, how: str) -> DistMetadata:
@@ -38,6 +43,35 @@ def parse_metadata(raw: bytes, how: str) -> DistMetadata:
         requires_python=message.get("Requires-Python"),
         how=how,
     )
+
+
+def metadata_problem(metadata: DistMetadata, name: str, version: str) -> str | None:
+    """Why metadata cannot be trusted for the file of `name` `version` (None: it can). A lock built
+    on garbage metadata would silently miss dependencies, so garbage is an error, never 'none'."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion
+
+    if not metadata.name.strip() or not metadata.version.strip():
+        return "it has no Name or Version field (empty or not core metadata)"
+    if canonicalize_name(metadata.name) != canonicalize_name(name):
+        return f"it names the project {metadata.name!r}, not {name!r}"
+    try:
+        if Version(metadata.version) != Version(version):
+            return f"it says version {metadata.version!r}, the file name says {version!r}"
+    except InvalidVersion:
+        return f"its Version {metadata.version[:80]!r} is not a PEP 440 version"
+    for text in metadata.requires_dist:
+        try:
+            Requirement(text)
+        except InvalidRequirement as exc:
+            return f"its Requires-Dist {text[:120]!r} does not parse ({str(exc).splitlines()[0][:160]})"
+    if metadata.requires_python:
+        try:
+            SpecifierSet(metadata.requires_python)
+        except InvalidSpecifier:
+            return f"its Requires-Python {metadata.requires_python[:80]!r} does not parse"
+    return None
 
 
 def synthesize_metadata(name: str, version: str, requires_dist, requires_python: str | None) -> bytes:
@@ -74,8 +108,23 @@ class MetadataFetcher:
             raise SourceUnreachable(f"--offline: the metadata of {file.filename} is not in the cache",
                                     url=file.url, hint="run once without --offline to fill the cache")
         raw, how = self._fetch(file, try_unadvertised)
+        if len(raw) > MAX_METADATA_BYTES:
+            raise SourceUnreachable(f"the METADATA of {file.filename} is {len(raw) / 1e6:.1f} MB, more than "
+                                    f"lockguard reads ({MAX_METADATA_BYTES // 2**20} MB): {_where(file)}",
+                                    url=file.url, hint="the index serves a broken file; use another index or mirror")
+        metadata = parse_metadata(raw, how)
+        problem = metadata_problem(metadata, name, str(Version(version)))
+        if problem and how in ("pkg-info", "pep517"):  # pip discards such an sdist too, and goes on
+            raise BuildFailed(f"the metadata of {file.filename} ({_how(how)}) is unusable: {problem}",
+                              filename=file.filename)
+        if problem:
+            raise SourceUnreachable(
+                f"the metadata of {file.filename} ({_how(how)}, {_where(file)}) is unusable: {problem}",
+                url=file.url,
+                hint="the index serves broken metadata: use another index or mirror, or give this version's "
+                     "metadata in the intent with [[dependency-metadata]]")
         self.cache.put_metadata(key, raw)
-        return self._count(parse_metadata(raw, how))
+        return self._count(metadata)
 
     def _count(self, metadata: DistMetadata) -> DistMetadata:
         self.counts[metadata.how] = self.counts.get(metadata.how, 0) + 1
@@ -116,7 +165,7 @@ class MetadataFetcher:
     def _pep658(self, file: DistFile) -> bytes | None:
         if file.url.startswith("file://"):
             return None
-        answer = self.http.get(file.url + ".metadata")
+        answer = self.http.get(file.url + ".metadata", max_bytes=MAX_METADATA_BYTES)
         if answer.status != 200:
             return None  # not advertised and not served: fall back to range requests
         expected = file.metadata.get("sha256") if isinstance(file.metadata, dict) else None
@@ -151,6 +200,15 @@ def _side_requests() -> DaemonPool:
     return _SIDE
 
 
+def _where(file: DistFile) -> str:
+    return "from " + (file.url.rsplit("/", 1)[0] + "/" if "://" in file.url else file.url)
+
+
+def _how(how: str) -> str:
+    return {"pep658": "its PEP 658 .metadata file", "range": "read from the wheel", "download": "read from the wheel",
+            "pkg-info": "the sdist's PKG-INFO", "pep517": "built from the sdist"}.get(how, how)
+
+
 def _metadata_version(message) -> tuple[int, ...]:
     try:
         return tuple(int(p) for p in message.get("Metadata-Version", "1.0").split("."))
@@ -172,27 +230,59 @@ def _pkg_info(filename: str, archive: bytes) -> bytes | None:
 
 
 def _prepare_metadata(filename: str, archive: bytes) -> bytes:
-    """PEP 517 prepare_metadata_for_build_wheel in an isolated build environment."""
-    from build import BuildBackendException, BuildException
-    from build.util import project_wheel_metadata
+    """PEP 517 prepare_metadata_for_build_wheel in an isolated build environment, quietly (the
+    backend's output is kept for the error message) and within BUILD_TIMEOUT seconds."""
+    import warnings
+
+    from build import BuildBackendException, BuildException, ProjectBuilder
+    from build.env import DefaultIsolatedEnv
+    from pyproject_hooks import BuildBackendWarning
+
+    # the backend's warnings (setuptools' license classifiers...) are re-raised here; a resolve
+    # that reads an sdist's metadata must not print them
+    warnings.filterwarnings("ignore", category=BuildBackendWarning)
+    output: list[str] = []
+
+    def runner(cmd, cwd=None, extra_environ=None):
+        env = {**os.environ, **(extra_environ or {})}
+        try:
+            done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  timeout=BUILD_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            output.append(f"timed out after {BUILD_TIMEOUT:.0f} s")
+            raise
+        output[:] = done.stdout.decode("utf-8", "replace").splitlines()
+        done.check_returncode()
 
     with tempfile.TemporaryDirectory(prefix="lockguard-sdist-") as tmp:
-        root = Path(tmp)
-        if filename.endswith(".zip"):
-            with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
-                zipped.extractall(root)
-        else:
-            with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
-                tarred.extractall(root, filter="data")
+        root = Path(tmp) / "src"
+        root.mkdir()
+        try:
+            if filename.endswith(".zip"):
+                with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
+                    zipped.extractall(root)
+            else:
+                with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
+                    tarred.extractall(root, filter="data")
+        except (zipfile.BadZipFile, tarfile.TarError, OSError) as exc:
+            raise _build_failed(filename, f"the archive cannot be unpacked ({exc})") from None
         tops = [p for p in root.iterdir() if p.is_dir()]
         source = tops[0] if len(tops) == 1 else root
         try:
-            message = project_wheel_metadata(source, isolated=True)
-        except (BuildException, BuildBackendException, Exception) as exc:
-            raise InputError(
-                f"cannot read the metadata of {filename}: its build failed ({type(exc).__name__}: "
-                f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''})",
-                hint="sdists whose build imports torch need static metadata: add a [[dependency-metadata]] "
-                     "entry (name, version, requires-dist) to the intent",
-            ) from None
-        return message.as_string().encode()
+            with DefaultIsolatedEnv() as env:
+                builder = ProjectBuilder.from_isolated_env(env, source, runner=runner)
+                env.install(builder.build_system_requires)
+                env.install(builder.get_requires_for_build("wheel"))
+                info = Path(builder.metadata_path(Path(tmp) / "out"))
+                return (info / "METADATA").read_bytes()
+        except (BuildException, BuildBackendException, subprocess.SubprocessError, OSError, Exception) as exc:
+            last = next((line.strip() for line in reversed(output) if line.strip()), "")
+            reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+            raise _build_failed(filename, reason + (f"; the build said: {last[:200]}" if last else "")) from None
+
+
+def _build_failed(filename: str, reason: str) -> BuildFailed:
+    return BuildFailed(
+        f"cannot read the metadata of {filename}: its build failed ({reason})", filename=filename,
+        hint="sdists whose build imports torch need static metadata: add a [[dependency-metadata]] "
+             "entry (name, version, requires-dist) to the intent")

@@ -60,6 +60,15 @@ class IndexPackageSource:
                 self._advertises[file.url] = advertises
         return [Project(p.name, p.index_url, p.files) for p in pages]
 
+    def index_project(self, name: str, index_url: str) -> Project | None:
+        page = self.index.variant_page(name, index_url)
+        if page is None:
+            return None
+        advertises = any(f.metadata for f in page.files)
+        for file in page.files:
+            self._advertises[file.url] = advertises
+        return Project(page.name, page.index_url, page.files)
+
     def metadata(self, name: str, version: str, file: DistFile) -> DistMetadata:
         future = self._submit_metadata(name, version, file)
         return future.result()
@@ -85,7 +94,9 @@ class IndexPackageSource:
                 return
 
     def _speculate_dependencies(self, future: Future) -> None:
-        if future.exception() is not None:
+        # a prefetch cancelled at shutdown, or one that failed, speculates nothing (and must not
+        # raise here: concurrent.futures would print the exception of a callback to stderr)
+        if future.cancelled() or future.exception() is not None:
             return
         with self._guard:
             for name, specifier in self.speculator.dependencies(future.result()):

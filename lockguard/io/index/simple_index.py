@@ -7,6 +7,7 @@ import re
 from html.parser import HTMLParser
 from urllib.parse import unquote, urljoin, urlparse
 
+from lockguard.errors import SourceUnreachable
 from lockguard.model.dist import DistFile
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
@@ -17,18 +18,42 @@ def parse_project_page(body: bytes, content_type: str, page_url: str, keep=None)
     return [row_to_file(r) for r in project_rows(body, content_type, page_url, keep)]
 
 
+class BadPage(SourceUnreachable):
+    """An index page that is not a PEP 691/503 project page: the index is unusable for that name."""
+
+
+def _bad(page_url: str, what: str) -> BadPage:
+    return BadPage(f"the index page {page_url} is not a valid simple-repository page: {what}", url=page_url,
+                   hint="the index serves a broken page: check the index URL in the intent, or use another mirror")
+
+
 def project_rows(body: bytes, content_type: str, page_url: str, keep=None) -> list[tuple]:
-    """The page's files as plain tuples (see row_to_file): cheap to build, marshal and filter."""
+    """The page's files as plain tuples (see row_to_file): cheap to build, marshal and filter.
+    A page that is not a project page raises BadPage (it is never read as 'no files')."""
     if "json" in content_type:
         return json_rows(body, page_url, keep)
-    files = parse_html_page(body.decode("utf-8", errors="replace"), page_url)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _bad(page_url, "it is neither UTF-8 HTML nor JSON") from None
+    if text.strip() and "<" not in text[:65536]:
+        raise _bad(page_url, f"it is not HTML (it starts with {text.strip()[:40]!r})")
+    files = parse_html_page(text, page_url)
     return [file_to_row(f) for f in files if keep is None or keep(f.filename)]
 
 
 def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
-    data = json.loads(body)
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise _bad(page_url, f"invalid JSON ({str(exc)[:120]})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("files", []), list):
+        raise _bad(page_url, "PEP 691 wants an object whose 'files' is a list")
     rows = []
-    for item in data.get("files", []):
+    for number, item in enumerate(data.get("files", []), start=1):
+        problem = _file_problem(item)
+        if problem:
+            raise _bad(page_url, f"file #{number}: {problem}")
         if keep is not None and not keep(item["filename"]):
             continue
         url = item["url"]
@@ -38,6 +63,35 @@ def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
         rows.append((item["filename"], url, item.get("hashes") or {}, item.get("requires-python") or None,
                      bool(item.get("yanked")), metadata, item.get("upload-time"), item.get("size")))
     return rows
+
+
+def _file_problem(item) -> str | None:
+    """What is wrong with one PEP 691 file entry (None: nothing)."""
+    if not isinstance(item, dict):
+        return f"an entry must be an object, not {type(item).__name__}"
+    for key in ("filename", "url"):
+        if not isinstance(item.get(key), str) or not item.get(key):
+            return f"'{key}' must be a non-empty string"
+    hashes = item.get("hashes", {})
+    if hashes is not None and (not isinstance(hashes, dict)
+                               or not all(isinstance(k, str) and isinstance(v, str) for k, v in hashes.items())):
+        return f"'hashes' of {item['filename']} must map algorithm names to hex digests"
+    for key, kinds in (("requires-python", (str, type(None))), ("upload-time", (str, type(None))),
+                       ("size", (int, type(None))), ("yanked", (bool, str, type(None))),
+                       ("core-metadata", (bool, dict, type(None))), ("data-dist-info-metadata", (bool, dict, type(None)))):
+        if key in item and not isinstance(item[key], kinds):
+            return f"'{key}' of {item['filename']} has the wrong type ({type(item[key]).__name__})"
+    for key in ("core-metadata", "data-dist-info-metadata"):
+        if isinstance(item.get(key), dict) and not all(isinstance(v, str) for v in item[key].values()):
+            return f"'{key}' of {item['filename']} must map algorithm names to hex digests"
+    for where, mapping in (("hashes", hashes), ("core-metadata", item.get("core-metadata"))):
+        digest = mapping.get("sha256") if isinstance(mapping, dict) else None
+        if digest is not None and not _SHA256.fullmatch(digest):
+            return f"the sha256 in '{where}' of {item['filename']} is not 64 hex digits"
+    return None
+
+
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class _Anchors(HTMLParser):
@@ -80,6 +134,8 @@ def parse_html_page(text: str, page_url: str) -> list[DistFile]:
         hashes = {}
         if "=" in fragment:
             algo, _, digest = fragment.partition("=")
+            if algo == "sha256" and not _SHA256.fullmatch(digest):
+                raise _bad(page_url, f"the sha256 of {filename} in its link is not 64 hex digits")
             hashes[algo] = digest
         metadata_attr = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
         metadata: bool | dict = False

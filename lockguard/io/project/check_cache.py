@@ -15,9 +15,12 @@ import os
 from pathlib import Path
 
 from lockguard import __version__
+from lockguard.errors import InputError
 from lockguard.io.project.repo_scan import repository_paths
+from lockguard.io.project.textfile import LOCK_LIMIT, is_regular_file, read_bytes
 
 ABSENT = b"\0absent\0"
+UNREADABLE = b"\0unreadable\0"
 
 
 def _cache_dir() -> Path:
@@ -46,27 +49,30 @@ def _constraints_fingerprint() -> str:
 
 
 def find_intent_path(intent_path: Path | None) -> Path | None:
+    """The intent a plain check would read, or None when the full path must decide (no intent,
+    or both lockguard.toml and [tool.lockguard]: the full path says which one is used)."""
     if intent_path is not None:
-        return intent_path if intent_path.is_file() else None
+        return intent_path if is_regular_file(intent_path) else None
     candidate = Path.cwd() / "lockguard.toml"
-    if candidate.is_file():
-        return candidate
     pyproject = Path.cwd() / "pyproject.toml"
+    in_pyproject = is_regular_file(pyproject) and b"[tool.lockguard" in _bytes(pyproject)
+    if is_regular_file(candidate):
+        return None if in_pyproject else candidate
+    return pyproject if in_pyproject else None
+
+
+def _bytes(path: Path) -> bytes:
     try:
-        if "[tool.lockguard" in pyproject.read_text(encoding="utf-8"):
-            return pyproject
-    except (OSError, UnicodeDecodeError):
-        pass
-    return None
+        return read_bytes(path, what="file", limit=LOCK_LIMIT)
+    except (OSError, InputError):
+        return UNREADABLE
 
 
 def _digest(root: Path, files: list[str]) -> str:
     h = hashlib.sha256()
     for relative in files:
-        try:
-            data = (root / relative).read_bytes()
-        except OSError:
-            data = ABSENT
+        path = root / relative
+        data = _bytes(path) if os.path.lexists(path) else ABSENT
         h.update(relative.encode() + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()
 
@@ -79,7 +85,7 @@ class CheckCache:
         for part in (__version__, _constraints_fingerprint(), str(self.intent_path),
                      json.dumps(options, sort_keys=True, default=str)):
             h.update(part.encode() + b"\0")
-        h.update(self.intent_path.read_bytes())
+        h.update(_bytes(self.intent_path))
         self.path = _cache_dir() / f"{h.hexdigest()}.json"
 
     def lookup(self) -> tuple[str, int] | None:

@@ -1,23 +1,58 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader sees the old files or the new ones, never half of them.
+
+A set of lock files changes all together or not at all: every target is checked first (a regular
+file or nothing, inside the project folder after resolving symlinks), every file is staged and
+fsynced next to its target, and only then renamed into place; if one rename fails, the ones
+already renamed are put back from hard-link backups."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    write_all_atomic({Path(path): data})
+from lockguard.errors import InputError
 
 
-def write_all_atomic(files: dict[Path, str | bytes]) -> None:
-    """Write several files so that a failure while preparing leaves every one untouched.
+def write_atomic(path: Path, data: str | bytes, *, root: Path | None = None) -> None:
+    write_all_atomic({Path(path): data}, root=root)
 
-    Each file is staged next to its target (same file system) and fsynced; only when all are
-    staged are they renamed into place. An existing file's permissions are kept.
-    """
+
+def check_targets(paths, root: Path | None) -> None:
+    """Refuse, before anything is written, a target that is not a regular file (a folder, a FIFO, a
+    device), or that lies outside `root` once symlinks are resolved."""
+    real_root = os.path.realpath(root) if root is not None else None
+    landing: dict[str, Path] = {}
+    for path in paths:
+        path = Path(path)
+        where = os.path.realpath(path)  # follows a symlinked file or folder to where a write would land
+        if where in landing:
+            raise InputError(f"refusing to write {path}: it is the same file as {landing[where]}", file=str(path),
+                             hint="give each lock file its own name in [outputs]")
+        landing[where] = path
+        if real_root is not None and where != real_root and not where.startswith(real_root + os.sep):
+            raise InputError(f"refusing to write {path}: it resolves to {where}, outside the project folder "
+                             f"{real_root}", file=str(path),
+                             hint="lock files are written inside the project; remove the symlink or change [outputs]")
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}", file=str(path)) from None
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise InputError(f"refusing to write {path}: it is {kind}", file=str(path),
+                             hint="move it away, or point [outputs] at another file name")
+
+
+def write_all_atomic(files: dict[Path, str | bytes], *, root: Path | None = None) -> None:
+    """Write several files so that a failure anywhere leaves every one of them as it was.
+
+    An existing file's permissions are kept. `root`: refuse targets outside it."""
+    check_targets(files, root)
     staged: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
@@ -29,14 +64,54 @@ def write_all_atomic(files: dict[Path, str | bytes]) -> None:
                 handle.write(data.encode("utf-8") if isinstance(data, str) else data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
-        for tmp, path in staged:
-            os.replace(tmp, path)
+            os.chmod(tmp, path.stat().st_mode & 0o7777 if path.is_file() else 0o666 & ~_umask())
+        _commit(staged)
         staged = []
+    except OSError as exc:
+        raise InputError(f"cannot write {exc.filename or 'the lock files'}: {exc.strerror or exc}; no file was "
+                         "changed", file=str(exc.filename) if exc.filename else None) from None
     finally:
         for tmp, _path in staged:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+
+
+def _commit(staged: list[tuple[str, Path]]) -> None:
+    """Rename every staged file into place; on a failure, undo the renames already done."""
+    backups: list[tuple[Path, str | None]] = []  # (target, hard-link backup of the old file or None)
+    try:
+        for tmp, path in staged:
+            backup = None
+            if path.is_file():
+                backup = f"{tmp}.old"
+                try:
+                    os.link(path, backup)
+                except OSError:  # a file system without hard links
+                    import shutil
+
+                    shutil.copy2(path, backup)
+            backups.append((path, backup))
+            os.replace(tmp, path)
+    except OSError:
+        for path, backup in reversed(backups):
+            with contextlib.suppress(OSError):
+                if backup is not None:
+                    os.replace(backup, path)
+                else:
+                    os.unlink(path)
+        raise
+    finally:
+        for _path, backup in backups:
+            if backup is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(backup)
+    for directory in {str(path.parent) for _tmp, path in staged}:
+        with contextlib.suppress(OSError):
+            fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 def _umask() -> int:

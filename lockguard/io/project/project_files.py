@@ -1,59 +1,58 @@
-"""Read what `lockguard check` looks at: the lock files of an intent, and the repository's other
-files that can contradict them (requirements*.txt/.in, Dockerfiles, pyproject.toml, setup.cfg)."""
+"""Read what `lockguard check` looks at: the lock files of an intent (pylock.toml included), and
+the repository's other files that can contradict them (requirements*.txt/.in, Dockerfiles, pyproject.toml, setup.cfg)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from lockguard.check.snapshot import LockFile, Snapshot
+from lockguard.errors import InputError
 from lockguard.io.project.repo_scan import repository_paths
+from lockguard.io.project.textfile import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
+from lockguard.io.project.written import written_copy
+from lockguard.lockfiles.headers import body_hash_of
 from lockguard.model.intent import Intent
+from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401 (lock_file: re-used by callers)
 
 
-def lock_file(intent: Intent, kind: str, platform: str | None = None) -> str:
-    """The relative path of one lock file: requirements.lock, or requirements.linux-64.lock when
-    the intent has several platforms (environment.yml likewise; conda-lock.yml holds them all)."""
-    filename = {"requirements": intent.outputs.requirements, "environment": intent.outputs.environment,
-                "conda-lock": intent.outputs.conda_lock}[kind]
-    if kind == "conda-lock" or len(intent.platforms) < 2:
-        return filename
-    path = Path(filename)
-    return str(path.with_name(f"{path.stem}.{platform}{path.suffix}"))
+def read_lock_text(path: Path) -> str | None:
+    """A lock file's text (None when missing): a regular UTF-8 file of bounded size, or exit 2."""
+    return read_text_or_none(path, what="lock file", limit=LOCK_LIMIT)
 
 
-def lock_paths(intent: Intent) -> list[tuple[str, str, str | None]]:
-    """(relative path, kind, platform) of every lock file the intent asks for."""
-    out = []
-    for platform in intent.platforms:
-        out.append((lock_file(intent, "requirements", platform), "requirements", platform))
-        if not intent.pip_only:
-            out.append((lock_file(intent, "environment", platform), "environment", platform))
-    if not intent.pip_only:
-        out.append((lock_file(intent, "conda-lock"), "conda-lock", None))
-    return out
+def parse_lock(kind: str, text: str, path: str):
+    """The parsed view of one lock file; a file not in the form lockguard writes is an InputError
+    naming the file and the line."""
+    from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
+    from lockguard.lockfiles.syntax import LockSyntaxError
+
+    reader = {"requirements": requirements_lock.parse, "environment": environment_yml.parse,
+              "conda-lock": conda_lock.read, "pylock": pylock.read}[kind]
+    try:
+        return reader(text)
+    except LockSyntaxError as exc:
+        raise InputError(f"{path}" + (f":{exc.line}" if exc.line else "") + f": {exc.message}", file=path,
+                         line=exc.line, hint="lock files are written by lockguard: run `lockguard resolve` to "
+                                             "write them again (and do not edit them by hand)") from None
 
 
 def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
-    from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
     from lockguard.lockfiles.headers import read_header
 
     root = intent.source.root
     snapshot = Snapshot(intent, intent.source.path.name)
     for relative, kind, platform in lock_paths(intent):
-        try:
-            text = (root / relative).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = None
+        text = read_lock_text(root / relative)
         lock = LockFile(relative, text, kind, platform)
         if text is not None:
             header = read_header(text)
             lock.header = header if header.intent_hash else None
-            if kind == "requirements":
-                lock.requirements = requirements_lock.parse(text)
-            elif kind == "environment":
-                lock.environment = environment_yml.parse(text)
-            else:
-                lock.conda_lock = conda_lock.read(text)
+            if lock.header is not None:  # a file without lockguard's header is LG104, not parsed
+                parsed = parse_lock(kind, text, relative)
+                setattr(lock, {"requirements": "requirements", "environment": "environment",
+                               "conda-lock": "conda_lock", "pylock": "pylock"}[kind], parsed)
+                if lock.header.body_hash and lock.header.body_hash != body_hash_of(text):
+                    lock.written = written_copy(lock.header.body_hash)
         snapshot.files.append(lock)
     if scan_repo:
         snapshot.repo_files = repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)})
@@ -66,7 +65,7 @@ def repository_files(root: Path, exclude: set[str]) -> dict[str, str]:
         if relative in exclude:
             continue
         try:
-            found[relative] = (root / relative).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
+            found[relative] = read_text(root / relative, what="file", limit=REPO_FILE_LIMIT)
+        except (OSError, InputError):
+            continue  # not a regular UTF-8 file of sane size: not one that pins anything
     return found

@@ -27,11 +27,14 @@ def repository_paths(root: Path) -> list[str]:
         except OSError:
             return
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if depth < MAX_DEPTH and entry.name not in SKIP_DIRS and not entry.name.startswith("."):
-                    walk(entry.path, depth + 1)
-            elif entry.is_file() and wanted(entry.name):
-                found.append(os.path.relpath(entry.path, root))
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < MAX_DEPTH and entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                        walk(entry.path, depth + 1)
+                elif wanted(entry.name) and entry.is_file():
+                    found.append(os.path.relpath(entry.path, root))
+            except OSError:
+                continue  # a symlink loop, a vanished file: nothing that pins anything
 
     walk(str(root), 0)
     return sorted(found)

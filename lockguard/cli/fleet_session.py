@@ -1,0 +1,156 @@
+"""What `lockguard fleet` does between its options and the engines: the project the nodes are
+judged against, one engine call for all nodes, the per-node files, the merged report and its
+output. The engines live in lockguard.io.engines, the merge in lockguard.fleet."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from lockguard.cli.output import Ui
+from lockguard.errors import InputError
+
+
+@dataclass(frozen=True)
+class Project:
+    intent: Path  # absolute
+    files: dict[str, str]  # relative name -> text: the intent and its lock files, shipped to nodes that lack them
+    lock_hash: str | None
+
+
+def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
+    from lockguard.io.project.intent_file import find_intent, load_intent
+    from lockguard.io.project.project_files import read_snapshot
+    from lockguard.io.project.textfile import INTENT_LIMIT, read_text
+    from lockguard.lockfiles.headers import body_hash_of
+
+    try:
+        path = (intent_path or find_intent(Path.cwd())).resolve()
+    except InputError:
+        if required:
+            raise
+        return None
+    intent = load_intent(path, validate=False)
+    snapshot = read_snapshot(intent, scan_repo=False)
+    requirements = snapshot.of_kind("requirements")
+    lock_hash = "sha256:" + body_hash_of(requirements.text) if requirements and requirements.text else None
+    root = intent.source.root
+    files = {str(path.relative_to(root)): read_text(path, what="intent file", limit=INTENT_LIMIT)}
+    for lock in snapshot.files:  # read once, safely, by read_snapshot
+        if lock.text is not None:
+            files[lock.path] = lock.text
+    return Project(path, files, lock_hash)
+
+
+def collect(engine: str, script_for, settings: dict, timeout: float, project: Project | None) -> list:
+    """Run the node script on every node through `engine`; one NodeOutput per node."""
+    from lockguard.fleet.node_protocol import NodeRequest
+
+    base: NodeRequest = settings.pop("request")
+    if engine == "ray":
+        from lockguard.io.engines import ray_engine
+
+        request = _with_intent(base, project.intent.name if project else None)
+        return ray_engine.run(script_for(request), address=settings["address"], timeout=timeout,
+                              files=project.files if project else {}, runtime_env=_runtime_env(settings))
+    request = _with_intent(base, str(project.intent) if project else None)
+    if engine == "slurm":
+        from lockguard.fleet.launch import SlurmOptions
+        from lockguard.io.engines import slurm
+
+        options = SlurmOptions(settings["nodes"], settings["partition"], settings["nodelist"], tuple(settings["srun_args"]))
+        if options.nodes is None and not options.nodelist:
+            raise InputError("--via slurm needs --nodes N or --nodelist LIST", key="--nodes",
+                             hint="e.g. --nodes 16 --partition gpu")
+        return slurm.run(script_for(request), options=options, timeout=timeout)
+    if engine == "clush":
+        from lockguard.io.engines import clush
+
+        if not settings["hosts"]:
+            raise InputError("--via clush needs --hosts NODESET", key="--hosts", hint="e.g. --hosts 'gpu[01-16]'")
+        return clush.run(script_for(request), hosts=settings["hosts"], timeout=timeout, worker=settings["worker"],
+                         fanout=settings["fanout"])
+    from lockguard.fleet.k8s import PROJECT_MOUNT
+    from lockguard.io.engines import kubectl
+
+    request = _with_intent(base, f"{PROJECT_MOUNT}/{project.intent.name}" if project else None)
+    options = manifest_options(settings, project, run_id=uuid.uuid4().hex[:8])
+    return kubectl.run(script_for(request), options=options, timeout=timeout)
+
+
+def _runtime_env(settings: dict) -> dict | None:
+    import json
+
+    text = settings.get("runtime_env")
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--ray-runtime-env is not JSON: {exc.msg} at column {exc.colno}", key="--ray-runtime-env",
+                         hint='e.g. --ray-runtime-env \'{"pip": ["lockguard"]}\'') from exc
+    if not isinstance(value, dict):
+        raise InputError("--ray-runtime-env must be a JSON object", key="--ray-runtime-env",
+                         hint='e.g. --ray-runtime-env \'{"pip": ["lockguard"]}\'')
+    return value
+
+
+def manifest_options(settings: dict, project: Project | None, *, run_id: str):
+    from lockguard.fleet.k8s import ManifestOptions
+
+    if not settings.get("image"):
+        raise InputError("--via kubectl needs --image IMAGE: an image with lockguard and the environment to check",
+                         key="--image", hint="e.g. --image registry.example.com/train:2024-03")
+    files = dict(project.files) if project else {}
+    nested = [name for name in files if "/" in name]
+    if nested:
+        raise InputError(f"{nested[0]}: a ConfigMap holds files of one folder only", key="--intent",
+                         hint="keep the lock files next to lockguard.toml for --via kubectl")
+    selector = {}
+    for item in settings.get("node_selector") or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"--node-selector {item!r}: expected KEY=VALUE", key="--node-selector",
+                             hint="e.g. --node-selector nvidia.com/gpu.present=true")
+        selector[key] = value
+    kwargs = {"node_selector": selector} if selector else {}
+    return ManifestOptions(image=settings["image"], run_id=run_id, namespace=settings.get("namespace"),
+                           kind=settings.get("kind") or "daemonset", nodes=settings.get("nodes"),
+                           gpus=settings.get("gpus") or 0, project_files=files, **kwargs)
+
+
+def _with_intent(request, intent: str | None):
+    from dataclasses import replace
+
+    return replace(request, intent=intent)
+
+
+def emit(ui: Ui, report, fmt: str, output: Path | None) -> int:
+    """Print (or write to --output) the merged report; the exit code of the contract."""
+    import json
+
+    from lockguard.fleet import render
+
+    code = report.exit_code
+    if fmt == "json":
+        text = json.dumps(ui.envelope(render.json_data(report), ok=code == 0, exit_code=code), indent=2,
+                          sort_keys=True) + "\n"
+    elif fmt == "html":
+        from lockguard.fleet.render_html import page
+
+        text = page(report)
+    else:
+        text = render.text(report)
+    if output is not None:
+        from lockguard.io.engines.report_files import write_output
+
+        write_output(output, text)
+        ui.info(f"wrote {output}: {render.summary(report)}")
+    else:
+        ui.out(text.rstrip("\n"))
+    for file, why in report.unreadable:
+        ui.error(f"{file}: {why}", hint="the other reports were merged; fix or remove this file")
+    if not report.groups:
+        ui.error("no node report to merge")
+    return code

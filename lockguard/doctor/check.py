@@ -1,0 +1,120 @@
+"""One doctor check's outcome, and the facts every check reads. Pure data.
+
+A check is ok, warn, error or skip; a skip gives the one reason that applies; a warn or error
+carries a Finding with the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lockguard.model.finding import ERROR, WARNING, Finding
+from lockguard.model.probe import ProbeResult
+from lockguard.model.system_facts import SystemFacts
+from lockguard.model.target import MachineFacts
+from lockguard.model.versions import CudaVersion
+
+if TYPE_CHECKING:  # only types here: doctor without a lock never loads the install inventory
+    from lockguard.install.inventory import LockView
+    from lockguard.knowledge.tables import Knowledge
+
+
+@dataclass
+class Check:
+    id: str
+    title: str
+    status: str  # ok | warn | error | skip
+    detail: str
+    finding: Finding | None = None
+    evidence: tuple[str, ...] = ()  # lines that back the detail: a traceback tail, the stderr tail
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.id, "title": self.title, "status": self.status,
+            "severity": self.finding.severity if self.finding else None,
+            "message": self.detail, "hint": self.finding.hint if self.finding else None,
+            "evidence": list(self.evidence),
+        }
+
+
+def ok(id_: str, title: str, detail: str) -> Check:
+    return Check(id_, title, "ok", detail)
+
+
+def skip(id_: str, title: str, reason: str) -> Check:
+    return Check(id_, title, "skip", reason)
+
+
+def bad(id_: str, title: str, severity: str, message: str, hint: str, evidence: tuple[str, ...] = ()) -> Check:
+    status = "error" if severity == ERROR else "warn" if severity == WARNING else "ok"
+    return Check(id_, title, status, message, Finding(id_, severity, message, hint), evidence)
+
+
+def cuda_of(text: str | None) -> CudaVersion | None:
+    try:
+        return CudaVersion.parse(text).major_minor if text else None
+    except ValueError:
+        return None
+
+
+@dataclass
+class Facts:
+    """Everything the checks judge: the probe's report from the target interpreter, NVML, the
+    system CUDA facts, the lock (or why there is none) and the knowledge."""
+
+    probe: ProbeResult
+    machine: MachineFacts
+    system: SystemFacts
+    lock: LockView | None
+    knowledge: Knowledge
+    alive: dict[int, bool | None] = field(default_factory=dict)
+    lock_reason: str = "no lockguard.toml in this directory; pass --intent FILE"
+    smoke_requested: bool = False
+
+    @property
+    def dists(self) -> dict[str, str]:
+        value = self.probe.base.get("distributions")
+        return {k: v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else {}
+
+    @property
+    def torch(self) -> dict:
+        return self.probe.torch if self.probe.torch and self.probe.torch.get("state") == "ok" else {}
+
+    @property
+    def torch_state(self) -> str:
+        """ok | missing | broken | unknown (the probe failed before it could tell)."""
+        if self.probe.importing and self.probe.importing.get("dist") == "torch":
+            return "broken"  # `import torch` killed the probe
+        if not self.probe.base:
+            return "unknown"
+        state = (self.probe.torch or {}).get("state")
+        return state if state in ("ok", "missing", "broken") else "unknown"
+
+    @property
+    def torch_cuda(self) -> CudaVersion | None:
+        return cuda_of(self.torch.get("cuda"))
+
+    def torch_unusable(self) -> str | None:
+        """The one reason torch's facts are not there, or None when they are."""
+        return {
+            "ok": None,
+            "missing": "torch is not installed",
+            "broken": "torch is installed but fails to import (LG311)",
+            "unknown": "the probe did not report torch (LG311)",
+        }[self.torch_state]
+
+    def wanted_cuda(self) -> tuple[CudaVersion, str] | None:
+        """The CUDA the environment is meant to run: the lock's, else torch's build."""
+        if self.lock and cuda_of(self.lock.cuda):
+            return cuda_of(self.lock.cuda), "the lock's"
+        if self.torch_cuda:
+            return self.torch_cuda, "torch's"
+        return None
+
+    def no_cuda_reference(self) -> str:
+        """Why wanted_cuda() is None, as one reason."""
+        if self.lock is not None:
+            return "the lock names no CUDA version"
+        state = self.torch_unusable()
+        return f"no lock, and {state}" if state else "no lock, and torch is a CPU build"

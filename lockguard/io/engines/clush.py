@@ -1,0 +1,57 @@
+"""`fleet run --via clush`: ClusterShell runs the node script on every host of a NodeSet
+(`gpu[01-16]`) with its own fan-out (ssh by default; its exec worker runs the command locally once
+per host, which tests the whole path without SSH)."""
+
+from __future__ import annotations
+
+from lockguard.errors import InputError
+from lockguard.fleet.launch import remote_command
+from lockguard.fleet.node_protocol import MARK, NodeOutput
+from lockguard.io.engines import require
+
+WORKERS = ("ssh", "exec", "rsh", "pdsh")
+
+
+def hosts_of(hosts: str) -> list[str]:
+    require("ClusterShell", "clush")
+    from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+
+    try:
+        names = list(NodeSet(hosts))
+    except NodeSetParseError as exc:
+        raise InputError(f"--hosts {hosts!r} is not a node set: {exc}", key="--hosts",
+                         hint="ClusterShell's syntax: gpu[01-16], node[1-4,9], a,b") from exc
+    if not names:
+        raise InputError("--hosts names no host", key="--hosts", hint="e.g. --hosts 'gpu[01-16]'")
+    return names
+
+
+def run(script: str, *, hosts: str, timeout: float, worker: str = "ssh", fanout: int | None = None) -> list[NodeOutput]:
+    require("ClusterShell", "clush")
+    from ClusterShell.Task import task_self
+
+    names = hosts_of(hosts)
+    task = task_self()  # ClusterShell's task of this thread: its workers answer only here
+    task.set_default("distant_workername", worker)
+    if fanout:
+        task.set_info("fanout", fanout)
+    command = remote_command(script)
+    if worker == "exec":
+        # the exec worker expands %h-style patterns: escape the script's, and name each "node"
+        command = "LOCKGUARD_NODE=%h " + command.replace("%", "%%")
+    running = task.shell(command, nodes=",".join(names), timeout=timeout, stderr=True, stdin=False)
+    task.run()
+    timed_out = set(running.iter_keys_timeout())
+    outputs = []
+    for name in names:
+        stdout = (running.node_buffer(name) or b"").decode(errors="replace")
+        stderr = (running.node_error_buffer(name) or b"").decode(errors="replace")
+        try:
+            code = running.node_retcode(name)
+        except KeyError:  # no exit status: it timed out
+            code = None
+        problem = None
+        if MARK not in stdout and code == 255 and worker == "ssh":
+            problem = "ssh failed: " + (stderr.strip().splitlines() or ["no message"])[-1]
+        outputs.append(NodeOutput(name, stdout, stderr, code, timed_out=name in timed_out, problem=problem))
+    return outputs

@@ -1,0 +1,103 @@
+"""`fleet run --via ray`: one task on every alive node of a Ray cluster, pinned to it with
+NodeAffinitySchedulingStrategy (soft=False), all submitted at once and awaited together.
+
+The node is named by its host name, or by its Ray node id when two nodes share a host name (a
+cluster of several raylets on one machine). The task itself is standard-library code shipped by
+value (lockguard.io.engines.ray_task), so a node without lockguard answers that it has none.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+
+from lockguard.errors import EngineUnreachable
+from lockguard.fleet.node_protocol import NodeOutput
+from lockguard.io.engines import require
+
+GRACE = 15.0  # seconds on top of --timeout for Ray to start a worker on each node
+
+
+@dataclass(frozen=True)
+class RayNode:
+    node_id: str
+    hostname: str
+    address: str
+
+
+def alive_nodes(ray) -> list[RayNode]:
+    return [RayNode(n["NodeID"], n.get("NodeManagerHostname") or n.get("NodeManagerAddress") or n["NodeID"],
+                    n.get("NodeManagerAddress") or "") for n in ray.nodes() if n.get("Alive")]
+
+
+def node_names(nodes: list[RayNode]) -> dict[str, str]:
+    """node id -> the name in the report: the host name, or the node id for hosts that repeat."""
+    repeated = Counter(n.hostname for n in nodes)
+    return {n.node_id: n.hostname if repeated[n.hostname] == 1 else n.node_id for n in nodes}
+
+
+def _probe(address: str) -> None:
+    """A HOST:PORT that nothing answers on fails here at once (ray.init would retry for minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return  # `auto`, or a ray:// client address: Ray's own look-up says what is wrong
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise EngineUnreachable(f"no Ray cluster at --address {address}: {exc.strerror or exc}",
+                                hint="start one (`ray start --head`) or pass its GCS address: --address HOST:6379") from exc
+
+
+def run(script: str, *, address: str, timeout: float, files: dict[str, str],
+        runtime_env: dict | None = None) -> list[NodeOutput]:
+    ray = require("ray", "ray")
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from lockguard.io.engines import ray_task
+
+    owned = not ray.is_initialized()
+    if owned:
+        _probe(address)
+        try:
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
+                     include_dashboard=False, configure_logging=True)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise EngineUnreachable(f"no Ray cluster at --address {address}: {exc}",
+                                    hint="start one (`ray start --head`) or pass its address: --address HOST:6379") from exc
+    try:
+        ray.cloudpickle.register_pickle_by_value(ray_task)
+        task = ray.remote(ray_task.run_node_script)
+        nodes = alive_nodes(ray)
+        names = node_names(nodes)
+        refs = {}
+        for node in nodes:
+            strategy = NodeAffinitySchedulingStrategy(node_id=node.node_id, soft=False)
+            extra = {"runtime_env": runtime_env} if runtime_env else {}
+            ref = task.options(scheduling_strategy=strategy, num_cpus=0, max_retries=0,
+                               name=f"lockguard-fleet:{names[node.node_id]}", **extra).remote(
+                script, {"LOCKGUARD_NODE": names[node.node_id]}, timeout, files)
+            refs[ref] = node
+        ready, _pending = ray.wait(list(refs), num_returns=len(refs), timeout=timeout + GRACE)
+        outputs = []
+        for ref, node in refs.items():
+            name = names[node.node_id]
+            if ref not in ready:
+                ray.cancel(ref, force=True)
+                outputs.append(NodeOutput(name, "", timed_out=True))
+                continue
+            try:
+                answer = ray.get(ref)
+            except Exception as exc:  # the worker died, the node left the cluster: Ray's own words
+                outputs.append(NodeOutput(name, "", problem=f"the Ray task failed: {type(exc).__name__}: "
+                                                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"))
+                continue
+            outputs.append(NodeOutput(name, answer["stdout"], answer["stderr"], answer["returncode"],
+                                      timed_out=answer["timed_out"]))
+        return outputs
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(ray_task)
+        if owned:
+            ray.shutdown()

@@ -1,0 +1,104 @@
+"""Finding and reading the intent: `lockguard.toml`, else `[tool.lockguard]` in `pyproject.toml`.
+
+When both exist, lockguard.toml is used and the caller is told so (`IntentChoice.ignored`); an
+invalid `[tool.lockguard]` next to it is an error rather than silently ignored, because a reader of
+the repository cannot tell which one is real.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from lockguard.errors import InputError
+from lockguard.io.project.textfile import INTENT_LIMIT, is_regular_file, read_bytes, read_text
+from lockguard.model.intent import Intent
+from lockguard.model.intent_parse import INTENT_FILE, PYPROJECT, MatchSpecValidator, parse_intent
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class IntentChoice:
+    path: Path
+    ignored: Path | None = None  # a pyproject.toml [tool.lockguard] shadowed by lockguard.toml
+
+
+def _pyproject_has_table(pyproject: Path) -> bool | None:
+    """True/False; None when pyproject.toml cannot be parsed (its error is reported when used)."""
+    try:
+        data = tomllib.loads(read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT))
+    except (tomllib.TOMLDecodeError, InputError):
+        return None
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "lockguard" in tool
+
+
+def choose_intent(start: Path) -> IntentChoice:
+    """The intent file of a project folder."""
+    candidate = start / INTENT_FILE
+    pyproject = start / PYPROJECT
+    has_table = _pyproject_has_table(pyproject) if is_regular_file(pyproject) else False
+    if has_table is None:  # unparsable: an intent only if it mentions the table (its error is then shown)
+        has_table = b"[tool.lockguard" in _peek(pyproject)
+    if candidate.exists() or candidate.is_symlink():
+        return IntentChoice(candidate, pyproject if has_table else None)
+    if has_table:
+        return IntentChoice(pyproject)
+    raise InputError(
+        f"no intent found in {start}: neither {INTENT_FILE} nor [tool.lockguard] in {PYPROJECT}",
+        file=str(start),
+        hint="create one with `lockguard init --python 3.11 --cuda 12.1 torch`, or pass --intent FILE",
+    )
+
+
+def _peek(path: Path) -> bytes:
+    try:
+        return read_bytes(path, what="pyproject.toml", limit=INTENT_LIMIT)
+    except (InputError, OSError):
+        return b""
+
+
+def find_intent(start: Path) -> Path:
+    return choose_intent(start).path
+
+
+def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = None, validate: bool = True) -> Intent:
+    """Parse and validate an intent file; raise InputError naming file, line and key.
+    `validate=False` (the fast check path) skips PEP 508 parsing of requirements; the intent and
+    its hash are the same either way."""
+    path = Path(path)
+    try:
+        text = read_text(path, what="intent file", limit=INTENT_LIMIT)
+    except FileNotFoundError:
+        raise InputError(f"intent file {path} does not exist", file=str(path),
+                         hint="create one with `lockguard init`") from None
+    return parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate)
+
+
+def load_project(intent_path: Path | None, *, validate_matchspec: MatchSpecValidator | None = None,
+                 validate: bool = True, warn=None) -> Intent:
+    """The intent of `--intent FILE`, else of the current folder."""
+    choice = IntentChoice(Path(intent_path)) if intent_path else choose_intent(Path.cwd())
+    return load_chosen(choice, validate_matchspec=validate_matchspec, validate=validate, warn=warn)
+
+
+def load_chosen(choice: IntentChoice, *, validate_matchspec: MatchSpecValidator | None = None,
+                validate: bool = True, warn=None) -> Intent:
+    """Load the chosen intent; a shadowed [tool.lockguard] must still be valid, and is named."""
+    intent = load_intent(choice.path, validate_matchspec=validate_matchspec, validate=validate)
+    if choice.ignored is not None:
+        try:
+            load_intent(choice.ignored, validate=False)
+        except InputError as exc:
+            raise InputError(f"{exc.message} (lockguard.toml is the intent in use; this [tool.lockguard] "
+                             "next to it is invalid)", file=exc.file, line=exc.line, key=exc.key,
+                             hint="delete one of the two intents: keep lockguard.toml or [tool.lockguard]") from None
+        if warn is not None:
+            warn(f"using {choice.path.name}; the [tool.lockguard] table in {choice.ignored.name} is ignored "
+                 "(keep one intent: delete the table, or delete lockguard.toml)")
+    return intent

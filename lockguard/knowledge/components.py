@@ -1,0 +1,141 @@
+"""CUDA toolkit component wheels and the CUDA release each version belongs to.
+
+`constraints/components.toml` lists, per CUDA major.minor, the versions NVIDIA published for every
+component (cuda-runtime, cuda-nvcc, cublas, ...). A version belongs to release X.Y from the first
+X.Y version up to (not including) the first version of the next release of the same major, so an
+update the table does not list still maps to its release. A component with a `newer-within-major`
+policy (nvJitLink) may be newer than the release, never older.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from lockguard.knowledge.tables import Row
+from lockguard.model.versions import CudaVersion
+
+_NAME = re.compile(r"^nvidia-(?P<key>[a-z0-9-]+?)(?:-cu(?P<major>\d{2}))?$")
+
+
+@dataclass(frozen=True)
+class ComponentRelease(Row):
+    cuda: CudaVersion
+    updates: tuple[str, ...]
+    versions: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class ComponentPolicy(Row):
+    component: str
+    newer_within_major: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class ComponentBound:
+    """What the intent's CUDA allows for one component wheel, and why."""
+
+    name: str  # the wheel's PyPI name
+    specifier: SpecifierSet  # "<0" when no version of this wheel can belong to the release
+    cuda: CudaVersion
+    reason: str  # "CUDA 12.4 ships nvidia-cuda-nvcc-cu12 12.4.99 to 12.4.131"
+    origin: str  # constraints/components.toml:NN
+
+    def allows(self, version: str) -> bool:
+        try:
+            return self.specifier.contains(Version(version), prereleases=True)
+        except InvalidVersion:
+            return False
+
+
+@dataclass(frozen=True)
+class Components:
+    releases: tuple[ComponentRelease, ...]
+    policies: tuple[ComponentPolicy, ...]
+
+    @cached_property
+    def keys(self) -> frozenset[str]:
+        return frozenset(k for r in self.releases for k in r.versions)
+
+    def key_of(self, name: str) -> tuple[str, int | None] | None:
+        """(component, CUDA major of the wheel family) of a wheel name; None: not a component.
+        nvidia-cublas-cu12 -> ("cublas", 12); nvidia-cublas (CUDA 13+) -> ("cublas", None)."""
+        match = _NAME.match(name)
+        if not match or match.group("key") not in self.keys:
+            return None
+        major = match.group("major")
+        return match.group("key"), int(major) if major else None
+
+    def release(self, cuda: CudaVersion) -> ComponentRelease | None:
+        wanted = cuda.major_minor
+        return next((r for r in self.releases if r.cuda == wanted), None)
+
+    def policy(self, key: str) -> ComponentPolicy | None:
+        return next((p for p in self.policies if p.component == key and p.newer_within_major), None)
+
+    def _next_first(self, row: ComponentRelease, key: str) -> Version | None:
+        """The first version of `key` in the next release of the same major (None: none known)."""
+        later = [r for r in self.releases if r.cuda.major == row.cuda.major and r.cuda > row.cuda
+                 and r.versions.get(key)]
+        if not later:
+            return None
+        following = min(later, key=lambda r: r.cuda)
+        return min(Version(v) for v in following.versions[key])
+
+    def bound(self, cuda: CudaVersion, name: str) -> ComponentBound | None:
+        """The versions of wheel `name` that belong to CUDA `cuda`; None when `name` is not a
+        component or lockguard has no row for that release."""
+        found = self.key_of(name)
+        row = self.release(cuda)
+        if found is None or row is None:
+            return None
+        key, family = found
+        if (family is not None and family != cuda.major) or (family is None and cuda.major < 13):
+            return ComponentBound(name, SpecifierSet("<0"), cuda,
+                                  f"{name} is a CUDA {family or '13+'} wheel; CUDA {cuda} uses "
+                                  f"{_wheel(key, cuda.major)}", row.origin)
+        versions = sorted(Version(v) for v in row.versions.get(key, ()))
+        if not versions:
+            return None
+        low = versions[0]
+        policy = self.policy(key)
+        if policy is not None:
+            spec = SpecifierSet(f">={low},<{cuda.major + 1}")
+            return ComponentBound(name, spec, cuda, f"CUDA {cuda} needs {name} >= {low} (a newer one of "
+                                  f"CUDA {cuda.major} is fine, {policy.origin})", row.origin)
+        upper = self._next_first(row, key)
+        spec = SpecifierSet(f">={low},<{upper}") if upper else SpecifierSet(f">={low}")
+        shown = f"{versions[0]}" if len(versions) == 1 else f"{versions[0]} to {versions[-1]}"
+        return ComponentBound(name, spec, cuda, f"CUDA {cuda} ships {name} {shown}", row.origin)
+
+    def release_of(self, name: str, version: str) -> CudaVersion | None:
+        """The CUDA release a component wheel version belongs to (None: unknown)."""
+        found = self.key_of(name)
+        if found is None:
+            return None
+        key, family = found
+        try:
+            wanted = Version(version)
+        except InvalidVersion:
+            return None
+        for row in self.releases:
+            if family is not None and row.cuda.major != family:
+                continue
+            if family is None and row.cuda.major < 13:
+                continue
+            versions = sorted(Version(v) for v in row.versions.get(key, ()))
+            if not versions or wanted < versions[0]:
+                continue
+            upper = self._next_first(row, key)
+            if upper is None or wanted < upper:
+                return row.cuda
+        return None
+
+
+def _wheel(key: str, major: int) -> str:
+    return f"nvidia-{key}-cu{major}" if major < 13 else f"nvidia-{key}"

@@ -1,0 +1,106 @@
+"""Explanations of an unsatisfiable pip side: a chain of facts, never resolvelib's repr.
+
+Each line is one fact with where it comes from: what the intent or a package needs, what the
+knowledge allows (the rule and its file:line), why a name has no candidate (no project, no file
+for the target, nothing before the exclude-newer cut-off), and which sdists could not be built.
+"""
+
+from __future__ import annotations
+
+from lockguard.errors import Conflict, Unsatisfiable
+from lockguard.model.target import Target
+from lockguard.resolve.candidates import CandidateFilter, ProjectVersions
+from lockguard.resolve.requirements import PYTHON, Req, fact
+
+HINT = "relax one of these requirements, or change cuda/python in the intent"
+
+
+def explain(causes, provider, target: Target, torch_problem: Unsatisfiable | None, explain_torch,
+            proof: list[str] | None = None) -> Unsatisfiable:
+    lines: list[str] = list(proof or [])
+    conflicts = [Conflict(line, "proof") for line in lines]
+    names: list[str] = []
+    asked: dict[str, list[Req]] = {}
+    for info in causes:
+        asked.setdefault(info.requirement.name, []).append(info.requirement)
+        req: Req = info.requirement
+        if req.name == "torch" and torch_problem is None:
+            reason = explain_torch(req.specifier)
+            if reason:
+                torch_problem = Unsatisfiable(reason)
+        if not proof:
+            fact = requirement_fact(req, info.parent)
+            if fact not in lines:
+                lines.append(fact)
+                source = "knowledge" if req.by else "intent" if info.parent is None else "package metadata"
+                conflicts.append(Conflict(fact, source))
+        if req.name not in names:
+            names.append(req.name)
+    for name in names:
+        notes = why_few(name, provider, target, torch_problem)
+        excluded = any(str(r.specifier) == "<0" for r in asked[name])  # a rule that allows none says why
+        if not notes and not excluded and name != PYTHON and not provider.candidates_of(name, asked[name]):
+            found = [str(c.version) for c in provider.candidates_of(name)][:5]
+            notes = [f"no version of {name} satisfies them all ({name} has {', '.join(found)}"
+                     f"{', ...' if len(found) == 5 else ''})"]
+        for note in notes:
+            if note not in lines:
+                lines.append(note)
+                conflicts.append(Conflict(note, "knowledge" if name == "torch" else "index"))
+    # a candidate skipped because its sdist could not be built might have been the answer
+    skipped = [f"{key} was skipped: {exc.message}" for key, exc in provider.build_failures.items()]
+    if len(skipped) > 3:
+        skipped = skipped[:3] + [f"and {len(skipped) - 3} more sdists could not be built"]
+    for note in skipped:
+        lines.append(note)
+        conflicts.append(Conflict(note, "sdist build"))
+    _build_failure_is_the_answer(causes, provider)
+    return Unsatisfiable("; ".join(lines), conflicts=conflicts, hint=HINT)
+
+
+def requirement_fact(req: Req, parent) -> str:
+    return fact(req, req.by or (f"{parent.name} {parent.version}" if parent is not None else "the intent"))
+
+
+def _build_failure_is_the_answer(causes, provider) -> None:
+    """An intent requirement whose every candidate failed to build: that failure is the answer
+    (exit 2, with the [[dependency-metadata]] hint), not an unsatisfiable intent."""
+    for info in causes:
+        req: Req = info.requirement
+        if info.parent is not None or req.constraint_only:
+            continue
+        options = provider.candidates_of(req.name, [req])
+        failed = [provider.build_failures.get(f"{c.name} {c.version}") for c in options]
+        if options and all(failed):
+            raise failed[0]
+
+
+def why_few(name: str, provider, target: Target, torch_problem: Unsatisfiable | None) -> list[str]:
+    if name == PYTHON:
+        return [f"the target Python is {target.python}"]
+    if name == "torch" and torch_problem is not None:
+        return [torch_problem.message]
+    if name in provider.context.conda_provided:
+        return [f"{name} is installed by the conda side at {provider.context.conda_provided[name]}"]
+    candidates = provider.candidates_of(name)
+    if not candidates:
+        return [why_none(name, provider, target)]
+    if name == "torch" and provider.context.torch_builds is not None:
+        allowed = ", ".join(b.version for b in provider.context.torch_builds[:6])
+        return [f"the CUDA stack allows torch {allowed}"]
+    return []
+
+
+def why_none(name: str, provider, target: Target) -> str:
+    """Why a name has no candidate at all: no project, no file for the target, or the cut-off."""
+    projects = provider.source.projects(name)
+    if not projects:
+        return f"no index has a project named {name}"
+    files: CandidateFilter = provider.files
+    if files.exclude_newer is not None:
+        untimed = CandidateFilter(target, None)
+        for project in projects:
+            versions = ProjectVersions(project, untimed)
+            if any(versions.candidate(v) for v in versions.versions):
+                return f"{name} has no release before exclude-newer {files.exclude_newer.date().isoformat()}"
+    return f"no file of {name} fits {target.platform} with Python {target.python}"

@@ -1,0 +1,47 @@
+"""resolve never writes a lock that check rejects: the CUDA coherence rules of `lockguard check`
+(LG120-LG129) run over the files resolve is about to write, and any error is a refusal (exit 3)
+that names the rule and the knowledge row it rests on. The resolver already steers clear of most
+of them (knowledge constraints); this gate is the guarantee."""
+
+from __future__ import annotations
+
+from lockguard.check.lock_facts import lock_facts
+from lockguard.check.rules_cuda import cuda_coherence
+from lockguard.check.snapshot import LockFile, Snapshot
+from lockguard.errors import Conflict, Unsatisfiable
+from lockguard.knowledge.tables import Knowledge
+from lockguard.model.finding import ERROR
+from lockguard.model.intent import Intent
+
+
+def refuse_what_check_rejects(intent: Intent, knowledge: Knowledge, files: list[tuple[str, str, str | None, str]],
+                              platforms: tuple[str, ...]) -> None:
+    """`files`: (relative path, kind, platform, text) of every file resolve would write."""
+    from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
+
+    snapshot = Snapshot(intent, intent.source.path.name if intent.source else "lockguard.toml")
+    for path, kind, platform, text in files:
+        lock = LockFile(path, text, kind, platform)
+        if kind == "requirements":
+            lock.requirements = requirements_lock.parse(text)
+        elif kind == "environment":
+            lock.environment = environment_yml.parse(text)
+        elif kind == "conda-lock":
+            lock.conda_lock = conda_lock.read(text)
+        else:
+            continue  # other views (pylock.toml) hold the same pins; the rules read these three
+        snapshot.files.append(lock)
+    errors = []
+    for platform in platforms:
+        facts = lock_facts(snapshot, knowledge, platform)
+        errors += [f for f in cuda_coherence(intent, facts, knowledge) if f.severity == ERROR]
+    if not errors:
+        return
+    errors = list(dict.fromkeys(errors))
+    first = errors[0]
+    raise Unsatisfiable(
+        f"the resolution breaks a rule `lockguard check` enforces, so no lock was written: {first.code} {first.message}"
+        + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+        conflicts=[Conflict(f"{f.code} {f.message}", f"{f.file}:{f.line}" if f.line else f.file) for f in errors],
+        hint=first.hint or "change the intent so that the rule holds",
+    )

@@ -1,0 +1,214 @@
+"""The bad-input corpus (tests/support/fuzz_corpus.py) run against the real CLI.
+
+For every case: the exit code is one the contract allows (2 bad input, 4 unreachable, 3
+unsatisfiable; 1 where a damaged lock is a finding), no traceback and no internal error, the
+message names the file (and the line where the input has lines), and no file changed outside the
+command's declared outputs (a tree hash of the project and of its parent folder). Failures are
+collected per family so one run shows all of them."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import fuzz_corpus
+
+MINIMUM_INPUTS = 600  # the issue's floor for the whole corpus
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    from lockguard.cli.boundary import run
+    from tests.support.index_server import LocalIndex
+    from tests.support.world import build_world
+
+    root = tmp_path_factory.mktemp("fuzz")
+    pypi = LocalIndex(root / "pypi").start()
+    pytorch = LocalIndex(root / "pytorch", mount="/whl", variants=True).start()
+    world = build_world(root, pypi, pytorch)
+    project = root / "template"
+    world.intent(project, pip=["jinja2", "numpy"], channels=["conda-forge"], extra="conda-from-knowledge = true\n")
+    assert run(["resolve", "--intent", str(project / "lockguard.toml")]) == 0
+    (project / "requirements.txt").write_text("jinja2==1.0\n")
+    yield project
+    pypi.stop()
+    pytorch.stop()
+
+
+@pytest.fixture(scope="module")
+def corpus(template):
+    return fuzz_corpus.project_corpus(template)
+
+
+def _fill(argv: list[str], project: Path) -> list[str]:
+    return [a.replace("{project}", str(project)).replace("{intent}", str(project / "lockguard.toml")) for a in argv]
+
+
+def _snapshot(folder: Path) -> dict:
+    out = {}
+    for base, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in (".lockguard", "__pycache__")]
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(base, d))]:
+            full = os.path.join(base, name)
+            rel = os.path.relpath(full, folder)
+            try:
+                info = os.lstat(full)
+                if os.path.islink(full):
+                    out[rel] = ("link", os.readlink(full))
+                elif not os.path.isfile(full) or info.st_size > 8 * 1024 * 1024:
+                    out[rel] = ("special", info.st_mode, info.st_size)
+                else:
+                    out[rel] = ("file", tree_hashes_one(full), info.st_mode & 0o7777)
+            except OSError as exc:
+                out[rel] = ("error", str(exc))
+    return out
+
+
+def tree_hashes_one(path: str) -> str:
+    import hashlib
+
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def run_case(case, template: Path, workdir: Path, lg) -> str | None:
+    """None when the case behaved as the contract says, else what went wrong."""
+    case_root = workdir / re.sub(r"[^A-Za-z0-9_.-]", "_", case.id)[:80]
+    project = case_root / "project"
+    shutil.copytree(template, project, symlinks=True)
+    case.setup(project)
+    before = _snapshot(case_root)
+    argv = _fill(case.argv, project)
+    if case.process:
+        try:
+            done = subprocess.run([sys.executable, "-m", "lockguard", *argv], capture_output=True, text=True,
+                                  timeout=60, cwd=project, env={**os.environ, **case.env}, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return "hung (no answer within 60 s)"
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    else:
+        cwd = os.getcwd()
+        os.chdir(project)
+        try:
+            result = lg(*argv)
+        finally:
+            os.chdir(cwd)
+        code, stdout, stderr = result.exit_code, result.stdout, result.stderr
+    problems = []
+    if code not in case.expect:
+        problems.append(f"exit {code}, expected {sorted(case.expect)}")
+    if "Traceback" in stdout + stderr or "internal error" in stderr or "Fatal Python error" in stderr:
+        problems.append("traceback or internal error")
+    if code == 2 and case.names and case.names not in stderr:
+        problems.append(f"the message does not name {case.names}")
+    if code == 2 and case.line and not re.search(r"\.(toml|lock|yml|txt):\d+", stderr):
+        problems.append("the message gives no line")
+    if code == 2 and len(stderr) > 4000:
+        problems.append(f"a {len(stderr)}-character message")
+    if re.search(r":\?(\D|$)", stderr):
+        problems.append("a '?' for the line")
+    after = _snapshot(case_root)
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k)
+                     and not any(k == f"project/{o}" for o in case.outputs))
+    if changed:
+        problems.append(f"changed {changed[:4]}")
+    shutil.rmtree(case_root, ignore_errors=True)
+    if problems:
+        return f"{case.id}: " + "; ".join(problems) + f"\n      stderr: {stderr.strip()[:300]!r}"
+    return None
+
+
+FAMILIES = ["intent-value", "unknown-key", "toml-truncated", "toml-syntax", "intent-utf8", "hostile-output",
+            "hostile-target", "lock-damage", "lock-utf8", "conda-lock-shape", "special-file", "cli", "pyproject"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_family(family, corpus, template, tmp_path, lg, monkeypatch):
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    cases = [c for c in corpus if c.family == family]
+    assert cases, f"no cases for {family}"
+    failures = [f for f in (run_case(c, template, tmp_path, lg) for c in cases) if f]
+    assert not failures, f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
+
+
+def test_the_corpus_is_wide_and_distinct(corpus):
+    ids = [c.id for c in corpus]
+    assert len(ids) == len(set(ids)), "case ids must be unique"
+    from tests.support import fuzz_index
+
+    total = len(corpus) + len(fuzz_index.index_corpus())
+    assert total >= MINIMUM_INPUTS, f"{total} inputs; the corpus must hold at least {MINIMUM_INPUTS}"
+    assert {c.family for c in corpus} == set(FAMILIES)
+
+
+# -- the index family: one small index whose page, metadata or connection misbehaves -----------------
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory):
+    from tests.support.index_server import LocalIndex
+    from tests.support.wheels import build_wheel
+
+    root = tmp_path_factory.mktemp("fuzz-index")
+    index = LocalIndex(root / "index").start()
+    index.add(build_wheel(root / "w", "jinja2", "1.0", requires=["markupsafe>=2.0"]))
+    index.add(build_wheel(root / "w", "markupsafe", "2.1.5"))
+    yield index
+    index.stop()
+
+
+def _valid_page(index) -> dict:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(f"{index.url}/jinja2/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def test_index_family(small_index, tmp_path, lg, monkeypatch):
+    from tests.support import fuzz_index
+    from tests.support.index_server import Faults
+
+    monkeypatch.setenv("LOCKGUARD_HTTP_TIMEOUT", "1")
+    page = _valid_page(small_index)
+    cases = fuzz_index.index_corpus()
+    failures = []
+    for number, case in enumerate(cases):
+        small_index.faults = Faults()
+        case.arm(small_index, page)
+        project = tmp_path / f"case-{number}"
+        project.mkdir()
+        (project / "lockguard.toml").write_text(
+            f'python = "3.11"\ncuda = "none"\nchannels = []\nindexes = ["{small_index.url}"]\npip = ["jinja2"]\n')
+        monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path / f"cache-{number}"))  # no good page from before
+        before = _snapshot(tmp_path / f"case-{number}")
+        result = lg("resolve", "--intent", str(project / "lockguard.toml"))
+        problems = []
+        if result.exit_code not in case.expect:
+            problems.append(f"exit {result.exit_code}, expected {sorted(case.expect)}")
+        if "Traceback" in result.output or "internal error" in result.stderr or "exception calling" in result.stderr:
+            problems.append("traceback or internal error")
+        if result.exit_code == 4 and "127.0.0.1" not in result.stderr:
+            problems.append("the message does not name the index")
+        if len(result.stderr) > 4000:
+            problems.append(f"a {len(result.stderr)}-character message")
+        lock = project / "requirements.lock"
+        if result.exit_code == 0 and "markupsafe==" not in lock.read_text():
+            problems.append("a lock of jinja2 without markupsafe")
+        after = _snapshot(project)
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k)
+                         and not (result.exit_code == 0 and k == "requirements.lock"))
+        if changed:
+            problems.append(f"changed {changed}")
+        if problems:
+            failures.append(f"{case.name}: " + "; ".join(problems) + f"\n      stderr: {result.stderr.strip()[:300]!r}")
+    small_index.faults = Faults()
+    assert len(cases) >= 120
+    assert not failures, f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
