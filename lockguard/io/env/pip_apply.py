@@ -2,6 +2,11 @@
 plan installs (the lock's own entries, hashes and index options). pip never uninstalls anything:
 the transaction moved every outgoing file away before, and kept a hard link of everything else.
 
+An sdist is always built as a wheel in an isolated build environment (--use-pep517): older pips
+otherwise build a setup.py project with the environment's own `wheel` and setuptools, which the
+quarantine may have just taken apart (wheel 0.48 needs the packaging the lock downgrades), and fall
+back to `setup.py install`, an .egg-info with no RECORD that nothing can verify or undo exactly.
+
 pip runs with PYTHONNOUSERSITE=1 (a copy in the user site must neither satisfy the lock nor be
 touched) and PYTHONDONTWRITEBYTECODE=1 (running pip must not add .pyc files of pip itself to the
 prefix; the .pyc files pip compiles for what it installs are in their RECORDs)."""
@@ -24,7 +29,7 @@ def _env() -> dict:
 
 def install_lock(python: str, requirements: Path, *, on_line: Callable[[str], None] | None = None,
                  tick: Callable | None = None) -> Finished:
-    argv = [python, "-m", "pip", "install", "--no-deps", "--require-hashes", "--no-warn-script-location",
+    argv = [python, "-m", "pip", "install", "--no-deps", "--require-hashes", "--use-pep517", "--no-warn-script-location",
             "--disable-pip-version-check", "--no-input", "--progress-bar", "off", "-r", str(requirements)]
     try:
         done = run_bounded(argv, timeout=PIP_TIMEOUT, env=_env(), on_line=on_line, tick=tick, limit=64 << 20)
