@@ -229,10 +229,19 @@ def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[s
     root_s = str(root)
     inside_site = site.startswith(root_s + os.sep)
     site_rel = site[len(root_s) + 1:] + "/" if inside_site else ""
-    rows = [row for row in _record_rows(read_text(path, RECORD_LIMIT)) if row and row[0]]
-    names = [row[0] for row in rows]
-    plain = [n for n in names if inside_site and _plain(n)]
-    inside = [site_rel + n for n in plain]  # the common case: no path arithmetic at all
+    text = read_text(path, RECORD_LIMIT)
+    quoted = '"' in text
+    if quoted:
+        rows = [row for row in csv.reader(text.splitlines()) if row and row[0]]
+        names = [row[0] for row in rows]
+    else:
+        names = [n for n in (line.split(",", 1)[0] for line in text.splitlines()) if n]
+    # the common case: every name is plain, seen on the whole text at once (hashes are base64url)
+    if inside_site and not quoted and not _odd(text):
+        plain = names
+    else:
+        plain = [n for n in names if inside_site and _plain(n)]
+    inside = [site_rel + n for n in plain]  # no path arithmetic at all
     outside = []
     if len(plain) != len(names):
         for raw in names:
@@ -244,11 +253,18 @@ def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[s
             else:
                 outside.append(raw)
     sizes = []
-    if inside_site:
+    if inside_site and ".so" in text:
+        rows = rows if quoted else [line.split(",") for line in text.splitlines() if ".so" in line]
         for row in rows:
-            if len(row) > 2 and row[2].strip().isdigit() and SHARED_LIBRARY.search(row[0]) and "./" not in row[0]:
+            if len(row) > 2 and row[2].strip().isdigit() and SHARED_LIBRARY.search(row[0]) and _plain(row[0]):
                 sizes.append((site_rel + row[0], int(row[2])))
     return tuple(inside), tuple(outside), sizes
+
+
+def _odd(text: str) -> bool:
+    """Whether any name of a RECORD text may need normalizing (substring tests run at C speed)."""
+    return (text.startswith(("/", ".,")) or "\n/" in text or "\n.," in text or "./" in text or "\\" in text
+            or "//" in text or "/," in text or "/.," in text)
 
 
 def _plain(name: str) -> bool:
@@ -270,17 +286,18 @@ def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
     for i, dist in enumerate(snap.dists):
         if not dist.in_prefix:
             continue
-        absent = tuple(p for p in dist.paths
-                       if ((p not in present) if p.startswith(listed) else not os.path.lexists(root / p)))
+        unlisted = [p for p in dist.paths if p not in present]  # set lookups first: few remain
+        absent = tuple(p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}"))
         resized = []
         for path, size in sizes.get(dist.dist_info, ()):
             if path in present and path not in snap.symlinks:
                 try:
-                    if os.lstat(root / path).st_size != size:
+                    if os.lstat(f"{root}/{path}").st_size != size:
                         resized.append(path)
                 except OSError:
                     pass
-        snap.dists[i] = _replace(dist, absent=absent, resized=tuple(resized))
+        if absent or resized:
+            snap.dists[i] = _replace(dist, absent=absent, resized=tuple(resized))
 
 
 def _replace(dist: InstalledDist, **changes) -> InstalledDist:
