@@ -16,13 +16,16 @@ from lockguard.cli.common import get_ui, intent_option, json_option
               help="The environment to install into (a venv or a conda prefix).")
 @click.option("--python", "python_exe", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
               help="The environment of this interpreter (a path; relative to the working directory).")
+@click.option("--from", "from_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Install from this pylock.toml (PEP 751) instead of requirements.lock. Inside a project it must "
+                   "pin what the project's lock pins; outside one it is the whole lock.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Apply without asking.")
 @click.option("--strict", is_flag=True, help="Exit 1 when findings outside the prefix (loader paths, user site) remain.")
 @click.option("--verify-files", is_flag=True, help="Also hash every locked file; reinstall distributions whose files changed.")
 @json_option
 @click.pass_context
-def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, strict, verify_files, as_json) -> int:
+def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes, strict, verify_files, as_json) -> int:
     """Make an environment exactly the lock, as one transaction: every stale file and every file of
     a distribution that leaves or changes version moves into a quarantine (never deleted), pip
     installs the lock (--require-hashes --no-deps) into what remains, and the result is verified
@@ -36,10 +39,13 @@ def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, strict, ve
         describe_interrupted,
         interrupted,
         lock_must_be_current,
+        project_source,
+        pylock_source,
         target_prefix,
         undo_interrupted,
     )
     from lockguard.errors import InputError
+    from lockguard.io.project.intent_file import project_here
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
 
@@ -48,17 +54,20 @@ def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, strict, ve
     if (prefix is None) == (python_exe is None):
         raise InputError("clean-install needs exactly one of --prefix PREFIX or --python EXE",
                          hint="e.g. lockguard clean-install --prefix .venv --dry-run")
-    intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
     knowledge = load_knowledge()
-    snapshot = read_snapshot(intent, scan_repo=False)
-    lock_must_be_current(snapshot, knowledge)
+    snapshot = None
+    if from_file is None or intent_path is not None or project_here():
+        intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
+        snapshot = read_snapshot(intent, scan_repo=False)
+        lock_must_be_current(snapshot, knowledge)
+    source = pylock_source(from_file, snapshot, knowledge) if from_file else project_source(snapshot, knowledge)
     root = target_prefix(prefix, python_exe)
     stuck = interrupted(root)
     if stuck and dry_run:
         return _report_interrupted(ui, root, describe_interrupted(root, stuck), as_json)
     if stuck:
         undo_interrupted(root, progress)
-    scan, plan, platform, view = build_plan(snapshot, knowledge, prefix, python_exe, verify_files=verify_files)
+    scan, plan = build_plan(source, prefix, python_exe, verify_files=verify_files)
     failing = 1 if strict and plan.reported else 0
     if dry_run or plan.changes_nothing:
         if as_json:
@@ -73,7 +82,7 @@ def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, strict, ve
             raise InputError("clean-install changes the environment and stdin is not a terminal",
                              hint="review `--dry-run`, then pass --yes")
         click.confirm("apply this plan?", abort=True, err=True)
-    applied = apply_plan(plan, scan, snapshot, view, platform, progress)
+    applied = apply_plan(plan, scan, source, progress)
     for warning in applied.warnings:
         progress.warn(warning)
     for finding in plan.reported:

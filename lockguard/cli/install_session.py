@@ -20,6 +20,7 @@ from lockguard.install.plan import Plan, blocking, make_plan
 from lockguard.install.verify import direct_names, smoke_modules
 from lockguard.io.env.quarantine import Quarantine, QuarantineInfo, list_quarantines
 from lockguard.knowledge.tables import Knowledge
+from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.lock_paths import lock_file
 from lockguard.model.prefix import PrefixSnapshot
 
@@ -79,22 +80,70 @@ def undo_interrupted(prefix: Path, progress: Progress) -> list[str]:
     return undone
 
 
-def build_plan(snapshot: Snapshot, knowledge: Knowledge, prefix: Path | None, python: Path | None,
-               *, verify_files: bool = False):
+@dataclass(frozen=True)
+class LockSource:
+    """What a clean-install applies: the lock as the inventory sees it, the entries pip installs
+    (with hashes and index options) and where they come from."""
+
+    view: LockView
+    requirements: RequirementsLock
+    label: str  # the file shown in the plan
+    platform: str
+    direct: list[str]  # names whose modules the import smoke imports
+    snapshot: Snapshot | None = None  # the project (the conda side); None for a pylock.toml on its own
+    links: tuple[str, ...] = ()  # file URLs pip may take (a pylock.toml names its files)
+
+
+def project_source(snapshot: Snapshot, knowledge: Knowledge) -> LockSource:
+    """The project's own lock: requirements.lock of the host's platform."""
+    platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
+    label = snapshot.intent.source.root / lock_file(snapshot.intent, "requirements", platform)
+    document = snapshot.of_kind("requirements", platform)
+    requirements = document.requirements if document and document.requirements else RequirementsLock()
+    return LockSource(lock_view(snapshot, knowledge), requirements, str(label), platform,
+                      direct_names(snapshot.intent.pip), snapshot)
+
+
+def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -> LockSource:
+    """`--from pylock.toml`: its packages are what pip installs. With a project, it must pin
+    exactly what the project's lock pins (two locks that disagree are refused, never merged);
+    without one it is the whole lock (pip only)."""
+    from dataclasses import replace
+
+    from lockguard.install.pylock_source import disagreements, install_from_pylock
+    from lockguard.io.project.project_files import parse_lock, read_lock_text
+
+    text = read_lock_text(path)
+    if text is None:
+        raise InputError(f"{path} does not exist", file=str(path), hint="pass the pylock.toml to install from")
+    pylock = parse_lock("pylock", text, str(path))
+    found = install_from_pylock(pylock, str(path), os.path.dirname(os.path.abspath(path)))
+    requirements, links = found.requirements, tuple(found.links)
+    pins = {name: entry.version for name, entry in requirements.entries.items()}
+    if snapshot is None:
+        return LockSource(LockView(pip=pins), requirements, str(path), host_conda_platform(), sorted(pins),
+                          links=links)
+    source = project_source(snapshot, knowledge)
+    differ = disagreements(pylock, source.view.pip)
+    if differ:
+        raise InputError(f"{path} pins other versions than the project's lock: {', '.join(differ[:5])}"
+                         + (f" and {len(differ) - 5} more" if len(differ) > 5 else ""), file=str(path),
+                         hint="run `lockguard resolve` (with `[outputs] pylock`) to write both from the intent, or "
+                              "run clean-install outside the project to apply the pylock.toml on its own")
+    return replace(source, requirements=requirements, label=str(path), links=links)
+
+
+def build_plan(source: LockSource, prefix: Path | None, python: Path | None, *, verify_files: bool = False):
     from lockguard.io.env.prefix_scan import scan_prefix
 
     scan = scan_prefix(prefix, python)
-    platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
-    requirements = snapshot.intent.source.root / lock_file(snapshot.intent, "requirements", platform)
-    view = lock_view(snapshot, knowledge)
     changed = None
     if verify_files:
         from lockguard.io.env.record_verify import verify_records
 
-        changed = verify_records(scan, set(view.pip))
-    inventory = take_inventory(scan, view, changed)
-    plan = make_plan(inventory, scan, requirements=str(requirements))
-    return scan, plan, platform, view
+        changed = verify_records(scan, set(source.view.pip))
+    inventory = take_inventory(scan, source.view, changed)
+    return scan, make_plan(inventory, scan, requirements=source.label)
 
 
 @dataclass
@@ -138,8 +187,7 @@ def _anchors(scan: PrefixSnapshot) -> set[str]:
     return out
 
 
-def apply_plan(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, view: LockView, platform: str,
-               progress: Progress) -> Applied:
+def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: Progress) -> Applied:
     """The transaction. On failure or interrupt everything is undone and the error re-raised
     (InstallFailed: exit 5, with what the rollback did)."""
     from lockguard.io.env.transaction import record_before, record_installed, undo
@@ -154,9 +202,9 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, view: LockV
                 progress.say(f"quarantined {moved} files in {q.root}")
             record_before(q)
             if plan.conda:
-                _install_conda(plan, snapshot, platform, progress)
+                _install_conda(plan, source, progress)
             if plan.install:
-                _install(plan, scan, snapshot, platform, q, progress)
+                _install(plan, scan, source, q, progress)
             installed = record_installed(q, plan.owners)
             if installed.replaced:
                 progress.say(f"pip wrote over {len(installed.replaced)} files that staying packages share with the "
@@ -164,7 +212,7 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, view: LockV
             if installed.modified:
                 applied.warnings.append(f"pip changed {len(installed.modified)} files in place "
                                         f"({', '.join(installed.modified[:3])}); restore cannot give back their old bytes")
-            applied.imported = _verify(plan, snapshot, view, q, progress)
+            applied.imported = _verify(plan, source, q, progress)
             q.log(event="verified")
     except BaseException as exc:  # anything, a bug of lockguard's included: the environment goes back first
         progress.close()
@@ -195,15 +243,7 @@ def _roll_back(q: Quarantine, undo) -> str:
     return line
 
 
-def _requirements(snapshot: Snapshot, platform: str):
-    document = snapshot.of_kind("requirements", platform)
-    if not document or not document.requirements:
-        raise InstallFailed("the lock has no requirements file for this platform to install from")
-    return document.requirements
-
-
-def _install(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, platform: str, q: Quarantine,
-             progress: Progress) -> None:
+def _install(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarantine, progress: Progress) -> None:
     """pip installs exactly what the plan says, from the lock's entries (hashes and index options)."""
     from lockguard.install.pip_requirements import requirements_text
     from lockguard.io.env.bounded import kill_group
@@ -211,7 +251,14 @@ def _install(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, platform: str
     from lockguard.model.names import canonical_name
 
     requirements = q.root / "install.txt"
-    requirements.write_text(requirements_text(_requirements(snapshot, platform), plan.install), encoding="utf-8")
+    find_links = None
+    if source.links:
+        from lockguard.install.pylock_source import links_page
+
+        find_links = q.root / "links.html"
+        find_links.write_text(links_page(list(source.links)), encoding="utf-8")
+    requirements.write_text(requirements_text(source.requirements, plan.install, find_links=find_links),
+                            encoding="utf-8")
     wanted = {canonical_name(p.split("==", 1)[0]): p.split("==", 1)[1] for p in plan.install}
     total, fetched, done = len(wanted), [], []
     sites = [Path(s) for s in scan.site_dirs] or [Path(plan.prefix) / "lib"]
@@ -249,17 +296,18 @@ def _install(plan: Plan, scan: PrefixSnapshot, snapshot: Snapshot, platform: str
     progress.say(f"installed {total} packages with pip")
 
 
-def _install_conda(plan: Plan, snapshot: Snapshot, platform: str, progress: Progress) -> None:
+def _install_conda(plan: Plan, source: LockSource, progress: Progress) -> None:
     from lockguard.io.index.cache import Cache
     from lockguard.io.index.conda import install_locked
 
-    conda_lock = snapshot.of_kind("conda-lock")
+    snapshot = source.snapshot
+    conda_lock = snapshot.of_kind("conda-lock") if snapshot else None
     packages = (conda_lock.conda_lock or {}).get("package", []) if conda_lock else []
     if not any(p.get("manager") == "conda" for p in packages):
         raise InstallFailed("the lock has no solved conda records to install",
                             hint="resolve with reachable channels (not --conda-from-knowledge)")
     progress.step(f"installing conda records: {', '.join(plan.conda)}")
-    install_locked(Path(plan.prefix), _full_conda_lock(snapshot), platform, Cache().root / "pkgs")
+    install_locked(Path(plan.prefix), _full_conda_lock(snapshot), source.platform, Cache().root / "pkgs")
     progress.say(f"installed {len(plan.conda)} conda records")
 
 
@@ -271,7 +319,7 @@ def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
     return read_document(lock.text or "").get("package", []) if lock else []
 
 
-def _verify(plan: Plan, snapshot: Snapshot, view: LockView, q: Quarantine, progress: Progress) -> list[str]:
+def _verify(plan: Plan, source: LockSource, q: Quarantine, progress: Progress) -> list[str]:
     """By effect: a fresh scan must find every RECORD file of every locked distribution (and
     nothing else the plan fixes), and the target interpreter must import what the intent names."""
     from lockguard.io.env.import_smoke import run_smoke
@@ -279,12 +327,12 @@ def _verify(plan: Plan, snapshot: Snapshot, view: LockView, q: Quarantine, progr
 
     progress.step("verifying the installed files against their RECORDs")
     scan = scan_prefix(Path(plan.prefix), Path(plan.python))
-    remaining = blocking(take_inventory(scan, view).findings)
+    remaining = blocking(take_inventory(scan, source.view).findings)
     if remaining:
         lines = "\n    ".join(f"{f.code} {f.message}" for f in remaining[:10])
         raise InstallFailed(f"the environment still differs from the lock after applying it:\n    {lines}",
                             hint="`lockguard check --env` shows the details")
-    modules = smoke_modules(scan, view.pip, direct_names(snapshot.intent.pip))
+    modules = smoke_modules(scan, source.view.pip, source.direct)
     if modules:
         progress.step(f"import smoke: {', '.join(modules)}")
     count = iter(range(1, len(modules) + 1))
@@ -295,7 +343,7 @@ def _verify(plan: Plan, snapshot: Snapshot, view: LockView, q: Quarantine, progr
         raise InstallFailed(f"the import smoke failed: `{smoke.command}` in {plan.prefix}:\n    {detail}",
                             hint="the lock does not work in this environment as installed; fix the cause "
                                  "(a missing system library? a wrong CUDA?) and run clean-install again")
-    locked = sum(1 for d in scan.dists if d.in_prefix and d.name in view.pip)
+    locked = sum(1 for d in scan.dists if d.in_prefix and d.name in source.view.pip)
     progress.say(f"verified: every RECORD file of the {locked} locked distributions is present"
                  + (f"; imported {', '.join(smoke.imported)}" if smoke.imported else ""))
     return smoke.imported

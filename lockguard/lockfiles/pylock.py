@@ -139,6 +139,7 @@ class PylockEntry:
     url: str | None
     hashes: dict[str, str]
     size: int | None = None
+    path: str | None = None  # a local file instead of a URL (relative to the pylock.toml's folder)
 
 
 @dataclass(frozen=True)
@@ -218,4 +219,7 @@ def _entry(item: dict) -> PylockEntry:
     name = item.get("name") or (url.rsplit("/", 1)[-1] if url else "")
     hashes = item.get("hashes") if isinstance(item.get("hashes"), dict) else {}
     size = item.get("size") if isinstance(item.get("size"), int) else None
-    return PylockEntry(str(name), url, {str(k): str(v) for k, v in hashes.items()}, size)
+    path = item.get("path") if isinstance(item.get("path"), str) else None
+    if not name and path:
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return PylockEntry(str(name), url, {str(k): str(v) for k, v in hashes.items()}, size, path)

@@ -56,6 +56,15 @@ def choose_intent(start: Path) -> IntentChoice:
     )
 
 
+def project_here() -> bool:
+    """Whether the current folder holds an intent (lockguard.toml or [tool.lockguard])."""
+    try:
+        choose_intent(Path.cwd())
+    except InputError:
+        return False
+    return True
+
+
 def _peek(path: Path) -> bytes:
     try:
         return read_bytes(path, what="pyproject.toml", limit=INTENT_LIMIT)
