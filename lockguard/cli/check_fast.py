@@ -60,7 +60,9 @@ def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_c
 
     intent = load_project(intent_path, validate=False, warn=ui.warn)
     snapshot = read_snapshot(intent)
-    findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
+    from lockguard.io.project.parse_memo import default_memo
+
+    findings = static_findings(snapshot, load_knowledge(validate=False, memo=default_memo()), strict_mode=strict)
     if any(f.code in ("LG100", "LG101", "LG104") for f in findings):
         # the lock does not match the intent: an intent that is itself invalid (an unparsable
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
