@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from packaging.version import InvalidVersion, Version
 
 from lockguard.check.snapshot import Snapshot
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.names import cuda_family
+from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion
 
 
-@dataclass
+@record
 class LockFacts:
     platform: str
     pip: dict[str, str] = field(default_factory=dict)  # name -> version

@@ -10,33 +10,33 @@ policy (nvJitLink) may be newer than the release, never older.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cached_property
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from lockguard.knowledge.tables import Row
+from lockguard.model.record import record
 from lockguard.model.versions import CudaVersion
 
 _NAME = re.compile(r"^nvidia-(?P<key>[a-z0-9-]+?)(?:-cu(?P<major>\d{2}))?$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ComponentRelease(Row):
     cuda: CudaVersion
     updates: tuple[str, ...]
     versions: dict[str, tuple[str, ...]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ComponentPolicy(Row):
     component: str
     newer_within_major: bool
     why: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ComponentBound:
     """What the intent's CUDA allows for one component wheel, and why."""
 
@@ -53,7 +53,7 @@ class ComponentBound:
             return False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Components:
     releases: tuple[ComponentRelease, ...]
     policies: tuple[ComponentPolicy, ...]

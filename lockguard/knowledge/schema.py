@@ -7,16 +7,16 @@ ValueError with a readable reason. The loader reports a bad row with its file, l
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.specifiers import SpecifierSet
 
 from lockguard.model.names import NamedSpec
+from lockguard.model.record import record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Field:
     kind: type | tuple[type, ...]
     required: bool = True

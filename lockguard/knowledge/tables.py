@@ -6,29 +6,29 @@ explanation can say which fact it rests on and where that fact is written down.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from lockguard.model.names import NamedSpec, canonical_name
+from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
     from lockguard.knowledge.components import Components
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Row:
     source: str
     origin: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TorchRelease(Row):
     minor: str
     pypi_cuda: CudaVersion
@@ -52,7 +52,7 @@ class TorchRelease(Row):
         return self.index_variants if platform in ("linux-64", "win-64") else ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TorchPatch(Row):
     version: str
     requires_python: SpecifierSet
@@ -77,7 +77,7 @@ class TorchPatch(Row):
         return tuple(r for r in self.requires if r.marker is None or r.marker.evaluate(environment))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArchRow(Row):
     variant: str
     torch: SpecifierSet
@@ -85,7 +85,7 @@ class ArchRow(Row):
     platforms: tuple[str, ...] | None = None  # None: every platform without a row of its own
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Toolkit(Row):
     version: CudaVersion
     min_driver: DriverVersion
@@ -95,32 +95,32 @@ class Toolkit(Row):
     cudnn: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CondaSpecsRow(Row):
     specs: tuple[str, ...]
     cuda: SpecifierSet | None = None
     platforms: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SysrootRow(Row):
     glibc: str
     cuda: SpecifierSet
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LibraryRow(Row):
     conda: str
     pypi: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PythonNameRow(Row):
     conda: str
     pypi: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NvccRule(Row):
     package: str
     rule: str
@@ -136,7 +136,7 @@ class NvccRule(Row):
         return nvcc.major == torch_cuda.major and nvcc in allowed and torch_cuda in allowed
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GpuRule(Row):
     package: str
     min_arch: GpuArch
@@ -145,13 +145,13 @@ class GpuRule(Row):
     why: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TorchPinRule(Row):
     package: str
     pins: dict[str, SpecifierSet]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Hazard(Row):
     id: str
     when: NamedSpec
@@ -177,7 +177,7 @@ def _version_key(text: str) -> Version:
     return Version(text)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Knowledge:
     releases: tuple[TorchRelease, ...]
     patches: tuple[TorchPatch, ...]

@@ -9,7 +9,6 @@ is imported. A miss simply runs the check.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -18,6 +17,7 @@ from lockguard import __version__
 from lockguard.errors import InputError
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.textfile import LOCK_LIMIT, is_regular_file, read_bytes
+from lockguard.model.digest import sha256
 
 ABSENT = b"\0absent\0"
 UNREADABLE = b"\0unreadable\0"
@@ -69,11 +69,11 @@ def _bytes(path: Path) -> bytes:
 
 
 def _digest(root: Path, files: list[str]) -> str:
-    h = hashlib.sha256()
+    h = sha256()
     for relative in files:
         path = root / relative
         data = _bytes(path) if os.path.lexists(path) else ABSENT
-        h.update(relative.encode() + b"\0" + hashlib.sha256(data).digest())
+        h.update(relative.encode() + b"\0" + sha256(data).digest())
     return h.hexdigest()
 
 
@@ -81,7 +81,7 @@ class CheckCache:
     def __init__(self, intent_path: Path, options: dict) -> None:
         self.intent_path = intent_path.resolve()
         self.root = self.intent_path.parent
-        h = hashlib.sha256()
+        h = sha256()
         for part in (__version__, _constraints_fingerprint(), str(self.intent_path),
                      json.dumps(options, sort_keys=True, default=str)):
             h.update(part.encode() + b"\0")

@@ -13,7 +13,13 @@ from lockguard.errors import InputError
 from lockguard.io.project.parse_memo import default_memo
 from lockguard.io.project.textfile import INTENT_LIMIT, is_regular_file, read_bytes, read_text
 from lockguard.model.intent import Intent
-from lockguard.model.intent_parse import INTENT_FILE, PYPROJECT, MatchSpecValidator, parse_toml, parse_intent
+from lockguard.model.intent_parse import (
+    INTENT_FILE,
+    PYPROJECT,
+    MatchSpecValidator,
+    parse_intent,
+    parse_toml,
+)
 
 
 class IntentChoice:

@@ -34,7 +34,7 @@ class ParseMemo:
         self.root = root or _root()
 
     def _path(self, kind: str, text: str) -> str:
-        from hashlib import sha256
+        from lockguard.model.digest import sha256
 
         digest = sha256(f"{kind}\0{__version__}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
         return os.path.join(self.root, f"{digest}.marshal")
