@@ -86,7 +86,7 @@ def _make_init(cls, items: list[Field], frozen: bool):
 
     def __init__(self, *args, **kwargs):
         if not kwargs and len(args) == count and not slotted:  # the common call: all fields, in order
-            self.__dict__.update(zip(names, args))
+            self.__dict__.update(zip(names, args, strict=True))
             if post_init is not None:
                 self.__post_init__()
             return
