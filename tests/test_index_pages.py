@@ -90,3 +90,52 @@ def test_what_msgspec_refuses_goes_to_the_standard_reader():
     assert page_json.page_files(body) is None
     fast, slow = both(body)
     assert fast == slow and fast[0][7] is True
+
+
+# -- the intent's pages, requested while the resolver is imported (io/index/early.py) --------------
+
+def test_early_requests_are_taken_by_the_resolve_never_made_twice(tmp_path, world, lg):
+    from lockguard.io.index import early
+    from lockguard.lockfiles import requirements_lock
+
+    project = tmp_path / "p"
+    world.intent(project, pip=["torch==2.1.*", "jinja2"])
+    assert early._urls(["resolve", "--intent", str(project / "lockguard.toml")]) == [
+        f"{world.pypi.url}/torch/", f"{world.pypi.url}/jinja2/"]
+    world.pypi.requests.clear()
+    result = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"))
+    assert result.exit_code == 0, result.stderr
+    pages = [path for method, path, _range in world.pypi.requests if path.endswith("/")]
+    assert pages.count("/simple/torch/") == 1 and pages.count("/simple/jinja2/") == 1  # asked early, once
+    assert early.fetched()[1] == 2  # the two pages came through the early requests...
+    assert early._ANSWERS == {}  # ...and every early answer was handed to the index client
+    assert "torch" in requirements_lock.parse((project / "requirements.lock").read_text()).entries
+    # a second resolve finds the pages cached: nothing is requested early, the lock is the same
+    before = (project / "requirements.lock").read_text()
+    assert early._urls(["resolve", "--intent", str(project / "lockguard.toml")]) == []
+    assert lg("resolve", "--intent", str(project / "lockguard.toml")).exit_code == 0
+    assert (project / "requirements.lock").read_text() == before
+
+
+def test_early_requests_are_not_made_offline_or_for_other_commands(tmp_path, world):
+    from lockguard.io.index import early
+
+    project = tmp_path / "p"
+    world.intent(project, pip=["jinja2"])
+    intent = str(project / "lockguard.toml")
+    assert early._urls(["resolve", "--offline", "--intent", intent]) == []
+    assert early._urls(["check", "--intent", intent]) == []
+    assert early._urls(["resolve", "--intent", str(tmp_path / "pyproject.toml")]) == []
+    assert early._urls(["-v", "resolve", "--refresh", f"--intent={intent}"]) == [f"{world.pypi.url}/jinja2/"]
+    early.start(["resolve", "--intent", str(tmp_path / "missing" / "lockguard.toml")])  # no intent: nothing
+    assert early._ANSWERS == {}
+
+
+def test_an_early_error_is_the_resolve_error(tmp_path, world, lg):
+    """The index fails the early request: the resolve reports it as it would its own request."""
+    project = tmp_path / "p"
+    world.intent(project, pip=["jinja2"])
+    world.pypi.stop()
+    result = lg("resolve", "--intent", str(project / "lockguard.toml"))
+    assert result.exit_code == 4, result.stderr
+    assert "cannot reach" in result.stderr and "/jinja2/" in result.stderr

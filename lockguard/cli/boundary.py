@@ -23,6 +23,10 @@ def run(argv: list[str]) -> int:
             from lockguard.cli.check_fast import run_check
 
             return run_check(ui, **options)
+        if "resolve" in argv:  # the index pages of the intent's names, requested while click and the resolver load
+            from lockguard.io.index.early import start
+
+            start(argv)
         from lockguard.cli.app import invoke
 
         return invoke(argv, ui)

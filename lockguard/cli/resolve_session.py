@@ -72,7 +72,11 @@ class ResolveSession:
             for source in self.sources:
                 source.close()
             self.http.close()
-            self.ui.debug(f"fetched {self.http.bytes_fetched / 1e6:.1f} MB in {self.http.requests} requests")
+            from lockguard.io.index.early import fetched
+
+            early_bytes, early_requests = fetched()
+            self.ui.debug(f"fetched {(self.http.bytes_fetched + early_bytes) / 1e6:.1f} MB in "
+                          f"{self.http.requests + early_requests} requests")
         for platform in lock.platforms:
             torch = platform.pip.pin("torch")
             conda_note = ("conda: " + (f"{len(platform.conda.records)} records" if platform.conda.solved

@@ -89,6 +89,10 @@ class Cache:
     def _page_key(url: str) -> str:
         return hashlib.sha256(url.encode()).hexdigest()
 
+    def page_meta_path(self, url: str) -> Path:
+        """Where the page of `url` is kept (its metadata half); absent: never fetched."""
+        return self._path("pages", self._page_key(url), ".json")
+
     def get_page(self, url: str) -> CachedPage | None:
         key = self._page_key(url)
         try:

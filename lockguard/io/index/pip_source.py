@@ -93,7 +93,10 @@ class IndexPackageSource:
         for page in self._load_projects(name):
             guess = self.speculator.best_file(page, specifier)
             if guess is not None:
-                self._submit_metadata(name, guess[0], guess[1])
+                # fetched right here, not queued behind other work: this worker is free, and the
+                # dependency chain (page -> metadata -> the dependencies' pages) is a cold resolve's
+                # critical path
+                self._submit_metadata(name, guess[0], guess[1], inline=True)
                 return
 
     def _speculate_dependencies(self, future: Future) -> None:
@@ -116,7 +119,9 @@ class IndexPackageSource:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _submit_metadata(self, name: str, version: str, file: DistFile) -> Future:
+    def _submit_metadata(self, name: str, version: str, file: DistFile, *, inline: bool = False) -> Future:
+        """The future metadata of `file`; fetched by the pool, or `inline` in the calling worker
+        (never the resolver's thread: it must not block on a fetch it did not ask to wait for)."""
         with self._guard:
             future = self._metadata.get(file.url)
             if future is not None:
@@ -129,7 +134,10 @@ class IndexPackageSource:
         # a future that is already done runs its callback right here
         if self.speculator is not None:
             future.add_done_callback(self._speculate_dependencies)
-        self._pool.submit(self._fetch_into, future, name, version, file, try_unadvertised)
+        if inline:
+            self._fetch_into(future, name, version, file, try_unadvertised)
+        else:
+            self._pool.submit(self._fetch_into, future, name, version, file, try_unadvertised)
         return future
 
     def _fetch_into(self, future: Future, name: str, version: str, file: DistFile, try_unadvertised: bool) -> None:
