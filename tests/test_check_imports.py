@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "gpu-training"
 # modules the uncached check must not import: each costs a large part of Python's start-up
 NOT_ON_THE_CHECK_PATH = ["click", "yaml", "dataclasses", "tomllib", "tomli", "traceback", "importlib.resources",
-                         "hashlib", "inspect", "rich", "httpx", "resolvelib", "rattler"]
+                         "hashlib", "inspect", "rich", "httpx", "resolvelib", "rattler", "json", "packaging",
+                         "typing"]
 
 
 def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:

@@ -75,13 +75,13 @@ def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_c
 
 
 def render_findings(ui: Ui, findings: list, fmt: str, checked: str) -> tuple[str, int]:
-    import json
-
     from lockguard.check import render
     from lockguard.model.finding import failing
 
     code = 1 if failing(findings) else 0
     if fmt == "json":
+        import json
+
         body = ui.envelope(render.json_data(findings, checked=checked), ok=code == 0, exit_code=code)
         return json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", code
     if fmt == "github":

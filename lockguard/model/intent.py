@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 from lockguard.model.names import canonical_requirement_text
@@ -141,7 +142,7 @@ class Intent:
             outputs["pylock"] = self.outputs.pylock
         return outputs
 
-    @property
+    @cached_property
     def hash(self) -> str:
         """sha256 of the canonical intent: stable across key order, comments and whitespace."""
         import json

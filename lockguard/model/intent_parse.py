@@ -12,7 +12,6 @@ import sys
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 from lockguard.errors import InputError
 from lockguard.model.intent import (
@@ -30,6 +29,10 @@ from lockguard.model.intent import (
 )
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
+if TYPE_CHECKING:
+    from typing import Any
 
 INTENT_FILE = "lockguard.toml"
 PYPROJECT = "pyproject.toml"

@@ -77,9 +77,21 @@ class NamedSpec:
 
     @cached_property
     def specifier(self):
+        """packaging's SpecifierSet (the resolver builds requirements from it)."""
         from packaging.specifiers import SpecifierSet
 
         return SpecifierSet(self.spec)
+
+    @cached_property
+    def _fast(self):
+        from lockguard.model.pep440 import Spec
+
+        return Spec(self.spec)
+
+    def contains(self, version: str) -> bool:
+        """Does `version` meet the specifier (pre-releases included)? Without packaging when both
+        are plain (the check path)."""
+        return self._fast.contains(version, prereleases=True)
 
     def __str__(self) -> str:
         return f"{self.name}{self.spec}"

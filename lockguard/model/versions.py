@@ -126,11 +126,17 @@ class GpuArch:
 
     @classmethod
     def parse(cls, text: str) -> GpuArch:
+        known = _ARCHS.get(text) if cls is GpuArch else None
+        if known is not None:  # the knowledge names the same dozen archs hundreds of times
+            return known
         match = cls._PATTERN.fullmatch(text.strip().lower())
         if not match:
             raise ValueError(f"{text!r} is not a GPU architecture like sm_80 or sm_90a")
         kind, digits, suffix = match.groups()
-        return cls(int(digits[:-1]), int(digits[-1]), suffix, kind == "compute")
+        arch = cls(int(digits[:-1]), int(digits[-1]), suffix, kind == "compute")
+        if cls is GpuArch and len(_ARCHS) < 4096:
+            _ARCHS[text] = arch
+        return arch
 
     @classmethod
     def from_capability(cls, major: int, minor: int) -> GpuArch:
@@ -149,6 +155,9 @@ class GpuArch:
     def __str__(self) -> str:
         prefix = "compute" if self.ptx else "sm"
         return f"{prefix}_{self.major}{self.minor}{self.suffix}"
+
+
+_ARCHS: dict[str, GpuArch] = {}  # parsed texts (values are immutable)
 
 
 def build_runs_on(build_archs: tuple[GpuArch, ...], device: GpuArch) -> bool:

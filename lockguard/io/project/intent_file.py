@@ -99,7 +99,12 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
     except FileNotFoundError:
         raise InputError(f"intent file {path} does not exist", file=str(path),
                          hint="create one with `lockguard init`") from None
-    return parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate, memo=default_memo())
+    memo = default_memo()
+    intent = parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate, memo=memo)
+    # the hash is a function of the text (its canonical JSON): kept with the parse, it spares the
+    # check path json's import and the canonicalization on every commit
+    intent.__dict__["hash"] = memo("intent-hash", text, lambda _text: intent.hash)
+    return intent
 
 
 def load_project(intent_path: Path | None, *, validate_matchspec: MatchSpecValidator | None = None,
