@@ -65,9 +65,18 @@ class ResolveSession:
             conda = RattlerSolver(cache.root / "conda", offline=self.offline)
         options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
                                  progress=self.ui.progress, warn=self.ui.warn)
+        import gc
+
+        # the collector's full passes walk every page row and metadata object kept so far, again
+        # and again (a tenth of a cold resolve's CPU); what a resolve allocates is freed by
+        # reference counting, and the collector runs once it is done
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             lock = resolve_lock(self.intent, knowledge, machine, make_source, conda, options)
         finally:
+            if collecting:
+                gc.enable()
             self.ui.done()
             for source in self.sources:
                 source.close()

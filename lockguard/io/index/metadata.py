@@ -14,6 +14,7 @@ import os
 import subprocess
 import tarfile
 import tempfile
+import threading
 import zipfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -32,7 +33,6 @@ from lockguard.model.dist import DistFile, DistMetadata
 
 MAX_METADATA_BYTES = 4 * 1024 * 1024  # the largest METADATA lockguard reads (PyPI's biggest are ~1 MB)
 BUILD_TIMEOUT = 180.0  # seconds one sdist metadata build may take
-PROBE_HEAD_START = 0.25  # seconds an unadvertised `.metadata` probe runs before range reads join it
 
 
 def parse_metadata(raw: bytes, how: str) -> DistMetadata:
@@ -148,21 +148,20 @@ class MetadataFetcher:
         return self._sdist(file)
 
     def _race(self, file: DistFile) -> tuple[bytes, str]:
-        """An unadvertised `.metadata` against range requests: a mirror may serve the file, but
-        its 404 can take longer than the range reads that replace it. The probe runs alone for
-        PROBE_HEAD_START first: a mirror that serves it answers within that, and the range reads
-        (a request or more, and parsing the zip's directory: torch's lists thousands of files)
-        are then never made."""
+        """An unadvertised `.metadata` against range requests, both at once: a mirror may serve
+        the file, but its 404 can take longer than the range reads that replace it (and a
+        dependency chain waits on each). When the probe wins, the range read stops before it
+        parses the zip's directory (torch's lists thousands of files)."""
         side = _side_requests()
+        won = threading.Event()
         probe = side.submit(self._pep658, file)
-        done, _pending = wait([probe], timeout=PROBE_HEAD_START)
-        if probe in done:
-            if probe.exception() is None and probe.result() is not None:
-                return probe.result(), "pep658"
-            return self._ranged(file, read_wheel_metadata(self.http, file.url))
-        ranged = side.submit(read_wheel_metadata, self.http, file.url)
+        ranged = side.submit(read_wheel_metadata, self.http, file.url, None, won)
         done, _pending = wait([probe, ranged], return_when=FIRST_COMPLETED)
+        if probe not in done and ranged.exception() is not None:
+            wait([probe])  # the range read failed: the probe may still have the metadata
+            done = {probe}
         if probe in done and probe.exception() is None and probe.result() is not None:
+            won.set()
             return probe.result(), "pep658"
         return self._ranged(file, ranged.result())
 

@@ -18,8 +18,9 @@ except ImportError:  # pragma: no cover - exercised by forcing DECODER to None i
 if msgspec is not None:
     UNSET = msgspec.UNSET
 
-    class PageFile(msgspec.Struct):
-        """The fields of a PEP 691 file entry that lockguard reads (others are skipped unparsed)."""
+    class PageFile(msgspec.Struct, gc=False):
+        """The fields of a PEP 691 file entry that lockguard reads (others are skipped unparsed).
+        gc=False: tens of thousands per resolve, never part of a cycle (strings, dicts of strings)."""
 
         filename: str
         url: str
