@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -26,15 +27,23 @@ NOT_ON_THE_CHECK_PATH = ["click", "yaml", "dataclasses", "tomllib", "tomli", "tr
 
 
 def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:
-    """The modules `lockguard check` has imported when it exits, and what it printed."""
+    """The modules `lockguard check` has imported when it exits, and what it printed.
+
+    Run as an installed (not editable) lockguard is: without `site` (-S), whose .pth processing
+    would run the editable install's finder, which imports pathlib and more for every interpreter;
+    the repository and site-packages are put on sys.path by hand instead, as the finder would."""
     script = ("import sys, atexit\n"
+              f"sys.path[:0] = [{str(REPO)!r}]\n"
+              f"sys.path.append({sysconfig.get_paths()['purelib']!r})\n"
+              f"sys.path.append({sysconfig.get_paths()['platlib']!r})\n"
+              f"import lockguard; lockguard.__path__.append({str(REPO)!r})\n"  # constraints/ is lockguard.constraints
               "out = sys.argv[1]\n"
               "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
               "sys.argv = ['lockguard'] + sys.argv[2:]\n"
               "from lockguard.cli import main\nmain()\n")
     out = tmp_path / "modules.txt"
     env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-c", script, str(out), *args], cwd=EXAMPLE, env=env,
+    done = subprocess.run([sys.executable, "-S", "-c", script, str(out), *args], cwd=EXAMPLE, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return set(out.read_text().split()), done.stdout
@@ -54,7 +63,7 @@ def test_a_cached_check_imports_no_rules_at_all(tmp_path):
     _modules_of_a_check(tmp_path, "check")
     modules, said = _modules_of_a_check(tmp_path, "check")
     assert "no findings" in said
-    assert not [m for m in modules if m.startswith(("lockguard.check", "lockguard.knowledge", "packaging"))]
+    assert not [m for m in modules if m.startswith(("lockguard.check", "lockguard.knowledge", "packaging", "pathlib"))]
 
 
 # -- record: what dataclasses did, for the value classes of the check path -----------------------

@@ -4,7 +4,6 @@ commit (the click definition in check_cmd.py handles --help, --env, --python and
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from lockguard.cli.output import Ui
 
@@ -25,20 +24,20 @@ def fast_check_options(argv: list[str]) -> dict | None:
             options["use_cache"] = False
         elif arg in ("--intent", "--format") and args:
             value = args.pop(0)
-            if arg == "--format" and value not in FORMATS:
-                return None  # let click report the bad value
-            options["intent_path" if arg == "--intent" else "fmt"] = Path(value) if arg == "--intent" else value
+            if arg == "--format" and value not in FORMATS or not value:
+                return None  # let click report the bad value (an empty --intent is a folder: ".")
+            options["intent_path" if arg == "--intent" else "fmt"] = value
         elif arg.startswith(("--intent=", "--format=")):
             key, _, value = arg.partition("=")
-            if key == "--format" and value not in FORMATS:
+            if key == "--format" and value not in FORMATS or not value:
                 return None
-            options["intent_path" if key == "--intent" else "fmt"] = Path(value) if key == "--intent" else value
+            options["intent_path" if key == "--intent" else "fmt"] = value
         else:
             return None  # --env, --python, --help, -v, ...: the click command
     return options
 
 
-def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_cache: bool = True) -> int:
+def run_check(ui: Ui, *, intent_path: str | None, fmt: str, strict: bool, use_cache: bool = True) -> int:
     ui.command = "check"
     ui.json_mode = fmt == "json"
     cache = None
