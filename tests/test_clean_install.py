@@ -66,12 +66,15 @@ def test_clean_install_applies_the_lock_and_check_env_comes_back_clean(world, pr
     assert code == 1 and codes(findings) == ["LG200", "LG201", "LG202"]
     dry = clean_install(lg, project, venv, "--dry-run", "--json")
     plan = json.loads(dry.stdout)["data"]["plan"]
-    assert plan["uninstall"] == ["hjson"] and "oldlib==2.0" in plan["install"] and "jinja2==1.0" in plan["install"]
+    outgoing = {o["name"]: o for o in plan["outgoing"]}
+    assert sorted(outgoing) == ["hjson", "oldlib"] and "oldlib==2.0" in plan["install"] and "jinja2==1.0" in plan["install"]
+    assert outgoing["hjson"]["reason"] == "not in the lock" and outgoing["oldlib"]["reason"] == "upgrade to 2.0"
     assert env_check(lg, project, venv)[0] == 1  # a dry run changes nothing
     result = clean_install(lg, project, venv, "--yes")
     assert result.exit_code == 0, result.stderr
     assert env_check(lg, project, venv) == (0, [])
-    assert not (site_packages(venv) / "oldlib" / "libfoo.so.0").exists()  # pip removed it: it was in 1.0's RECORD
+    assert not (site_packages(venv) / "oldlib" / "libfoo.so.0").exists()  # quarantined with the rest of oldlib 1.0
+    assert "Uninstalling" not in result.stderr + result.stdout  # pip never uninstalls: lockguard moved 1.0 away
     again = clean_install(lg, project, venv, "--yes")
     assert again.exit_code == 0 and "nothing to change" in again.stdout
 
@@ -117,7 +120,7 @@ def test_inventory_of_a_dirty_environment(world, project, venv, lg, tmp_path, mo
     plan = json.loads(clean_install(lg, project, venv, "--dry-run", "--json").stdout)["data"]["plan"]
     quarantined = {q["path"].split("site-packages/")[-1] for q in plan["quarantine"]}
     assert {"oldlib/libfoo.so.0", "jinja2/stale.py", "ghost/__init__.py", "libstray.so.1", "outlink.so"} <= quarantined
-    assert "nvidia-cublas-cu11" in plan["uninstall"]
+    assert any(o["name"] == "nvidia-cublas-cu11" for o in plan["outgoing"])
     assert not any("passwd" in q["path"] for q in plan["quarantine"])  # never outside the prefix
 
 
@@ -132,13 +135,15 @@ def test_quarantine_then_restore_is_byte_identical(world, project, venv, lg):
     result = clean_install(lg, project, venv, "--yes")
     assert result.exit_code == 0, result.stderr
     assert not (site / "ghost" / "mod.py").exists() and env_check(lg, project, venv) == (0, [])
+    assert not (site / "ghost").exists()  # no empty folder left: it would import as a namespace package
     listing = lg("restore", "--list", "--prefix", str(venv), "--json")
-    (entry,) = json.loads(listing.stdout)["data"]
-    assert entry["state"] == "complete" and entry["count"] == 2
+    first, entry = json.loads(listing.stdout)["data"]  # the first run installed the lock, the second cleaned
+    assert entry["state"] == "complete" and entry["count"] == 2 and entry["removed"] == entry["installed"] == []
     manifest = json.loads((venv / ".lockguard" / "quarantine" / entry["id"] / "manifest.json").read_text())
     assert {e["reason"] for e in manifest["entries"]} and all(e["sha256"] for e in manifest["entries"])
+    assert lg("restore", first["id"], "--prefix", str(venv)).exit_code == 2  # newest first
     assert lg("restore", entry["id"], "--prefix", str(venv)).exit_code == 0
-    assert tree_hashes(venv) == before  # every byte and mode back
+    assert tree_hashes(venv) == before  # every byte and mode back, the ghost/ folder too
     assert lg("restore", entry["id"], "--prefix", str(venv)).exit_code == 2  # already restored
 
 
@@ -149,10 +154,11 @@ def test_failed_apply_is_rolled_back_with_exit_5(world, project, venv, lg):
     world.pypi.stop()  # pip cannot download anything now
     result = clean_install(lg, project, venv, "--yes")
     assert result.exit_code == 5
-    assert "rolled back" in result.stderr and "Traceback" not in result.stderr
+    assert "rolled back: removed 0 files the run had installed, put back 1 quarantined files" in result.stderr
+    assert "Traceback" not in result.stderr
     assert tree_hashes(venv) == before
     (entry,) = json.loads(lg("restore", "--list", "--prefix", str(venv), "--json").stdout)["data"]
-    assert entry["state"] == "restored"
+    assert entry["state"] == "aborted"
 
 
 def test_permission_error_stops_and_puts_everything_back(world, project, venv, lg, monkeypatch):
@@ -186,7 +192,7 @@ def test_killed_run_is_undone_by_restore_or_the_next_clean_install(world, projec
     assert killed.returncode == 137
     result = clean_install(lg, project, venv, "--yes")  # the next run undoes the interrupted one first
     assert result.exit_code == 0, result.stderr
-    assert "was interrupted; put back 2 files" in result.stderr
+    assert "was interrupted; undone: removed 0 files it had installed, put back 2 files" in result.stderr
     assert env_check(lg, project, venv) == (0, [])
 
 
@@ -198,6 +204,13 @@ def test_python_option_and_verify_files(world, project, venv, lg):
     assert env_check(lg, project, venv) == (0, [])
     code, findings = env_check(lg, project, venv, "--verify-files")
     assert code == 1 and codes(findings) == ["LG203"] and "jinja2" in findings[0]["message"]
+    assert "clean-install --verify-files" in findings[0]["hint"]
+    plan = json.loads(clean_install(lg, project, venv, "--dry-run", "--json").stdout)["data"]["plan"]
+    assert plan["install"] == []  # without hashing, nothing looks wrong
+    plan = json.loads(clean_install(lg, project, venv, "--dry-run", "--json", "--verify-files").stdout)["data"]["plan"]
+    assert plan["install"] == ["jinja2==1.0"] and plan["outgoing"][0]["reason"] == "repair: 1 files changed"
+    assert clean_install(lg, project, venv, "--yes", "--verify-files").exit_code == 0
+    assert env_check(lg, project, venv, "--verify-files") == (0, [])
 
 
 def test_user_site_duplicate_is_reported_not_touched(world, project, venv_template, tmp_path, lg, monkeypatch):
@@ -210,7 +223,11 @@ def test_user_site_duplicate_is_reported_not_touched(world, project, venv_templa
                            world.pypi.url, "jinja2==1.0", "--no-deps", "--force-reinstall"],
                           env={**os.environ, **PIP_ENV}, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr  # pip refuses a user copy that would lose, so first
-    assert clean_install(lg, project, venv, "--yes").exit_code == 1  # applied; the user copy is reported (exit 1)
+    applied = clean_install(lg, project, venv, "--yes")
+    assert applied.exit_code == 0, applied.stderr  # applied; the user copy outside the prefix is a warning
+    assert "warning: LG213" in applied.stderr
+    strict = clean_install(lg, project, venv, "--yes", "--strict")
+    assert strict.exit_code == 1 and "nothing to change" in strict.stdout  # ... that fails only with --strict
     code, findings = env_check(lg, project, venv)
     duplicate = [f for f in findings if f["code"] == "LG213" and "jinja2" in f["message"]]
     assert duplicate and "pip uninstall --user jinja2" in duplicate[0]["hint"]

@@ -1,4 +1,4 @@
-"""`lockguard clean-install`: plan, quarantine stale files, apply the lock, verify."""
+"""`lockguard clean-install`: plan, then apply as one transaction, verify, roll back on failure."""
 
 from __future__ import annotations
 
@@ -15,20 +15,28 @@ from lockguard.cli.common import get_ui, intent_option, json_option
 @click.option("--prefix", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
               help="The environment to install into (a venv or a conda prefix).")
 @click.option("--python", "python_exe", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
-              help="The environment of this interpreter.")
+              help="The environment of this interpreter (a path; relative to the working directory).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Apply without asking.")
+@click.option("--strict", is_flag=True, help="Exit 1 when findings outside the prefix (loader paths, user site) remain.")
+@click.option("--verify-files", is_flag=True, help="Also hash every locked file; reinstall distributions whose files changed.")
 @json_option
 @click.pass_context
-def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, as_json) -> int:
-    """Make an environment exactly the lock: quarantine stale shared libraries and leftovers (moved,
-    never deleted), install the lock with pip --require-hashes (and conda records with rattler),
-    uninstall what the lock does not pin, then verify. A failed apply is rolled back (exit 5)."""
+def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, strict, verify_files, as_json) -> int:
+    """Make an environment exactly the lock, as one transaction: every stale file and every file of
+    a distribution that leaves or changes version moves into a quarantine (never deleted), pip
+    installs the lock (--require-hashes --no-deps) into what remains, and the result is verified
+    by effect (every RECORD file present, an import smoke). A failure is rolled back (exit 5);
+    `lockguard restore` undoes a finished run. Exit 0 when the environment matches the lock."""
     from lockguard.cli.common import load_project_intent
+    from lockguard.cli.install_progress import Progress
     from lockguard.cli.install_session import (
         apply_plan,
         build_plan,
+        describe_interrupted,
+        interrupted,
         lock_must_be_current,
+        target_prefix,
         undo_interrupted,
     )
     from lockguard.errors import InputError
@@ -36,6 +44,7 @@ def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, as_json) -
     from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "clean-install")
+    progress = Progress(ui)
     if (prefix is None) == (python_exe is None):
         raise InputError("clean-install needs exactly one of --prefix PREFIX or --python EXE",
                          hint="e.g. lockguard clean-install --prefix .venv --dry-run")
@@ -43,14 +52,20 @@ def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, as_json) -
     knowledge = load_knowledge()
     snapshot = read_snapshot(intent, scan_repo=False)
     lock_must_be_current(snapshot, knowledge)
-    undo_interrupted(prefix or _prefix_of(python_exe), ui)
-    scan, plan, platform = build_plan(snapshot, knowledge, prefix, python_exe)
+    root = target_prefix(prefix, python_exe)
+    stuck = interrupted(root)
+    if stuck and dry_run:
+        return _report_interrupted(ui, root, describe_interrupted(root, stuck), as_json)
+    if stuck:
+        undo_interrupted(root, progress)
+    scan, plan, platform, view = build_plan(snapshot, knowledge, prefix, python_exe, verify_files=verify_files)
+    failing = 1 if strict and plan.reported else 0
     if dry_run or plan.changes_nothing:
         if as_json:
-            ui.emit_json({"plan": plan.to_dict(), "applied": False})
+            ui.emit_json({"plan": plan.to_dict(), "applied": False}, exit_code=failing)
         else:
             ui.out(plan.text().rstrip())
-        return 1 if plan.reported and plan.changes_nothing and not dry_run else 0
+        return failing
     if not as_json:
         ui.out(plan.text().rstrip())
     if not yes:
@@ -58,15 +73,30 @@ def clean_install(ctx, intent_path, prefix, python_exe, dry_run, yes, as_json) -
             raise InputError("clean-install changes the environment and stdin is not a terminal",
                              hint="review `--dry-run`, then pass --yes")
         click.confirm("apply this plan?", abort=True, err=True)
-    quarantine_id = apply_plan(plan, snapshot, knowledge, platform, ui)
+    applied = apply_plan(plan, scan, snapshot, view, platform, progress)
+    for warning in applied.warnings:
+        progress.warn(warning)
+    for finding in plan.reported:
+        progress.warn(f"{finding.code} {finding.message}" + (f" (hint: {finding.hint})" if finding.hint else ""))
     if as_json:
-        ui.emit_json({"plan": plan.to_dict(), "applied": True, "quarantine": quarantine_id})
-    ui.info("the environment matches the lock" + (f"; quarantine {quarantine_id} (`lockguard restore "
-                                                  f"{quarantine_id} --prefix {scan.prefix}` undoes it)" if quarantine_id else ""))
-    return 1 if plan.reported else 0
+        ui.emit_json({"plan": plan.to_dict(), "applied": True, "quarantine": applied.quarantine,
+                      "installed": applied.installed, "removed": applied.removed, "imported": applied.imported,
+                      "warnings": applied.warnings + [f.message for f in plan.reported]}, exit_code=failing)
+    else:
+        progress.say(f"the environment matches the lock; `lockguard restore {applied.quarantine} --prefix "
+                     f"{scan.prefix}` undoes this run")
+    return failing
 
 
-def _prefix_of(python: Path) -> Path:
-    from lockguard.io.env.prefix_scan import ask_interpreter
-
-    return Path(ask_interpreter(python)["prefix"])
+def _report_interrupted(ui, root: Path, previews: list[dict], as_json: bool) -> int:
+    """A dry run changes nothing, not even an interrupted run's leftovers: it says what restore does."""
+    if as_json:
+        ui.emit_json({"interrupted": previews, "plan": None, "applied": False}, exit_code=1)
+        return 1
+    for item in previews:
+        ui.out(f"clean-install {item['id']} in {root} was interrupted (last step: {item['phase']}).\n"
+               f"  `lockguard restore {item['id']} --prefix {root}` (or a clean-install without --dry-run, which "
+               f"undoes it first) would remove {item['remove']} files the interrupted run installed and put back "
+               f"{item['put_back']} quarantined files.")
+    ui.out("no plan: it depends on the environment after that undo; nothing was changed.")
+    return 1

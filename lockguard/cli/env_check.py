@@ -41,9 +41,21 @@ def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Pa
 
     scan = scan_prefix(prefix, python)
     view = lock_view(snapshot, knowledge)
-    findings = take_inventory(scan, view).findings
+    changed = None
     if verify_files:
         from lockguard.io.env.record_verify import verify_records
 
-        findings += verify_records(scan, set(view.pip))
+        changed = verify_records(scan, set(view.pip))
+    findings = take_inventory(scan, view, changed).findings + interrupted_runs(Path(scan.prefix))
     return sorted(findings, key=lambda f: f.sort_key)
+
+
+def interrupted_runs(prefix: Path) -> list[Finding]:
+    """LG222: a clean-install that was killed left the environment half changed."""
+    from lockguard.io.env.quarantine import list_quarantines
+    from lockguard.model.finding import ERROR
+
+    return [Finding("LG222", ERROR, f"clean-install {q.id} was interrupted (last step: {q.phase or 'begin'}): the "
+                    "environment is half changed", f"`lockguard restore {q.id} --prefix {prefix}` undoes it (a new "
+                    "clean-install undoes it first, too)", str(prefix / ".lockguard" / "quarantine" / q.id))
+            for q in list_quarantines(prefix) if q.state == "incomplete"]

@@ -4,12 +4,18 @@ LG200 a locked package is missing          LG212 a package folder / module with 
 LG201 installed at another version         LG213 one distribution on two sys.path entries
 LG202 installed but not in the lock        LG214 a .pth file injects directories into sys.path
 LG203 a file no longer matches its RECORD  LG215 nvidia -cuNN families of several CUDA majors
+LG204 a RECORD file is missing (or a shared library has another size)
 LG210 an unowned shared library            LG216 two files with one SONAME on the search path
-LG211 an unowned file in an owned folder   LG217 the loader's path holds other CUDA/NCCL/cuDNN libs
+LG211 an unowned file in an owned folder   LG217 the loader's path holds another copy of a locked lib
 LG218 /usr/local/cuda points at another CUDA than the lock's
 LG219 a RECORD lists paths outside the prefix (never used)
 LG220 a symlink points out of the prefix
+LG221 a kept installer tool (pip, setuptools, wheel) requires another version of a locked package
+LG222 an interrupted clean-install left its transaction (found by the caller, which reads the state folder)
 LG230 a locked conda record is missing or different
+
+Distributions that leave the prefix or change version are `outgoing`: a clean-install moves all
+their files into the quarantine before pip runs (pip never uninstalls anything itself).
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from lockguard.install.lock_diff import Outgoing
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
-from lockguard.model.names import canonical_name, cuda_family, same_version
+from lockguard.model.names import cuda_family
 from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot
 
 INSTALLER_TOOLS = {"pip", "setuptools", "wheel"}  # pip-sync's rule: never removed unless the lock pins them
@@ -49,12 +56,22 @@ class QuarantineItem:
 class Inventory:
     findings: list[Finding] = field(default_factory=list)
     quarantine: list[QuarantineItem] = field(default_factory=list)
-    extra: list[str] = field(default_factory=list)  # distributions to uninstall
+    outgoing: list[Outgoing] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # name==version to install
     conda_missing: list[str] = field(default_factory=list)
 
+    @property
+    def extra(self) -> list[str]:
+        """Distributions that leave the prefix (not in the lock)."""
+        return sorted({o.name for o in self.outgoing if o.reason.startswith(("not in the lock", "CUDA family"))})
 
-def take_inventory(snap: PrefixSnapshot, lock: LockView | None) -> Inventory:
+
+def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
+                   changed: dict[str, list[str]] | None = None) -> Inventory:
+    """`changed`: dist-info -> files whose bytes differ from the RECORD (from --verify-files)."""
+    from lockguard.install.lock_diff import against_lock
+    from lockguard.install.tools import tool_conflicts
+
     inv = Inventory()
     owned, owners = _ownership(snap)
     _record_problems(snap, inv)
@@ -64,9 +81,10 @@ def take_inventory(snap: PrefixSnapshot, lock: LockView | None) -> Inventory:
     _families(snap, inv)
     _sonames(snap, owners, inv)
     if lock is not None:
-        _against_lock(snap, lock, inv)
+        against_lock(snap, lock, inv, changed or {})
         _loader_path(snap, lock, inv)
         _cuda_link(snap, lock, inv)
+        inv.findings += tool_conflicts(snap, lock.pip)
     inv.findings.sort(key=lambda f: f.sort_key)
     return inv
 
@@ -236,56 +254,28 @@ def _sonames(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> No
                                         os.path.join(snap.prefix, sorted(paths)[0])))
 
 
-def _against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
-    installed = {d.name: d for d in snap.dists if d.in_prefix}
-    conda_names = {canonical_name(r.name) for r in snap.conda}
-    for name, version in sorted(lock.pip.items()):
-        dist = installed.get(name)
-        if dist is None:
-            inv.findings.append(Finding("LG200", ERROR, f"{name}=={version} is in the lock but not installed",
-                                        "run `lockguard clean-install`", snap.prefix))
-            inv.missing.append(f"{name}=={version}")
-            continue
-        if not same_version(dist.version, version):
-            inv.findings.append(Finding("LG201", ERROR, f"{name} {dist.version} is installed, the lock has {version}",
-                                        "run `lockguard clean-install`", dist.dist_info))
-            inv.missing.append(f"{name}=={version}")
-    for name, dist in sorted(installed.items()):
-        if name in lock.pip or (name in INSTALLER_TOOLS and name not in lock.pip):
-            continue
-        if dist.installer == "conda" or name in conda_names:
-            continue  # the conda side's
-        inv.findings.append(Finding("LG202", ERROR, f"{name} {dist.version} is installed but not in the lock",
-                                    "clean-install uninstalls it", dist.dist_info))
-        inv.extra.append(name)
-    if lock.conda_solved and snap.is_conda:
-        present = {r.name: r for r in snap.conda}
-        for name, (version, build) in sorted(lock.conda.items()):
-            record = present.get(name)
-            if record is None or record.version != version or (build and record.build != build):
-                have = f"{record.version}={record.build}" if record else "nothing"
-                inv.findings.append(Finding("LG230", ERROR, f"conda {name}={version}={build} is locked, {have} is installed",
-                                            "run `lockguard clean-install`", os.path.join(snap.prefix, "conda-meta")))
-                inv.conda_missing.append(name)
-
-
 _VERSIONED = re.compile(r"^lib(?P<lib>[A-Za-z_]+)\.so\.(?P<version>\d+(?:\.\d+)*)$")
 
 
 def _loader_path(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
+    """Only a library with the SONAME the locked one is loaded by can be taken in its place: a
+    libcudart.so.13 is never loaded for libcudart.so.12, whatever the search order."""
     expected = {"nccl": lock.nccl, "cudart": lock.cuda, "cudnn": lock.cudnn}
     for entry in snap.library_dirs:
         for filename, soname in entry.libraries:
             match = _VERSIONED.match(filename)
-            if not match or match.group("lib") not in expected or not expected[match.group("lib")]:
+            if not match or not expected.get(match.group("lib")):
                 continue
             lib, have, want = match.group("lib"), match.group("version"), expected[match.group("lib")]
+            wanted = f"lib{lib}.so.{want.split('.')[0]}"
+            if (soname or f"lib{lib}.so.{have.split('.')[0]}") != wanted:
+                continue
             depth = len(have.split("."))
             if have.split(".")[: min(depth, len(want.split(".")))] != want.split(".")[:depth]:
                 inv.findings.append(Finding(
                     "LG217", ERROR,
-                    f"{entry.path} ({entry.origin}) holds {filename}" + (f" (SONAME {soname})" if soname else "")
-                    + f"; the lock's {lib} is {want}",
+                    f"{entry.path} ({entry.origin}) holds {filename} (SONAME {wanted}, the name the lock's {lib} "
+                    f"{want} is loaded by)",
                     f"the loader can pick it before the wheel's own copy; remove {entry.path} from {entry.origin}",
                     entry.origin if entry.origin != "LD_LIBRARY_PATH" else None))
 

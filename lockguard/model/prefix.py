@@ -27,6 +27,9 @@ class InstalledDist:
     paths: tuple[str, ...] = ()  # RECORD entries inside the prefix, relative to it
     outside: tuple[str, ...] = ()  # RECORD entries that point outside the prefix, as written
     in_prefix: bool = True
+    absent: tuple[str, ...] = ()  # RECORD entries inside the prefix that do not exist
+    resized: tuple[str, ...] = ()  # shared libraries whose size differs from the RECORD's
+    requires: tuple[str, ...] = ()  # Requires-Dist (read for the installer tools only)
 
     @property
     def record_file(self) -> str:
@@ -74,3 +77,6 @@ class PrefixSnapshot:
     library_dirs: list[LibraryDir] = field(default_factory=list)
     cuda_link: tuple[str, str] | None = None  # (/usr/local/cuda, its target)
     is_conda: bool = False  # the prefix has a conda-meta/ folder (possibly still empty)
+    is_venv: bool = False  # the prefix has a pyvenv.cfg
+    scheme: dict[str, str] = field(default_factory=dict)  # sysconfig: purelib, platlib, scripts, data, include (absolute)
+    cache_tag: str | None = None  # "cpython-311": the name part of the .pyc files pip compiles

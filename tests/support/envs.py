@@ -38,10 +38,17 @@ def pip_install(venv: Path, index_url: str, *requirements: str) -> None:
 
 
 def tree_hashes(root: Path, skip: str = ".lockguard") -> dict[str, tuple[str, int]]:
-    """sha256 and mode of every file (symlinks: their target) under root, for byte-identity checks."""
+    """Path, sha256 and mode of every file, folder and symlink under root (the state folder
+    excluded, __pycache__ included): equal trees are byte- and mode-identical."""
     out = {}
     for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != skip and d != "__pycache__"]
+        dirs[:] = [d for d in dirs if d != skip]
+        for name in dirs:
+            full = Path(folder) / name
+            if full.is_symlink():
+                out[str(full.relative_to(root))] = ("->" + os.readlink(full), 0)
+            else:
+                out[str(full.relative_to(root)) + "/"] = ("dir", full.stat().st_mode & 0o7777)
         for name in files:
             full = Path(folder) / name
             relative = str(full.relative_to(root))

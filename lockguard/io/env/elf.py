@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from lockguard.errors import InputError
+
+_ELF_LIMIT = 8 << 30  # larger than any real library: a bound, not a policy
 
 
 def soname(path: Path) -> str | None:
+    """Never blocks: a FIFO or device with a library's name is not ELF."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.dynamic import DynamicSection
     from elftools.elf.elffile import ELFFile
 
+    from lockguard.io.env.bounded import open_regular
+
     try:
-        with open(path, "rb") as handle:
+        fd = open_regular(path, _ELF_LIMIT)
+    except (OSError, InputError):
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
             if handle.read(4) != b"\x7fELF":
                 return None
             handle.seek(0)
@@ -21,6 +33,6 @@ def soname(path: Path) -> str | None:
                     for tag in section.iter_tags():
                         if tag.entry.d_tag == "DT_SONAME":
                             return tag.soname
-    except (OSError, ELFError, ValueError):
+    except (OSError, ELFError, ValueError, EOFError):
         return None
     return None

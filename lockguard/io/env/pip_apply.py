@@ -1,37 +1,44 @@
-"""Run the target environment's own pip: install the lock with hashes, uninstall the extras.
+"""Run the target environment's own pip: `pip install --no-deps --require-hashes -r FILE` of what the
+plan installs (the lock's own entries, hashes and index options). pip never uninstalls anything:
+the transaction moved every outgoing file away before, and kept a hard link of everything else.
 
-pip runs with PYTHONNOUSERSITE=1: a copy in the user site must neither satisfy the lock (the
-environment itself has to hold it) nor be uninstalled (it is outside the prefix)."""
+An sdist is always built as a wheel in an isolated build environment (--use-pep517): older pips
+otherwise build a setup.py project with the environment's own `wheel` and setuptools, which the
+quarantine may have just taken apart (wheel 0.48 needs the packaging the lock downgrades), and fall
+back to `setup.py install`, an .egg-info with no RECORD that nothing can verify or undo exactly.
+
+pip runs with PYTHONNOUSERSITE=1 (a copy in the user site must neither satisfy the lock nor be
+touched) and PYTHONDONTWRITEBYTECODE=1 (running pip must not add .pyc files of pip itself to the
+prefix; the .pyc files pip compiles for what it installs are in their RECORDs)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from lockguard.errors import InstallFailed
+from lockguard.io.env.bounded import Finished, run_bounded
+
+PIP_TIMEOUT = 3600
 
 
-def _pip(python: str, args: list[str], what: str) -> str:
+def _env() -> dict:
+    return {**os.environ, "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def install_lock(python: str, requirements: Path, *, on_line: Callable[[str], None] | None = None,
+                 tick: Callable | None = None) -> Finished:
+    argv = [python, "-m", "pip", "install", "--no-deps", "--require-hashes", "--use-pep517", "--no-warn-script-location",
+            "--disable-pip-version-check", "--no-input", "--progress-bar", "off", "-r", str(requirements)]
     try:
-        done = subprocess.run([python, "-m", "pip", *args, "--disable-pip-version-check", "--no-input"],
-                              capture_output=True, text=True, timeout=3600,
-                              env={**os.environ, "PYTHONNOUSERSITE": "1"})
+        done = run_bounded(argv, timeout=PIP_TIMEOUT, env=_env(), on_line=on_line, tick=tick, limit=64 << 20)
     except OSError as exc:
-        raise InstallFailed(f"cannot run {python} -m pip: {exc}") from None
+        raise InstallFailed(f"cannot run {python} -m pip: {exc.strerror or exc}") from None
+    if done.timed_out:
+        raise InstallFailed(f"pip install did not finish within {PIP_TIMEOUT} s; pip was stopped")
     if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
-        raise InstallFailed(f"{what} failed (pip exit {done.returncode}):\n    " + "\n    ".join(tail),
-                            hint="the quarantine was put back; fix the cause and run clean-install again")
-    return done.stdout
-
-
-def install_lock(python: str, requirements: Path) -> str:
-    return _pip(python, ["install", "--no-deps", "--require-hashes", "-r", str(requirements)],
-                f"pip install -r {requirements.name}")
-
-
-def uninstall(python: str, names: list[str]) -> str:
-    if not names:
-        return ""
-    return _pip(python, ["uninstall", "-y", *names], "pip uninstall " + " ".join(names))
+        tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-12:]
+        raise InstallFailed(f"pip install -r {requirements.name} failed (pip exit {done.returncode}):\n    "
+                            + "\n    ".join(tail), hint="fix the cause pip names and run clean-install again")
+    return done

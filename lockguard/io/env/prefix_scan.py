@@ -1,51 +1,69 @@
 """Scan an installed environment: ask its interpreter for sys.path, read every dist-info RECORD and
 conda-meta record, list the files under site-packages and lib/, the .pth files, and the loader's
-search directories outside the prefix (LD_LIBRARY_PATH, /etc/ld.so.conf.d). Reads only."""
+search directories outside the prefix (LD_LIBRARY_PATH, /etc/ld.so.conf.d). Reads only.
+
+Nothing in an environment is trusted: its interpreter runs with a timeout and its answer is checked
+for shape; RECORD, METADATA and .pth files are read only when they are regular files, with bounds."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
-import re
-import subprocess
 from pathlib import Path
 
 from lockguard.errors import InputError
+from lockguard.io.env.bounded import MIB, open_regular, read_text, run_bounded
+from lockguard.io.env.file_listing import FileListing
 from lockguard.model.names import canonical_name
 from lockguard.model.prefix import (
+    SHARED_LIBRARY,
     CondaInstalled,
     InstalledDist,
-    LibraryDir,
     PrefixSnapshot,
     PthFile,
     RecordEntry,
 )
 
-# The CUDA stack and torch, as library names: what the loader's path must not shadow.
-_CUDA_STACK = r"cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink|torch[a-z_]*|c10[a-z_]*"
-CUDA_STACK_LIBS = re.compile(rf"^lib({_CUDA_STACK})\.so")
-# Libraries whose duplicates break processes (loaded into one global namespace): the CUDA stack,
-# torch, and the compiler runtimes. Their SONAMEs are read when a name occurs twice.
-SONAME_MATTERS = re.compile(rf"^lib({_CUDA_STACK}|nvToolsExt|cupti|shm|gomp|iomp5|stdc\+\+|gcc_s)\.so")
-
+_MARK = "LOCKGUARD-FACTS:"
 _ASK = r"""
 import json, site, sys, sysconfig
-print(json.dumps({
+paths = sysconfig.get_paths()
+print("LOCKGUARD-FACTS:" + json.dumps({
     "prefix": sys.prefix, "executable": sys.executable, "path": sys.path,
     "version": "%d.%d.%d" % sys.version_info[:3],
     "user_site": site.getusersitepackages() if site.ENABLE_USER_SITE else None,
-    "purelib": sysconfig.get_paths()["purelib"], "platlib": sysconfig.get_paths()["platlib"],
+    "purelib": paths["purelib"], "platlib": paths["platlib"], "scripts": paths.get("scripts"),
+    "data": paths.get("data"), "include": paths.get("include"),
+    "cache_tag": getattr(sys.implementation, "cache_tag", None),
 }))
 """
+_FACT_TYPES = {"prefix": str, "path": list, "version": str, "purelib": str, "platlib": str}
+_OPTIONAL = ("user_site", "scripts", "data", "include", "cache_tag", "executable")
+RECORD_LIMIT = 64 * MIB  # torch's RECORD is about 2 MB
+METADATA_HEAD = 1 * MIB  # only the header block is read; a long description may follow
+PTH_LIMIT = 1 * MIB
+CONDA_RECORD_LIMIT = 64 * MIB
+TOOLS = {"pip", "setuptools", "wheel"}
+
+
+def interpreter_timeout() -> float:
+    try:
+        return float(os.environ.get("LOCKGUARD_INTERPRETER_TIMEOUT", "60"))
+    except ValueError:
+        return 60.0
 
 
 def interpreter_of(prefix: Path | None, python: Path | None) -> Path:
+    """The interpreter to ask. A --python value is a path (relative ones against the working
+    directory), never a name looked up on PATH; the venv's symlink is kept, not resolved."""
     if python is not None:
+        python = Path(os.path.abspath(python))
         if not python.exists():
             raise InputError(f"{python} does not exist", file=str(python), hint="pass the environment's python")
         return python
     assert prefix is not None
+    prefix = Path(os.path.abspath(prefix))
     for candidate in (prefix / "bin" / "python", prefix / "bin" / "python3", prefix / "python.exe"):
         if candidate.exists():
             return candidate
@@ -54,54 +72,106 @@ def interpreter_of(prefix: Path | None, python: Path | None) -> Path:
 
 
 def ask_interpreter(python: Path, env: dict | None = None) -> dict:
+    timeout = interpreter_timeout()
     try:
-        done = subprocess.run([str(python), "-c", _ASK], capture_output=True, text=True, timeout=60,
-                              env=env)
+        done = run_bounded([str(python), "-B", "-c", _ASK], timeout=timeout, env=env, limit=4 * MIB)
     except OSError as exc:
-        raise InputError(f"cannot run {python}: {exc}", file=str(python)) from None
+        raise InputError(f"cannot run {python}: {exc.strerror or exc}", file=str(python)) from None
+    if done.timed_out:
+        raise InputError(f"{python} did not answer within {timeout:g} s; it was stopped (with its children)",
+                         file=str(python), hint="is it a working Python interpreter? try `PYTHON -c pass`")
+    if done.flooded:
+        raise InputError(f"{python} printed more than 4 MiB instead of its sys.path; it was stopped", file=str(python))
     if done.returncode != 0:
-        raise InputError(f"{python} failed to report its sys.path: {done.stderr.strip()[-500:]}", file=str(python))
-    return json.loads(done.stdout)
+        raise InputError(f"{python} failed to report its sys.path (exit {done.returncode}): "
+                         f"{done.stderr_tail(5)[-500:]}", file=str(python))
+    lines = [line for line in done.stdout.splitlines() if line.startswith(_MARK)]
+    try:
+        facts = json.loads(lines[-1][len(_MARK):]) if lines else None
+    except ValueError:
+        facts = None
+    problem = _facts_problem(facts)
+    if problem:
+        shown = done.stdout.strip()[:200]
+        raise InputError(f"{python} is not a Python that lockguard can ask for its sys.path: {problem}"
+                         + (f" (it printed {shown!r})" if shown else " (it printed nothing)"), file=str(python),
+                         hint="pass the environment's own python (bin/python of a venv or conda prefix)")
+    return facts
+
+
+def _facts_problem(facts) -> str | None:
+    if not isinstance(facts, dict):
+        return "no answer of the expected form"
+    for key, kind in _FACT_TYPES.items():
+        if not isinstance(facts.get(key), kind):
+            return f"its answer has no {key}"
+    if not all(isinstance(p, str) for p in facts["path"]):
+        return "its sys.path holds something other than text"
+    for key in _OPTIONAL:
+        if facts.get(key) is not None and not isinstance(facts[key], str):
+            return f"its {key} is not text"
+    return None
 
 
 def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, environ: dict | None = None,
                 ld_conf_dir: Path = Path("/etc/ld.so.conf.d"), cuda_link: Path = Path("/usr/local/cuda"),
                 read_sonames: bool = True) -> PrefixSnapshot:
+    from lockguard.io.env.loader_paths import library_dirs
+    from lockguard.io.env.loader_paths import read_sonames as sonames_of
+
     environ = dict(os.environ if environ is None else environ)
     if python is None and prefix is not None and (prefix / "conda-meta").is_dir() and not (prefix / "bin" / "python").exists():
         # a conda prefix without its python yet (a clean-install creates it): no sys.path to ask
         facts = {"prefix": str(prefix), "path": [], "version": "", "user_site": None,
                  "purelib": str(prefix / "lib"), "platlib": str(prefix / "lib")}
-        exe = prefix / "bin" / "python"
+        exe = Path(os.path.abspath(prefix)) / "bin" / "python"
     else:
         exe = interpreter_of(prefix, python)
+        _pth_must_be_files(Path(os.path.abspath(prefix)) if prefix is not None else exe.parent.parent)
         facts = ask_interpreter(exe, environ)
     root = Path(os.path.realpath(prefix or facts["prefix"]))
     snap = PrefixSnapshot(prefix=str(root), python=str(exe), python_version=facts["version"],
                           sys_path=[p for p in facts["path"] if p], user_site=facts.get("user_site"))
+    snap.scheme = {k: os.path.realpath(facts[k]) for k in ("purelib", "platlib", "scripts", "data", "include")
+                   if facts.get(k)}
+    snap.cache_tag = facts.get("cache_tag")
+    snap.is_venv = (root / "pyvenv.cfg").is_file()
     site_dirs = []
     for candidate in (facts["purelib"], facts["platlib"]):
         real = os.path.realpath(candidate)
         if real.startswith(str(root) + os.sep) and real not in site_dirs and real != str(root / "lib"):
             site_dirs.append(real)
     snap.site_dirs = site_dirs
-    listing = _FileListing(root, site_dirs)  # find runs while the RECORDs below are read
+    listing = FileListing(str(root), site_dirs)  # find runs while the RECORDs below are read
+    sizes: dict[str, list[tuple[str, int]]] = {}  # dist-info -> shared libraries with their RECORD size
     for entry in dict.fromkeys(os.path.realpath(p) for p in snap.sys_path):
         if os.path.isdir(entry) and not entry.endswith(".zip"):
-            snap.dists += _dists_in(entry, root)
+            snap.dists += _dists_in(entry, root, sizes)
             snap.pth += _pth_files(entry)
-    snap.conda = _conda_records(root)
+    snap.conda = conda_records(root)
     snap.is_conda = (root / "conda-meta").is_dir()
     listing.collect(snap)
+    _absent_files(snap, root, listing.prefixes, sizes)
     if read_sonames:
-        _read_sonames(snap, root)
-    snap.library_dirs = _library_dirs(environ, ld_conf_dir, root)
+        sonames_of(snap, root)
+    snap.library_dirs = library_dirs(environ, ld_conf_dir, root)
     if cuda_link.is_symlink() or cuda_link.exists():
         snap.cuda_link = (str(cuda_link), os.path.realpath(cuda_link))
     return snap
 
 
-def _dists_in(site: str, root: Path) -> list[InstalledDist]:
+def _pth_must_be_files(root: Path) -> None:
+    """The interpreter reads every .pth of its site-packages at start-up: one that is a FIFO
+    blocks it forever. Name that file instead of an interpreter that does not answer."""
+    for pattern in ("lib/python*/site-packages/*.pth", "lib/site-packages/*.pth"):
+        for path in sorted(root.glob(pattern)):
+            try:
+                os.close(open_regular(path, PTH_LIMIT))
+            except (FileNotFoundError, PermissionError):
+                continue  # a dangling link or an unreadable file: the interpreter skips it too
+
+
+def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) -> list[InstalledDist]:
     out = []
     try:
         names = sorted(os.listdir(site))
@@ -115,64 +185,131 @@ def _dists_in(site: str, root: Path) -> list[InstalledDist]:
         meta = _metadata(os.path.join(info, "METADATA"))
         if not meta.get("name"):
             continue
-        inside, outside = _records(os.path.join(info, "RECORD"), site, root)
+        inside, outside, sizes[info] = _records(os.path.join(info, "RECORD"), site, root)
+        dist_name = canonical_name(meta["name"])
         out.append(InstalledDist(
-            name=canonical_name(meta["name"]), version=meta.get("version", ""), site=site, dist_info=info,
-            installer=_read(os.path.join(info, "INSTALLER")).strip(), paths=inside, outside=outside,
-            in_prefix=in_prefix,
+            name=dist_name, version=meta.get("version", ""), site=site, dist_info=info,
+            installer=_head(os.path.join(info, "INSTALLER"), 256).strip(), paths=inside, outside=outside,
+            in_prefix=in_prefix, requires=tuple(meta.get("requires", ())) if dist_name in TOOLS else (),
         ))
     return out
 
 
 def _metadata(path: str) -> dict:
     out: dict = {}
-    text = _read(path)
+    text = _head(path)
     for line in text.splitlines():
         if not line.strip():
             break
         key, _, value = line.partition(":")
         if key in ("Name", "Version") and key.lower() not in out:
             out[key.lower()] = value.strip()
+        elif key == "Requires-Dist":
+            out.setdefault("requires", []).append(value.strip())
     return out
 
 
-def _read(path: str) -> str:
+def _head(path: str, size: int = METADATA_HEAD) -> str:
+    """The first `size` bytes of a regular file (the header block of a METADATA)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
+        fd = open_regular(path)
+    except (FileNotFoundError, NotADirectoryError):
         return ""
+    except PermissionError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", file=path) from None
+    try:
+        return os.read(fd, size).decode("utf-8", errors="replace")
+    finally:
+        os.close(fd)
 
 
-def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(paths inside the prefix, relative; entries pointing outside it, as written)."""
+def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[str, ...], list[tuple[str, int]]]:
+    """(paths inside the prefix, relative; entries pointing outside it, as written; (path, size)
+    of its shared libraries, to compare with what is installed)."""
     root_s = str(root)
     inside_site = site.startswith(root_s + os.sep)
     site_rel = site[len(root_s) + 1:] + "/" if inside_site else ""
-    names = [row[0] for row in _record_rows(_read(path)) if row and row[0]]
-    plain = [n for n in names if inside_site and n[0] != "/" and "./" not in n and "\\" not in n]
-    inside = [site_rel + n for n in plain]  # the common case: no path arithmetic at all
+    text = read_text(path, RECORD_LIMIT)
+    quoted = '"' in text
+    if quoted:
+        rows = [row for row in csv.reader(text.splitlines()) if row and row[0]]
+        names = [row[0] for row in rows]
+    else:
+        names = [n for n in (line.split(",", 1)[0] for line in text.splitlines()) if n]
+    # the common case: every name is plain, seen on the whole text at once (hashes are base64url)
+    if inside_site and not quoted and not _odd(text):
+        plain = names
+    else:
+        plain = [n for n in names if inside_site and _plain(n)]
+    inside = [site_rel + n for n in plain]  # no path arithmetic at all
     outside = []
     if len(plain) != len(names):
         for raw in names:
-            if inside_site and raw[0] != "/" and "./" not in raw and "\\" not in raw:
+            if inside_site and _plain(raw):
                 continue
             absolute = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(site, raw))
             if absolute.startswith(root_s + os.sep):
                 inside.append(absolute[len(root_s) + 1:])
             else:
                 outside.append(raw)
-    return tuple(inside), tuple(outside)
+    sizes = []
+    if inside_site and ".so" in text:
+        rows = rows if quoted else [line.split(",") for line in text.splitlines() if ".so" in line]
+        for row in rows:
+            if len(row) > 2 and row[2].strip().isdigit() and SHARED_LIBRARY.search(row[0]) and _plain(row[0]):
+                sizes.append((site_rel + row[0], int(row[2])))
+    return tuple(inside), tuple(outside), sizes
+
+
+def _odd(text: str) -> bool:
+    """Whether any name of a RECORD text may need normalizing (substring tests run at C speed)."""
+    return (text.startswith(("/", ".,")) or "\n/" in text or "\n.," in text or "./" in text or "\\" in text
+            or "//" in text or "/," in text or "/.," in text)
+
+
+def _plain(name: str) -> bool:
+    """A RECORD path that needs no normalizing: relative, no `.`/`..` parts, no empty parts."""
+    return (name[0] != "/" and "./" not in name and "\\" not in name and "//" not in name
+            and not name.endswith(("/", "/.")) and name != ".")
 
 
 def _record_rows(text: str):
     return csv.reader(text.splitlines()) if '"' in text else (line.split(",") for line in text.splitlines())
 
 
+def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
+                  sizes: dict[str, list[tuple[str, int]]]) -> None:
+    """Which RECORD entries of the prefix's distributions are missing, and which shared libraries
+    have another size than their RECORD says: a set lookup in the listing where it covers the path,
+    a stat elsewhere (bin/, include/, share/)."""
+    present = set(snap.files)
+    for i, dist in enumerate(snap.dists):
+        if not dist.in_prefix:
+            continue
+        unlisted = [p for p in dist.paths if p not in present]  # set lookups first: few remain
+        absent = tuple(p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}"))
+        resized = []
+        for path, size in sizes.get(dist.dist_info, ()):
+            if path in present and path not in snap.symlinks:
+                try:
+                    if os.lstat(f"{root}/{path}").st_size != size:
+                        resized.append(path)
+                except OSError:
+                    pass
+        if absent or resized:
+            snap.dists[i] = _replace(dist, absent=absent, resized=tuple(resized))
+
+
+def _replace(dist: InstalledDist, **changes) -> InstalledDist:
+    from dataclasses import replace
+
+    return replace(dist, **changes)
+
+
 def record_entries(dist: InstalledDist, root: str) -> list[RecordEntry]:
     """The RECORD of a distribution with its digests (for --verify-files)."""
     out = []
-    for row in _record_rows(_read(dist.record_file)):
+    for row in _record_rows(read_text(dist.record_file, RECORD_LIMIT)):
         if not row or not row[0]:
             continue
         raw = row[0]
@@ -191,7 +328,7 @@ def _pth_files(site: str) -> list[PthFile]:
         return out
     for name in names:
         injected = []
-        for line in _read(os.path.join(site, name)).splitlines():
+        for line in read_text(os.path.join(site, name), PTH_LIMIT).splitlines():
             line = line.strip()
             if not line or line.startswith(("#", "import ", "import\t")):
                 continue
@@ -202,131 +339,27 @@ def _pth_files(site: str) -> list[PthFile]:
     return out
 
 
-def _conda_records(root: Path) -> list[CondaInstalled]:
+def conda_records(root: Path) -> list[CondaInstalled]:
+    """conda-meta/*.json; a record that is not a JSON object with a text name, version and build
+    and a list of file paths is bad input naming the file (conda itself would fail on it)."""
     meta = root / "conda-meta"
     out = []
     if not meta.is_dir():
         return out
     for path in sorted(meta.glob("*.json")):
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if "name" in data:
-            out.append(CondaInstalled(data["name"], str(data.get("version", "")), str(data.get("build", "")),
-                                      tuple(data.get("files") or ())))
-    return out
-
-
-class _FileListing:
-    """Every file under site-packages and the prefix's lib/ (symlinked folders are not entered).
-
-    GNU find lists a CUDA environment's hundreds of thousands of files far faster than a Python
-    walk, and it runs in parallel with the RECORD parsing; where find is missing, a walk does it."""
-
-    def __init__(self, root: Path, site_dirs: list[str]) -> None:
-        import shutil
-
-        self.root = str(root)
-        tops = [t for t in dict.fromkeys([self.root + "/lib"] + site_dirs) if os.path.isdir(t)]
-        self.tops = [t for t in tops if not any(t != o and t.startswith(o + os.sep) for o in tops)]
-        self.process = None
-        if self.tops and shutil.which("find"):
-            relative = [t[len(self.root) + 1:] for t in self.tops]
-            try:
-                self.process = subprocess.Popen(
-                    ["find", *relative, "-name", ".lockguard", "-prune", "-o", "-type", "l", "-printf", "L%p\\0",
-                     "-o", "-type", "f", "-printf", "F%p\\0"],
-                    cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-            except OSError:
-                self.process = None
-        self._chunks: list[bytes] = []
-        if self.process is not None:
-            import threading
-
-            # drain the pipe meanwhile: a full pipe would stop find until collect()
-            self._reader = threading.Thread(target=self._drain, daemon=True)
-            self._reader.start()
-
-    def _drain(self) -> None:
-        for chunk in iter(lambda: self.process.stdout.read(1 << 20), b""):
-            self._chunks.append(chunk)
-
-    def collect(self, snap: PrefixSnapshot) -> None:
-        if self.process is not None:
-            self._reader.join(timeout=600)
-            self.process.wait(timeout=600)
-            out = b"".join(self._chunks)
-            if self.process.returncode == 0 or out:
-                links = []
-                for item in out.decode("utf-8", "surrogateescape").split("\0"):
-                    if item:
-                        (links if item[0] == "L" else snap.files).append(item[1:])
-                snap.symlinks = {path: os.path.realpath(os.path.join(self.root, path)) for path in links}
-                snap.files += links
-                return
-        for top in self.tops:
-            _walk(snap, top, top[len(self.root) + 1:])
-
-
-def _walk(snap: PrefixSnapshot, folder: str, relative: str) -> None:
-    try:
-        entries = os.scandir(folder)
-    except OSError:
-        return
-    with entries:
-        for entry in entries:
-            rel = f"{relative}/{entry.name}"
-            if entry.is_symlink():
-                snap.files.append(rel)
-                snap.symlinks[rel] = os.path.realpath(entry.path)
-            elif entry.is_dir():
-                if entry.name != ".lockguard":
-                    _walk(snap, entry.path, rel)
-            else:
-                snap.files.append(rel)
-
-
-def _read_sonames(snap: PrefixSnapshot, root: Path) -> None:
-    """Read the SONAME of CUDA-stack, torch and runtime libraries that occur more than once."""
-    from lockguard.io.env.elf import soname
-
-    groups: dict[str, list[str]] = {}
-    for path in snap.files:
-        name = path.rsplit("/", 1)[-1]
-        if name.startswith("lib") and path not in snap.symlinks and SONAME_MATTERS.match(name):
-            groups.setdefault(name.split(".so")[0], []).append(path)
-    for paths in groups.values():
-        if len(paths) < 2:
-            continue
-        for path in paths:
-            value = soname(root / path)
-            if value:
-                snap.sonames[path] = value
-
-
-def _library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDir]:
-    from lockguard.io.env.elf import soname
-
-    dirs: list[tuple[str, str]] = []
-    for entry in environ.get("LD_LIBRARY_PATH", "").split(":"):
-        if entry:
-            dirs.append((entry, "LD_LIBRARY_PATH"))
-    if ld_conf_dir.is_dir():
-        for conf in sorted(ld_conf_dir.glob("*.conf")):
-            for line in _read(str(conf)).splitlines():
-                line = line.split("#", 1)[0].strip()
-                if line and not line.startswith("include"):
-                    dirs.append((line, str(conf)))
-    out = []
-    for path, origin in dirs:
-        real = os.path.realpath(path)
-        if real.startswith(str(root) + os.sep) or not os.path.isdir(real):
-            continue
-        libs = []
-        for name in sorted(os.listdir(real)):
-            if CUDA_STACK_LIBS.match(name):
-                full = os.path.join(real, name)
-                libs.append((name, None if os.path.islink(full) else soname(Path(full))))
-        out.append(LibraryDir(path, origin, tuple(libs)))
+            data = json.loads(read_text(path, CONDA_RECORD_LIMIT, missing_ok=False))
+        except ValueError as exc:
+            raise InputError(f"{path} is not valid JSON ({exc})", file=str(path),
+                             hint="a damaged conda record: reinstall that package with conda, or move the file away") from None
+        files = data.get("files") if isinstance(data, dict) else None
+        if (not isinstance(data, dict) or not isinstance(data.get("name"), str)
+                or not isinstance(data.get("version", ""), (str, int, float))
+                or not isinstance(data.get("build", ""), str)
+                or not (files is None or isinstance(files, list) and all(isinstance(f, str) for f in files))):
+            raise InputError(f"{path} is not a conda package record (a JSON object with text name, version, "
+                             "build and a list of files)", file=str(path),
+                             hint="a damaged conda record: reinstall that package with conda, or move the file away")
+        out.append(CondaInstalled(data["name"], str(data.get("version", "")), str(data.get("build", "")),
+                                  tuple(files or ())))
     return out

@@ -1,7 +1,14 @@
-"""Quarantine: stale files move to <prefix>/.lockguard/quarantine/<id>/ (their relative paths
-kept), never deleted. The manifest (path, sha256, mode, owner, reason) and a journal are written
-and fsynced before the first move; every move is journaled, so an interrupted run can always be
-undone: `lockguard restore` puts every byte back with its mode.
+"""A clean-install transaction, kept in <prefix>/.lockguard/quarantine/<id>/: files that leave the
+prefix move into files/ (their relative paths kept), never deleted. The manifest (path, sha256,
+mode, owner, reason; the outgoing and incoming distributions) and a journal are written and fsynced
+before the first move; every move, every folder removed and every phase is journaled, so a run
+killed at any point can be undone: `lockguard restore` removes what the run installed and puts
+every byte back with its mode (transaction.py).
+
+Phases in the journal: begin, moved*, rmdir*, quarantined, apply-start (before.json lists the tree
+pip starts from; shadow/ holds a hard link of each of its files), pip-start, [added, moved*: files
+pip wrote over], installed (installed.json lists what the run added or replaced), verified, done;
+an undo logs undo-start, removed, put-back*, restored [, aborted].
 
 Fault injection for tests: LOCKGUARD_FAULT_AFTER_MOVES=N kills the process after N moves;
 LOCKGUARD_FAULT_EACCES_AT=N makes move N fail with a permission error (root ignores chmod).
@@ -19,34 +26,42 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
+from lockguard.io.env.bounded import MIB, open_regular, read_text
+from lockguard.io.env.file_listing import STATE_DIR
 
-STATE_DIR = ".lockguard"
 FAULT_ENV = "LOCKGUARD_FAULT_AFTER_MOVES"
 FAULT_EACCES_ENV = "LOCKGUARD_FAULT_EACCES_AT"
+_STATE_LIMIT = 512 * MIB  # manifests of a CUDA environment are a few MB
 
 
 @dataclass(frozen=True)
 class QuarantineInfo:
     id: str
     state: str  # "complete", "incomplete" (interrupted), "restored", "aborted"
-    count: int
-    moved: int
+    count: int  # files quarantined
+    moved: int  # of them, still in the quarantine
     created: str
+    removed: tuple[str, ...] = ()  # distributions taken out, "name version"
+    installed: tuple[str, ...] = ()  # distributions installed, "name==version"
+    phase: str = ""  # the last phase the journal reached
 
 
 def quarantine_root(prefix: Path) -> Path:
     return Path(prefix) / STATE_DIR / "quarantine"
 
 
-def _fsync_write(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
+def fsync_write(path: Path, text: str) -> None:
+    """Write atomically: a temporary file, fsynced, renamed over the target, folder fsynced."""
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
-    _fsync_dir(path.parent)
+    os.replace(temporary, path)
+    fsync_dir(path.parent)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -54,25 +69,42 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str | None:
+    """None for what is not a regular file (a FIFO in a RECORD moves as it is, unread)."""
+    try:
+        fd = open_regular(path)
+    except InputError:
+        return None
     h = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with os.fdopen(fd, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
 
 
-def safe_relative(prefix: Path, relative: str) -> Path:
+def safe_relative(prefix: Path, relative: str, seen: dict[str, str] | None = None) -> Path:
     """The absolute path of `relative` in the prefix; refuses anything that leaves it: absolute
-    paths, `..`, and parents that are symlinks out of the prefix."""
-    if os.path.isabs(relative) or ".." in Path(relative).parts:
-        raise InputError(f"refusing to touch {relative!r}: outside the prefix", hint="this is never done")
-    root = os.path.realpath(prefix)
-    full = Path(root) / relative
-    parent = os.path.realpath(full.parent)
+    paths, `..`, and parents that are symlinks out of the prefix. `seen` caches resolved folders
+    for one pass over many files (a CUDA environment has tens of thousands)."""
+    parts = relative.split("/") if isinstance(relative, str) else [""]
+    if relative[:1] == "/" or any(part in ("", ".", "..") for part in parts):
+        raise InputError(f"refusing to touch {relative!r}: not a plain path inside the prefix", hint="this is never done")
+    if parts[0] == STATE_DIR:
+        raise InputError(f"refusing to touch {relative!r}: lockguard's own state folder")
+    cache = seen if seen is not None else {}
+    root = cache.get("") or os.path.realpath(prefix)
+    cache[""] = root
+    full = f"{root}/{relative}"
+    folder = full.rsplit("/", 1)[0]
+    parent = cache.get(folder)
+    if parent is None:
+        parent = cache[folder] = os.path.realpath(folder)
     if parent != root and not parent.startswith(root + os.sep):
         raise InputError(f"refusing to touch {relative!r}: its folder is a link out of the prefix ({parent})")
-    return full
+    return Path(full)
+
+
+_ENTRY_TYPES = {"path": str, "mode": int, "owner": str, "reason": str}
 
 
 class Quarantine:
@@ -81,130 +113,238 @@ class Quarantine:
         self.id = qid
         self.root = quarantine_root(self.prefix) / qid
         self.files = self.root / "files"
+        self.shadow = self.root / "shadow"
         self.manifest_path = self.root / "manifest.json"
         self.journal_path = self.root / "journal.jsonl"
+        self.before_path = self.root / "before.json"
+        self.installed_path = self.root / "installed.json"
+        self._manifest: dict | None = None
+        self._journal = None
 
     # -- creating ------------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, prefix: Path, items: list) -> Quarantine:
-        """Write the manifest and the journal's first line (both fsynced) before any file moves."""
-        qid = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+    def create(cls, prefix: Path, items: list, *, outgoing: list[dict] | None = None,
+               install: list[str] | None = None, anchors: set[str] | None = None) -> Quarantine:
+        """Write the manifest and the journal's first line (both fsynced) before any file moves.
+        `anchors`: folders (relative) never removed when a move empties them."""
+        now = time.time()
+        qid = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + f"-{int(now % 1 * 1e6):06d}-{secrets.token_hex(1)}"
         q = cls(prefix, qid)
         q.files.mkdir(parents=True)
-        entries = []
-        for item in items:
-            full = safe_relative(q.prefix, item.path)
-            info = os.lstat(full)
-            link = os.readlink(full) if stat.S_ISLNK(info.st_mode) else None
-            entries.append({
-                "path": item.path, "sha256": None if link is not None else _sha256(full),
-                "mode": stat.S_IMODE(info.st_mode), "symlink": link, "owner": item.owner, "reason": item.reason,
-            })
         manifest = {"id": qid, "prefix": str(q.prefix), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "entries": entries}
-        _fsync_write(q.manifest_path, json.dumps(manifest, indent=2) + "\n")
-        _fsync_write(q.journal_path, json.dumps({"event": "begin", "count": len(entries)}) + "\n")
-        return q
-
-    def manifest(self) -> dict:
-        return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-
-    def _log(self, **event) -> None:
-        with open(self.journal_path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(event) + "\n")
+                    "entries": q._entries(items), "outgoing": outgoing or [], "install": install or [],
+                    "anchors": sorted(anchors or ())}
+        fsync_write(q.manifest_path, json.dumps(manifest, indent=1) + "\n")
+        q._manifest = manifest
+        with open(q.journal_path, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps({"event": "begin", "count": len(manifest["entries"])}) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
+        fsync_dir(q.root)
+        return q
+
+    def _entries(self, items: list) -> list[dict]:
+        entries = []
+        seen: dict[str, str] = {}
+        for item in items:
+            full = safe_relative(self.prefix, item.path, seen)
+            try:
+                info = os.lstat(full)
+            except FileNotFoundError:
+                continue  # gone since the scan: nothing to move
+            if stat.S_ISDIR(info.st_mode):
+                continue  # a RECORD that names a folder: files move, folders never do
+            link = os.readlink(full) if stat.S_ISLNK(info.st_mode) else None
+            entries.append({
+                "path": item.path, "sha256": None if link is not None else sha256_of(full),
+                "mode": stat.S_IMODE(info.st_mode), "symlink": link, "owner": item.owner, "reason": item.reason,
+                "size": info.st_size, "mtime_ns": info.st_mtime_ns,  # a rename keeps both: restore's cheap check
+            })
+        return entries
+
+    def adopt(self, items: list[tuple[str, Path, str, str]]) -> None:
+        """Files whose old bytes lie elsewhere in the state folder (the hard link that kept a file
+        pip wrote over) join the quarantine: (path, where its bytes are, owner, reason). Manifest
+        first, then the moves, as always."""
+        if not items:
+            return
+        entries = []
+        for path, source, owner, reason in items:
+            safe_relative(self.prefix, path)
+            info = os.lstat(source)
+            entries.append({"path": path, "sha256": sha256_of(source), "mode": stat.S_IMODE(info.st_mode),
+                            "symlink": None, "owner": owner, "reason": reason, "size": info.st_size,
+                            "mtime_ns": info.st_mtime_ns})
+        manifest = self.manifest()
+        manifest["entries"] = manifest["entries"] + entries
+        fsync_write(self.manifest_path, json.dumps(manifest, indent=1) + "\n")
+        self._manifest = manifest
+        self.log(event="added", count=len(entries))
+        for path, source, _owner, _reason in items:
+            target = self.files / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(source, target)
+            self.log(event="moved", path=path, sync=False)
+
+    # -- reading (nothing here is trusted: a damaged state folder is bad input naming the file) --------
+
+    def manifest(self) -> dict:
+        if self._manifest is None:
+            self._manifest = self._read_manifest()
+        return self._manifest
+
+    def _read_manifest(self) -> dict:
+        where = str(self.manifest_path)
+        try:
+            data = json.loads(read_text(self.manifest_path, _STATE_LIMIT, missing_ok=False))
+        except ValueError as exc:
+            raise InputError(f"{where} is not valid JSON ({exc})", file=where, hint=_DAMAGED) from None
+        entries = data.get("entries") if isinstance(data, dict) else None
+        if not isinstance(entries, list):
+            raise InputError(f"{where} is not a lockguard quarantine manifest (no list of entries)", file=where,
+                             hint=_DAMAGED)
+        for number, entry in enumerate(entries, start=1):
+            bad = not isinstance(entry, dict) or any(not isinstance(entry.get(k), t) for k, t in _ENTRY_TYPES.items())
+            if bad or not all(entry.get(k) is None or isinstance(entry[k], str) for k in ("sha256", "symlink")):
+                raise InputError(f"{where}: entry {number} is not a quarantined file (path, sha256, mode, symlink, "
+                                 "owner, reason)", file=where, hint=_DAMAGED)
+        for key in ("outgoing", "install", "anchors"):
+            if not isinstance(data.get(key, []), list):
+                raise InputError(f"{where}: {key} is not a list", file=where, hint=_DAMAGED)
+        return data
 
     def journal(self) -> list[dict]:
+        where = str(self.journal_path)
         try:
-            lines = self.journal_path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
+            lines = read_text(self.journal_path, _STATE_LIMIT, missing_ok=False).splitlines()
+        except InputError:
+            if not self.journal_path.exists():
+                return []
+            raise
         out = []
-        for line in lines:
+        for number, line in enumerate(lines, start=1):
             try:
-                out.append(json.loads(line))
+                event = json.loads(line)
             except ValueError:
-                break  # a torn last line from a kill: everything before it is whole
+                if number == len(lines):
+                    break  # a torn last line from a kill: everything before it is whole
+                raise InputError(f"{where}:{number} is not a journal event (invalid JSON)", file=where, line=number,
+                                 hint=_DAMAGED) from None
+            if not isinstance(event, dict) or not isinstance(event.get("event"), str) or (
+                    event["event"] in ("moved", "put-back", "rmdir") and not isinstance(event.get("path"), str)):
+                raise InputError(f"{where}:{number} is not a journal event", file=where, line=number, hint=_DAMAGED)
+            out.append(event)
         return out
+
+    def log(self, *, sync: bool = True, **event) -> None:
+        """Append an event. Per-file events are flushed to the kernel (a killed process loses
+        nothing) but fsynced only with the next phase event: an fsync per file would cost minutes
+        for a CUDA environment, and undo goes by what lies in files/, not by the journal alone."""
+        if self._journal is None:
+            self._journal = open(self.journal_path, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
+        self._journal.write(json.dumps(event) + "\n")
+        self._journal.flush()
+        if sync:
+            os.fsync(self._journal.fileno())
+
+    def close(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
 
     # -- moving --------------------------------------------------------------------------------------
 
     def move_all(self) -> int:
-        """Move every manifest entry into the quarantine. On any error, put back what moved and
-        raise InstallFailed."""
+        """Move every manifest entry not moved yet into the quarantine, then remove the folders
+        the moves emptied. On any error, undo everything and raise InstallFailed."""
+        from lockguard.io.env.transaction import undo
+
         fault = int(os.environ.get(FAULT_ENV, "0") or 0)
         eacces = int(os.environ.get(FAULT_EACCES_ENV, "0") or 0)
-        moved = 0
+        done = {e["path"] for e in self.journal() if e["event"] == "moved"}
+        moved = len(done)
+        parents: set[str] = set()
+        made: set[Path] = set()
+        seen: dict[str, str] = {}
         for entry in self.manifest()["entries"]:
-            source = safe_relative(self.prefix, entry["path"])
+            if entry["path"] in done:
+                continue
+            source = safe_relative(self.prefix, entry["path"], seen)
             target = self.files / entry["path"]
             try:
                 if eacces and moved + 1 == eacces:
                     raise PermissionError(13, "Permission denied", str(source))
-                target.parent.mkdir(parents=True, exist_ok=True)
+                if target.parent not in made:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    made.add(target.parent)
                 os.rename(source, target)  # same file system: the prefix holds the quarantine
-                _fsync_dir(target.parent)
             except OSError as exc:
-                self._log(event="error", path=entry["path"], error=str(exc))
-                self.restore()
-                self._log(event="aborted")
+                self.log(event="error", path=entry["path"], error=str(exc))
+                undo(self)
+                self.log(event="aborted")
                 raise InstallFailed(
                     f"cannot move {entry['path']} into quarantine: {exc.strerror or exc}; everything moved so far "
                     "was put back", hint="run as a user that owns the environment") from None
-            self._log(event="moved", path=entry["path"])
+            self.log(event="moved", path=entry["path"], sync=False)
+            done.add(entry["path"])
+            parents.add(os.path.dirname(entry["path"]))
             moved += 1
             if fault and moved >= fault:
                 os._exit(137)  # fault injection: die mid-run as a kill would
+        self._remove_emptied(parents)
+        self.log(event="quarantined")
         return moved
 
-    def finish(self) -> None:
-        self._log(event="done")
+    def _remove_emptied(self, parents: set[str]) -> None:
+        """Folders the moves left empty go too (an empty package folder still imports as a
+        namespace package); each is journaled with its mode, and restore recreates it."""
+        anchors = set(self.manifest().get("anchors", ()))
+        for folder in sorted(parents, key=lambda p: -p.count("/")):
+            while folder and folder not in anchors and "/" in folder:
+                full = self.prefix / folder
+                try:
+                    with os.scandir(full) as listing:
+                        if next(listing, None) is not None:
+                            break  # not empty: its parents are not either
+                    mode = stat.S_IMODE(os.lstat(full).st_mode)
+                    self.log(event="rmdir", path=folder, mode=mode, sync=False)  # before: a kill loses no mode
+                    os.rmdir(full)
+                except OSError:
+                    break
+                folder = os.path.dirname(folder)
 
-    # -- state and restore ---------------------------------------------------------------------------
+    # -- state ---------------------------------------------------------------------------------------
 
-    def state(self) -> str:
-        events = [e["event"] for e in self.journal()]
-        if "restored" in events:
-            return "restored" if "aborted" not in events else "aborted"
-        if "done" in events:
+    def state(self, events: list[dict] | None = None) -> str:
+        names = [e["event"] for e in (self.journal() if events is None else events)]
+        if "restored" in names:
+            return "aborted" if "aborted" in names else "restored"
+        if "done" in names:
             return "complete"
         return "incomplete"
 
-    def moved_paths(self) -> list[str]:
+    def moved_paths(self, events: list[dict] | None = None) -> list[str]:
         moved, restored = [], set()
-        for event in self.journal():
+        for event in self.journal() if events is None else events:
             if event["event"] == "moved":
                 moved.append(event["path"])
             elif event["event"] == "put-back":
                 restored.add(event["path"])
         return [p for p in moved if p not in restored]
 
+    def finish(self) -> None:
+        self.log(event="done")
+
     def restore(self) -> int:
-        """Put every moved file back, byte for byte, with its mode. A file that was written at the
-        same path meanwhile moves aside into the quarantine's displaced/ folder."""
-        entries = {e["path"]: e for e in self.manifest()["entries"]}
-        count = 0
-        for path in reversed(self.moved_paths()):
-            entry = entries[path]
-            stored = self.files / path
-            original = safe_relative(self.prefix, path)
-            if os.path.lexists(original):
-                displaced = self.root / "displaced" / path
-                displaced.parent.mkdir(parents=True, exist_ok=True)
-                os.rename(original, displaced)
-            original.parent.mkdir(parents=True, exist_ok=True)
-            if entry["sha256"] and _sha256(stored) != entry["sha256"]:
-                raise InstallFailed(f"the quarantined copy of {path} changed; not restoring it",
-                                    hint=f"inspect {stored}")
-            os.rename(stored, original)
-            if entry["symlink"] is None:
-                os.chmod(original, entry["mode"])
-            self._log(event="put-back", path=path)
-            count += 1
-        self._log(event="restored")
-        return count
+        """Undo the whole transaction (pip's part included); the number of files put back."""
+        from lockguard.io.env.transaction import undo
+
+        return undo(self).put_back
+
+
+_DAMAGED = ("the quarantine folder is damaged: restore cannot trust it; move that folder out of "
+            ".lockguard/quarantine/ (keep it: it holds the moved files) and run again")
 
 
 def list_quarantines(prefix: Path) -> list[QuarantineInfo]:
@@ -212,12 +352,17 @@ def list_quarantines(prefix: Path) -> list[QuarantineInfo]:
     if not root.is_dir():
         return []
     out = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
         q = Quarantine(prefix, folder.name)
-        try:
-            manifest = q.manifest()
-        except (OSError, ValueError):
-            continue
-        out.append(QuarantineInfo(folder.name, q.state(), len(manifest["entries"]), len(q.moved_paths()),
-                                  manifest.get("created", "")))
+        if not q.manifest_path.exists() and not q.journal_path.exists():
+            continue  # not a transaction (nothing lockguard wrote)
+        manifest = q.manifest()
+        events = q.journal()
+        phase = events[-1]["event"] if events else ""
+        installed = tuple(str(x) for x in manifest.get("install", []))
+        removed = tuple(f"{o.get('name')} {o.get('version')}" for o in manifest.get("outgoing", [])
+                        if isinstance(o, dict))
+        out.append(QuarantineInfo(folder.name, q.state(events), len(manifest["entries"]),
+                                  len(q.moved_paths(events)), str(manifest.get("created", "")), removed, installed,
+                                  phase))
     return out

@@ -1,0 +1,136 @@
+"""The installed distributions against the lock (LG200-LG204, LG230): which are missing, which
+leave or change version, which are damaged and reinstalled. Pure."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lockguard.model.finding import ERROR, Finding
+from lockguard.model.names import canonical_name, cuda_family, same_version
+from lockguard.model.prefix import PrefixSnapshot
+
+if TYPE_CHECKING:
+    from lockguard.install.inventory import Inventory, LockView
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """An installed distribution whose files all move into the quarantine (it leaves the prefix,
+    changes version, or is reinstalled because files of it are missing or changed)."""
+
+    name: str
+    version: str
+    dist_info: str  # absolute
+    reason: str
+
+
+def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: dict[str, list[str]]) -> None:
+    """LG200-LG204 and LG230: what the lock says against what is installed; fills inv's outgoing,
+    missing and conda_missing."""
+    from lockguard.install.inventory import INSTALLER_TOOLS
+    copies: dict[str, list] = {}
+    for dist in snap.dists:
+        if dist.in_prefix:
+            copies.setdefault(dist.name, []).append(dist)
+    conda_names = {canonical_name(r.name) for r in snap.conda}
+    for name, version in sorted(lock.pip.items()):
+        have = copies.get(name, [])
+        if not have:
+            inv.findings.append(Finding("LG200", ERROR, f"{name}=={version} is in the lock but not installed",
+                                        "run `lockguard clean-install`", snap.prefix))
+            inv.missing.append(f"{name}=={version}")
+            continue
+        good = [d for d in have if same_version(d.version, version)]
+        for dist in have:
+            if dist in good:
+                continue
+            inv.findings.append(Finding("LG201", ERROR, f"{name} {dist.version} is installed, the lock has {version}",
+                                        "run `lockguard clean-install`", dist.dist_info))
+            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _direction(dist.version, version)))
+        broken = [d for d in good if _damage(d, changed)]
+        for dist in broken:
+            inv.findings += _damage_findings(dist, changed)
+            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: " + _damage(dist, changed)))
+        if not good or broken:
+            inv.missing.append(f"{name}=={version}")
+    for name, have in sorted(copies.items()):
+        if name in lock.pip or (name in INSTALLER_TOOLS and name not in lock.pip):
+            continue
+        for dist in have:
+            if dist.installer == "conda" or name in conda_names:
+                continue  # the conda side's
+            inv.findings.append(Finding("LG202", ERROR, f"{name} {dist.version} is installed but not in the lock",
+                                        "clean-install moves it into the quarantine", dist.dist_info))
+            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _why_extra(name, lock)))
+    if lock.conda_solved and snap.is_conda:
+        present = {r.name: r for r in snap.conda}
+        for name, (version, build) in sorted(lock.conda.items()):
+            record = present.get(name)
+            if record is None or record.version != version or (build and record.build != build):
+                have = f"{record.version}={record.build}" if record else "nothing"
+                inv.findings.append(Finding("LG230", ERROR, f"conda {name}={version}={build} is locked, {have} is installed",
+                                            "run `lockguard clean-install`", os.path.join(snap.prefix, "conda-meta")))
+                inv.conda_missing.append(name)
+
+
+def _direction(have: str, want: str) -> str:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return ("upgrade to " if Version(want) > Version(have) else "downgrade to ") + want
+    except InvalidVersion:
+        return f"replaced by {want}"
+
+
+def _why_extra(name: str, lock: LockView) -> str:
+    """nvidia-cudnn-cu11 leaving while the lock has nvidia-cudnn-cu12 is a CUDA family switch."""
+    family = cuda_family(name)
+    if family:
+        stem = name[: -len(family)]
+        twin = next((n for n in sorted(lock.pip) if cuda_family(n) not in (None, family)
+                     and n[: -len(cuda_family(n))] == stem), None)
+        if twin:
+            return f"CUDA family switch: the lock has {twin} {lock.pip[twin]}"
+    return "not in the lock"
+
+
+def _significant(path: str) -> bool:
+    """A RECORD file whose absence breaks the distribution (compiled .pyc are caches)."""
+    return not path.endswith(".pyc") and "/__pycache__/" not in path
+
+
+def _damage(dist, changed: dict[str, list[str]]) -> str:
+    parts = []
+    missing = [p for p in dist.absent if _significant(p)]
+    if missing:
+        parts.append(f"{len(missing)} files missing")
+    if dist.resized:
+        parts.append(f"{len(dist.resized)} shared libraries of another size")
+    if changed.get(dist.dist_info):
+        parts.append(f"{len(changed[dist.dist_info])} files changed")
+    return ", ".join(parts)
+
+
+def _shown(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
+    out = []
+    fix = f"`lockguard clean-install` reinstalls {dist.name}=={dist.version}"
+    missing = [p for p in dist.absent if _significant(p)]
+    if missing or dist.resized:
+        what = []
+        if missing:
+            what.append(f"{len(missing)} files of its RECORD are missing: {_shown(missing)}")
+        if dist.resized:
+            what.append(f"{len(dist.resized)} shared libraries differ in size from the RECORD: {_shown(list(dist.resized))}")
+        out.append(Finding("LG204", ERROR, f"{dist.name} {dist.version}: " + "; ".join(what), fix, dist.dist_info))
+    if changed.get(dist.dist_info):
+        files = changed[dist.dist_info]
+        out.append(Finding("LG203", ERROR, f"{dist.name} {dist.version}: {len(files)} files differ from its RECORD "
+                           f"({_shown(files)})", fix.replace("clean-install`", "clean-install --verify-files`"),
+                           dist.dist_info))
+    return out

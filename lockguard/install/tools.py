@@ -1,0 +1,51 @@
+"""Kept installer tools against the lock (LG221). pip, setuptools and wheel stay when the lock does
+not pin them (pip-sync's rule); when one of them requires another version of a package the lock
+pins (wheel 0.48.0 needs packaging>=24.0, the lock has packaging 23.2), the environment is
+inconsistent (`pip check` fails) and the fix is to let the resolver choose the tool. Pure."""
+
+from __future__ import annotations
+
+import platform
+
+from lockguard.model.finding import WARNING, Finding
+from lockguard.model.names import canonical_name
+from lockguard.model.prefix import PrefixSnapshot
+
+TOOLS = ("pip", "setuptools", "wheel")
+
+
+def _marker_environment(python_version: str) -> dict[str, str]:
+    parts = (python_version or platform.python_version()).split(".")
+    return {"python_version": ".".join(parts[:2]), "python_full_version": ".".join(parts),
+            "implementation_name": "cpython", "platform_python_implementation": "CPython",
+            "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix", "extra": ""}
+
+
+def tool_conflicts(snap: PrefixSnapshot, locked: dict[str, str]) -> list[Finding]:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import InvalidVersion, Version
+
+    environment = _marker_environment(snap.python_version)
+    out = []
+    for dist in snap.dists:
+        if not dist.in_prefix or dist.name not in TOOLS or dist.name in locked:
+            continue
+        for text in dist.requires:
+            try:
+                requirement = Requirement(text)
+                if requirement.marker is not None and not requirement.marker.evaluate(environment):
+                    continue
+                name = canonical_name(requirement.name)
+                if name not in locked or requirement.specifier.contains(Version(locked[name]), prereleases=True):
+                    continue
+            except (InvalidRequirement, InvalidVersion, ValueError, TypeError):
+                continue  # a requirement lockguard cannot read is pip's problem, not a conflict
+            out.append(Finding(
+                "LG221", WARNING,
+                f"{dist.name} {dist.version} is kept (the lock does not pin it) and requires {requirement}, "
+                f"but the lock pins {name} {locked[name]}",
+                f"add `{dist.name}` to the intent's pip list and run `lockguard resolve`: the resolver then picks a "
+                f"{dist.name} that accepts {name} {locked[name]} and clean-install installs it "
+                f"(or remove it: `python -m pip uninstall {dist.name}`)",
+                dist.dist_info))
+    return out

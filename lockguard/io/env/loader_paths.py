@@ -1,0 +1,65 @@
+"""What the dynamic loader sees: the SONAMEs of CUDA-stack libraries that occur more than once in
+the prefix, and the directories outside it that LD_LIBRARY_PATH and /etc/ld.so.conf.d put before
+the wheels' own RPATHs. Reads only."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from lockguard.io.env.bounded import read_text
+from lockguard.io.env.elf import soname
+from lockguard.model.prefix import LibraryDir, PrefixSnapshot
+
+# The CUDA stack and torch, as library names: what the loader's path must not shadow.
+_CUDA_STACK = r"cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink|torch[a-z_]*|c10[a-z_]*"
+CUDA_STACK_LIBS = re.compile(rf"^lib({_CUDA_STACK})\.so")
+# Libraries whose duplicates break processes (loaded into one global namespace): the CUDA stack,
+# torch, and the compiler runtimes. Their SONAMEs are read when a name occurs twice.
+SONAME_MATTERS = re.compile(rf"^lib({_CUDA_STACK}|nvToolsExt|cupti|shm|gomp|iomp5|stdc\+\+|gcc_s)\.so")
+_CONF_LIMIT = 1 << 20
+
+
+def read_sonames(snap: PrefixSnapshot, root: Path) -> None:
+    """Read the SONAME of CUDA-stack, torch and runtime libraries that occur more than once."""
+    groups: dict[str, list[str]] = {}
+    for path in snap.files:
+        name = path.rsplit("/", 1)[-1]
+        if name.startswith("lib") and path not in snap.symlinks and SONAME_MATTERS.match(name):
+            groups.setdefault(name.split(".so")[0], []).append(path)
+    for paths in groups.values():
+        if len(paths) < 2:
+            continue
+        for path in paths:
+            value = soname(root / path)
+            if value:
+                snap.sonames[path] = value
+
+
+def library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDir]:
+    dirs: list[tuple[str, str]] = []
+    for entry in environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if entry:
+            dirs.append((entry, "LD_LIBRARY_PATH"))
+    if ld_conf_dir.is_dir():
+        for conf in sorted(ld_conf_dir.glob("*.conf")):
+            for line in read_text(conf, _CONF_LIMIT).splitlines():
+                line = line.split("#", 1)[0].strip()
+                if line and not line.startswith("include"):
+                    dirs.append((line, str(conf)))
+    out = []
+    for path, origin in dirs:
+        real = os.path.realpath(path)
+        if real.startswith(str(root) + os.sep) or not os.path.isdir(real):
+            continue
+        libs = []
+        try:
+            names = sorted(os.listdir(real))
+        except OSError:
+            continue
+        for name in names:
+            if CUDA_STACK_LIBS.match(name):
+                libs.append((name, soname(Path(real) / name)))  # a link: its target's SONAME
+        out.append(LibraryDir(path, origin, tuple(libs)))
+    return out

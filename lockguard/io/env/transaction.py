@@ -1,0 +1,326 @@
+"""The pip phase of a transaction and undoing all of it.
+
+Before pip (and conda) run, before.json lists every file and folder of the prefix (size, mtime,
+inode; a link's target), and each file gets a hard link in shadow/. pip replaces a file by
+unlinking it and writing a new one, so a shadow keeps the old bytes of anything pip writes over
+(after the quarantine moved every outgoing file away, that is only what a staying distribution
+shares with an incoming one, such as nvidia/__init__.py). After pip, installed.json lists what the
+run added or replaced, the shadows of replaced files move into the quarantine (manifest first),
+and the other shadows go.
+
+Undo removes what the run installed (a file changed since moves aside into displaced/), brings
+shadowed files back, removes the folders the run created, and puts every quarantined file back
+with its mode, with the folders the moves emptied. A run killed during pip has no installed.json:
+whatever is not in before.json, or has another inode than it says, is pip's.
+
+Undo is idempotent: a restore that is itself interrupted is finished by the next one."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lockguard.errors import InputError, InstallFailed
+from lockguard.io.env.bounded import MIB, read_text
+from lockguard.io.env.file_listing import list_tree
+from lockguard.io.env.quarantine import Quarantine, fsync_write, safe_relative
+
+_LISTING_LIMIT = 1024 * MIB
+
+
+@dataclass
+class UndoResult:
+    removed: int = 0  # files the run had installed, removed
+    put_back: int = 0  # quarantined (or shadowed) files put back
+    displaced: list[str] = field(default_factory=list)  # changed since: moved aside, not deleted
+
+
+@dataclass
+class Installed:
+    added: int = 0
+    replaced: list[str] = field(default_factory=list)  # written over by pip: old bytes now quarantined
+    modified: list[str] = field(default_factory=list)  # written in place: old bytes lost (never seen from pip)
+
+
+def _signature(info: os.stat_result, link: str | None = None) -> list:
+    return [info.st_size, info.st_mtime_ns, info.st_ino, link]
+
+
+def record_before(q: Quarantine) -> None:
+    """What pip starts from, and a hard link of every file, written before it runs."""
+    files, dirs = list_tree(str(q.prefix))
+    signatures: dict[str, list] = {}
+    made: set[Path] = set()
+    for path in files:
+        full = q.prefix / path
+        try:
+            info = os.lstat(full)
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            signatures[path] = _signature(info, os.readlink(full))
+            continue
+        signatures[path] = _signature(info)
+        if stat.S_ISREG(info.st_mode):
+            target = q.shadow / path
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            _link(full, target)
+    fsync_write(q.before_path, json.dumps({"files": signatures, "dirs": dirs}) + "\n")
+    q.log(event="apply-start")
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target, follow_symlinks=False)
+        return
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):  # no hard link here (another file system, protected links): a copy
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _load(path: Path) -> dict:
+    try:
+        data = json.loads(read_text(path, _LISTING_LIMIT, missing_ok=False))
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict) or not isinstance(data.get("dirs"), list):
+        raise InputError(f"{path} is not a lockguard file listing", file=str(path),
+                         hint="the quarantine folder is damaged; move it out of .lockguard/quarantine/ and run again")
+    return data
+
+
+def _changes(q: Quarantine, before: dict) -> tuple[dict[str, list], list[str], list[str], list[str]]:
+    """(signatures of what the run added or replaced, the replaced ones, files changed in place,
+    folders it created), from the tree as it is against before.json."""
+    files, dirs = list_tree(str(q.prefix))
+    old = before["files"]
+    out: dict[str, list] = {}
+    replaced, modified = [], []
+    for path in files:
+        try:
+            info = os.lstat(q.prefix / path)
+        except OSError:
+            continue
+        link = os.readlink(q.prefix / path) if stat.S_ISLNK(info.st_mode) else None
+        now = _signature(info, link)
+        was = old.get(path)
+        if was is None:
+            out[path] = now
+        elif was[2] != now[2] or was[3] != now[3]:
+            out[path] = now
+            replaced.append(path)
+        elif was[:2] != now[:2]:
+            modified.append(path)
+    known = set(before["dirs"])
+    return out, replaced, modified, [d for d in dirs if d not in known]
+
+
+def record_installed(q: Quarantine, owners: dict[str, str]) -> Installed:
+    """After pip: the shadows of files pip wrote over join the quarantine, installed.json lists
+    everything the run put in the prefix, and the shadow folder goes."""
+    added, replaced, modified, created = _changes(q, _load(q.before_path))
+    q.adopt([(p, q.shadow / p, owners.get(p, "unowned"), "pip wrote the new version's copy over it")
+             for p in replaced if (q.shadow / p).is_file()])
+    fsync_write(q.installed_path, json.dumps({"files": added, "dirs": created, "modified": modified}) + "\n")
+    q.log(event="installed", count=len(added))
+    shutil.rmtree(q.shadow, ignore_errors=True)
+    return Installed(len(added) - len(replaced), replaced, modified)
+
+
+def preview(q: Quarantine) -> dict:
+    """What undo would do, changing nothing (for --dry-run): files to remove, files to put back."""
+    events = q.journal()
+    names = {e["event"] for e in events}
+    remove = 0
+    if "apply-start" in names and "removed" not in names and q.before_path.exists():
+        remove = len(_added(q)[0])
+    back = sum(1 for e in q.manifest()["entries"] if os.path.lexists(q.files / e["path"]))
+    return {"id": q.id, "phase": events[-1]["event"] if events else "", "remove": remove, "put_back": back}
+
+
+def _added(q: Quarantine) -> tuple[dict[str, list | None], list[str]]:
+    """(files the run added or replaced, with their signatures when installed.json has them;
+    folders it created)."""
+    if q.installed_path.exists():
+        done = _load(q.installed_path)
+        return dict(done["files"]), list(done["dirs"])
+    added, _replaced, _modified, created = _changes(q, _load(q.before_path))
+    return dict.fromkeys(added), created
+
+
+def undo(q: Quarantine) -> UndoResult:
+    events = q.journal()
+    names = {e["event"] for e in events}
+    result = UndoResult()
+    q.log(event="undo-start", sync=False)
+    for leftover in q.root.glob("trash-*"):  # an earlier undo's, if its deleting process died
+        delete_later(leftover)
+    if "apply-start" in names and "removed" not in names and q.before_path.exists():
+        _remove_added(q, result)
+        q.log(event="removed", count=result.removed, displaced=len(result.displaced))
+    changed = _put_back(q, result)
+    _recreate_folders(q, events)
+    shutil.rmtree(q.shadow, ignore_errors=True)
+    if changed:
+        q.log(event="undo-incomplete", changed=changed[:100])
+        raise InstallFailed(f"{len(changed)} quarantined files changed after they were moved; they stay in "
+                            f"{q.files}: {', '.join(changed[:5])}",
+                            hint="compare them with what you expect, put them back by hand, then move the "
+                                 "quarantine folder out of .lockguard/quarantine/")
+    q.log(event="restored", put_back=result.put_back, removed=result.removed)
+    return result
+
+
+def _ancestors(path: str):
+    cut = path.rfind("/")
+    while cut > 0:
+        path = path[:cut]
+        yield path
+        cut = path.rfind("/")
+
+
+def _remove_added(q: Quarantine, result: UndoResult) -> None:
+    """What the run put in the prefix leaves it: a folder the run created and filled alone goes in
+    one rename (torch/ is 15,000 files), other files one by one; all into a trash folder in the
+    state folder, deleted in the background (freeing gigabytes takes a slow disk tens of seconds;
+    the environment is whole again before that). A file changed since goes to displaced/."""
+    added, created = _added(q)
+    files, _dirs = list_tree(str(q.prefix))
+    keep: set[str] = set()  # created folders that hold something that is not the run's, as the run left it
+    ours: dict[str, bool] = {}
+    for path in files:
+        if path not in added:
+            keep.update(_ancestors(path))
+            continue
+        signature = added[path]
+        if signature is not None:
+            try:
+                info = os.lstat(q.prefix / path)
+            except OSError:
+                continue
+            link = os.readlink(q.prefix / path) if stat.S_ISLNK(info.st_mode) else None
+            if _signature(info, link) != list(signature):
+                ours[path] = False
+                keep.update(_ancestors(path))
+                continue
+        ours[path] = True
+    trash = q.root / f"trash-{os.getpid()}-{time.monotonic_ns()}"
+    seen: dict[str, str] = {}
+    gone: set[str] = set()
+    for folder in sorted(set(created) - keep, key=lambda d: d.count("/")):
+        if any(a in gone for a in _ancestors(folder)):
+            continue
+        source = safe_relative(q.prefix, folder, seen)
+        (trash / folder).parent.mkdir(parents=True, exist_ok=True)
+        os.rename(source, trash / folder)
+        gone.add(folder)
+    for path, unchanged in sorted(ours.items()):
+        if any(a in gone for a in _ancestors(path)):
+            result.removed += 1
+        elif unchanged:
+            os.unlink(safe_relative(q.prefix, path, seen))
+            result.removed += 1
+        else:
+            _aside(q, path, safe_relative(q.prefix, path, seen))
+            result.displaced.append(path)
+    _unshadow(q, result, seen)
+    for folder in sorted(set(created) - gone, key=lambda d: -d.count("/")):
+        with contextlib.suppress(OSError):  # not empty: something else lives there now; it stays
+            os.rmdir(safe_relative(q.prefix, folder, seen))
+    delete_later(trash)
+
+
+def delete_later(folder: Path) -> None:
+    """Delete a folder of the state folder in a detached, niced process (or now, if none starts)."""
+    if not folder.exists():
+        return
+    code = "import os, shutil, sys; os.nice(10); shutil.rmtree(sys.argv[1], ignore_errors=True)"
+    try:
+        subprocess.Popen([sys.executable, "-c", code, str(folder)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _unshadow(q: Quarantine, result: UndoResult, seen: dict[str, str]) -> None:
+    """A run killed before its shadows joined the quarantine: files pip wrote over come back from
+    their hard links (pip's copies were removed above), and links it replaced are made again."""
+    before = _load(q.before_path)["files"]
+    if q.shadow.is_dir():
+        for folder, _dirs, files in os.walk(q.shadow):
+            for name in files:
+                shadow = Path(folder) / name
+                path = str(shadow.relative_to(q.shadow))
+                original = safe_relative(q.prefix, path, seen)
+                if not os.path.lexists(original):
+                    original.parent.mkdir(parents=True, exist_ok=True)
+                    os.rename(shadow, original)
+                    result.put_back += 1
+    for path, signature in before.items():
+        if isinstance(signature, list) and len(signature) > 3 and signature[3] is not None:
+            original = safe_relative(q.prefix, path, seen)
+            if not os.path.lexists(original):
+                os.symlink(signature[3], original)
+
+
+def _aside(q: Quarantine, path: str, full: Path) -> None:
+    target = q.root / "displaced" / path
+    suffix = 0
+    while os.path.lexists(target):
+        suffix += 1
+        target = q.root / "displaced" / f"{path}.{suffix}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(full, target)
+
+
+def _put_back(q: Quarantine, result: UndoResult) -> list[str]:
+    """Every file that lies in files/ goes back (the journal may lag a kill by one move)."""
+    changed = []
+    made: set[Path] = set()
+    seen: dict[str, str] = {}
+    for entry in reversed(q.manifest()["entries"]):
+        path = entry["path"]
+        stored = q.files / path
+        try:
+            info = os.lstat(stored)
+        except FileNotFoundError:
+            continue  # never moved, or already back
+        size, mtime = entry.get("size"), entry.get("mtime_ns")
+        if entry["symlink"] is None and isinstance(size, int) and isinstance(mtime, int) and \
+                (info.st_size, info.st_mtime_ns) != (size, mtime):
+            changed.append(path)
+            continue
+        original = safe_relative(q.prefix, path, seen)
+        if os.path.lexists(original):
+            _aside(q, path, original)
+            result.displaced.append(path)
+        if original.parent not in made:
+            original.parent.mkdir(parents=True, exist_ok=True)
+            made.add(original.parent)
+        os.rename(stored, original)
+        if entry["symlink"] is None:
+            os.chmod(original, entry["mode"])
+        q.log(event="put-back", path=path, sync=False)
+        result.put_back += 1
+    return changed
+
+
+def _recreate_folders(q: Quarantine, events: list[dict]) -> None:
+    """Folders the moves emptied and removed come back, with their modes."""
+    folders = [(e["path"], e.get("mode")) for e in events if e["event"] == "rmdir"]
+    for path, _mode in sorted(folders, key=lambda f: f[0].count("/")):
+        safe_relative(q.prefix, path).mkdir(parents=True, exist_ok=True)
+    for path, mode in sorted(folders, key=lambda f: -f[0].count("/")):
+        if isinstance(mode, int):
+            os.chmod(safe_relative(q.prefix, path), mode)

@@ -1,0 +1,256 @@
+"""clean-install as a transaction, on real venvs filled by real pip from a local index: a CUDA
+family switch whose wheels install the same paths with different bytes, a kill during pip, a
+deleted shared library found and repaired, an import smoke that fails, and restore giving back a
+byte- and mode-identical tree every time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.envs import (
+    PIP_ENV,
+    copy_venv,
+    make_venv,
+    pip_install,
+    site_packages,
+    tree_hashes,
+)
+from tests.support.wheels import build_wheel
+
+CU11 = {"nvidia/__init__.py": b"", "nvidia/foo/__init__.py": b"# the cu11 build\n",
+        "nvidia/foo/lib/libfoo.so.8": b"\x7fELF libfoo built for CUDA 11", "nvidia/foo/include/foo.h": b"/* 11 */\n"}
+CU12 = {"nvidia/__init__.py": b"", "nvidia/foo/__init__.py": b"# the cu12 build\n",
+        "nvidia/foo/lib/libfoo.so.8": b"\x7fELF libfoo built for CUDA 12, a little longer",
+        "nvidia/foo/lib/libfoo_extra.so.8": b"\x7fELF only in cu12"}
+
+
+@pytest.fixture(scope="module")
+def venv_template(tmp_path_factory) -> Path:
+    return make_venv(tmp_path_factory.mktemp("venvs") / "template")
+
+
+@pytest.fixture
+def venv(venv_template, tmp_path, monkeypatch) -> Path:
+    for key, value in PIP_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    return copy_venv(venv_template, tmp_path / "env")
+
+
+def add_wheels(world) -> None:
+    add, wheels = world.pypi.add, world.wheels
+    add(build_wheel(wheels, "nvidia-foo-cu11", "1.0", files=CU11))
+    add(build_wheel(wheels, "nvidia-foo-cu12", "2.0", files=CU12))
+    add(build_wheel(wheels, "nvidia-bar-cu12", "1.0", files={"nvidia/__init__.py": b"", "nvidia/bar/__init__.py": b""}))
+    add(build_wheel(wheels, "otherlib", "1.0", files={"otherlib/__init__.py": b"V = 1\n", "otherlib/old.py": b""}))
+    add(build_wheel(wheels, "otherlib", "2.0", files={"otherlib/__init__.py": b"V = 2\n"}))
+    add(build_wheel(wheels, "gpulib", "1.0", files={"gpulib/__init__.py": b"", "gpulib/libgpu.so.1": b"\x7fELF" + b"g" * 4000}))
+    add(build_wheel(wheels, "brokenpkg", "1.0", files={
+        "brokenpkg/__init__.py": b"raise ImportError('libmissing.so.3: cannot open shared object file')\n"}))
+
+
+def make_project(world, lg, root: Path, pip: list[str]) -> Path:
+    add_wheels(world)
+    world.intent(root, cuda="12.1", pip=pip)
+    result = lg("resolve", "--intent", str(root / "lockguard.toml"))
+    assert result.exit_code == 0, result.stderr
+    return root
+
+
+@pytest.fixture
+def family(world, lg, tmp_path, venv) -> tuple[Path, Path]:
+    """A venv on the cu11 family (plus a cu12 package that stays, and an old otherlib); the lock
+    switches the family and upgrades otherlib."""
+    project = make_project(world, lg, tmp_path / "project",
+                           ["nvidia-foo-cu12==2.0", "nvidia-bar-cu12==1.0", "otherlib==2.0"])
+    pip_install(venv, world.pypi.url, "nvidia-foo-cu11==1.0", "nvidia-bar-cu12==1.0", "otherlib==1.0")
+    return project, venv
+
+
+def run(lg, project: Path, *args: str):
+    return lg(*args[:1], "--intent", str(project / "lockguard.toml"), *args[1:])
+
+
+def check_env(lg, project: Path, venv: Path, *args: str):
+    result = run(lg, project, "check", "--env", str(venv), "--format", "json", *args)
+    assert result.exit_code in (0, 1), result.stderr
+    return result.exit_code, json.loads(result.stdout)["data"]["findings"]
+
+
+def lockguard_process(project: Path, venv: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lockguard", *args[:1], "--intent", str(project / "lockguard.toml"),
+                           "--prefix", str(venv), *args[1:]], env={**os.environ, **PIP_ENV, **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(family, lg):
+    project, venv = family
+    site = site_packages(venv)
+    shared = site / "nvidia" / "foo" / "lib" / "libfoo.so.8"
+    assert shared.read_bytes() == CU11["nvidia/foo/lib/libfoo.so.8"]
+    before = tree_hashes(venv)
+    plan = json.loads(run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run", "--json").stdout)["data"]["plan"]
+    reasons = {o["name"]: o["reason"] for o in plan["outgoing"]}
+    assert reasons == {"nvidia-foo-cu11": "CUDA family switch: the lock has nvidia-foo-cu12 2.0",
+                       "otherlib": "upgrade to 2.0"}
+    assert sorted(plan["install"]) == ["nvidia-foo-cu12==2.0", "otherlib==2.0"]
+
+    result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert "Uninstalling" not in result.output  # pip removed nothing: lockguard had moved it all
+    assert shared.read_bytes() == CU12["nvidia/foo/lib/libfoo.so.8"]  # the shared path holds the new bytes
+    assert (site / "nvidia" / "foo" / "__init__.py").read_bytes() == CU12["nvidia/foo/__init__.py"]
+    assert not (site / "nvidia" / "foo" / "include").exists()  # cu11's header went, its folder too
+    assert not list(site.glob("nvidia_foo_cu11-*.dist-info")) and not (site / "otherlib" / "old.py").exists()
+    assert (site / "nvidia" / "bar" / "__init__.py").exists()  # the cu12 package that stayed keeps its files
+    assert check_env(lg, project, venv, "--verify-files") == (0, [])
+    assert "imported nvidia, otherlib" in result.stderr  # the smoke ran in the target interpreter
+
+    (entry,) = json.loads(lg("restore", "--list", "--prefix", str(venv), "--json").stdout)["data"]
+    assert entry["state"] == "complete"
+    assert sorted(entry["removed"]) == ["nvidia-foo-cu11 1.0", "otherlib 1.0"]
+    assert sorted(entry["installed"]) == ["nvidia-foo-cu12==2.0", "otherlib==2.0"]
+    quarantined = venv / ".lockguard" / "quarantine" / entry["id"] / "files"
+    assert list(quarantined.rglob("nvidia_foo_cu11-1.0.dist-info/RECORD"))  # the old .dist-info is kept
+    assert not (venv / ".lockguard" / "quarantine" / entry["id"] / "shadow").exists()  # hard links dropped
+    assert "pip wrote over 2 files that staying packages share" in result.stderr  # bar's nvidia/__init__.py(c)
+    manifest = json.loads((venv / ".lockguard" / "quarantine" / entry["id"] / "manifest.json").read_text())
+    adopted = [e for e in manifest["entries"] if "site-packages/nvidia/__" in e["path"]]
+    assert sorted(e["path"].split("nvidia/")[1] for e in adopted) == ["__init__.py", "__pycache__/__init__.cpython-311.pyc"]
+    assert {e["owner"] for e in adopted} == {"nvidia-bar-cu12"}
+    text = lg("restore", "--list", "--prefix", str(venv))
+    assert "nvidia-foo-cu11 1.0" in text.stdout and "nvidia-foo-cu12==2.0" in text.stdout
+
+    restored = lg("restore", "--prefix", str(venv))
+    assert restored.exit_code == 0, restored.stderr
+    assert tree_hashes(venv) == before  # pip's part undone too: paths, bytes, modes, folders
+    assert shared.read_bytes() == CU11["nvidia/foo/lib/libfoo.so.8"]
+
+
+def test_a_kill_during_pip_is_undone_by_restore_or_the_next_clean_install(family, lg):
+    project, venv = family
+    before = tree_hashes(venv)
+    killed = lockguard_process(project, venv, "clean-install", "--yes", LOCKGUARD_FAULT_DURING_PIP="1")
+    assert killed.returncode == 137, killed.stderr
+    assert tree_hashes(venv) != before  # half changed: quarantined, pip part-way
+    (entry,) = json.loads(lg("restore", "--list", "--prefix", str(venv), "--json").stdout)["data"]
+    assert entry["state"] == "incomplete" and entry["phase"] == "pip-start"
+    code, findings = check_env(lg, project, venv)
+    assert code == 1 and any(f["code"] == "LG222" and entry["id"] in f["message"] for f in findings)
+
+    half = tree_hashes(venv)
+    dry = run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run")
+    assert tree_hashes(venv) == half  # a dry run changes nothing, not even to undo the interrupted run
+    assert dry.exit_code == 1 and f"clean-install {entry['id']}" in dry.stdout and "was interrupted" in dry.stdout
+    assert "put back" in dry.stdout and "would remove" in dry.stdout
+
+    assert lg("restore", "--prefix", str(venv)).exit_code == 0
+    assert tree_hashes(venv) == before
+
+    killed = lockguard_process(project, venv, "clean-install", "--yes", LOCKGUARD_FAULT_DURING_PIP="1")
+    assert killed.returncode == 137
+    result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert "was interrupted; undone" in result.stderr
+    assert check_env(lg, project, venv, "--verify-files") == (0, [])
+
+
+def test_a_deleted_shared_library_is_found_and_reinstalled(world, lg, tmp_path, venv):
+    project = make_project(world, lg, tmp_path / "project", ["gpulib==1.0", "otherlib==2.0"])
+    assert run(lg, project, "clean-install", "--prefix", str(venv), "--yes").exit_code == 0
+    library = site_packages(venv) / "gpulib" / "libgpu.so.1"
+    library.unlink()
+    code, findings = check_env(lg, project, venv)  # by default, no --verify-files needed
+    assert code == 1 and [f["code"] for f in findings] == ["LG204"]
+    assert "gpulib 1.0" in findings[0]["message"] and "gpulib/libgpu.so.1" in findings[0]["message"]
+    assert "reinstalls gpulib==1.0" in findings[0]["hint"]
+    plan = json.loads(run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run", "--json").stdout)["data"]["plan"]
+    assert plan["install"] == ["gpulib==1.0"] and plan["outgoing"][0]["reason"] == "repair: 1 files missing"
+    result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert library.exists() and check_env(lg, project, venv, "--verify-files") == (0, [])
+
+    library.write_bytes(b"\x7fELF truncated")  # a cut-short copy: same name, other size
+    code, findings = check_env(lg, project, venv)
+    assert code == 1 and "differ in size" in findings[0]["message"]
+
+
+def test_an_import_smoke_that_fails_rolls_back_with_exit_5(world, lg, tmp_path, venv):
+    project = make_project(world, lg, tmp_path / "project", ["brokenpkg==1.0", "otherlib==2.0"])
+    pip_install(venv, world.pypi.url, "otherlib==1.0")
+    before = tree_hashes(venv)
+    result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    assert result.exit_code == 5, result.stderr
+    assert 'python -I -c "import brokenpkg"' in result.stderr
+    assert "libmissing.so.3: cannot open shared object file" in result.stderr  # the import's stderr tail
+    assert "rolled back: removed" in result.stderr and "Traceback (most recent" not in result.stderr.split("lockguard")[0]
+    assert tree_hashes(venv) == before
+    (entry,) = json.loads(lg("restore", "--list", "--prefix", str(venv), "--json").stdout)["data"]
+    assert entry["state"] == "aborted"
+
+
+def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(world, lg, tmp_path, venv):
+    tag = sys.implementation.cache_tag  # the venv runs this interpreter
+    world.pypi.add(build_wheel(world.wheels, "shipspyc", "1.0", files={
+        "shipspyc/__init__.py": b"", "shipspyc/conv_template.py": b"X = 1\n",
+        f"shipspyc/__pycache__/conv_template.{tag}.pyc": b"a pyc from the wheel builder's machine"}))
+    project = make_project(world, lg, tmp_path / "project", ["shipspyc==1.0"])
+    assert run(lg, project, "clean-install", "--prefix", str(venv), "--yes").exit_code == 0
+    compiled = site_packages(venv) / "shipspyc" / "__pycache__" / f"conv_template.{tag}.pyc"
+    assert compiled.read_bytes() != b"a pyc from the wheel builder's machine"  # pip compiled over it
+    assert check_env(lg, project, venv, "--verify-files") == (0, [])
+
+
+def test_progress_lines_without_a_terminal_and_only_the_summary_with_json(family, lg):
+    project, venv = family
+    dry_json = run(lg, project, "clean-install", "--prefix", str(venv), "--json", "--yes")
+    assert dry_json.exit_code == 0 and dry_json.stderr == ""  # --json: the summary on stdout, nothing else
+    data = json.loads(dry_json.stdout)["data"]
+    assert data["applied"] and sorted(data["installed"]) == ["nvidia-foo-cu12==2.0", "otherlib==2.0"]
+    assert lg("restore", "--prefix", str(venv)).exit_code == 0
+    plain = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    lines = plain.stderr.splitlines()
+    assert any(line.startswith("downloading nvidia-foo-cu12==2.0 (") for line in lines)
+    assert "installed 2 packages with pip" in lines and any(line.startswith("verified:") for line in lines)
+    again = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    assert again.exit_code == 0 and "nothing to change" in again.stdout  # a re-run that changes nothing: 0
+
+
+WHEEL_BACKEND = '''\
+import base64, hashlib, zipfile
+
+FILES = {"fromsdist/__init__.py": b"BUILT = True\\n",
+         "fromsdist-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\\nName: fromsdist\\nVersion: 1.0\\n",
+         "fromsdist-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"}
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    name = "fromsdist-1.0-py3-none-any.whl"
+    rows = []
+    with zipfile.ZipFile(wheel_directory + "/" + name, "w") as archive:
+        for path, data in FILES.items():
+            archive.writestr(path, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            rows.append(f"{path},sha256={digest},{len(data)}")
+        archive.writestr("fromsdist-1.0.dist-info/RECORD", "\\n".join(rows + ["fromsdist-1.0.dist-info/RECORD,,"]) + "\\n")
+    return name
+'''
+
+
+def test_an_sdist_only_package_is_built_by_pip_and_verified(world, lg, tmp_path, venv):
+    from tests.support.wheels import build_sdist
+    from tests.support.world import IN_TREE_PYPROJECT
+
+    world.pypi.add(build_sdist(world.wheels, "fromsdist", "1.0", metadata_version="2.2",
+                               pyproject=IN_TREE_PYPROJECT, files={"backend.py": WHEEL_BACKEND}))
+    project = make_project(world, lg, tmp_path / "project", ["fromsdist==1.0", "otherlib==2.0"])
+    result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert "imported fromsdist, otherlib" in result.stderr
+    assert check_env(lg, project, venv, "--verify-files") == (0, [])
