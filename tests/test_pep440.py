@@ -108,3 +108,63 @@ def test_the_check_knowledge_needs_no_packaging_fallback():
     specs += [r.cuda for r in knowledge.sysroots] + [r.cuda for r in knowledge.cuda_specs if r.cuda is not None]
     specs += [s for rule in knowledge.torch_pins for s in rule.pins.values()]
     assert specs and all(isinstance(s, Spec) and s._clauses is not None for s in specs)
+
+
+# -- generated from pieces, odd spellings included: every answer packaging's, or packaging asked ----
+
+_PIECES = ["0", "1", "2", "01", "007", "12", "105", ".", ".", ".", "+", "cu121", "CU118", "a", "b1", "_", "-",
+           "*", " ", "rc1", "post1", "dev0", "!", "v", "\u0661", "x"]
+_OPS = ["==", "!=", "<=", ">=", "<", ">", "~=", "===", "=", "<>", ""]
+
+
+def _odd_version(r: random.Random) -> str:
+    return "".join(r.choice(_PIECES) for _ in range(r.randint(1, 7)))
+
+
+def _plain_version(r: random.Random) -> str:
+    text = ".".join(r.choice(["0", "1", "2", "01", "12"]) for _ in range(r.randint(1, 3)))
+    return text + r.choice(["", "", ".*", "+cu121", "+01", " "])
+
+
+def _odd_spec(r: random.Random) -> str:
+    return ",".join(r.choice(_OPS) + r.choice(["", " "]) + (_odd_version(r) if r.random() < 0.3 else _plain_version(r))
+                    for _ in range(r.randint(1, 3)))
+
+
+def test_odd_spellings_agree_with_packaging():
+    from packaging.version import InvalidVersion
+
+    r = random.Random(440)
+    versions = [_odd_version(r) for _ in range(3000)]
+    valid = []
+    for text in versions:
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            assert pep440.sort_key(text) is None and pep440.release_and_local(text) is None, text
+            continue
+        valid.append(text)
+        if pep440.sort_key(text) is not None:
+            assert pep440.normalized(text) == str(version), text
+        assert pep440.public(text) == version.public, text
+        assert pep440.release_and_local(text) == (version.release, version.local), text
+    assert len(valid) > 200  # the generator makes enough valid versions to mean something
+    for a, b in zip(valid, reversed(valid), strict=True):
+        assert pep440.less(a, b) == (Version(a) < Version(b)), (a, b)
+    decided = 0
+    for _ in range(3000):
+        text = _odd_spec(r)
+        try:
+            real = SpecifierSet(text)
+        except InvalidSpecifier:
+            with pytest.raises(InvalidSpecifier):
+                Spec(text)
+            continue
+        fast = Spec(text)
+        decided += fast._clauses is not None
+        assert str(fast) == str(real), text
+        for version in r.sample(valid, 20):
+            for pre in (None, True, False):
+                assert fast.contains(version, prereleases=pre) == real.contains(version, prereleases=pre), \
+                    (text, version, pre)
+    assert decided > 100  # and enough specifiers decided without packaging

@@ -25,6 +25,7 @@ def _plain(text: str) -> tuple[tuple[int, ...], tuple[str, ...] | None] | None:
         segments = tuple(local.replace("-", ".").replace("_", ".").lower().split("."))
         if not all(s and s.isascii() and s.isalnum() for s in segments):
             return None
+        segments = tuple(str(int(s)) if s.isdigit() else s for s in segments)  # +cu121.01 is +cu121.1
     return tuple(int(p) for p in parts), segments
 
 
