@@ -103,7 +103,9 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
     intent = parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate, memo=memo)
     # the hash is a function of the text (its canonical JSON): kept with the parse, it spares the
     # check path json's import and the canonicalization on every commit
-    intent.__dict__["hash"] = memo("intent-hash", text, lambda _text: intent.hash)
+    # (a pyproject.toml is read for its [tool.lockguard] table: the same text means another intent)
+    kind = "intent-hash pyproject" if path.name == PYPROJECT else "intent-hash"
+    intent.__dict__["hash"] = memo(kind, text, lambda _text: intent.hash)
     return intent
 
 
