@@ -15,6 +15,7 @@ from lockguard.errors import EXIT_INTERNAL, InputError, LockguardError, Unsatisf
 
 
 def run(argv: list[str]) -> int:
+    _tolerant_streams()
     ui = Ui()
     try:
         from lockguard.cli.check_fast import fast_check_options
@@ -43,6 +44,16 @@ def run(argv: list[str]) -> int:
         ui.error(f"internal error: {type(exc).__name__}: {exc}",
                  hint="this is a bug in lockguard; rerun with -v for the traceback and report it")
         return EXIT_INTERNAL
+
+
+def _tolerant_streams() -> None:
+    """A file name that is not UTF-8 (a byte the file system allows) is shown escaped, never a
+    UnicodeEncodeError in the middle of a report."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass  # not a text stream that can be reconfigured: left as it is
 
 
 def report(ui: Ui, exc: LockguardError) -> None:
