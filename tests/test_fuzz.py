@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -143,7 +144,12 @@ def test_the_corpus_is_wide_and_distinct(corpus):
     assert len(ids) == len(set(ids)), "case ids must be unique"
     from tests.support import fuzz_index
 
-    total = len(corpus) + len(fuzz_index.index_corpus())
+    env = _env_corpus()
+    env_ids = [c.id for c in env]
+    assert len(env_ids) == len(set(env_ids)), "env case ids must be unique"
+    assert len(env) >= 150, f"{len(env)} environment cases; the family must hold at least 150"
+    assert {c.command for c in env} == {"check", "dry-run", "list", "restore", "doctor"}
+    total = len(corpus) + len(fuzz_index.index_corpus()) + len(env)
     assert total >= MINIMUM_INPUTS, f"{total} inputs; the corpus must hold at least {MINIMUM_INPUTS}"
     assert {c.family for c in corpus} == set(FAMILIES)
 
@@ -322,7 +328,11 @@ def test_env_family(kind, env_world, tmp_path, lg, monkeypatch):
     monkeypatch.setenv("LOCKGUARD_INTERPRETER_TIMEOUT", "20")  # nothing in-process may wait long
     project, template = env_world
     cases = [c for c in _env_corpus() if c.kind == kind]
-    failures = [f for f in (run_env_case(c, project, template, tmp_path, lg) for c in cases) if f]
+    # the hang-prone cases run in subprocesses that mostly wait out a timeout: side by side
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        waiting = [pool.submit(run_env_case, c, project, template, tmp_path, None) for c in cases if c.process]
+        failures = [run_env_case(c, project, template, tmp_path, lg) for c in cases if not c.process]
+        failures = [f for f in failures + [job.result() for job in waiting] if f]
     assert not failures, f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
 
 
