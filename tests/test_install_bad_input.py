@@ -288,7 +288,7 @@ def test_a_refused_restore_through_a_link_out_of_the_prefix_changes_nothing(venv
     (folder / "files" / "out").mkdir(parents=True)
     (folder / "files" / "out" / "x.txt").write_text("quarantined\n")
     entry = '{"path": "out/x.txt", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}'
-    (folder / "manifest.json").write_text('{"entries": [%s]}' % entry)
+    (folder / "manifest.json").write_text('{"entries": [' + entry + ']}')
     (folder / "journal.jsonl").write_text('{"event": "begin"}\n{"event": "moved", "path": "out/x.txt"}\n')
     before, outside_before = tree_hashes(venv, skip=""), tree_hashes(outside)
     result = lg("restore", "--prefix", str(venv))

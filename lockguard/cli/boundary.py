@@ -7,6 +7,7 @@ as much as Python's own start-up, and the check must stay under three start-ups.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 
@@ -50,10 +51,8 @@ def _tolerant_streams() -> None:
     """A file name that is not UTF-8 (a byte the file system allows) is shown escaped, never a
     UnicodeEncodeError in the middle of a report."""
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # a stream that cannot: left as it is
             stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError, OSError):
-            pass  # not a text stream that can be reconfigured: left as it is
 
 
 def report(ui: Ui, exc: LockguardError) -> None:
