@@ -165,3 +165,20 @@ def test_an_import_that_hangs_is_named(lg, tmp_path):
     assert "error  import torch" in result.stdout
     assert "torch 2.1.2 is installed but `import torch` hangs: the probe" in result.stdout
     assert "did not finish within 3 s" in result.stdout
+
+
+def test_a_flood_of_words_is_summed_up_without_parsing_each_line(monkeypatch):
+    """A 16 MiB flood of `yes` output took doctor 20 s: every line went through json.loads."""
+    import json
+
+    from lockguard.io.machine import probe_runner
+    from lockguard.model.probe import ProbeResult
+
+    parsed = []
+    monkeypatch.setattr(probe_runner.json, "loads", lambda text: parsed.append(text) or json.JSONDecoder().decode(text))
+    result = ProbeResult("python")
+    probe_runner.parse_output(result, "flood\n" * 10_000 + '[1]\n{"kind": "x"\n')
+    assert parsed == ["[1]", '{"kind": "x"']  # words are noise without a parse
+    assert result.noise == ["line 1 is not JSON: 'flood'", "line 2 is not JSON: 'flood'",
+                            "line 3 is not JSON: 'flood'", "and 9998 more lines"]
+    assert result.problems == ["line 10001 is not a probe record: '[1]'"]

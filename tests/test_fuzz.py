@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -50,10 +51,10 @@ def _fill(argv: list[str], project: Path) -> list[str]:
     return [a.replace("{project}", str(project)).replace("{intent}", str(project / "lockguard.toml")) for a in argv]
 
 
-def _snapshot(folder: Path) -> dict:
+def _snapshot(folder: Path, skip: tuple[str, ...] = (".lockguard", "__pycache__")) -> dict:
     out = {}
     for base, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d not in (".lockguard", "__pycache__")]
+        dirs[:] = [d for d in dirs if d not in skip]
         for name in files + [d for d in dirs if os.path.islink(os.path.join(base, d))]:
             full = os.path.join(base, name)
             rel = os.path.relpath(full, folder)
@@ -143,7 +144,12 @@ def test_the_corpus_is_wide_and_distinct(corpus):
     assert len(ids) == len(set(ids)), "case ids must be unique"
     from tests.support import fuzz_index
 
-    total = len(corpus) + len(fuzz_index.index_corpus())
+    env = _env_corpus()
+    env_ids = [c.id for c in env]
+    assert len(env_ids) == len(set(env_ids)), "env case ids must be unique"
+    assert len(env) >= 150, f"{len(env)} environment cases; the family must hold at least 150"
+    assert {c.command for c in env} == {"check", "dry-run", "list", "restore", "doctor"}
+    total = len(corpus) + len(fuzz_index.index_corpus()) + len(env)
     assert total >= MINIMUM_INPUTS, f"{total} inputs; the corpus must hold at least {MINIMUM_INPUTS}"
     assert {c.family for c in corpus} == set(FAMILIES)
 
@@ -212,3 +218,133 @@ def test_index_family(small_index, tmp_path, lg, monkeypatch):
     small_index.faults = Faults()
     assert len(cases) >= 120
     assert not failures, f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
+
+
+# -- the environment family: broken environments and misbehaving interpreters ----------------------
+
+@pytest.fixture(scope="module")
+def env_world(tmp_path_factory):
+    """A locked project (jinja2 and what it needs, no CUDA) and a venv that matches its lock."""
+    from lockguard.cli.boundary import run
+    from tests.support import fuzz_env
+    from tests.support.index_server import LocalIndex
+    from tests.support.world import build_world
+
+    root = tmp_path_factory.mktemp("fuzz-env")
+    pypi = LocalIndex(root / "pypi").start()
+    pytorch = LocalIndex(root / "pytorch", mount="/whl", variants=True).start()
+    world = build_world(root, pypi, pytorch)
+    project = root / "project"
+    world.intent(project, cuda="none", pip=["jinja2"])
+    assert run(["resolve", "--intent", str(project / "lockguard.toml")]) == 0
+    pypi.stop()
+    pytorch.stop()
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^ \\;]+)", (project / "requirements.lock").read_text(), re.M))
+    assert "jinja2" in pins, pins
+    venv = root / "venv-template"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    fuzz_env.fill_venv(venv, pins)
+    return project, venv
+
+
+def _env_case_root(case, workdir: Path) -> Path:
+    return workdir / re.sub(r"[^A-Za-z0-9_.-]", "_", case.id)[:100]
+
+
+def run_env_case(case, project: Path, template: Path, workdir: Path, lg) -> str | None:
+    """None when the case behaved as the contract says, else what went wrong."""
+    from tests.support.envs import copy_venv
+
+    case_root = _env_case_root(case, workdir)
+    case_root.mkdir(parents=True)
+    prefix = case_root / "env"
+    if case.shape == "venv":
+        copy_venv(template, prefix)
+    # "fake", "conda" and "none": the damage makes the environment (or what stands in for it)
+    case.damage(prefix)
+    intent = project / "lockguard.toml"
+    argv = case.arguments(prefix, intent)
+    before = (_snapshot(case_root, skip=()), _snapshot(project))
+    if case.process:
+        try:
+            done = subprocess.run([sys.executable, "-m", "lockguard", *argv], capture_output=True, text=True,
+                                  timeout=60, cwd=case_root, stdin=subprocess.DEVNULL,
+                                  env={**os.environ, "LOCKGUARD_INTERPRETER_TIMEOUT": "2", **case.env})
+        except subprocess.TimeoutExpired:
+            _cleanup(case_root)
+            return f"{case.id}: hung (no answer within 60 s)"
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    else:
+        cwd = os.getcwd()
+        os.chdir(case_root)
+        try:
+            result = lg(*argv)
+        finally:
+            os.chdir(cwd)
+        code, stdout, stderr = result.exit_code, result.stdout, result.stderr
+    problems = []
+    if code not in case.expect:
+        problems.append(f"exit {code}, expected {sorted(case.expect)}")
+    if "Traceback" in stdout + stderr or "internal error" in stderr or "Fatal Python error" in stderr:
+        problems.append("traceback or internal error")
+    names = case.names.replace("{prefix}", str(prefix)) if case.names else None
+    if code == 2 and names and names not in stderr:
+        problems.append(f"the message does not name {names}")
+    if code == 2 and len(stderr) > 4000:
+        problems.append(f"a {len(stderr)}-character message")
+    after = (_snapshot(case_root, skip=()), _snapshot(project))
+    for label, old, new in (("the prefix", before[0], after[0]), ("the project", before[1], after[1])):
+        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+        if changed:
+            problems.append(f"changed {label}: {changed[:4]}")
+    _cleanup(case_root)
+    if problems:
+        return f"{case.id}: " + "; ".join(problems) + f"\n      stderr: {stderr.strip()[:300]!r}"
+    return None
+
+
+def _cleanup(folder: Path) -> None:
+    for base, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            full = os.path.join(base, name)
+            if not os.path.islink(full):
+                os.chmod(full, 0o755 if name in dirs else 0o644)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _env_corpus():
+    from tests.support import fuzz_env
+
+    return fuzz_env.env_corpus()
+
+
+ENV_KINDS = sorted({c.kind for c in _env_corpus()})
+
+
+@pytest.mark.parametrize("kind", ENV_KINDS)
+def test_env_family(kind, env_world, tmp_path, lg, monkeypatch):
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    monkeypatch.setenv("LOCKGUARD_INTERPRETER_TIMEOUT", "20")  # nothing in-process may wait long
+    project, template = env_world
+    cases = [c for c in _env_corpus() if c.kind == kind]
+    # the hang-prone cases run in subprocesses that mostly wait out a timeout: side by side
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        waiting = [pool.submit(run_env_case, c, project, template, tmp_path, None) for c in cases if c.process]
+        failures = [run_env_case(c, project, template, tmp_path, lg) for c in cases if not c.process]
+        failures = [f for f in failures + [job.result() for job in waiting] if f]
+    assert not failures, f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
+
+
+@pytest.mark.parametrize("command, expect", [("check", 0), ("dry-run", 0), ("list", 0), ("restore", 2),
+                                             ("doctor", 0)])
+def test_the_undamaged_environment_passes(env_world, tmp_path, lg, monkeypatch, command, expect):
+    """The control: without damage each command gives its clean answer, so a case's exit code is
+    the damage's doing (restore: nothing to restore is exit 2)."""
+    from tests.support.fuzz_env import EnvCase
+
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    project, template = env_world
+    case = EnvCase("control", "none", command, "venv", lambda prefix: None, frozenset({expect}), names="{prefix}")
+    failure = run_env_case(case, project, template, tmp_path, lg)
+    assert failure is None, failure

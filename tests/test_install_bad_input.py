@@ -233,3 +233,94 @@ def test_a_quarantined_files_mode_survives_the_round_trip(project, venv, lg):
     assert not stray.exists()
     assert lg("restore", "--prefix", str(venv)).exit_code == 0
     assert tree_hashes(venv) == before and stat.S_IMODE(stray.stat().st_mode) == 0o640
+
+
+# -- found by the environment fuzz family (tests/support/fuzz_env.py) ----------------------------
+
+DEEP = "[" * 100_000  # deep enough to exhaust json's recursion: RecursionError, not ValueError
+
+
+@pytest.mark.parametrize("where", ["interpreter", "conda-record"])
+def test_json_nested_past_the_recursion_limit_is_bad_input(project, lg, tmp_path, where):
+    env = tmp_path / "env"
+    if where == "interpreter":
+        fake_env(env, f"echo 'LOCKGUARD-FACTS:{DEEP}'\n")
+        named = str(env / "bin" / "python")
+    else:
+        (env / "conda-meta").mkdir(parents=True)
+        (env / "conda-meta" / "x-1.0-0.json").write_text(DEEP)
+        named = "conda-meta/x-1.0-0.json"
+    clear_error(lg("check", *intent(project), "--env", str(env)), named)
+
+
+@pytest.mark.parametrize("manifest, journal", [
+    (DEEP, '{"event": "begin"}\n'),
+    ('{"entries": []}', DEEP + '\n{"event": "begin"}\n'),
+    (b'{"entries": [], "id": "\xff"}', '{"event": "begin"}\n'),
+    ('{"entries": []}', b'{"event": "\xfe"}\n{"event": "begin"}\n'),
+    ('{"entries": [{"path": "../../x", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}]}',
+     '{"event": "begin"}\n'),
+    ('{"entries": [{"path": "a", "sha256": null, "mode": 1180591620717411303424, "symlink": null, "owner": "x", '
+     '"reason": "y"}]}', '{"event": "begin"}\n'),
+    ('{"entries": []}', '{"event": "begin"}\n{"event": "moved", "path": "/etc/hostname"}\n'),
+    ('{"entries": []}', '{"event": "begin"}\n{"event": "rmdir", "path": ".lockguard/x", "mode": 493}\n'),
+])
+def test_quarantine_state_that_is_deep_not_utf8_or_points_out_is_bad_input(project, venv, lg, manifest, journal):
+    folder = venv / ".lockguard" / "quarantine" / "20240101-000000-000000-aa"
+    folder.mkdir(parents=True)
+    for name, data in (("manifest.json", manifest), ("journal.jsonl", journal)):
+        (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+    before = tree_hashes(venv, skip="")
+    for args in (["restore", "--list", "--prefix", str(venv)], ["restore", "--prefix", str(venv)],
+                 ["check", *intent(project), "--env", str(venv)]):
+        result = lg(*args)
+        clear_error(result, "20240101-000000-000000-aa")
+        assert "quarantine folder is damaged" in result.stderr
+    assert tree_hashes(venv, skip="") == before  # the journal included: a refused restore writes nothing
+
+
+def test_a_refused_restore_through_a_link_out_of_the_prefix_changes_nothing(venv, lg, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.txt").write_text("outside\n")
+    (venv / "out").symlink_to(outside)
+    folder = venv / ".lockguard" / "quarantine" / "20240101-000000-000000-aa"
+    (folder / "files" / "out").mkdir(parents=True)
+    (folder / "files" / "out" / "x.txt").write_text("quarantined\n")
+    entry = '{"path": "out/x.txt", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}'
+    (folder / "manifest.json").write_text('{"entries": [' + entry + ']}')
+    (folder / "journal.jsonl").write_text('{"event": "begin"}\n{"event": "moved", "path": "out/x.txt"}\n')
+    before, outside_before = tree_hashes(venv, skip=""), tree_hashes(outside)
+    result = lg("restore", "--prefix", str(venv))
+    clear_error(result, "20240101-000000-000000-aa", "a link out of the prefix")
+    assert tree_hashes(venv, skip="") == before and tree_hashes(outside) == outside_before
+
+
+def test_a_conda_record_that_is_not_utf8_is_bad_input(project, lg, tmp_path):
+    prefix = tmp_path / "conda-env"
+    (prefix / "conda-meta").mkdir(parents=True)
+    (prefix / "conda-meta" / "x-1.0-0.json").write_bytes(b'{"name": "\xff\xfe"}')
+    clear_error(lg("check", *intent(project), "--env", str(prefix)), "conda-meta/x-1.0-0.json", "UTF-8")
+
+
+@pytest.mark.parametrize("target", ["/", "/usr", "empty-folder", "fifo"])
+def test_check_env_and_restore_need_an_environment(project, lg, tmp_path, target):
+    if target == "empty-folder":
+        target = tmp_path / "empty"
+        target.mkdir()
+    elif target == "fifo":
+        target = tmp_path / "fifo"
+        os.mkfifo(target)
+    for args in (["check", *intent(project), "--env", str(target)], ["restore", "--list", "--prefix", str(target)],
+                 ["restore", "--prefix", str(target)]):
+        clear_error(lg(*args), str(target), "is not an environment")
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped(project, venv, lg_process):
+    info = os.path.join(os.fsencode(site_packages(venv)), b"x\xff-1.0.dist-info")
+    os.mkdir(info)
+    with open(os.path.join(info, b"METADATA"), "wb") as handle:
+        handle.write(b"Metadata-Version: 2.1\nName: x\nVersion: 1.0\n")
+    result = lg_process("check", *intent(project), "--env", str(venv))
+    assert result.exit_code == 1, result.stderr
+    assert "internal error" not in result.stderr and "x\\udcff-1.0.dist-info" in result.stdout

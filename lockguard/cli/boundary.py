@@ -7,6 +7,7 @@ as much as Python's own start-up, and the check must stay under three start-ups.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from lockguard.cli.output import Ui
@@ -14,6 +15,7 @@ from lockguard.errors import EXIT_INTERNAL, InputError, LockguardError, Unsatisf
 
 
 def run(argv: list[str]) -> int:
+    _tolerant_streams()
     ui = Ui()
     try:
         from lockguard.cli.check_fast import fast_check_options
@@ -48,6 +50,14 @@ def run(argv: list[str]) -> int:
         ui.error(f"internal error: {type(exc).__name__}: {exc}",
                  hint="this is a bug in lockguard; rerun with -v for the traceback and report it")
         return EXIT_INTERNAL
+
+
+def _tolerant_streams() -> None:
+    """A file name that is not UTF-8 (a byte the file system allows) is shown escaped, never a
+    UnicodeEncodeError in the middle of a report."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # a stream that cannot: left as it is
+            stream.reconfigure(errors="backslashreplace")
 
 
 def report(ui: Ui, exc: LockguardError) -> None:

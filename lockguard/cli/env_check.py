@@ -35,10 +35,27 @@ def lock_view(snapshot: Snapshot, knowledge: Knowledge) -> LockView:
                     cuda=str(cuda.major_minor) if cuda else None, nccl=nccl, cudnn=cudnn)
 
 
+def must_be_environment(root: Path, named: str | None = None, *, hint: str) -> Path:
+    """The real path of `root`, which must be an environment: a venv (pyvenv.cfg) or a conda prefix
+    (conda-meta/). Never /, /usr, a file or a FIFO: InputError naming it."""
+    import os
+
+    from lockguard.errors import InputError
+
+    real = Path(os.path.realpath(root))
+    if str(real) == "/" or not ((real / "pyvenv.cfg").is_file() or (real / "conda-meta").is_dir()):
+        raise InputError(f"{named or root} is not an environment: it has neither a pyvenv.cfg (a venv) nor a "
+                         "conda-meta/ folder (a conda prefix)", file=str(root), hint=hint)
+    return real
+
+
 def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Path | None, python: Path | None,
                          verify_files: bool = False) -> list[Finding]:
     from lockguard.io.env.prefix_scan import scan_prefix
 
+    if prefix is not None:  # --env names an environment; --python may be any interpreter, a base one too
+        must_be_environment(prefix, hint="--env takes a venv or a conda prefix; for another installation pass "
+                            "its interpreter with --python EXE")
     scan = scan_prefix(prefix, python)
     view = lock_view(snapshot, knowledge)
     changed = None

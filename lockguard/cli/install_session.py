@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lockguard.check.snapshot import Snapshot
-from lockguard.cli.env_check import host_conda_platform, lock_view
+from lockguard.cli.env_check import host_conda_platform, lock_view, must_be_environment
 from lockguard.cli.install_progress import Progress
 from lockguard.errors import InputError, InstallFailed
 from lockguard.install.inventory import LockView, take_inventory
@@ -47,13 +47,8 @@ def target_prefix(prefix: Path | None, python: Path | None) -> Path:
     else:
         root = Path(os.path.abspath(prefix))
         named = str(prefix)
-    real = Path(os.path.realpath(root))
-    if str(real) == "/" or not ((real / "pyvenv.cfg").is_file() or (real / "conda-meta").is_dir()):
-        raise InputError(f"{named} is not an environment: it has neither a pyvenv.cfg (a venv) nor a conda-meta/ "
-                         "folder (a conda prefix)", file=str(root),
-                         hint="clean-install changes only virtual environments and conda prefixes; create one "
-                              "(`python -m venv PATH`) and pass --prefix PATH")
-    return real
+    return must_be_environment(root, named, hint="clean-install changes only virtual environments and conda "
+                               "prefixes; create one (`python -m venv PATH`) and pass --prefix PATH")
 
 
 def interrupted(prefix: Path) -> list[QuarantineInfo]:

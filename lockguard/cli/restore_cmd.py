@@ -42,6 +42,10 @@ def restore(ctx, quarantine_id, prefix, list_only, as_json) -> None:
     prefix = prefix or Path(os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX") or "")
     if not str(prefix):
         raise InputError("which environment? pass --prefix PREFIX", hint="e.g. lockguard restore --list --prefix .venv")
+    from lockguard.cli.env_check import must_be_environment
+
+    must_be_environment(prefix, hint="restore undoes clean-installs, which run only in venvs and conda prefixes; "
+                        "pass the environment's folder")
     found = list_quarantines(prefix)
     if list_only:
         if as_json:

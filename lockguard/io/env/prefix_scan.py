@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from lockguard.errors import InputError
-from lockguard.io.env.bounded import MIB, open_regular, read_text, run_bounded
+from lockguard.io.env.bounded import MIB, open_regular, read_bytes, read_text, run_bounded
 from lockguard.io.env.file_listing import FileListing
 from lockguard.model.names import canonical_name
 from lockguard.model.prefix import (
@@ -88,7 +88,7 @@ def ask_interpreter(python: Path, env: dict | None = None) -> dict:
     lines = [line for line in done.stdout.splitlines() if line.startswith(_MARK)]
     try:
         facts = json.loads(lines[-1][len(_MARK):]) if lines else None
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deep enough to exhaust the parser is no answer either
         facts = None
     problem = _facts_problem(facts)
     if problem:
@@ -347,10 +347,10 @@ def conda_records(root: Path) -> list[CondaInstalled]:
     if not meta.is_dir():
         return out
     for path in sorted(meta.glob("*.json")):
-        try:
-            data = json.loads(read_text(path, CONDA_RECORD_LIMIT, missing_ok=False))
-        except ValueError as exc:
-            raise InputError(f"{path} is not valid JSON ({exc})", file=str(path),
+        try:  # conda writes its records as UTF-8 JSON and fails on anything else
+            data = json.loads(read_bytes(path, CONDA_RECORD_LIMIT, missing_ok=False).decode("utf-8"))
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            raise InputError(f"{path} is not valid UTF-8 JSON ({str(exc)[:200]})", file=str(path),
                              hint="a damaged conda record: reinstall that package with conda, or move the file away") from None
         files = data.get("files") if isinstance(data, dict) else None
         if (not isinstance(data, dict) or not isinstance(data.get("name"), str)

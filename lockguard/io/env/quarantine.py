@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
-from lockguard.io.env.bounded import MIB, open_regular, read_text
+from lockguard.io.env.bounded import MIB, open_regular, read_bytes
 from lockguard.io.env.file_listing import STATE_DIR
 
 FAULT_ENV = "LOCKGUARD_FAULT_AFTER_MOVES"
@@ -82,15 +82,26 @@ def sha256_of(path: Path) -> str | None:
     return h.hexdigest()
 
 
+def path_problem(relative: object) -> str | None:
+    """Why `relative` is not a plain path inside a prefix (None when it is): absolute paths, `..`,
+    empty parts and lockguard's own state folder are never touched."""
+    parts = relative.split("/") if isinstance(relative, str) else [""]
+    if not isinstance(relative, str) or relative[:1] == "/" or any(part in ("", ".", "..") for part in parts):
+        return "not a plain path inside the prefix"
+    if "\0" in relative:
+        return "a path with a NUL byte"
+    if parts[0] == STATE_DIR:
+        return "lockguard's own state folder"
+    return None
+
+
 def safe_relative(prefix: Path, relative: str, seen: dict[str, str] | None = None) -> Path:
     """The absolute path of `relative` in the prefix; refuses anything that leaves it: absolute
     paths, `..`, and parents that are symlinks out of the prefix. `seen` caches resolved folders
     for one pass over many files (a CUDA environment has tens of thousands)."""
-    parts = relative.split("/") if isinstance(relative, str) else [""]
-    if relative[:1] == "/" or any(part in ("", ".", "..") for part in parts):
-        raise InputError(f"refusing to touch {relative!r}: not a plain path inside the prefix", hint="this is never done")
-    if parts[0] == STATE_DIR:
-        raise InputError(f"refusing to touch {relative!r}: lockguard's own state folder")
+    problem = path_problem(relative)
+    if problem:
+        raise InputError(f"refusing to touch {relative!r}: {problem}", hint="this is never done")
     cache = seen if seen is not None else {}
     root = cache.get("") or os.path.realpath(prefix)
     cache[""] = root
@@ -197,9 +208,9 @@ class Quarantine:
     def _read_manifest(self) -> dict:
         where = str(self.manifest_path)
         try:
-            data = json.loads(read_text(self.manifest_path, _STATE_LIMIT, missing_ok=False))
-        except ValueError as exc:
-            raise InputError(f"{where} is not valid JSON ({exc})", file=where, hint=_DAMAGED) from None
+            data = json.loads(_read_utf8(self.manifest_path))
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"{where} is not valid JSON ({_short(exc)})", file=where, hint=_DAMAGED) from None
         entries = data.get("entries") if isinstance(data, dict) else None
         if not isinstance(entries, list):
             raise InputError(f"{where} is not a lockguard quarantine manifest (no list of entries)", file=where,
@@ -209,6 +220,10 @@ class Quarantine:
             if bad or not all(entry.get(k) is None or isinstance(entry[k], str) for k in ("sha256", "symlink")):
                 raise InputError(f"{where}: entry {number} is not a quarantined file (path, sha256, mode, symlink, "
                                  "owner, reason)", file=where, hint=_DAMAGED)
+            problem = path_problem(entry["path"]) or (None if 0 <= entry["mode"] <= 0o7777 else "a mode out of range")
+            if problem:
+                raise InputError(f"{where}: entry {number} ({_short(entry['path'])}): {problem}", file=where,
+                                 hint=_DAMAGED)
         for key in ("outgoing", "install", "anchors"):
             if not isinstance(data.get(key, []), list):
                 raise InputError(f"{where}: {key} is not a list", file=where, hint=_DAMAGED)
@@ -217,7 +232,7 @@ class Quarantine:
     def journal(self) -> list[dict]:
         where = str(self.journal_path)
         try:
-            lines = read_text(self.journal_path, _STATE_LIMIT, missing_ok=False).splitlines()
+            lines = _read_utf8(self.journal_path).splitlines()
         except InputError:
             if not self.journal_path.exists():
                 return []
@@ -226,7 +241,7 @@ class Quarantine:
         for number, line in enumerate(lines, start=1):
             try:
                 event = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 if number == len(lines):
                     break  # a torn last line from a kill: everything before it is whole
                 raise InputError(f"{where}:{number} is not a journal event (invalid JSON)", file=where, line=number,
@@ -234,6 +249,9 @@ class Quarantine:
             if not isinstance(event, dict) or not isinstance(event.get("event"), str) or (
                     event["event"] in ("moved", "put-back", "rmdir") and not isinstance(event.get("path"), str)):
                 raise InputError(f"{where}:{number} is not a journal event", file=where, line=number, hint=_DAMAGED)
+            if event["event"] in ("moved", "put-back", "rmdir") and path_problem(event["path"]):
+                raise InputError(f"{where}:{number}: {_short(event['path'])}: {path_problem(event['path'])}",
+                                 file=where, line=number, hint=_DAMAGED)
             out.append(event)
         return out
 
@@ -341,6 +359,20 @@ class Quarantine:
         from lockguard.io.env.transaction import undo
 
         return undo(self).put_back
+
+
+def _read_utf8(path: Path) -> str:
+    """lockguard writes its state as UTF-8 JSON: bytes that are not UTF-8 are damage, not text."""
+    data = read_bytes(path, _STATE_LIMIT, missing_ok=False)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text (byte {exc.start})", file=str(path), hint=_DAMAGED) from None
+
+
+def _short(value: object, width: int = 120) -> str:
+    text = repr(value) if not isinstance(value, BaseException) else str(value)
+    return text if len(text) <= width else text[:width] + "..."
 
 
 _DAMAGED = ("the quarantine folder is damaged: restore cannot trust it; move that folder out of "

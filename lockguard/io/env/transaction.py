@@ -92,7 +92,7 @@ def _link(source: Path, target: Path) -> None:
 def _load(path: Path) -> dict:
     try:
         data = json.loads(read_text(path, _LISTING_LIMIT, missing_ok=False))
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict) or not isinstance(data.get("dirs"), list):
         raise InputError(f"{path} is not a lockguard file listing", file=str(path),
@@ -162,6 +162,7 @@ def _added(q: Quarantine) -> tuple[dict[str, list | None], list[str]]:
 def undo(q: Quarantine) -> UndoResult:
     events = q.journal()
     names = {e["event"] for e in events}
+    _must_stay_inside(q, events)
     result = UndoResult()
     q.log(event="undo-start", sync=False)
     for leftover in q.root.glob("trash-*"):  # an earlier undo's, if its deleting process died
@@ -180,6 +181,24 @@ def undo(q: Quarantine) -> UndoResult:
                                  "quarantine folder out of .lockguard/quarantine/")
     q.log(event="restored", put_back=result.put_back, removed=result.removed)
     return result
+
+
+def _must_stay_inside(q: Quarantine, events: list[dict]) -> None:
+    """Every path the undo would touch is checked before it changes anything (the journal
+    included): a damaged state folder naming a path through a link out of the prefix is refused
+    whole, never half undone."""
+    seen: dict[str, str] = {}
+    where = str(q.manifest_path)
+    try:
+        for entry in q.manifest()["entries"]:
+            safe_relative(q.prefix, entry["path"], seen)
+        where = str(q.journal_path)
+        for event in events:
+            if event["event"] == "rmdir":
+                safe_relative(q.prefix, event["path"], seen)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc.message}", file=where, hint="the quarantine folder is damaged: restore "
+                         "cannot trust it; move that folder out of .lockguard/quarantine/ and run again") from None
 
 
 def _ancestors(path: str):

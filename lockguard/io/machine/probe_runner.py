@@ -65,17 +65,26 @@ def run_probe(python: str, *, smoke: bool = False, timeout: float = 60, env: dic
     return result
 
 
+_NOT_JSON = object()
+
+
 def parse_output(result: ProbeResult, stdout: str) -> None:
     """Fill `result` from the probe's JSON lines; anything else is named in `result.problems`
     (the first few), never raised."""
     bad, noise = [], []
+    noisy = 0  # lines that are not JSON; only the first few are described
     for number, line in enumerate(stdout.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            item = json.loads(line)
+        try:  # a failed parse costs microseconds: a flood of 16 MiB of words took 20 s, so only
+            # what may be a record (an object or a list) is parsed
+            item = json.loads(line) if line.lstrip()[:1] in ("{", "[") else _NOT_JSON
         except (ValueError, RecursionError):
-            noise.append(f"line {number} is not JSON: {_shorten(line)}")
+            item = _NOT_JSON
+        if item is _NOT_JSON:
+            noisy += 1
+            if noisy <= 3:
+                noise.append(f"line {number} is not JSON: {_shorten(line)}")
             continue
         kind = item.get("kind") if isinstance(item, dict) else None
         data = item.get("data") if isinstance(item, dict) else None
@@ -97,8 +106,8 @@ def parse_output(result: ProbeResult, stdout: str) -> None:
             result.importing = None
         elif kind == "smoke":
             result.smoke = data
-    for found, into in ((bad, result.problems), (noise, result.noise)):
-        into += found[:3] + ([f"and {len(found) - 3} more lines"] if len(found) > 3 else [])
+    result.problems += bad[:3] + ([f"and {len(bad) - 3} more lines"] if len(bad) > 3 else [])
+    result.noise += noise + ([f"and {noisy - 3} more lines"] if noisy > 3 else [])
     if not result.base and not result.problems and not result.noise:
         result.problems.append("it printed no facts" if not stdout.strip() else "its output held no facts")
 
