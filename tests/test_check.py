@@ -240,3 +240,12 @@ def test_cached_result_is_reused_and_invalidated(project, lg, monkeypatch):
     edit(project / "requirements-dev.txt", "2.0.0", "1.26.4")  # changed bytes: a miss
     assert lg("check").exit_code == 0 and calls == [1, 1]
     assert lg("check").exit_code == 0 and calls == [1, 1]
+
+
+def test_an_empty_intent_option_is_bad_input_on_both_paths(project, lg, monkeypatch):
+    """`--intent ''` names the folder "." (as click reads it), never "no --intent": exit 2, cached or not."""
+    monkeypatch.chdir(project)
+    for args in (("check", "--intent", ""), ("check", "--intent="), ("check", "--intent=", "--no-cache"),
+                 ("-v", "check", "--intent", "")):  # the last one: the click command
+        result = lg(*args)
+        assert result.exit_code == 2 and "is a folder" in result.stderr and "Traceback" not in result.stderr, args

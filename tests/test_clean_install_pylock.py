@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.envs import PIP_ENV, copy_venv, make_venv, pip_install, site_packages, tree_hashes
+from tests.support.envs import (
+    PIP_ENV,
+    copy_venv,
+    make_venv,
+    pip_install,
+    site_packages,
+    tree_hashes,
+)
 
 PYLOCK = '[outputs]\npylock = "pylock.toml"\n'
 

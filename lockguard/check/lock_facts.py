@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from packaging.version import InvalidVersion, Version
-
 from lockguard.check.snapshot import Snapshot
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model import pep440
 from lockguard.model.names import cuda_family
+from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion
 
 
-@dataclass
+@record
 class LockFacts:
     platform: str
     pip: dict[str, str] = field(default_factory=dict)  # name -> version
@@ -77,11 +75,10 @@ def lock_facts(snapshot: Snapshot, knowledge: Knowledge, platform: str) -> LockF
 
 
 def _torch_cuda(facts: LockFacts, knowledge: Knowledge, torch: str) -> None:
-    try:
-        version = Version(torch)
-    except InvalidVersion:
+    parsed = pep440.release_and_local(torch)  # packaging's Version(torch).release and .local
+    if parsed is None:
         return
-    local = version.local
+    release_numbers, local = parsed
     if local == "cpu":
         facts.torch_variant, facts.torch_cuda_why = "cpu", f"torch {torch} is a CPU build"
         return
@@ -90,7 +87,7 @@ def _torch_cuda(facts: LockFacts, knowledge: Knowledge, torch: str) -> None:
         facts.torch_variant = local
         facts.torch_cuda_why = f"torch {torch} is a {local} build"
         return
-    release = knowledge.release(f"{version.release[0]}.{version.release[1]}")
+    release = knowledge.release(f"{release_numbers[0]}.{release_numbers[1] if len(release_numbers) > 1 else 0}")
     cuda = release.pypi_cuda_for(facts.platform) if release else None
     if cuda is None:
         facts.torch_variant = "cpu" if release else None

@@ -10,9 +10,6 @@ LG129 a CUDA component wheel of another CUDA release (check/rules_components.py)
 
 from __future__ import annotations
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version
-
 from lockguard.check.lock_facts import LockFacts
 from lockguard.check.rules_components import component_findings
 from lockguard.knowledge.tables import Knowledge
@@ -92,7 +89,7 @@ def _hazards(facts: LockFacts, knowledge: Knowledge) -> list[Finding]:
             continue
         name = canonical_name(hazard.constrain.name)
         version = facts.pip.get(name)
-        if version and not hazard.constrain.specifier.contains(Version(version), prereleases=True):
+        if version and not hazard.constrain.contains(version):
             out.append(Finding("LG125", ERROR,
                                f"{name} {version} with {when} {facts.pip[when]}: {hazard.why} "
                                f"(knowledge {hazard.id}: needs {hazard.constrain}; {hazard.origin})",
@@ -125,8 +122,8 @@ def _extension_rules(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> 
     for pin_rule in knowledge.torch_pins:
         package = canonical_name(pin_rule.package)
         version = facts.pip.get(package)
-        spec: SpecifierSet | None = pin_rule.pins.get(version) if version else None
-        if spec is not None and facts.torch and not spec.contains(Version(facts.torch), prereleases=True):
+        spec = pin_rule.pins.get(version) if version else None
+        if spec is not None and facts.torch and not spec.contains(facts.torch, prereleases=True):
             out.append(Finding("LG127", ERROR, f"{package} {version} pins torch{spec}, the lock has torch {facts.torch} "
                                f"({pin_rule.origin})", RELOCK, facts.requirements_path, facts.pip_lines.get(package)))
     return out

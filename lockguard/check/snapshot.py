@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from lockguard.lockfiles.environment_yml import EnvironmentFile
 from lockguard.lockfiles.headers import Header
 from lockguard.lockfiles.pylock import PylockFile
 from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.intent import Intent
+from lockguard.model.record import field, record
 
 
-@dataclass
+@record
 class LockFile:
     """One lock file as found on disk (text None: missing)."""
 
@@ -27,7 +26,7 @@ class LockFile:
     written: str | None = None  # what lockguard wrote under the header's body hash (for LG102), if known
 
 
-@dataclass
+@record
 class Snapshot:
     intent: Intent
     intent_file: str

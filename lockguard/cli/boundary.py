@@ -8,7 +8,6 @@ as much as Python's own start-up, and the check must stay under three start-ups.
 from __future__ import annotations
 
 import sys
-import traceback
 
 from lockguard.cli.output import Ui
 from lockguard.errors import EXIT_INTERNAL, InputError, LockguardError, Unsatisfiable
@@ -24,6 +23,10 @@ def run(argv: list[str]) -> int:
             from lockguard.cli.check_fast import run_check
 
             return run_check(ui, **options)
+        if "resolve" in argv:  # the index pages of the intent's names, requested while click and the resolver load
+            from lockguard.io.index.early import start
+
+            start(argv)
         from lockguard.cli.app import invoke
 
         return invoke(argv, ui)
@@ -39,6 +42,8 @@ def run(argv: list[str]) -> int:
         if ui.json_mode:
             ui.emit_json(None, ok=False, exit_code=EXIT_INTERNAL)
         if ui.verbose:
+            import traceback  # only here: its import (tokenize, linecache) costs a third of a start-up
+
             traceback.print_exc()
         ui.error(f"internal error: {type(exc).__name__}: {exc}",
                  hint="this is a bug in lockguard; rerun with -v for the traceback and report it")
@@ -52,6 +57,8 @@ def report(ui: Ui, exc: LockguardError) -> None:
         body = ui.envelope(None, ok=False, error=exc.to_dict(), exit_code=exc.exit_code)
         sys.stdout.write(json.dumps(body, indent=2, sort_keys=True, default=str) + "\n")
     if ui.verbose > 1:
+        import traceback
+
         traceback.print_exc()
     details: list[str] = []
     if isinstance(exc, Unsatisfiable) and exc.conflicts:

@@ -4,7 +4,6 @@ commit (the click definition in check_cmd.py handles --help, --env, --python and
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from lockguard.cli.output import Ui
 
@@ -25,20 +24,20 @@ def fast_check_options(argv: list[str]) -> dict | None:
             options["use_cache"] = False
         elif arg in ("--intent", "--format") and args:
             value = args.pop(0)
-            if arg == "--format" and value not in FORMATS:
-                return None  # let click report the bad value
-            options["intent_path" if arg == "--intent" else "fmt"] = Path(value) if arg == "--intent" else value
+            if arg == "--format" and value not in FORMATS or not value:
+                return None  # let click report the bad value (an empty --intent is a folder: ".")
+            options["intent_path" if arg == "--intent" else "fmt"] = value
         elif arg.startswith(("--intent=", "--format=")):
             key, _, value = arg.partition("=")
-            if key == "--format" and value not in FORMATS:
+            if key == "--format" and value not in FORMATS or not value:
                 return None
-            options["intent_path" if key == "--intent" else "fmt"] = Path(value) if key == "--intent" else value
+            options["intent_path" if key == "--intent" else "fmt"] = value
         else:
             return None  # --env, --python, --help, -v, ...: the click command
     return options
 
 
-def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_cache: bool = True) -> int:
+def run_check(ui: Ui, *, intent_path: str | None, fmt: str, strict: bool, use_cache: bool = True) -> int:
     ui.command = "check"
     ui.json_mode = fmt == "json"
     cache = None
@@ -60,7 +59,9 @@ def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_c
 
     intent = load_project(intent_path, validate=False, warn=ui.warn)
     snapshot = read_snapshot(intent)
-    findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
+    from lockguard.io.project.parse_memo import default_memo
+
+    findings = static_findings(snapshot, load_knowledge(validate=False, memo=default_memo()), strict_mode=strict)
     if any(f.code in ("LG100", "LG101", "LG104") for f in findings):
         # the lock does not match the intent: an intent that is itself invalid (an unparsable
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
@@ -73,13 +74,13 @@ def run_check(ui: Ui, *, intent_path: Path | None, fmt: str, strict: bool, use_c
 
 
 def render_findings(ui: Ui, findings: list, fmt: str, checked: str) -> tuple[str, int]:
-    import json
-
     from lockguard.check import render
     from lockguard.model.finding import failing
 
     code = 1 if failing(findings) else 0
     if fmt == "json":
+        import json
+
         body = ui.envelope(render.json_data(findings, checked=checked), ok=code == 0, exit_code=code)
         return json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", code
     if fmt == "github":

@@ -5,13 +5,14 @@ Colour only on a terminal and never with NO_COLOR; rich is imported only when it
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 from lockguard import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: collections costs a tenth of a cached check
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 JSON_SCHEMA_VERSION = 1
 
@@ -20,12 +21,17 @@ def color_enabled(stream) -> bool:
     return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
 
 
-@dataclass
 class Ui:
-    command: str = ""
-    json_mode: bool = False
-    verbose: int = 0
-    _status: object = None
+    # a plain class, not a dataclass: every command starts here, and `dataclasses` (with the
+    # inspect and ast it imports) costs as much as Python's own start-up on the check path
+    def __init__(self, command: str = "", json_mode: bool = False, verbose: int = 0) -> None:
+        self.command = command
+        self.json_mode = json_mode
+        self.verbose = verbose
+        self._status: object = None
+
+    def __repr__(self) -> str:
+        return f"Ui(command={self.command!r}, json_mode={self.json_mode!r}, verbose={self.verbose!r})"
 
     # -- progress (stderr): one status line on a terminal, plain lines with -v elsewhere ----------
 
@@ -81,6 +87,8 @@ class Ui:
         return body
 
     def emit_json(self, data: object, *, ok: bool = True, exit_code: int = 0) -> None:
+        import json
+
         text = json.dumps(self.envelope(data, ok=ok, exit_code=exit_code), indent=2, sort_keys=True, default=str)
         sys.stdout.write(text + "\n")
 

@@ -31,10 +31,11 @@ class ResolveSession:
     def run(self) -> Lock:
         from lockguard.io.index.cache import Cache
         from lockguard.io.index.http import HttpClient
+        from lockguard.io.project.parse_memo import default_memo
         from lockguard.knowledge import load_knowledge
         from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
 
-        knowledge = load_knowledge()
+        knowledge = load_knowledge(memo=default_memo())
         machine = self._machine()
         cache = Cache()
         self.http = HttpClient()
@@ -64,14 +65,27 @@ class ResolveSession:
             conda = RattlerSolver(cache.root / "conda", offline=self.offline)
         options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
                                  progress=self.ui.progress, warn=self.ui.warn)
+        import gc
+
+        # the collector's full passes walk every page row and metadata object kept so far, again
+        # and again (a tenth of a cold resolve's CPU); what a resolve allocates is freed by
+        # reference counting, and the collector runs once it is done
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             lock = resolve_lock(self.intent, knowledge, machine, make_source, conda, options)
         finally:
+            if collecting:
+                gc.enable()
             self.ui.done()
             for source in self.sources:
                 source.close()
             self.http.close()
-            self.ui.debug(f"fetched {self.http.bytes_fetched / 1e6:.1f} MB in {self.http.requests} requests")
+            from lockguard.io.index.early import fetched
+
+            early_bytes, early_requests = fetched()
+            self.ui.debug(f"fetched {(self.http.bytes_fetched + early_bytes) / 1e6:.1f} MB in "
+                          f"{self.http.requests + early_requests} requests")
         for platform in lock.platforms:
             torch = platform.pip.pin("torch")
             conda_note = ("conda: " + (f"{len(platform.conda.records)} records" if platform.conda.solved
@@ -132,6 +146,7 @@ class ResolveSession:
 
     def refuse_what_check_rejects(self, lock: Lock, outputs: dict[Path, str]) -> None:
         """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
+        from lockguard.io.project.parse_memo import default_memo
         from lockguard.io.project.project_files import lock_paths
         from lockguard.knowledge import load_knowledge
         from lockguard.resolve.gate import refuse_what_check_rejects
@@ -139,7 +154,7 @@ class ResolveSession:
         root = self.intent.source.root if self.intent.source else Path.cwd()
         files = [(relative, kind, platform, outputs[root / relative])
                  for relative, kind, platform in lock_paths(self.intent) if root / relative in outputs]
-        refuse_what_check_rejects(self.intent, load_knowledge(), files,
+        refuse_what_check_rejects(self.intent, load_knowledge(memo=default_memo()), files,
                                   tuple(p.target.platform for p in lock.platforms))
 
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
@@ -157,15 +172,19 @@ class ResolveSession:
         return out
 
     def write(self, outputs: dict[Path, str]) -> list[Path]:
+        """Write the lock files whose bytes differ from what is on disk (a file already holding
+        exactly these bytes is left alone: rewriting it would cost an fsync and change nothing)."""
         from lockguard.io.project.files import write_all_atomic
 
-        write_all_atomic(outputs, root=self.intent.source.root if self.intent.source else None)
+        changed = set(self.stale(outputs))
+        write_all_atomic({p: t for p, t in outputs.items() if p in changed},
+                         root=self.intent.source.root if self.intent.source else None)
         from lockguard.io.project.written import remember
 
         remember(outputs.values())  # lets `check` name the entries of a later hand edit (LG102)
         for path in outputs:
-            self.ui.info(f"wrote {path}")
-        return list(outputs)
+            self.ui.info(f"wrote {path}" if path in changed else f"unchanged: {path}")
+        return [p for p in outputs if p in changed]
 
     def summary(self, lock: Lock, written: list[Path]) -> dict:
         return {

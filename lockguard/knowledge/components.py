@@ -10,50 +10,54 @@ policy (nvJitLink) may be newer than the release, never older.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cached_property
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from lockguard.knowledge.tables import Row
+from lockguard.model import pep440
+from lockguard.model.pep440 import Spec
+from lockguard.model.record import record
 from lockguard.model.versions import CudaVersion
 
 _NAME = re.compile(r"^nvidia-(?P<key>[a-z0-9-]+?)(?:-cu(?P<major>\d{2}))?$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ComponentRelease(Row):
     cuda: CudaVersion
     updates: tuple[str, ...]
     versions: dict[str, tuple[str, ...]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ComponentPolicy(Row):
     component: str
     newer_within_major: bool
     why: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ComponentBound:
     """What the intent's CUDA allows for one component wheel, and why."""
 
     name: str  # the wheel's PyPI name
-    specifier: SpecifierSet  # "<0" when no version of this wheel can belong to the release
+    spec: Spec  # "<0" when no version of this wheel can belong to the release
     cuda: CudaVersion
     reason: str  # "CUDA 12.4 ships nvidia-cuda-nvcc-cu12 12.4.99 to 12.4.131"
     origin: str  # constraints/components.toml:NN
 
+    @property
+    def specifier(self):
+        """packaging's SpecifierSet of the bound (the resolver's requirements are made of them)."""
+        return self.spec.specifier
+
     def allows(self, version: str) -> bool:
         try:
-            return self.specifier.contains(Version(version), prereleases=True)
-        except InvalidVersion:
+            return self.spec.contains(version, prereleases=True)
+        except ValueError:  # packaging's InvalidVersion: not a version at all
             return False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Components:
     releases: tuple[ComponentRelease, ...]
     policies: tuple[ComponentPolicy, ...]
@@ -78,14 +82,14 @@ class Components:
     def policy(self, key: str) -> ComponentPolicy | None:
         return next((p for p in self.policies if p.component == key and p.newer_within_major), None)
 
-    def _next_first(self, row: ComponentRelease, key: str) -> Version | None:
+    def _next_first(self, row: ComponentRelease, key: str) -> str | None:
         """The first version of `key` in the next release of the same major (None: none known)."""
         later = [r for r in self.releases if r.cuda.major == row.cuda.major and r.cuda > row.cuda
                  and r.versions.get(key)]
         if not later:
             return None
         following = min(later, key=lambda r: r.cuda)
-        return min(Version(v) for v in following.versions[key])
+        return pep440.sorted_versions(following.versions[key])[0]
 
     def bound(self, cuda: CudaVersion, name: str) -> ComponentBound | None:
         """The versions of wheel `name` that belong to CUDA `cuda`; None when `name` is not a
@@ -96,20 +100,20 @@ class Components:
             return None
         key, family = found
         if (family is not None and family != cuda.major) or (family is None and cuda.major < 13):
-            return ComponentBound(name, SpecifierSet("<0"), cuda,
+            return ComponentBound(name, Spec("<0"), cuda,
                                   f"{name} is a CUDA {family or '13+'} wheel; CUDA {cuda} uses "
                                   f"{_wheel(key, cuda.major)}", row.origin)
-        versions = sorted(Version(v) for v in row.versions.get(key, ()))
+        versions = pep440.sorted_versions(row.versions.get(key, ()))
         if not versions:
             return None
         low = versions[0]
         policy = self.policy(key)
         if policy is not None:
-            spec = SpecifierSet(f">={low},<{cuda.major + 1}")
+            spec = Spec(f">={low},<{cuda.major + 1}")
             return ComponentBound(name, spec, cuda, f"CUDA {cuda} needs {name} >= {low} (a newer one of "
                                   f"CUDA {cuda.major} is fine, {policy.origin})", row.origin)
         upper = self._next_first(row, key)
-        spec = SpecifierSet(f">={low},<{upper}") if upper else SpecifierSet(f">={low}")
+        spec = Spec(f">={low},<{upper}") if upper else Spec(f">={low}")
         shown = f"{versions[0]}" if len(versions) == 1 else f"{versions[0]} to {versions[-1]}"
         return ComponentBound(name, spec, cuda, f"CUDA {cuda} ships {name} {shown}", row.origin)
 
@@ -119,20 +123,18 @@ class Components:
         if found is None:
             return None
         key, family = found
-        try:
-            wanted = Version(version)
-        except InvalidVersion:
-            return None
+        if pep440.release_and_local(version) is None:
+            return None  # not a version
         for row in self.releases:
             if family is not None and row.cuda.major != family:
                 continue
             if family is None and row.cuda.major < 13:
                 continue
-            versions = sorted(Version(v) for v in row.versions.get(key, ()))
-            if not versions or wanted < versions[0]:
+            versions = pep440.sorted_versions(row.versions.get(key, ()))
+            if not versions or pep440.less(version, versions[0]):
                 continue
             upper = self._next_first(row, key)
-            if upper is None or wanted < upper:
+            if upper is None or pep440.less(version, upper):
                 return row.cuda
         return None
 

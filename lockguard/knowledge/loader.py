@@ -6,9 +6,7 @@ A malformed row is an InputError naming the file, the line of the row, the table
 from __future__ import annotations
 
 import os
-import sys
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 from lockguard.errors import InputError
@@ -17,11 +15,6 @@ from lockguard.knowledge.components import ComponentPolicy, ComponentRelease, Co
 from lockguard.knowledge.schema import SCHEMA, Field
 from lockguard.model.toml_lines import TomlLines
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 ENV_DIR = "LOCKGUARD_CONSTRAINTS"
 
 
@@ -29,36 +22,57 @@ def default_dir() -> Path:
     """`LOCKGUARD_CONSTRAINTS`, else the constraints shipped with lockguard."""
     if os.environ.get(ENV_DIR):
         return Path(os.environ[ENV_DIR])
-    return Path(str(resources.files("lockguard.constraints")))
+    import lockguard.constraints as shipped  # its folder (importlib.resources costs 10 ms to import)
+
+    return Path(shipped.__file__).parent
 
 
-def load_knowledge(directory: Path | None = None, *, validate: bool = True) -> t.Knowledge:
+def load_knowledge(directory: Path | None = None, *, validate: bool = True, memo=None) -> t.Knowledge:
     """`validate=False` (the fast check path) skips the costly checks of `deep` fields (PEP 508
-    parsing of torch's Requires-Dist); the shipped files are validated by the test suite."""
-    return _load(str(Path(directory) if directory else default_dir()), validate)
+    parsing of torch's Requires-Dist); the shipped files are validated by the test suite.
+    `memo(kind, text, parse)` may return a parse of the same text made earlier
+    (io/project/parse_memo.py): the rows are checked against the schema either way."""
+    return _load(str(Path(directory) if directory else default_dir()), validate, memo)
 
 
 @lru_cache(maxsize=4)
-def _load(directory: str, validate: bool) -> t.Knowledge:
+def _load(directory: str, validate: bool, memo) -> t.Knowledge:
     rows: dict[str, list[dict]] = {}
     for file_name, tables in SCHEMA.items():
         path = Path(directory) / file_name
-        for table_name, row_list in _read_file(path, tables, validate).items():
+        for table_name, row_list in _read_file(path, tables, validate, memo).items():
             rows[table_name] = row_list
     return _build(rows, tuple(sorted(SCHEMA)))
 
 
-def _read_file(path: Path, tables: dict[str, dict[str, Field]], validate: bool) -> dict[str, list[dict]]:
+def parse_file(text: str) -> tuple[dict, dict[str, list[int | None]]]:
+    """A knowledge file's TOML data and the line of each row of each array of tables (pure: the
+    parse a memo keeps). Raises ValueError (tomllib's TOMLDecodeError) on bad TOML."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    data = tomllib.loads(text)
+    lines = TomlLines(text)
+    origins = {name: [lines.line_of(name, array_index=i) for i in range(len(rows))]
+               for name, rows in data.items() if isinstance(rows, list)}
+    return data, origins
+
+
+def _read_file(path: Path, tables: dict[str, dict[str, Field]], validate: bool, memo=None) -> dict[str, list[dict]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"knowledge file {path} is missing", file=str(path),
                          hint="reinstall lockguard, or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder") from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data, origins = memo("knowledge", text, parse_file) if memo is not None else parse_file(text)
+    except ValueError as exc:  # tomllib.TOMLDecodeError
         raise InputError(f"{path} is not valid TOML: {exc}", file=str(path)) from None
-    lines = TomlLines(text)
+    lines = _Lines(text, origins)
     out: dict[str, list[dict]] = {}
     for table_name in data:
         if table_name not in tables:
@@ -78,7 +92,25 @@ def _read_file(path: Path, tables: dict[str, dict[str, Field]], validate: bool) 
     return out
 
 
-def _check_row(path: Path, lines: TomlLines, table: str, index: int, raw: dict, fields: dict[str, Field],
+class _Lines:
+    """Row lines from the parse; other lines (only for an error message) from a scan of the text."""
+
+    def __init__(self, text: str, origins: dict[str, list[int | None]]) -> None:
+        self.text = text
+        self.origins = origins
+        self._scan: TomlLines | None = None
+
+    def row(self, table: str, index: int) -> int | None:
+        rows = self.origins.get(table)
+        return rows[index] if rows is not None and index < len(rows) else self.line_of(table, array_index=index)
+
+    def line_of(self, *keys: str, array_index: int | None = None) -> int | None:
+        if self._scan is None:
+            self._scan = TomlLines(self.text)
+        return self._scan.line_of(*keys, array_index=array_index)
+
+
+def _check_row(path: Path, lines: _Lines, table: str, index: int, raw: dict, fields: dict[str, Field],
                validate: bool) -> dict:
     def fail(key: str, message: str) -> InputError:
         line = lines.line_of(table, key, array_index=index) if key else lines.line_of(table, array_index=index)
@@ -89,7 +121,7 @@ def _check_row(path: Path, lines: TomlLines, table: str, index: int, raw: dict, 
     for key in raw:
         if key not in fields:
             raise fail(key, "is not a key of this table (known: " + ", ".join(fields) + ")")
-    row: dict = {"origin": f"constraints/{path.name}:{lines.line_of(table, array_index=index) or '?'}"}
+    row: dict = {"origin": f"constraints/{path.name}:{lines.row(table, index) or '?'}"}
     for key, spec in fields.items():
         attr = spec.attr or key.replace("-", "_")
         if key not in raw:

@@ -6,29 +6,28 @@ explanation can say which fact it rests on and where that fact is written down.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version
-
+from lockguard.model import pep440
 from lockguard.model.names import NamedSpec, canonical_name
+from lockguard.model.pep440 import Spec
+from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
     from lockguard.knowledge.components import Components
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Row:
     source: str
     origin: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TorchRelease(Row):
     minor: str
     pypi_cuda: CudaVersion
@@ -52,10 +51,10 @@ class TorchRelease(Row):
         return self.index_variants if platform in ("linux-64", "win-64") else ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TorchPatch(Row):
     version: str
-    requires_python: SpecifierSet
+    requires_python: Spec
     wheel: str
     uploaded: str | None
     requires_text: tuple[str, ...]
@@ -69,7 +68,7 @@ class TorchPatch(Row):
 
     @property
     def minor(self) -> str:
-        release = Version(self.version).release
+        release = pep440.release_and_local(self.version)[0]
         return f"{release[0]}.{release[1]}"
 
     def requirements_for(self, environment: dict[str, str]) -> tuple[Requirement, ...]:
@@ -77,15 +76,15 @@ class TorchPatch(Row):
         return tuple(r for r in self.requires if r.marker is None or r.marker.evaluate(environment))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArchRow(Row):
     variant: str
-    torch: SpecifierSet
+    torch: Spec
     archs: tuple[GpuArch, ...]
     platforms: tuple[str, ...] | None = None  # None: every platform without a row of its own
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Toolkit(Row):
     version: CudaVersion
     min_driver: DriverVersion
@@ -95,32 +94,32 @@ class Toolkit(Row):
     cudnn: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CondaSpecsRow(Row):
     specs: tuple[str, ...]
-    cuda: SpecifierSet | None = None
+    cuda: Spec | None = None
     platforms: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SysrootRow(Row):
     glibc: str
-    cuda: SpecifierSet
+    cuda: Spec
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LibraryRow(Row):
     conda: str
     pypi: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PythonNameRow(Row):
     conda: str
     pypi: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NvccRule(Row):
     package: str
     rule: str
@@ -136,7 +135,7 @@ class NvccRule(Row):
         return nvcc.major == torch_cuda.major and nvcc in allowed and torch_cuda in allowed
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GpuRule(Row):
     package: str
     min_arch: GpuArch
@@ -145,13 +144,13 @@ class GpuRule(Row):
     why: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TorchPinRule(Row):
     package: str
-    pins: dict[str, SpecifierSet]
+    pins: dict[str, Spec]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Hazard(Row):
     id: str
     when: NamedSpec
@@ -163,7 +162,7 @@ class Hazard(Row):
         return (
             platform in self.platforms
             and canonical_name(name) == self.when.name
-            and self.when.specifier.contains(Version(version).public, prereleases=True)
+            and self.when.contains(pep440.public(version))
         )
 
 
@@ -173,11 +172,13 @@ def _no_components() -> Components:
     return Components((), ())
 
 
-def _version_key(text: str) -> Version:
+def _version_key(text: str):
+    from packaging.version import Version
+
     return Version(text)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Knowledge:
     releases: tuple[TorchRelease, ...]
     patches: tuple[TorchPatch, ...]
@@ -201,18 +202,18 @@ class Knowledge:
     def release(self, minor: str) -> TorchRelease | None:
         return next((r for r in self.releases if r.minor == minor), None)
 
-    def patches_matching(self, spec: SpecifierSet | None) -> list[TorchPatch]:
+    def patches_matching(self, spec) -> list[TorchPatch]:
         """Known PyPI patch releases allowed by `spec`, newest first."""
         found = [p for p in self.patches if spec is None or spec.contains(p.version, prereleases=True)]
         return sorted(found, key=lambda p: _version_key(p.version), reverse=True)
 
     def patch(self, version: str) -> TorchPatch | None:
-        public = Version(version).public
+        public = pep440.public(version)
         return next((p for p in self.patches if p.version == public), None)
 
     def arch_row(self, variant: str, torch_version: str, platform: str | None = None) -> ArchRow | None:
         """The GPU architectures of a torch build; a platform's own row wins over the general one."""
-        public = Version(torch_version).public
+        public = pep440.public(torch_version)
         rows = [a for a in self.archs if a.variant == variant and a.torch.contains(public, prereleases=True)]
         own = [a for a in rows if platform and a.platforms and platform in a.platforms]
         return (own or [a for a in rows if not a.platforms] or [None])[0]

@@ -13,13 +13,12 @@ requires hashes of conda records) and its metadata says the conda side was not s
 
 from __future__ import annotations
 
-import hashlib
 import re
-from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from lockguard.model.lock import CondaRecord, Lock, PlatformLock
 
@@ -169,7 +168,9 @@ def _content_hashes(lines: list[str]) -> dict[str, str]:
 def content_hash_of(intent_hash: str, platform: str, specs) -> str:
     """conda-lock's content_hash of one platform as lockguard computes it: the intent and the conda
     specs that were solved (or pinned from knowledge)."""
-    return hashlib.sha256("\n".join([intent_hash, platform, *specs]).encode()).hexdigest()
+    from lockguard.model.digest import sha256_hex
+
+    return sha256_hex("\n".join([intent_hash, platform, *specs]).encode())
 
 
 def _scalar(value: str) -> str:

@@ -4,12 +4,12 @@ pin, the same set as requirements.lock. `conda env create -f environment.yml` wo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip
+from lockguard.model.record import field, record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from lockguard.model.lock import PlatformLock
 
@@ -46,7 +46,7 @@ def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, e
     return seal("\n".join(lines) + "\n")
 
 
-@dataclass
+@record
 class EnvironmentFile:
     name: str | None = None
     channels: list[str] = field(default_factory=list)

@@ -6,9 +6,10 @@ no solve and no network to tell that a file was edited by hand.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass
+
+from lockguard.model.digest import sha256_hex
+from lockguard.model.record import record
 
 PLACEHOLDER = "0" * 64
 # linear-time patterns (no nested or adjacent unbounded repeats over the same characters): a header
@@ -17,7 +18,7 @@ _FIELD = re.compile(r"^#[ \t]*lockguard-(?P<key>[a-z-]+):(?P<value>[^\n]*)$", re
 _BODY = re.compile(r"^(#[ \t]*lockguard-body-hash:[ \t]*sha256:)([0-9a-f]{64})[ \t\r]*$", re.M)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Header:
     version: str | None
     intent_hash: str | None
@@ -40,7 +41,7 @@ def header_lines(intent_hash: str, extra: dict[str, str] | None = None) -> list[
 
 def seal(text: str) -> str:
     """Fill in the body hash of a rendered file (its body-hash line holds the placeholder)."""
-    digest = hashlib.sha256(text.encode()).hexdigest()
+    digest = sha256_hex(text.encode())
     sealed, count = _BODY.subn(lambda m: m.group(1) + digest, text, count=1)
     if count != 1:
         raise ValueError("the rendered file has no body-hash line")
@@ -49,7 +50,7 @@ def seal(text: str) -> str:
 
 def body_hash_of(text: str) -> str:
     """What the body hash of `text` should be."""
-    return hashlib.sha256(_BODY.sub(lambda m: m.group(1) + PLACEHOLDER, text, count=1).encode()).hexdigest()
+    return sha256_hex(_BODY.sub(lambda m: m.group(1) + PLACEHOLDER, text, count=1).encode())
 
 
 def read_header(text: str) -> Header:

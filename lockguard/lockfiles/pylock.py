@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.lockfiles.headers import header_lines, seal
+from lockguard.model.record import field, record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from lockguard.model.dist import DistFile
     from lockguard.model.lock import PlatformLock
 
@@ -90,6 +91,8 @@ def _upload_time(text: str | None) -> datetime | None:
     if not text:
         return None
     try:
+        from datetime import datetime
+
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None  # an index's malformed upload time: the field is optional
@@ -131,7 +134,7 @@ def _facts(platform_lock: PlatformLock, intent_hash: str, python: str) -> dict:
 
 # -- reading ---------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PylockEntry:
     """One file of a package: a wheel or the sdist."""
 
@@ -142,7 +145,7 @@ class PylockEntry:
     path: str | None = None  # a local file instead of a URL (relative to the pylock.toml's folder)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PylockPackage:
     name: str  # canonical
     version: str
@@ -160,7 +163,7 @@ class PylockPackage:
         return tuple(f.url for f in self.files if f.url)
 
 
-@dataclass
+@record
 class PylockFile:
     packages: dict[str, PylockPackage] = field(default_factory=dict)
     requires_python: str | None = None

@@ -6,19 +6,19 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip
 from lockguard.model.names import INTENT, canonical_name
+from lockguard.model.record import field, record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:  # the check path reads lock files without importing the resolver
     from lockguard.resolve.pip_resolve import PipResolution
 
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LockedRequirement:
     name: str
     version: str
@@ -27,7 +27,7 @@ class LockedRequirement:
     line: int  # where the entry starts in the file
 
 
-@dataclass
+@record
 class RequirementsLock:
     entries: dict[str, LockedRequirement] = field(default_factory=dict)
     index_url: str | None = None

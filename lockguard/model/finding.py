@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from lockguard.model.record import as_dict, record
 
 ERROR = "error"
 WARNING = "warning"
@@ -10,7 +10,7 @@ INFO = "info"
 _ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     code: str  # stable: LG1xx static lock checks, LG2xx installed environment, LG3xx doctor
     severity: str
@@ -20,7 +20,7 @@ class Finding:
     line: int | None = None
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in as_dict(self).items() if v is not None}
 
     @property
     def sort_key(self) -> tuple:

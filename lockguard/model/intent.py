@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
-from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 
 from lockguard.model.names import canonical_requirement_text
+from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
+if TYPE_CHECKING:
+    from datetime import datetime
 
 DEFAULT_PLATFORMS = ("linux-64",)
 DEFAULT_CHANNELS = ("conda-forge",)
@@ -19,7 +21,7 @@ DEFAULT_GLIBC = "2.28"
 DEFAULT_NAME = "lockguard"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CudaRequest:
     """`cuda = "12.1"`, `"none"` (CPU only) or `"auto"` (from the local driver through NVML)."""
 
@@ -34,7 +36,7 @@ class CudaRequest:
         return str(self.version) if self.mode == "version" else self.mode
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DependencyMetadata:
     """Static metadata for an sdist whose build needs torch (uv's `dependency-metadata`)."""
 
@@ -44,7 +46,7 @@ class DependencyMetadata:
     requires_python: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Outputs:
     environment: str = "environment.yml"
     requirements: str = "requirements.lock"
@@ -52,7 +54,7 @@ class Outputs:
     pylock: str | None = None  # opt-in: PEP 751 pylock.toml, a fourth view of the resolution
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class IntentSource:
     """Where an intent was read from: `lockguard.toml`, or `[tool.lockguard]` in pyproject."""
 
@@ -67,7 +69,7 @@ class IntentSource:
         return f"{self.path} [tool.lockguard]" if self.in_pyproject else str(self.path)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Intent:
     python: PythonVersion
     cuda: CudaRequest
@@ -140,8 +142,12 @@ class Intent:
             outputs["pylock"] = self.outputs.pylock
         return outputs
 
-    @property
+    @cached_property
     def hash(self) -> str:
         """sha256 of the canonical intent: stable across key order, comments and whitespace."""
+        import json
+
+        from lockguard.model.digest import sha256_hex
+
         blob = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return sha256_hex(blob.encode())

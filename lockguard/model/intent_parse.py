@@ -12,7 +12,6 @@ import sys
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 from lockguard.errors import InputError
 from lockguard.model.intent import (
@@ -31,10 +30,9 @@ from lockguard.model.intent import (
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
+if TYPE_CHECKING:
+    from typing import Any
 
 INTENT_FILE = "lockguard.toml"
 PYPROJECT = "pyproject.toml"
@@ -152,12 +150,23 @@ def _unclosed_bracket_line(text: str, upto: int | None) -> int | None:
     return stack[0] if stack else None
 
 
+def parse_toml(text: str) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    return tomllib.loads(text)
+
+
 def parse_intent(text: str, path: Path, *, validate_matchspec: MatchSpecValidator | None = None,
-                 validate: bool = True) -> Intent:
+                 validate: bool = True, memo=None) -> Intent:
+    """`memo(kind, text, parse)` may return the TOML parse of the same text made earlier
+    (io/project/parse_memo.py): the intent is validated from that data either way."""
     in_pyproject = path.name == PYPROJECT
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = memo("toml", text, parse_toml) if memo is not None else parse_toml(text)
+    except ValueError as exc:  # tomllib.TOMLDecodeError
         line, detail = toml_error_line(text, str(exc))
         raise InputError(
             f"{path}" + (f":{line}" if line else "") + f" is not valid TOML: {_clip_text(str(exc))}{detail}",

@@ -4,8 +4,9 @@ must not import packaging's requirement parser: it costs more than Python's whol
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cached_property
+
+from lockguard.model.record import record
 
 INTENT = "-r intent"  # the `via` of a top-level requirement; files print it as "-r lockguard.toml"
 _SEPARATORS = re.compile(r"[-_.]+")
@@ -60,7 +61,7 @@ def canonical_requirement_text(text: str) -> str:
     return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NamedSpec:
     """`torch<2.3`: a name and a version specifier, parsed without packaging's requirement parser."""
 
@@ -76,9 +77,21 @@ class NamedSpec:
 
     @cached_property
     def specifier(self):
+        """packaging's SpecifierSet (the resolver builds requirements from it)."""
         from packaging.specifiers import SpecifierSet
 
         return SpecifierSet(self.spec)
+
+    @cached_property
+    def _fast(self):
+        from lockguard.model.pep440 import Spec
+
+        return Spec(self.spec)
+
+    def contains(self, version: str) -> bool:
+        """Does `version` meet the specifier (pre-releases included)? Without packaging when both
+        are plain (the check path)."""
+        return self._fast.contains(version, prereleases=True)
 
     def __str__(self) -> str:
         return f"{self.name}{self.spec}"

@@ -8,8 +8,9 @@ across kinds. GPU architectures (sm_90, sm_90a, sm_100f) carry their compute cap
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import total_ordering
+
+from lockguard.model.record import record
 
 
 def _parts(text: str, kind: str, pattern: re.Pattern[str]) -> tuple[int, ...]:
@@ -20,7 +21,7 @@ def _parts(text: str, kind: str, pattern: re.Pattern[str]) -> tuple[int, ...]:
 
 
 @total_ordering
-@dataclass(frozen=True)
+@record(frozen=True)
 class DriverVersion:
     """An NVIDIA driver version such as 535.104.05 (major.minor[.patch])."""
 
@@ -51,7 +52,7 @@ class DriverVersion:
 
 
 @total_ordering
-@dataclass(frozen=True)
+@record(frozen=True)
 class CudaVersion:
     """A CUDA toolkit version: 12.1, or 12.1.105 for a component release."""
 
@@ -112,7 +113,7 @@ class CudaVersion:
 
 
 @total_ordering
-@dataclass(frozen=True)
+@record(frozen=True)
 class GpuArch:
     """A GPU architecture as nvcc names it: sm_80, sm_90a, sm_100f; or compute_90 (PTX)."""
 
@@ -125,11 +126,17 @@ class GpuArch:
 
     @classmethod
     def parse(cls, text: str) -> GpuArch:
+        known = _ARCHS.get(text) if cls is GpuArch else None
+        if known is not None:  # the knowledge names the same dozen archs hundreds of times
+            return known
         match = cls._PATTERN.fullmatch(text.strip().lower())
         if not match:
             raise ValueError(f"{text!r} is not a GPU architecture like sm_80 or sm_90a")
         kind, digits, suffix = match.groups()
-        return cls(int(digits[:-1]), int(digits[-1]), suffix, kind == "compute")
+        arch = cls(int(digits[:-1]), int(digits[-1]), suffix, kind == "compute")
+        if cls is GpuArch and len(_ARCHS) < 4096:
+            _ARCHS[text] = arch
+        return arch
 
     @classmethod
     def from_capability(cls, major: int, minor: int) -> GpuArch:
@@ -148,6 +155,9 @@ class GpuArch:
     def __str__(self) -> str:
         prefix = "compute" if self.ptx else "sm"
         return f"{prefix}_{self.major}{self.minor}{self.suffix}"
+
+
+_ARCHS: dict[str, GpuArch] = {}  # parsed texts (values are immutable)
 
 
 def build_runs_on(build_archs: tuple[GpuArch, ...], device: GpuArch) -> bool:
@@ -171,7 +181,7 @@ def build_runs_on(build_archs: tuple[GpuArch, ...], device: GpuArch) -> bool:
 
 
 @total_ordering
-@dataclass(frozen=True)
+@record(frozen=True)
 class PythonVersion:
     """A Python major.minor, as the intent and the target name it."""
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.markers import Marker
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import InvalidRequirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -27,7 +27,7 @@ from lockguard.knowledge.tables import Hazard
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
 from lockguard.resolve.ports import PackageSource
-from lockguard.resolve.requirements import PYTHON, Req, exact_version, split_key
+from lockguard.resolve.requirements import PYTHON, Req, exact_version, parse_requirement, split_key
 from lockguard.resolve.torch_builds import PAIRED, TorchBuild, index_urls, label_of
 
 MAX_FAILED_BUILDS = 3
@@ -317,7 +317,7 @@ class Provider(AbstractProvider):
                 deps.append(Req(PYTHON, SpecifierSet(metadata.requires_python), parent=parent))
         for text in metadata.requires_dist:
             try:
-                requirement = Requirement(text)
+                requirement = parse_requirement(text)
             except InvalidRequirement:
                 continue  # a broken line in someone's METADATA: pip skips it too
             if not self._marker_holds(requirement.marker, candidate.extras):

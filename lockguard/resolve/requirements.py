@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 PYTHON = "python"  # the virtual package standing for the target's interpreter (Requires-Python)
+
+
+@cache
+def parse_requirement(text: str) -> Requirement:
+    """packaging's Requirement, parsed once per text: the provider, the speculator and the
+    metadata check read the same Requires-Dist lines (a resolve parses ~1,200; half repeat).
+    Callers must not change the object. InvalidRequirement is raised (and not kept) as before."""
+    return Requirement(text)
 
 
 @dataclass(frozen=True)
@@ -25,7 +34,7 @@ class Req:
 
     @classmethod
     def parse(cls, text: str, parent: str | None = None) -> Req:
-        req = Requirement(text)
+        req = parse_requirement(text)
         return cls(canonicalize_name(req.name), req.specifier,
                    frozenset(canonicalize_name(e) for e in req.extras), req.url, parent)
 

@@ -5,7 +5,7 @@ A wrong guess costs one fetch, never a wrong answer: the resolver still decides 
 
 from __future__ import annotations
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import InvalidRequirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -14,6 +14,7 @@ from lockguard.model.dist import DistFile, DistMetadata
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import CandidateFilter, ProjectVersions
 from lockguard.resolve.ports import Project
+from lockguard.resolve.requirements import parse_requirement
 
 
 class Speculator:
@@ -41,7 +42,7 @@ class Speculator:
         out = []
         for text in metadata.requires_dist:
             try:
-                req = Requirement(text)
+                req = parse_requirement(text)
             except InvalidRequirement:
                 continue
             if req.marker is not None and not req.marker.evaluate(self.environment):

@@ -4,8 +4,8 @@
 - index pages carry their ETag / Last-Modified and the time they were fetched, so the client can
   revalidate them or serve them within a short TTL (and always when offline).
 
-Writes are atomic (rename) and serialized per shard with filelock, so concurrent lockguard
-processes never see half a file.
+Writes are atomic (a temporary file per process and thread, then a rename), so concurrent
+lockguard processes and threads never see half a file.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import hashlib
 import json
 import marshal
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,13 +60,16 @@ class Cache:
         return self.root / kind / key[:2] / f"{key}{suffix}"
 
     def _write(self, path: Path, data: bytes) -> None:
-        from filelock import FileLock  # imported on write only: a warm run writes nothing
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path.parent / ".lock")):
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        # a temporary name of its own per process and thread, then an atomic rename: a reader sees
+        # the old file or the new one, never half of one, without a lock (a cold resolve writes
+        # hundreds of files; a lock file per write cost more CPU than the writes)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
             tmp.write_bytes(data)
-            os.replace(tmp, path)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(data)
+        os.replace(tmp, path)
 
     # -- metadata (immutable, by file sha256) -------------------------------------------------
 
@@ -84,6 +88,10 @@ class Cache:
     @staticmethod
     def _page_key(url: str) -> str:
         return hashlib.sha256(url.encode()).hexdigest()
+
+    def page_meta_path(self, url: str) -> Path:
+        """Where the page of `url` is kept (its metadata half); absent: never fetched."""
+        return self._path("pages", self._page_key(url), ".json")
 
     def get_page(self, url: str) -> CachedPage | None:
         key = self._page_key(url)

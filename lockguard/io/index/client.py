@@ -17,6 +17,7 @@ from packaging.utils import canonicalize_name
 
 from lockguard.errors import SourceUnreachable
 from lockguard.io.index.cache import Cache, CachedPage
+from lockguard.io.index.early import take as take_early
 from lockguard.io.index.http import HttpClient
 from lockguard.io.index.simple_index import JSON_ACCEPT, project_rows, row_to_file
 from lockguard.model.dist import DistFile
@@ -91,7 +92,7 @@ class IndexClient:
                 headers["If-None-Match"] = cached.etag
             if cached.last_modified:
                 headers["If-Modified-Since"] = cached.last_modified
-        answer = self.http.get(url, headers=headers)
+        answer = take_early(url, headers) or self.http.get(url, headers=headers)
         if answer.status == 304 and cached:
             self.cache.touch_page(cached)
             return self._parse(cached)

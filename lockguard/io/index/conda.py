@@ -6,12 +6,14 @@ rattler's API is async; it stays inside this module behind plain functions.
 
 from __future__ import annotations
 
-import asyncio
-from datetime import datetime
 from pathlib import Path
 
 from lockguard.errors import SourceUnreachable, Unsatisfiable
 from lockguard.model.lock import CondaRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
 
 
 def matchspec_problem(text: str) -> str | None:
@@ -49,6 +51,8 @@ class RattlerSolver:
         virtual = [_virtual(name, value) for name, value in virtual_packages]
         sources = [rattler.Channel(c) for c in channels]
         try:
+            import asyncio  # here, not at the top: matchspec_problem is on every command's path (60 ms)
+
             records = asyncio.run(rattler.solve(
                 sources, specs, gateway=self._gateway_for(), platforms=[platform, "noarch"],
                 virtual_packages=virtual, exclude_newer=exclude_newer, timestamp_policy="allow-missing",
@@ -136,6 +140,8 @@ def install_locked(prefix: Path, packages: list[dict], platform: str, cache_dir:
         records.append(rattler.RepoDataRecord(record, url.rsplit("/", 1)[-1], url, channel))
     installed = [rattler.PrefixRecord.from_path(p) for p in sorted((Path(prefix) / "conda-meta").glob("*.json"))]
     try:
+        import asyncio
+
         asyncio.run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir, installed_packages=installed,
                                     show_progress=False, execute_link_scripts=False))
     except (InstallerError, TransactionError, Exception) as exc:  # rattler's errors differ by version

@@ -124,14 +124,18 @@ def _metadata_from_zip(archive: zipfile.ZipFile) -> bytes:
     return archive.read(names[0])
 
 
-def read_wheel_metadata(client: HttpClient, url: str, tail=None) -> tuple[bytes, bool]:
+def read_wheel_metadata(client: HttpClient, url: str, tail=None, cancelled=None) -> tuple[bytes, bool] | None:
     """The METADATA bytes of the wheel at `url`, and whether the server refused ranges.
-    `tail`: the answer of `fetch_tail` when the caller started it already."""
+    `tail`: the answer of `fetch_tail` when the caller started it already. `cancelled`: an Event;
+    when it is set once the tail has arrived, the zip is not parsed and None is returned (another
+    way to the metadata won: parsing torch's directory of thousands of files would be wasted)."""
     try:
         if url.startswith("file://"):
             with zipfile.ZipFile(Path(unquote(urlparse(url).path))) as archive:
                 return _metadata_from_zip(archive), False
         remote = _RangeFile(client, url.split("#", 1)[0], tail)
+        if cancelled is not None and cancelled.is_set():
+            return None
         with zipfile.ZipFile(remote) as archive:
             return _metadata_from_zip(archive), remote.ranges_refused
     except (zipfile.BadZipFile, MetadataNotFound, OSError, ValueError, EOFError) as exc:

@@ -14,6 +14,7 @@ import os
 import subprocess
 import tarfile
 import tempfile
+import threading
 import zipfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -148,14 +149,24 @@ class MetadataFetcher:
 
     def _race(self, file: DistFile) -> tuple[bytes, str]:
         """An unadvertised `.metadata` against range requests, both at once: a mirror may serve
-        the file, but its 404 can take longer than the range reads that replace it."""
+        the file, but its 404 can take longer than the range reads that replace it (and a
+        dependency chain waits on each). When the probe wins, the range read stops before it
+        parses the zip's directory (torch's lists thousands of files)."""
         side = _side_requests()
+        won = threading.Event()
         probe = side.submit(self._pep658, file)
-        ranged = side.submit(read_wheel_metadata, self.http, file.url)
+        ranged = side.submit(read_wheel_metadata, self.http, file.url, None, won)
         done, _pending = wait([probe, ranged], return_when=FIRST_COMPLETED)
+        if probe not in done and ranged.exception() is not None:
+            wait([probe])  # the range read failed: the probe may still have the metadata
+            done = {probe}
         if probe in done and probe.exception() is None and probe.result() is not None:
+            won.set()
             return probe.result(), "pep658"
-        raw, refused = ranged.result()
+        return self._ranged(file, ranged.result())
+
+    def _ranged(self, file: DistFile, answer: tuple[bytes, bool]) -> tuple[bytes, str]:
+        raw, refused = answer
         if refused:
             self.warn(f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
                       f"{file.filename} to read its METADATA")

@@ -35,6 +35,9 @@ class IndexPackageSource:
 
     def close(self) -> None:
         self._pool.shutdown()
+        with self._guard:
+            for future in self._metadata.values():
+                future.cancel()  # still queued: nobody will run it (running ones cannot be cancelled)
 
     def __enter__(self) -> IndexPackageSource:
         return self
@@ -90,7 +93,10 @@ class IndexPackageSource:
         for page in self._load_projects(name):
             guess = self.speculator.best_file(page, specifier)
             if guess is not None:
-                self._submit_metadata(name, guess[0], guess[1])
+                # fetched right here, not queued behind other work: this worker is free, and the
+                # dependency chain (page -> metadata -> the dependencies' pages) is a cold resolve's
+                # critical path
+                self._submit_metadata(name, guess[0], guess[1], inline=True)
                 return
 
     def _speculate_dependencies(self, future: Future) -> None:
@@ -98,28 +104,46 @@ class IndexPackageSource:
         # raise here: concurrent.futures would print the exception of a callback to stderr)
         if future.cancelled() or future.exception() is not None:
             return
+        # parsed outside the lock: the resolver's own calls wait on it (a warm resolve's main
+        # thread spent a sixth of its time here while callbacks parsed requirements)
+        wanted = self.speculator.dependencies(future.result())
+        new = []
         with self._guard:
-            for name, specifier in self.speculator.dependencies(future.result()):
+            for name, specifier in wanted:
                 if name in self._speculated or name == "python":
                     continue
                 self._speculated.add(name)
-                self._pool.submit(self._speculate_page, name, specifier)
+                new.append((name, specifier))
+        for name, specifier in new:  # outside the lock: a submit may start a thread
+            self._pool.submit(self._speculate_page, name, specifier)
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _submit_metadata(self, name: str, version: str, file: DistFile) -> Future:
-        created = False
+    def _submit_metadata(self, name: str, version: str, file: DistFile, *, inline: bool = False) -> Future:
+        """The future metadata of `file`; fetched by the pool, or `inline` in the calling worker
+        (never the resolver's thread: it must not block on a fetch it did not ask to wait for)."""
         with self._guard:
             future = self._metadata.get(file.url)
-            if future is None:
-                created = True
-                # a mirror may serve PEP 658 files without advertising them (this is tried);
-                # a page that advertises metadata for some files has none for the others
-                try_unadvertised = not self._advertises.get(file.url, False)
-                future = self._pool.submit(self.fetcher.fetch, name, version, file,
-                                           try_unadvertised=try_unadvertised)
-                self._metadata[file.url] = future
-        # outside the lock: a future that is already done runs its callback right here
-        if created and self.speculator is not None:
+            if future is not None:
+                return future
+            future = self._metadata[file.url] = Future()
+            # a mirror may serve PEP 658 files without advertising them (this is tried);
+            # a page that advertises metadata for some files has none for the others
+            try_unadvertised = not self._advertises.get(file.url, False)
+        # outside the lock (the resolver's thread waits on it): the submit may start a thread, and
+        # a future that is already done runs its callback right here
+        if self.speculator is not None:
             future.add_done_callback(self._speculate_dependencies)
+        if inline:
+            self._fetch_into(future, name, version, file, try_unadvertised)
+        else:
+            self._pool.submit(self._fetch_into, future, name, version, file, try_unadvertised)
         return future
+
+    def _fetch_into(self, future: Future, name: str, version: str, file: DistFile, try_unadvertised: bool) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(self.fetcher.fetch(name, version, file, try_unadvertised=try_unadvertised))
+        except BaseException as exc:  # handed to whoever waits on the metadata
+            future.set_exception(exc)

@@ -43,6 +43,13 @@ def project_rows(body: bytes, content_type: str, page_url: str, keep=None) -> li
 
 
 def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
+    from lockguard.io.index.page_json import page_files
+
+    files = page_files(body)
+    if files is not None:
+        rows = _typed_rows(files, page_url, keep)
+        if rows is not None:
+            return rows
     try:
         data = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -62,6 +69,35 @@ def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
         metadata = item.get("core-metadata", item.get("data-dist-info-metadata", False)) or False
         rows.append((item["filename"], url, item.get("hashes") or {}, item.get("requires-python") or None,
                      bool(item.get("yanked")), metadata, item.get("upload-time"), item.get("size")))
+    return rows
+
+
+def _typed_rows(files: list, page_url: str, keep=None) -> list[tuple] | None:
+    """json_rows for entries msgspec decoded and type-checked (io/index/page_json.py): the same
+    rows, and the checks types cannot express made on every entry as json_rows makes them. None
+    when an entry fails one: json_rows then reads the page again and names the problem."""
+    from lockguard.io.index.page_json import UNSET
+
+    rows = []
+    sha256 = _SHA256.fullmatch
+    for item in files:
+        filename, url, hashes = item.filename, item.url, item.hashes
+        if not filename or not url:
+            return None
+        digest = hashes.get("sha256") if hashes else None
+        if digest is not None and not sha256(digest):
+            return None
+        metadata = item.core_metadata
+        if isinstance(metadata, dict) and (digest := metadata.get("sha256")) is not None and not sha256(digest):
+            return None
+        if keep is not None and not keep(filename):
+            continue
+        if metadata is UNSET:
+            metadata = False if item.dist_info_metadata is UNSET else item.dist_info_metadata
+        if not url.startswith(("https://", "http://")):
+            url = urljoin(page_url, url)
+        rows.append((filename, url, hashes or {}, item.requires_python or None, bool(item.yanked), metadata or False,
+                     item.upload_time, item.size))
     return rows
 
 

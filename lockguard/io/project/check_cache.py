@@ -3,43 +3,39 @@
 The static check is a pure function of: lockguard's version, its constraints files, the options,
 the intent file and the files it reads (lock files, requirements*, Dockerfiles, pyproject.toml,
 setup.cfg). When none of those bytes changed, the previous output is printed again without
-importing or parsing anything else. Standard library only: this runs before the rest of lockguard
-is imported. A miss simply runs the check.
+importing or parsing anything else. Standard library only, and not even pathlib (a quarter of
+this path's cost): this runs before the rest of lockguard is imported. A miss simply runs the check.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import marshal
 import os
-from pathlib import Path
 
 from lockguard import __version__
 from lockguard.errors import InputError
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.textfile import LOCK_LIMIT, is_regular_file, read_bytes
+from lockguard.model.digest import sha256
 
 ABSENT = b"\0absent\0"
 UNREADABLE = b"\0unreadable\0"
 
 
-def _cache_dir() -> Path:
+def _cache_dir() -> str:
     configured = os.environ.get("LOCKGUARD_CACHE_DIR")
     if configured:
-        return Path(configured) / "v1" / "check"
+        return os.path.join(configured, "v1", "check")
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "lockguard" / "v1" / "check"
+    return os.path.join(base, "lockguard", "v1", "check")
 
 
 def _constraints_fingerprint() -> str:
-    configured = os.environ.get("LOCKGUARD_CONSTRAINTS")
-    if configured:
-        folder = Path(configured)
-    else:
-        import importlib.util
+    folder = os.environ.get("LOCKGUARD_CONSTRAINTS")
+    if not folder:
+        import lockguard.constraints as shipped
 
-        spec = importlib.util.find_spec("lockguard.constraints")
-        folder = Path(next(iter(spec.submodule_search_locations)))
+        folder = os.path.dirname(shipped.__file__)
     parts = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
@@ -48,55 +44,62 @@ def _constraints_fingerprint() -> str:
     return ";".join(parts)
 
 
-def find_intent_path(intent_path: Path | None) -> Path | None:
+def find_intent_path(intent_path) -> str | None:
     """The intent a plain check would read, or None when the full path must decide (no intent,
     or both lockguard.toml and [tool.lockguard]: the full path says which one is used)."""
     if intent_path is not None:
-        return intent_path if is_regular_file(intent_path) else None
-    candidate = Path.cwd() / "lockguard.toml"
-    pyproject = Path.cwd() / "pyproject.toml"
+        return os.fspath(intent_path) if is_regular_file(intent_path) else None
+    here = os.getcwd()
+    candidate = os.path.join(here, "lockguard.toml")
+    pyproject = os.path.join(here, "pyproject.toml")
     in_pyproject = is_regular_file(pyproject) and b"[tool.lockguard" in _bytes(pyproject)
     if is_regular_file(candidate):
         return None if in_pyproject else candidate
     return pyproject if in_pyproject else None
 
 
-def _bytes(path: Path) -> bytes:
+def _bytes(path: str) -> bytes:
     try:
         return read_bytes(path, what="file", limit=LOCK_LIMIT)
     except (OSError, InputError):
         return UNREADABLE
 
 
-def _digest(root: Path, files: list[str]) -> str:
-    h = hashlib.sha256()
+def _digest(root: str, files: list[str]) -> str:
+    h = sha256()
     for relative in files:
-        path = root / relative
+        path = os.path.join(root, relative)
         data = _bytes(path) if os.path.lexists(path) else ABSENT
-        h.update(relative.encode() + b"\0" + hashlib.sha256(data).digest())
+        h.update(relative.encode() + b"\0" + sha256(data).digest())
     return h.hexdigest()
 
 
 class CheckCache:
-    def __init__(self, intent_path: Path, options: dict) -> None:
-        self.intent_path = intent_path.resolve()
-        self.root = self.intent_path.parent
-        h = hashlib.sha256()
-        for part in (__version__, _constraints_fingerprint(), str(self.intent_path),
-                     json.dumps(options, sort_keys=True, default=str)):
+    def __init__(self, intent_path, options: dict) -> None:
+        self.intent_path = os.path.realpath(intent_path)
+        self.root = os.path.dirname(self.intent_path)
+        h = sha256()
+        for part in (__version__, _constraints_fingerprint(), self.intent_path,
+                     repr(sorted((k, str(v)) for k, v in options.items()))):
             h.update(part.encode() + b"\0")
         h.update(_bytes(self.intent_path))
-        self.path = _cache_dir() / f"{h.hexdigest()}.json"
+        self.path = os.path.join(_cache_dir(), f"{h.hexdigest()}.marshal")
 
     def lookup(self) -> tuple[str, int] | None:
         """(output, exit code) of an identical earlier check, or None."""
         try:
-            entry = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            with open(self.path, "rb") as handle:
+                entry = marshal.loads(handle.read())  # marshal, not json: json's import is a tenth of this path
+        except (OSError, ValueError, EOFError, TypeError):
+            return None
+        if not isinstance(entry, dict) or not isinstance(entry.get("output"), str) or type(entry.get("code")) is not int:
             return None
         if entry.get("repo") != repository_paths(self.root):
             return None  # a file appeared or went away
-        if entry.get("digest") != _digest(self.root, entry.get("files", [])):
+        try:
+            if entry.get("digest") != _digest(self.root, entry.get("files", [])):
+                return None
+        except (AttributeError, TypeError):  # a damaged entry: a miss
             return None
         return entry["output"], entry["code"]
 
@@ -105,9 +108,10 @@ class CheckCache:
         files = sorted(set(lock_files) | set(repo))
         entry = {"repo": repo, "files": files, "digest": _digest(self.root, files), "output": output, "code": code}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(entry), encoding="utf-8")
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = os.path.join(os.path.dirname(self.path), f".{os.path.basename(self.path)}.{os.getpid()}.tmp")
+            with open(tmp, "wb") as handle:
+                handle.write(marshal.dumps(entry))
             os.replace(tmp, self.path)
         except OSError:
             pass  # a cache that cannot be written only costs speed

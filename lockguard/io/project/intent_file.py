@@ -7,32 +7,54 @@ the repository cannot tell which one is real.
 
 from __future__ import annotations
 
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from lockguard.errors import InputError
+from lockguard.io.project.parse_memo import default_memo
 from lockguard.io.project.textfile import INTENT_LIMIT, is_regular_file, read_bytes, read_text
 from lockguard.model.intent import Intent
-from lockguard.model.intent_parse import INTENT_FILE, PYPROJECT, MatchSpecValidator, parse_intent
+from lockguard.model.intent_parse import (
+    INTENT_FILE,
+    PYPROJECT,
+    MatchSpecValidator,
+    parse_intent,
+    parse_toml,
+)
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
-
-@dataclass(frozen=True)
 class IntentChoice:
-    path: Path
-    ignored: Path | None = None  # a pyproject.toml [tool.lockguard] shadowed by lockguard.toml
+    """The intent file in use, and a pyproject.toml [tool.lockguard] it shadows (a plain class:
+    `dataclasses` is costly to import on the check path)."""
+
+    __slots__ = ("path", "ignored")
+
+    def __init__(self, path: Path, ignored: Path | None = None) -> None:
+        self.path = path
+        self.ignored = ignored
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.ignored) == (other.path, other.ignored)
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.ignored))
+
+    def __repr__(self) -> str:
+        return f"IntentChoice(path={self.path!r}, ignored={self.ignored!r})"
 
 
 def _pyproject_has_table(pyproject: Path) -> bool | None:
     """True/False; None when pyproject.toml cannot be parsed (its error is reported when used)."""
     try:
-        data = tomllib.loads(read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT))
-    except (tomllib.TOMLDecodeError, InputError):
+        text = read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT)
+    except InputError:
+        return None
+    if "lockguard" not in text and "\\u" not in text and "\\U" not in text:
+        return False  # no key can spell lockguard (escapes aside): no TOML parse needed
+    try:
+        data = default_memo()("toml", text, parse_toml)
+    except (ValueError, RecursionError):
         return None
     tool = data.get("tool")
     return isinstance(tool, dict) and "lockguard" in tool
@@ -86,7 +108,14 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
     except FileNotFoundError:
         raise InputError(f"intent file {path} does not exist", file=str(path),
                          hint="create one with `lockguard init`") from None
-    return parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate)
+    memo = default_memo()
+    intent = parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate, memo=memo)
+    # the hash is a function of the text (its canonical JSON): kept with the parse, it spares the
+    # check path json's import and the canonicalization on every commit
+    # (a pyproject.toml is read for its [tool.lockguard] table: the same text means another intent)
+    kind = "intent-hash pyproject" if path.name == PYPROJECT else "intent-hash"
+    intent.__dict__["hash"] = memo(kind, text, lambda _text: intent.hash)
+    return intent
 
 
 def load_project(intent_path: Path | None, *, validate_matchspec: MatchSpecValidator | None = None,

@@ -4,7 +4,10 @@ path uses it before anything else is imported)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", "build", "dist",
              ".mypy_cache", ".ruff_cache", ".pytest_cache", ".lockguard", "site-packages"}

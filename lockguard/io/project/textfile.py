@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 from lockguard.errors import InputError
 
@@ -16,6 +15,19 @@ MIB = 1024 * KIB
 INTENT_LIMIT = 1 * MIB  # an intent is a few hundred bytes; a megabyte is surely not one
 LOCK_LIMIT = 64 * MIB  # a multi-platform conda-lock.yml of a large CUDA stack is a few MB
 REPO_FILE_LIMIT = 4 * MIB  # requirements*.txt, Dockerfiles, setup.cfg
+
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _shown(path) -> str:
+    """The path as messages print it (pathlib's spelling), imported only for a message: the
+    cached check path reads its files through here without pathlib."""
+    from pathlib import Path
+
+    return str(Path(path))
 
 
 class NotRegular(InputError):
@@ -39,24 +51,23 @@ def read_bytes(path: Path, *, what: str, limit: int) -> bytes:
 
     Opened with O_NONBLOCK so that a FIFO cannot block the open itself, then checked with fstat
     on the open descriptor (no window between the check and the read)."""
-    path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise
     except IsADirectoryError:
-        raise NotRegular(f"{what} {path} is a folder, not a file", file=str(path),
+        raise NotRegular(f"{what} {_shown(path)} is a folder, not a file", file=_shown(path),
                          hint="point it at a file") from None
     except OSError as exc:
-        raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}", file=str(path)) from None
+        raise InputError(f"cannot read {what} {_shown(path)}: {exc.strerror or exc}", file=_shown(path)) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise NotRegular(f"{what} {path} is {_kind(info.st_mode)}, not a regular file", file=str(path),
+            raise NotRegular(f"{what} {_shown(path)} is {_kind(info.st_mode)}, not a regular file", file=_shown(path),
                              hint="lockguard reads only regular files")
         if info.st_size > limit:
-            raise InputError(f"{what} {path} is {info.st_size:,} bytes; more than the {limit:,} a {what} can be",
-                             file=str(path), hint="is this the right file?")
+            raise InputError(f"{what} {_shown(path)} is {info.st_size:,} bytes; more than the {limit:,} a {what} can be",
+                             file=_shown(path), hint="is this the right file?")
         chunks, total = [], 0
         while True:
             chunk = os.read(fd, 1 << 20)
@@ -64,8 +75,8 @@ def read_bytes(path: Path, *, what: str, limit: int) -> bytes:
                 break
             total += len(chunk)
             if total > limit:  # grew while being read
-                raise InputError(f"{what} {path} is larger than the {limit:,} bytes a {what} can be",
-                                 file=str(path), hint="is this the right file?")
+                raise InputError(f"{what} {_shown(path)} is larger than the {limit:,} bytes a {what} can be",
+                                 file=_shown(path), hint="is this the right file?")
             chunks.append(chunk)
         return b"".join(chunks)
     finally:
@@ -79,14 +90,14 @@ def decode(data: bytes, path: Path, *, what: str) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(f"{what} {path} is not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, "
-                         f"column {column}", file=str(path), line=line,
+        raise InputError(f"{what} {_shown(path)} is not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, "
+                         f"column {column}", file=_shown(path), line=line,
                          hint="save it as UTF-8" if what == "intent file" else
                          "lockguard writes UTF-8; rewrite it with `lockguard resolve`") from None
 
 
 def read_text(path: Path, *, what: str, limit: int) -> str:
-    return decode(read_bytes(path, what=what, limit=limit), Path(path), what=what)
+    return decode(read_bytes(path, what=what, limit=limit), path, what=what)
 
 
 def read_text_or_none(path: Path, *, what: str, limit: int) -> str | None:

@@ -1,0 +1,141 @@
+"""PEP 691 pages read through msgspec (io/index/page_json.py) give exactly the rows of the
+standard-library reader, keep its strictness, and fall back to it for every message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lockguard.io.index import page_json, simple_index
+from lockguard.io.index.simple_index import BadPage, json_rows
+
+PAGE = "https://pypi.example/simple/demo/"
+SHA = "a" * 64
+
+
+def entry(filename: str, **fields) -> dict:
+    return {"filename": filename, "url": f"https://files.example/{filename}", "hashes": {"sha256": SHA}, **fields}
+
+
+ENTRIES = [
+    entry("demo-1.0-py3-none-any.whl"),
+    entry("demo-1.0.tar.gz", **{"requires-python": ">=3.8", "size": 10, "upload-time": "2024-01-01T00:00:00Z"}),
+    entry("demo-1.1-cp311-cp311-manylinux_2_17_x86_64.whl", **{"core-metadata": {"sha256": "B" * 64}}),
+    entry("demo-1.2-cp311-cp311-win_amd64.whl", **{"data-dist-info-metadata": True}),
+    # an explicit null core-metadata hides the older key (as dict.get with a default does)
+    entry("demo-1.3-py3-none-any.whl", **{"core-metadata": None, "data-dist-info-metadata": True}),
+    entry("demo-1.4-py3-none-any.whl", **{"core-metadata": False, "yanked": "broken build"}),
+    entry("demo-1.5-py3-none-any.whl", yanked=True, hashes=None, size=None),
+    {"filename": "demo-1.6-py3-none-any.whl", "url": "../../files/demo-1.6-py3-none-any.whl", "extra": [1, {}]},
+    entry("demo-1.7-py3-none-any.whl", hashes={"md5": "x", "sha256": SHA.upper()}),
+]
+
+
+def both(body: bytes, keep=None):
+    fast = json_rows(body, PAGE, keep)
+    saved, page_json.DECODER = page_json.DECODER, None
+    try:
+        slow = json_rows(body, PAGE, keep)
+    finally:
+        page_json.DECODER = saved
+    return fast, slow
+
+
+def test_fast_and_standard_readers_give_the_same_rows():
+    assert page_json.DECODER is not None, "msgspec is a dependency: the fast reader must be in use"
+    body = json.dumps({"meta": {"api-version": "1.1"}, "name": "demo", "files": ENTRIES}).encode()
+    assert page_json.page_files(body) is not None  # msgspec takes this page: the fast rows are compared
+    fast, slow = both(body)
+    assert fast == slow
+    assert len(fast) == len(ENTRIES)
+    assert fast[4][5] is False  # core-metadata: null -> no metadata, data-dist-info-metadata is not read
+    assert fast[3][5] is True
+    assert fast[7][1] == "https://pypi.example/files/demo-1.6-py3-none-any.whl"
+    keep = lambda name: "win_amd64" not in name  # noqa: E731
+    fast, slow = both(body, keep)
+    assert fast == slow and len(fast) == len(ENTRIES) - 1
+
+
+def test_typed_rows_are_used_for_a_valid_page(monkeypatch):
+    """The fast path really runs (it is not silently falling back to the standard reader)."""
+    monkeypatch.setattr(simple_index, "_file_problem", lambda item: pytest.fail("the standard reader ran"))
+    body = json.dumps({"files": ENTRIES[:3]}).encode()
+    assert len(json_rows(body, PAGE)) == 3
+
+
+@pytest.mark.parametrize(("files", "fragment"), [
+    ([{"filename": "", "url": "x"}], "'filename' must be a non-empty string"),
+    ([entry("demo-1.0.tar.gz", hashes={"sha256": "abc"})], "is not 64 hex digits"),
+    ([entry("demo-1.0.tar.gz", **{"core-metadata": {"sha256": "xyz"}})], "is not 64 hex digits"),
+    ([entry("demo-1.0.tar.gz", hashes={"sha256": 5})], "must map algorithm names"),
+    ([entry("demo-1.0.tar.gz", size="big")], "'size' of demo-1.0.tar.gz has the wrong type"),
+    ([entry("demo-1.0.tar.gz"), 7], "file #2: an entry must be an object"),
+])
+def test_a_bad_entry_is_named_even_when_the_target_would_drop_it(files, fragment):
+    """Strictness stays: a broken entry rejects the page whether or not `keep` would drop it."""
+    body = json.dumps({"files": files}).encode()
+    for keep in (None, lambda name: False):
+        with pytest.raises(BadPage, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+            json_rows(body, PAGE, keep)
+
+
+def test_what_msgspec_refuses_goes_to_the_standard_reader():
+    # NaN and a lone surrogate: json.loads reads both, msgspec refuses them; the answer is the same
+    body = b'{"files": [{"filename": "demo-1.0.tar.gz", "url": "https://f/\\ud800", "size": null, "x": NaN}]}'
+    assert page_json.page_files(body) is None
+    fast, slow = both(body)
+    assert fast == slow and fast[0][1] == "https://f/\ud800"
+    body = json.dumps({"files": [entry("demo-1.0.tar.gz", size=True)]}).encode()  # a bool is an int to isinstance
+    assert page_json.page_files(body) is None
+    fast, slow = both(body)
+    assert fast == slow and fast[0][7] is True
+
+
+# -- the intent's pages, requested while the resolver is imported (io/index/early.py) --------------
+
+def test_early_requests_are_taken_by_the_resolve_never_made_twice(tmp_path, world, lg):
+    from lockguard.io.index import early
+    from lockguard.lockfiles import requirements_lock
+
+    project = tmp_path / "p"
+    world.intent(project, pip=["torch==2.1.*", "jinja2"])
+    assert early._urls(["resolve", "--intent", str(project / "lockguard.toml")]) == [
+        f"{world.pypi.url}/torch/", f"{world.pypi.url}/jinja2/"]
+    world.pypi.requests.clear()
+    result = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"))
+    assert result.exit_code == 0, result.stderr
+    pages = [path for method, path, _range in world.pypi.requests if path.endswith("/")]
+    assert pages.count("/simple/torch/") == 1 and pages.count("/simple/jinja2/") == 1  # asked early, once
+    assert early.fetched()[1] == 2  # the two pages came through the early requests...
+    assert early._ANSWERS == {}  # ...and every early answer was handed to the index client
+    assert "torch" in requirements_lock.parse((project / "requirements.lock").read_text()).entries
+    # a second resolve finds the pages cached: nothing is requested early, the lock is the same
+    before = (project / "requirements.lock").read_text()
+    assert early._urls(["resolve", "--intent", str(project / "lockguard.toml")]) == []
+    assert lg("resolve", "--intent", str(project / "lockguard.toml")).exit_code == 0
+    assert (project / "requirements.lock").read_text() == before
+
+
+def test_early_requests_are_not_made_offline_or_for_other_commands(tmp_path, world):
+    from lockguard.io.index import early
+
+    project = tmp_path / "p"
+    world.intent(project, pip=["jinja2"])
+    intent = str(project / "lockguard.toml")
+    assert early._urls(["resolve", "--offline", "--intent", intent]) == []
+    assert early._urls(["check", "--intent", intent]) == []
+    assert early._urls(["resolve", "--intent", str(tmp_path / "pyproject.toml")]) == []
+    assert early._urls(["-v", "resolve", "--refresh", f"--intent={intent}"]) == [f"{world.pypi.url}/jinja2/"]
+    early.start(["resolve", "--intent", str(tmp_path / "missing" / "lockguard.toml")])  # no intent: nothing
+    assert early._ANSWERS == {}
+
+
+def test_an_early_error_is_the_resolve_error(tmp_path, world, lg):
+    """The index fails the early request: the resolve reports it as it would its own request."""
+    project = tmp_path / "p"
+    world.intent(project, pip=["jinja2"])
+    world.pypi.stop()
+    result = lg("resolve", "--intent", str(project / "lockguard.toml"))
+    assert result.exit_code == 4, result.stderr
+    assert "cannot reach" in result.stderr and "/jinja2/" in result.stderr
