@@ -324,3 +324,27 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped(project, venv, lg_process
     result = lg_process("check", *intent(project), "--env", str(venv))
     assert result.exit_code == 1, result.stderr
     assert "internal error" not in result.stderr and "x\\udcff-1.0.dist-info" in result.stdout
+
+
+def test_a_broken_interpreter_is_named_before_what_its_site_packages_hold(project, lg, tmp_path):
+    """The site-packages are read while the interpreter is asked; its failure still comes first."""
+    env = fake_env(tmp_path / "fake", "echo 'hello, I am not python'\n")
+    info = env / "lib" / "python3.11" / "site-packages" / "fifo_pkg-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fifo-pkg\nVersion: 1.0\n")
+    os.mkfifo(info / "RECORD")
+    result = lg("check", *intent(project), "--env", str(env))
+    clear_error(result, str(env / "bin" / "python"), "not a Python")
+    assert "FIFO" not in result.stderr
+
+
+def test_site_packages_read_early_are_the_ones_the_interpreter_names(project, venv, lg, tmp_path):
+    """A folder shaped like site-packages that the interpreter does not use is never reported."""
+    stray = venv / "lib" / "python3.0" / "site-packages" / "ghost-1.0.dist-info"
+    stray.mkdir(parents=True)
+    (stray / "METADATA").write_text("Metadata-Version: 2.1\nName: ghost\nVersion: 1.0\n")
+    os.mkfifo(stray / "RECORD")  # read early; an error only if the interpreter used this folder
+    result = lg("check", *intent(project), "--env", str(venv), "--format", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    names = {f["message"] for f in json.loads(result.stdout)["data"]["findings"]}
+    assert not any("ghost" in n for n in names), names

@@ -31,11 +31,12 @@ class FileListing:
             try:
                 self.process = subprocess.Popen(
                     ["find", *relative, "-name", STATE_DIR, "-prune", "-o", "-type", "l", "-printf", "L%p\\0",
-                     "-o", "-type", "f", "-printf", "F%p\\0"],
+                     "-o", "-type", "f", "-name", "*.so*", "-printf", "S%s %p\\0", "-o", "-type", "f", "-printf", "F%p\\0"],
                     cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             except OSError:
                 self.process = None
         self._chunks: list[bytes] = []
+        self.sizes: dict[str, int] = {}  # shared libraries (*.so*) -> size: find stats them anyway
         if self.process is not None:
             # drain the pipe meanwhile: a full pipe would stop find until collect()
             self._reader = threading.Thread(target=self._drain, daemon=True)
@@ -58,7 +59,13 @@ class FileListing:
             if self.process.returncode == 0 or out:
                 links = []
                 for item in out.decode("utf-8", "surrogateescape").split("\0"):
-                    if item:
+                    if not item:
+                        continue
+                    if item[0] == "S":
+                        size, _, item = item.partition(" ")
+                        self.sizes[item] = int(size[1:])
+                        snap.files.append(item)
+                    else:
                         (links if item[0] == "L" else snap.files).append(item[1:])
                 snap.symlinks = {path: os.path.realpath(os.path.join(self.root, path)) for path in links}
                 snap.files += links

@@ -19,12 +19,17 @@ CUDA_STACK_LIBS = re.compile(rf"^lib({_CUDA_STACK})\.so")
 # torch, and the compiler runtimes. Their SONAMEs are read when a name occurs twice.
 SONAME_MATTERS = re.compile(rf"^lib({_CUDA_STACK}|nvToolsExt|cupti|shm|gomp|iomp5|stdc\+\+|gcc_s)\.so")
 _CONF_LIMIT = 1 << 20
+# The libraries LG217 compares with the lock (NCCL, the CUDA runtime, cuDNN), by versioned name:
+# only their SONAMEs decide anything, so only theirs are read (an ELF parse each).
+SONAME_COMPARED = re.compile(r"^lib(nccl|cudart|cudnn)\.so\.\d")
 
 
 def read_sonames(snap: PrefixSnapshot, root: Path) -> None:
     """Read the SONAME of CUDA-stack, torch and runtime libraries that occur more than once."""
     groups: dict[str, list[str]] = {}
     for path in snap.files:
+        if ".so" not in path:  # most files; a substring test is far cheaper than the split below
+            continue
         name = path.rsplit("/", 1)[-1]
         if name.startswith("lib") and path not in snap.symlinks and SONAME_MATTERS.match(name):
             groups.setdefault(name.split(".so")[0], []).append(path)
@@ -59,7 +64,7 @@ def library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDi
         except OSError:
             continue
         for name in names:
-            if CUDA_STACK_LIBS.match(name):
-                libs.append((name, soname(Path(real) / name)))  # a link: its target's SONAME
+            if CUDA_STACK_LIBS.match(name):  # a link: its target's SONAME
+                libs.append((name, soname(Path(real) / name) if SONAME_COMPARED.match(name) else None))
         out.append(LibraryDir(path, origin, tuple(libs)))
     return out

@@ -120,6 +120,7 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     from lockguard.io.env.loader_paths import read_sonames as sonames_of
 
     environ = dict(os.environ if environ is None else environ)
+    early = None
     if python is None and prefix is not None and (prefix / "conda-meta").is_dir() and not (prefix / "bin" / "python").exists():
         # a conda prefix without its python yet (a clean-install creates it): no sys.path to ask
         facts = {"prefix": str(prefix), "path": [], "version": "", "user_site": None,
@@ -127,8 +128,13 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
         exe = Path(os.path.abspath(prefix)) / "bin" / "python"
     else:
         exe = interpreter_of(prefix, python)
-        _pth_must_be_files(Path(os.path.abspath(prefix)) if prefix is not None else exe.parent.parent)
-        facts = ask_interpreter(exe, environ)
+        guess = Path(os.path.abspath(prefix)) if prefix is not None else exe.parent.parent
+        _pth_must_be_files(guess)
+        # The interpreter takes tens of milliseconds to start: meanwhile the files of the
+        # site-packages a venv or conda prefix has are listed and their RECORDs read. What the
+        # interpreter then says decides what is used (a wrong guess is thrown away).
+        early = _EarlyScan(Path(os.path.realpath(guess)), lambda: ask_interpreter(exe, environ))
+        facts = early.facts()
     root = Path(os.path.realpath(prefix or facts["prefix"]))
     snap = PrefixSnapshot(prefix=str(root), python=str(exe), python_version=facts["version"],
                           sys_path=[p for p in facts["path"] if p], user_site=facts.get("user_site"))
@@ -142,22 +148,86 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
         if real.startswith(str(root) + os.sep) and real not in site_dirs and real != str(root / "lib"):
             site_dirs.append(real)
     snap.site_dirs = site_dirs
-    listing = FileListing(str(root), site_dirs)  # find runs while the RECORDs below are read
+    listing = early.listing_for(root, site_dirs) if early else None
+    listing = listing or FileListing(str(root), site_dirs)  # find runs while the RECORDs below are read
     sizes: dict[str, list[tuple[str, int]]] = {}  # dist-info -> shared libraries with their RECORD size
     for entry in dict.fromkeys(os.path.realpath(p) for p in snap.sys_path):
         if os.path.isdir(entry) and not entry.endswith(".zip"):
-            snap.dists += _dists_in(entry, root, sizes)
+            read = early.site(entry, root) if early else None
+            dists, more = read if read else (_dists_in(entry, root, sizes), None)
+            if more:
+                sizes.update(more)
+            snap.dists += dists
             snap.pth += _pth_files(entry)
     snap.conda = conda_records(root)
     snap.is_conda = (root / "conda-meta").is_dir()
     listing.collect(snap)
-    _absent_files(snap, root, listing.prefixes, sizes)
+    _absent_files(snap, root, listing.prefixes, sizes, listing.sizes)
     if read_sonames:
         sonames_of(snap, root)
     snap.library_dirs = library_dirs(environ, ld_conf_dir, root)
     if cuda_link.is_symlink() or cuda_link.exists():
         snap.cuda_link = (str(cuda_link), os.path.realpath(cuda_link))
     return snap
+
+
+class _EarlyScan:
+    """The interpreter is asked in a thread while the site-packages folders a prefix of this
+    layout has (lib/python*/site-packages) are listed and their dist-infos read. An error met
+    early is raised only if that folder turns out to be one the scan uses, and only after the
+    interpreter's own answer (its error comes first, as without the head start)."""
+
+    def __init__(self, root: Path, ask) -> None:
+        import threading
+
+        self.root = root
+        self._answer: list = []
+        thread = threading.Thread(target=self._ask, args=(ask,), daemon=True)
+        thread.start()
+        self._thread = thread
+        sites = sorted(str(p) for p in root.glob("lib/python3*/site-packages") if p.is_dir() and not p.is_symlink())
+        self.sites = [os.path.realpath(s) for s in sites]
+        self.listing = FileListing(str(root), self.sites) if self.sites else None
+        self.read: dict[str, tuple] = {}
+        for site in self.sites:
+            sizes: dict[str, list[tuple[str, int]]] = {}
+            try:
+                self.read[site] = (_dists_in(site, root, sizes), sizes)
+            except InputError as exc:
+                self.read[site] = exc
+
+    def _ask(self, ask) -> None:
+        try:
+            self._answer.append(("ok", ask()))
+        except BaseException as exc:  # re-raised in the caller's thread
+            self._answer.append(("error", exc))
+
+    def facts(self) -> dict:
+        self._thread.join()
+        kind, value = self._answer[0]
+        if kind == "error":
+            self.discard()
+            raise value
+        return value
+
+    def listing_for(self, root: Path, site_dirs: list[str]):
+        if self.listing is not None and root == self.root and sorted(site_dirs) == sorted(self.sites):
+            return self.listing
+        self.discard()
+        return None
+
+    def site(self, site: str, root: Path):
+        if root != self.root or site not in self.read:
+            return None
+        found = self.read[site]
+        if isinstance(found, InputError):
+            raise found
+        return found
+
+    def discard(self) -> None:
+        if self.listing is not None and self.listing.process is not None and self.listing.process.poll() is None:
+            self.listing.process.kill()
+        self.listing = None
 
 
 def _pth_must_be_files(root: Path) -> None:
@@ -278,7 +348,7 @@ def _record_rows(text: str):
 
 
 def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
-                  sizes: dict[str, list[tuple[str, int]]]) -> None:
+                  sizes: dict[str, list[tuple[str, int]]], listed_sizes: dict[str, int]) -> None:
     """Which RECORD entries of the prefix's distributions are missing, and which shared libraries
     have another size than their RECORD says: a set lookup in the listing where it covers the path,
     a stat elsewhere (bin/, include/, share/)."""
@@ -292,7 +362,8 @@ def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
         for path, size in sizes.get(dist.dist_info, ()):
             if path in present and path not in snap.symlinks:
                 try:
-                    if os.lstat(f"{root}/{path}").st_size != size:
+                    actual = listed_sizes.get(path)
+                    if (os.lstat(f"{root}/{path}").st_size if actual is None else actual) != size:
                         resized.append(path)
                 except OSError:
                     pass
