@@ -7,7 +7,6 @@ as much as Python's own start-up, and the check must stay under three start-ups.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 
 from lockguard.cli.output import Ui
@@ -56,8 +55,10 @@ def _tolerant_streams() -> None:
     """A file name that is not UTF-8 (a byte the file system allows) is shown escaped, never a
     UnicodeEncodeError in the middle of a report."""
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(AttributeError, ValueError, OSError):  # a stream that cannot: left as it is
+        try:  # noqa: SIM105 (contextlib imports collections: the cached check path avoids it)
             stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):  # a stream that cannot: left as it is
+            pass
 
 
 def report(ui: Ui, exc: LockguardError) -> None:

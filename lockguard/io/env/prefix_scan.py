@@ -130,11 +130,14 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
         exe = interpreter_of(prefix, python)
         guess = Path(os.path.abspath(prefix)) if prefix is not None else exe.parent.parent
         _pth_must_be_files(guess)
-        # The interpreter takes tens of milliseconds to start: meanwhile the files of the
-        # site-packages a venv or conda prefix has are listed and their RECORDs read. What the
-        # interpreter then says decides what is used (a wrong guess is thrown away).
-        early = _EarlyScan(Path(os.path.realpath(guess)), lambda: ask_interpreter(exe, environ))
-        facts = early.facts()
+        if (guess / "pyvenv.cfg").is_file() or (guess / "conda-meta").is_dir():
+            # The interpreter takes tens of milliseconds to start: meanwhile the files of the
+            # site-packages an environment has are listed and their RECORDs read. What the
+            # interpreter then says decides what is used (a wrong guess is thrown away).
+            early = _EarlyScan(Path(os.path.realpath(guess)), lambda: ask_interpreter(exe, environ))
+            facts = early.facts()
+        else:  # a base interpreter (check --python /usr/bin/python3): never list a system folder on a guess
+            facts = ask_interpreter(exe, environ)
     root = Path(os.path.realpath(prefix or facts["prefix"]))
     snap = PrefixSnapshot(prefix=str(root), python=str(exe), python_version=facts["version"],
                           sys_path=[p for p in facts["path"] if p], user_site=facts.get("user_site"))
