@@ -327,11 +327,25 @@ def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[s
                 outside.append(raw)
     sizes = []
     if inside_site and ".so" in text:
-        rows = rows if quoted else [line.split(",") for line in text.splitlines() if ".so" in line]
+        rows = rows if quoted else [line.split(",") for line in _lines_with(text, ".so")]
         for row in rows:
             if len(row) > 2 and row[2].strip().isdigit() and SHARED_LIBRARY.search(row[0]) and _plain(row[0]):
                 sizes.append((site_rel + row[0], int(row[2])))
     return tuple(inside), tuple(outside), sizes
+
+
+def _lines_with(text: str, needle: str) -> list[str]:
+    """The lines of a text that contain `needle`, found by searching for it (a RECORD has a few
+    shared libraries among thousands of lines: no split of the whole text)."""
+    out = []
+    at = text.find(needle)
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        out.append(text[start:end].rstrip("\r"))
+        at = text.find(needle, end)
+    return out
 
 
 def _odd(text: str) -> bool:
