@@ -40,6 +40,7 @@ def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
     from lockguard.io.machine.nvml import detect_machine
     from lockguard.io.machine.probe_runner import pid_alive, run_probe
     from lockguard.io.machine.system_cuda import gather_system, node_identity
+    from lockguard.io.project.parse_memo import default_memo
     from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "doctor")
@@ -50,7 +51,8 @@ def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
     with ThreadPoolExecutor(max_workers=2) as pool:
         probe_job = pool.submit(run_probe, python, smoke=smoke, timeout=limit, imports=GPU_IMPORTS)
         system_job = pool.submit(gather_system)
-        knowledge = load_knowledge(validate=False)  # the shipped tables are validated by the test suite
+        # the shipped tables are validated by the test suite; their parse is kept in the cache folder
+        knowledge = load_knowledge(validate=False, memo=default_memo())
         lock, lock_reason, lock_meta = _lock(intent_path, knowledge, ui.warn)
         machine = detect_machine()
         probe, system = probe_job.result(), system_job.result()
