@@ -73,10 +73,27 @@ def local_index(tmp_path):
 @pytest.fixture
 def world(tmp_path):
     """A mini PyPI and a mini PyTorch index (serving /cu118) with real-shaped wheels."""
-    from tests.support.world import build_world
+    from tests.support.world import running_world
 
-    pypi = LocalIndex(tmp_path / "pypi").start()
-    pytorch = LocalIndex(tmp_path / "pytorch", mount="/whl", variants=True).start()
-    yield build_world(tmp_path, pypi, pytorch)
-    pypi.stop()
-    pytorch.stop()
+    with running_world(tmp_path) as world:
+        yield world
+
+
+@pytest.fixture(scope="module")
+def venv_template(tmp_path_factory) -> Path:
+    """An empty venv made once per test module (tests/support/envs.py); `venv` copies it."""
+    from tests.support.envs import make_venv
+
+    return make_venv(tmp_path_factory.mktemp("venvs") / "template")
+
+
+@pytest.fixture
+def venv(venv_template, tmp_path, monkeypatch) -> Path:
+    """A fresh copy of the module's venv, with pip configured only by the test (no user config,
+    no cache) and no LD_LIBRARY_PATH from the machine."""
+    from tests.support.envs import PIP_ENV, copy_venv
+
+    for key, value in PIP_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    return copy_venv(venv_template, tmp_path / "env")

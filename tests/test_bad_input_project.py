@@ -31,21 +31,11 @@ def reseal(path: Path) -> None:
 @pytest.fixture(scope="module")
 def locked(tmp_path_factory):
     """A pip+conda (knowledge-only) project locked once against the local index."""
-    from tests.support.index_server import LocalIndex
-    from tests.support.world import build_world
+    from tests.support.world import locked_mixed_project, running_world
 
     root = tmp_path_factory.mktemp("bad-input")
-    pypi = LocalIndex(root / "pypi").start()
-    pytorch = LocalIndex(root / "pytorch", mount="/whl", variants=True).start()
-    world = build_world(root, pypi, pytorch)
-    project = root / "template"
-    world.intent(project, pip=["jinja2", "numpy"], channels=["conda-forge"], extra="conda-from-knowledge = true\n")
-    from lockguard.cli.boundary import run
-
-    assert run(["resolve", "--intent", str(project / "lockguard.toml")]) == 0
-    yield world, project
-    pypi.stop()
-    pytorch.stop()
+    with running_world(root) as world:
+        yield world, locked_mixed_project(world, root / "template")
 
 
 @pytest.fixture

@@ -10,23 +10,18 @@ import pytest
 from lockguard.check import render
 from lockguard.model.finding import Finding
 from tests.support.conda_channel import build_channel
-from tests.support.index_server import LocalIndex
 from tests.support.locked import copy_project, edit, make_locked_project
-from tests.support.world import build_world
+from tests.support.world import running_world
 
 
 @pytest.fixture(scope="module")
 def templates(tmp_path_factory):
     root = tmp_path_factory.mktemp("check")
-    pypi = LocalIndex(root / "pypi").start()
-    pytorch = LocalIndex(root / "pytorch", mount="/whl", variants=True).start()
-    world = build_world(root, pypi, pytorch)
-    channel = build_channel(root / "conda")
-    solved = make_locked_project(root / "solved", world, channel)
-    knowledge_only = make_locked_project(root / "ko", world, channel, knowledge_only=True)
-    yield {"solved": solved, "knowledge-only": knowledge_only}
-    pypi.stop()
-    pytorch.stop()
+    with running_world(root) as world:
+        channel = build_channel(root / "conda")
+        solved = make_locked_project(root / "solved", world, channel)
+        knowledge_only = make_locked_project(root / "ko", world, channel, knowledge_only=True)
+        yield {"solved": solved, "knowledge-only": knowledge_only}
 
 
 @pytest.fixture

@@ -14,25 +14,11 @@ import pytest
 from tests.support.envs import (
     PIP_ENV,
     compile_library,
-    copy_venv,
     make_venv,
     pip_install,
     site_packages,
     tree_hashes,
 )
-
-
-@pytest.fixture(scope="module")
-def venv_template(tmp_path_factory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venvs") / "template")
-
-
-@pytest.fixture
-def venv(venv_template, tmp_path, monkeypatch) -> Path:
-    for key, value in PIP_ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
-    return copy_venv(venv_template, tmp_path / "env")
 
 
 @pytest.fixture

@@ -10,31 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.support.envs import (
     PIP_ENV,
-    copy_venv,
-    make_venv,
     pip_install,
     site_packages,
     tree_hashes,
 )
 
 PYLOCK = '[outputs]\npylock = "pylock.toml"\n'
-
-
-@pytest.fixture(scope="module")
-def venv_template(tmp_path_factory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venvs") / "template")
-
-
-@pytest.fixture
-def venv(venv_template, tmp_path, monkeypatch) -> Path:
-    for key, value in PIP_ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
-    return copy_venv(venv_template, tmp_path / "env")
 
 
 def resolve(world, lg, folder: Path, pip: list[str], extra: str = PYLOCK) -> Path:

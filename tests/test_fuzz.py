@@ -25,21 +25,13 @@ MINIMUM_INPUTS = 600  # the issue's floor for the whole corpus
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
-    from lockguard.cli.boundary import run
-    from tests.support.index_server import LocalIndex
-    from tests.support.world import build_world
+    from tests.support.world import locked_mixed_project, running_world
 
     root = tmp_path_factory.mktemp("fuzz")
-    pypi = LocalIndex(root / "pypi").start()
-    pytorch = LocalIndex(root / "pytorch", mount="/whl", variants=True).start()
-    world = build_world(root, pypi, pytorch)
-    project = root / "template"
-    world.intent(project, pip=["jinja2", "numpy"], channels=["conda-forge"], extra="conda-from-knowledge = true\n")
-    assert run(["resolve", "--intent", str(project / "lockguard.toml")]) == 0
-    (project / "requirements.txt").write_text("jinja2==1.0\n")
-    yield project
-    pypi.stop()
-    pytorch.stop()
+    with running_world(root) as world:
+        project = locked_mixed_project(world, root / "template")
+        (project / "requirements.txt").write_text("jinja2==1.0\n")
+        yield project
 
 
 @pytest.fixture(scope="module")
@@ -86,32 +78,13 @@ def run_case(case, template: Path, workdir: Path, lg) -> str | None:
     case.setup(project)
     before = _snapshot(case_root)
     argv = _fill(case.argv, project)
-    if case.process:
-        try:
-            done = subprocess.run([sys.executable, "-m", "lockguard", *argv], capture_output=True, text=True,
-                                  timeout=60, cwd=project, env={**os.environ, **case.env}, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return "hung (no answer within 60 s)"
-        code, stdout, stderr = done.returncode, done.stdout, done.stderr
-    else:
-        cwd = os.getcwd()
-        os.chdir(project)
-        try:
-            result = lg(*argv)
-        finally:
-            os.chdir(cwd)
-        code, stdout, stderr = result.exit_code, result.stdout, result.stderr
-    problems = []
-    if code not in case.expect:
-        problems.append(f"exit {code}, expected {sorted(case.expect)}")
-    if "Traceback" in stdout + stderr or "internal error" in stderr or "Fatal Python error" in stderr:
-        problems.append("traceback or internal error")
-    if code == 2 and case.names and case.names not in stderr:
-        problems.append(f"the message does not name {case.names}")
+    ran = _invoke(argv, project, case.env, case.process, lg)
+    if ran is None:
+        return "hung (no answer within 60 s)"
+    code, stdout, stderr = ran
+    problems = _contract_problems(code, stdout, stderr, case.expect, case.names)
     if code == 2 and case.line and not re.search(r"\.(toml|lock|yml|txt):\d+", stderr):
         problems.append("the message gives no line")
-    if code == 2 and len(stderr) > 4000:
-        problems.append(f"a {len(stderr)}-character message")
     if re.search(r":\?(\D|$)", stderr):
         problems.append("a '?' for the line")
     after = _snapshot(case_root)
@@ -123,6 +96,40 @@ def run_case(case, template: Path, workdir: Path, lg) -> str | None:
     if problems:
         return f"{case.id}: " + "; ".join(problems) + f"\n      stderr: {stderr.strip()[:300]!r}"
     return None
+
+
+def _invoke(argv: list[str], cwd: Path, env: dict, process: bool, lg) -> tuple[int, str, str] | None:
+    """(exit code, stdout, stderr) of one command, in a subprocess (inputs that could hang a
+    process) or in-process; None when the subprocess gave no answer within 60 s."""
+    if process:
+        try:
+            done = subprocess.run([sys.executable, "-m", "lockguard", *argv], capture_output=True, text=True,
+                                  timeout=60, cwd=cwd, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return None
+        return done.returncode, done.stdout, done.stderr
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = lg(*argv)
+    finally:
+        os.chdir(here)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _contract_problems(code: int, stdout: str, stderr: str, expect, names: str | None) -> list[str]:
+    """What every case is held to: an allowed exit code, no traceback, and a bad-input message
+    that names the file and stays short."""
+    problems = []
+    if code not in expect:
+        problems.append(f"exit {code}, expected {sorted(expect)}")
+    if "Traceback" in stdout + stderr or "internal error" in stderr or "Fatal Python error" in stderr:
+        problems.append("traceback or internal error")
+    if code == 2 and names and names not in stderr:
+        problems.append(f"the message does not name {names}")
+    if code == 2 and len(stderr) > 4000:
+        problems.append(f"a {len(stderr)}-character message")
+    return problems
 
 
 FAMILIES = ["intent-value", "unknown-key", "toml-truncated", "toml-syntax", "intent-utf8", "hostile-output",
@@ -227,18 +234,13 @@ def env_world(tmp_path_factory):
     """A locked project (jinja2 and what it needs, no CUDA) and a venv that matches its lock."""
     from lockguard.cli.boundary import run
     from tests.support import fuzz_env
-    from tests.support.index_server import LocalIndex
-    from tests.support.world import build_world
+    from tests.support.world import running_world
 
     root = tmp_path_factory.mktemp("fuzz-env")
-    pypi = LocalIndex(root / "pypi").start()
-    pytorch = LocalIndex(root / "pytorch", mount="/whl", variants=True).start()
-    world = build_world(root, pypi, pytorch)
     project = root / "project"
-    world.intent(project, cuda="none", pip=["jinja2"])
-    assert run(["resolve", "--intent", str(project / "lockguard.toml")]) == 0
-    pypi.stop()
-    pytorch.stop()
+    with running_world(root) as world:
+        world.intent(project, cuda="none", pip=["jinja2"])
+        assert run(["resolve", "--intent", str(project / "lockguard.toml")]) == 0
     pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^ \\;]+)", (project / "requirements.lock").read_text(), re.M))
     assert "jinja2" in pins, pins
     venv = root / "venv-template"
@@ -265,33 +267,13 @@ def run_env_case(case, project: Path, template: Path, workdir: Path, lg) -> str 
     intent = project / "lockguard.toml"
     argv = case.arguments(prefix, intent)
     before = (_snapshot(case_root, skip=()), _snapshot(project))
-    if case.process:
-        try:
-            done = subprocess.run([sys.executable, "-m", "lockguard", *argv], capture_output=True, text=True,
-                                  timeout=60, cwd=case_root, stdin=subprocess.DEVNULL,
-                                  env={**os.environ, "LOCKGUARD_INTERPRETER_TIMEOUT": "2", **case.env})
-        except subprocess.TimeoutExpired:
-            _cleanup(case_root)
-            return f"{case.id}: hung (no answer within 60 s)"
-        code, stdout, stderr = done.returncode, done.stdout, done.stderr
-    else:
-        cwd = os.getcwd()
-        os.chdir(case_root)
-        try:
-            result = lg(*argv)
-        finally:
-            os.chdir(cwd)
-        code, stdout, stderr = result.exit_code, result.stdout, result.stderr
-    problems = []
-    if code not in case.expect:
-        problems.append(f"exit {code}, expected {sorted(case.expect)}")
-    if "Traceback" in stdout + stderr or "internal error" in stderr or "Fatal Python error" in stderr:
-        problems.append("traceback or internal error")
+    ran = _invoke(argv, case_root, {"LOCKGUARD_INTERPRETER_TIMEOUT": "2", **case.env}, case.process, lg)
+    if ran is None:
+        _cleanup(case_root)
+        return f"{case.id}: hung (no answer within 60 s)"
+    code, stdout, stderr = ran
     names = case.names.replace("{prefix}", str(prefix)) if case.names else None
-    if code == 2 and names and names not in stderr:
-        problems.append(f"the message does not name {names}")
-    if code == 2 and len(stderr) > 4000:
-        problems.append(f"a {len(stderr)}-character message")
+    problems = _contract_problems(code, stdout, stderr, case.expect, names)
     after = (_snapshot(case_root, skip=()), _snapshot(project))
     for label, old, new in (("the prefix", before[0], after[0]), ("the project", before[1], after[1])):
         changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))

@@ -15,8 +15,6 @@ import pytest
 
 from tests.support.envs import (
     PIP_ENV,
-    copy_venv,
-    make_venv,
     pip_install,
     site_packages,
     tree_hashes,
@@ -28,19 +26,6 @@ CU11 = {"nvidia/__init__.py": b"", "nvidia/foo/__init__.py": b"# the cu11 build\
 CU12 = {"nvidia/__init__.py": b"", "nvidia/foo/__init__.py": b"# the cu12 build\n",
         "nvidia/foo/lib/libfoo.so.8": b"\x7fELF libfoo built for CUDA 12, a little longer",
         "nvidia/foo/lib/libfoo_extra.so.8": b"\x7fELF only in cu12"}
-
-
-@pytest.fixture(scope="module")
-def venv_template(tmp_path_factory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venvs") / "template")
-
-
-@pytest.fixture
-def venv(venv_template, tmp_path, monkeypatch) -> Path:
-    for key, value in PIP_ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
-    return copy_venv(venv_template, tmp_path / "env")
 
 
 def add_wheels(world) -> None:

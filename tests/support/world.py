@@ -4,6 +4,8 @@ few plain packages. Every wheel is real (zip, METADATA, RECORD); METADATA of tor
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +57,29 @@ def nvidia_pins(metadata: str) -> list[tuple[str, str]]:
     import re
 
     return re.findall(r"Requires-Dist: (nvidia-[a-z0-9-]+) ?\(?==([0-9.]+)", metadata)
+
+
+@contextmanager
+def running_world(root: Path) -> Iterator[World]:
+    """The world served by its two local indexes (a PyPI and a PyTorch index with /cu118) while
+    the block runs."""
+    pypi = LocalIndex(root / "pypi").start()
+    pytorch = LocalIndex(root / "pytorch", mount="/whl", variants=True).start()
+    try:
+        yield build_world(root, pypi, pytorch)
+    finally:
+        pypi.stop()
+        pytorch.stop()
+
+
+def locked_mixed_project(world: World, project: Path) -> Path:
+    """jinja2 and numpy with a conda side pinned from knowledge, resolved in-process against the
+    world (the bad-input and fuzz tests damage copies of it)."""
+    from lockguard.cli.boundary import run
+
+    world.intent(project, pip=["jinja2", "numpy"], channels=["conda-forge"], extra="conda-from-knowledge = true\n")
+    assert run(["resolve", "--intent", str(project / "lockguard.toml")]) == 0
+    return project
 
 
 def build_world(root: Path, pypi: LocalIndex, pytorch: LocalIndex) -> World:
