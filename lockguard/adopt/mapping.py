@@ -100,14 +100,10 @@ def _python(facts: SourceFacts, chosen: str | None, running: str, out: Adopted) 
     if chosen:
         _chosen("python", chosen, "--python", found, out)
     else:
-        by_value = _distinct(found)
-        if len(by_value) > 1:
-            out.contradictions.append(Contradiction("python", tuple(found), "choose one with --python X.Y"))
+        decided = _single(facts, PYTHON, out, "python", hint="choose one with --python X.Y")
+        if decided == "conflict":
             return
-        if by_value:
-            value, origins = next(iter(by_value.items()))
-            out.values["python"], out.notes["python"] = value, _note(origins)
-        elif bounds:
+        if decided is None and bounds:
             allowed = [v for v in PYTHONS if _allows(bounds, v)]
             if not allowed:
                 out.contradictions.append(Contradiction("python", tuple(bounds), "no Python 3.8-3.14 satisfies it: "
@@ -117,7 +113,7 @@ def _python(facts: SourceFacts, chosen: str | None, running: str, out: Adopted) 
             out.notes["python"] = f"the oldest Python that {_note(bounds)} allows"
             out.messages.append(f"python = {allowed[0]}: no source names one; the oldest that {_note(bounds)} allows "
                                 "(pass --python to choose another)")
-        else:
+        elif decided is None:
             out.values["python"] = running
             out.notes["python"] = "no source names a Python: the running interpreter's"
             out.messages.append(f"python = {running}: no source names one, so the running interpreter's "
@@ -146,13 +142,7 @@ def _cuda(facts: SourceFacts, chosen: str | None, out: Adopted) -> None:
     if chosen:
         _chosen("cuda", chosen, "--cuda", found, out)
         return
-    by_value = _distinct(found)
-    if len(by_value) > 1:
-        out.contradictions.append(Contradiction("cuda", tuple(found), "choose one with --cuda X.Y (or --cuda none)"))
-        return
-    if by_value:
-        value, origins = next(iter(by_value.items()))
-        out.values["cuda"], out.notes["cuda"] = value, _note(origins)
+    if _single(facts, CUDA, out, "cuda", hint="choose one with --cuda X.Y (or --cuda none)"):
         return
     torch = [f for f in facts.of(PIP) if _name_of(f.value) in TORCH_FAMILY]
     if torch:
@@ -163,14 +153,19 @@ def _cuda(facts: SourceFacts, chosen: str | None, out: Adopted) -> None:
     out.notes["cuda"] = "no source names a CUDA version: CPU only"
 
 
-def _single(facts: SourceFacts, key: str, out: Adopted, name: str, *, hint: str) -> None:
+def _single(facts: SourceFacts, key: str, out: Adopted, name: str, *, hint: str) -> str | None:
+    """The one value the sources agree on ("set"), a contradiction when they name several
+    ("conflict"), or None when none names it."""
     found = facts.of(key)
     by_value = _distinct(found)
     if len(by_value) > 1:
         out.contradictions.append(Contradiction(name, tuple(found), hint))
-    elif by_value:
+        return "conflict"
+    if by_value:
         value, origins = next(iter(by_value.items()))
         out.values[name], out.notes[name] = value, _note(origins)
+        return "set"
+    return None
 
 
 def _channels_and_conda(facts: SourceFacts, out: Adopted) -> None:
