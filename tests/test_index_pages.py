@@ -131,6 +131,78 @@ def test_early_requests_are_not_made_offline_or_for_other_commands(tmp_path, wor
     assert early._ANSWERS == {}
 
 
+# The script a resolve runs under: an audit hook records every module loaded by a thread other than
+# the main one. Two threads importing at once can get a half-initialised module (CPython breaks an
+# import "deadlock" that way): in CI every early thread died of `partially initialized module
+# 'typing'` and the resolve waited for their answers for ever.
+_IMPORTS_BY_THREADS = """
+import sys, threading
+seen = []
+def hook(event, args):
+    if event == "import" and threading.current_thread() is not threading.main_thread():
+        seen.append(f"{threading.current_thread().name}: {args[0]}")
+sys.addaudithook(hook)
+from lockguard.cli.boundary import run
+code = run(sys.argv[1:])
+print("\\n".join(seen))
+sys.exit(code)
+"""
+
+
+def test_a_cold_and_a_warm_resolve_import_nothing_in_their_threads(tmp_path, world):
+    import os
+    import subprocess
+    import sys
+
+    project = tmp_path / "p"
+    world.intent(project, pip=["torch==2.1.*", "jinja2"])
+    env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(tmp_path / "fresh-cache")}
+    for run in ("cold", "warm"):
+        done = subprocess.run([sys.executable, "-c", _IMPORTS_BY_THREADS, "resolve", "--intent", str(project / "lockguard.toml")],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "", f"{run} resolve: modules imported by threads:\n{done.stdout}"
+    assert world.pypi.requests, "the cold resolve asked the index (so its threads did run)"
+
+
+def test_an_early_request_that_fails_unexpectedly_is_asked_again_never_waited_for(tmp_path, world, monkeypatch):
+    """A bug in an early thread (anything but an unreachable index) must neither hang the resolve
+    nor become its error: the index client then makes the request itself."""
+    import threading
+
+    from lockguard.errors import SourceUnreachable
+    from lockguard.io.index import early
+    from lockguard.io.index.http import HttpClient
+    from lockguard.io.index.simple_index import JSON_ACCEPT
+
+    project = tmp_path / "p"
+    world.intent(project, pip=["torch", "jinja2"])
+    torch_page, jinja_page = f"{world.pypi.url}/torch/", f"{world.pypi.url}/jinja2/"
+
+    def broken_get(self, url, headers=None, **_kw):
+        if url == torch_page:
+            raise RuntimeError("a bug in the early thread")
+        raise SourceUnreachable(f"cannot reach {url}: refused", url=url)
+
+    monkeypatch.setattr(HttpClient, "get", broken_get)
+    early.start(["resolve", "--intent", str(project / "lockguard.toml")])
+    answers: dict[str, object] = {}
+
+    def taker():
+        answers["torch"] = early.take(torch_page, {"Accept": JSON_ACCEPT})
+        try:
+            early.take(jinja_page, {"Accept": JSON_ACCEPT})
+        except SourceUnreachable as exc:
+            answers["jinja2"] = exc
+
+    thread = threading.Thread(target=taker, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "take() waited for an early request that had died"
+    assert answers["torch"] is None  # the client asks again
+    assert isinstance(answers["jinja2"], SourceUnreachable)  # the index's own error, as if the client had asked
+
+
 def test_an_early_error_is_the_resolve_error(tmp_path, world, lg):
     """The index fails the early request: the resolve reports it as it would its own request."""
     project = tmp_path / "p"

@@ -8,6 +8,12 @@ of asking again. Only the requests the client would make itself are made: the in
 index, no cached page (or --refresh), the same Accept header; an answer or an error is handed
 over as if the client had got it. Anything unexpected here (no intent, a pyproject intent,
 --offline, a parse problem) makes this do nothing: the resolve then runs as before.
+
+The threads import nothing. httpx and the modules its first request loads are imported here, in
+the main thread, before any of them starts: a module imported by two threads at once, while
+the other imports a module of the same cycle, can come back half-initialised (CPython breaks the
+import "deadlock" that way), which in CI ended as `partially initialized module 'typing'` in
+every early thread and a resolve that waited for their answers for ever.
 """
 
 from __future__ import annotations
@@ -17,24 +23,41 @@ import threading
 
 _ANSWERS: dict[str, list] = {}  # url -> [threading.Event, response | None, exception | None]
 _GUARD = threading.Lock()
+_CLIENT = None  # the HttpClient of the early GETs, for their byte and request count
 MAX_NAMES = 16
 
 
 def start(argv: list[str]) -> None:
-    """Called with the command line before the resolver is imported; returns at once."""
+    """Called with the command line before the resolver is imported; returns once the GETs are on their way."""
     global _CLIENT
     with _GUARD:
         _ANSWERS.clear()  # answers of an earlier resolve in this process are never handed out
         _CLIENT = None
     try:
         urls = _urls(argv)
+        if not urls:
+            return
+        client, headers = _ready_client()
     except Exception:  # best effort: the resolve itself reports any problem with the intent
         return
     with _GUARD:
+        _CLIENT = client
         for url in urls:
             _ANSWERS[url] = [threading.Event(), None, None]
     for url in urls:
-        threading.Thread(target=_fetch, args=(url,), name="lockguard-early", daemon=True).start()
+        threading.Thread(target=_fetch, args=(client, url, headers), name="lockguard-early", daemon=True).start()
+
+
+def _ready_client():
+    """The client and the Accept header, with every module a GET loads imported (see the module's note)."""
+    import encodings.idna  # noqa: F401  (the socket layer encodes the host name with it on the first connect)
+
+    from lockguard.io.index.http import HttpClient
+    from lockguard.io.index.simple_index import JSON_ACCEPT
+
+    client = HttpClient()
+    client.prepare()
+    return client, {"Accept": JSON_ACCEPT}
 
 
 def _urls(argv: list[str]) -> list[str]:
@@ -74,28 +97,14 @@ def _urls(argv: list[str]) -> list[str]:
     return urls
 
 
-def _fetch(url: str) -> None:
-    from lockguard.io.index.http import HttpClient
-    from lockguard.io.index.simple_index import JSON_ACCEPT
-
+def _fetch(client, url: str, headers: dict[str, str]) -> None:
     slot = _ANSWERS[url]
     try:
-        slot[1] = _client(HttpClient).get(url, headers={"Accept": JSON_ACCEPT})
-    except BaseException as exc:  # handed to the index client, which raises it as its own
+        slot[1] = client.get(url, headers=headers)
+    except BaseException as exc:  # take() raises a LockguardError as the client's own; after anything else the client asks again
         slot[2] = exc
     finally:
         slot[0].set()
-
-
-_CLIENT = None
-
-
-def _client(factory):
-    global _CLIENT
-    with _GUARD:
-        if _CLIENT is None:
-            _CLIENT = factory()
-        return _CLIENT
 
 
 def fetched() -> tuple[int, int]:
@@ -106,7 +115,8 @@ def fetched() -> tuple[int, int]:
 
 def take(url: str, headers: dict[str, str]):
     """The answer of an early GET of `url` with these headers (waiting for it if it is still on
-    its way), once; None when there was none. An early error is raised here."""
+    its way), once; None when there was none. An early SourceUnreachable is raised here."""
+    from lockguard.errors import LockguardError
     from lockguard.io.index.simple_index import JSON_ACCEPT
 
     if headers != {"Accept": JSON_ACCEPT}:
@@ -116,6 +126,6 @@ def take(url: str, headers: dict[str, str]):
     if slot is None:
         return None
     slot[0].wait()
-    if slot[2] is not None:
+    if isinstance(slot[2], LockguardError):  # the index could not be read: the same answer as asking again
         raise slot[2]
-    return slot[1]
+    return slot[1]  # None after any other failure: the index client asks itself

@@ -77,6 +77,11 @@ class HttpClient:
                 )
             return self._client
 
+    def prepare(self) -> None:
+        """Import httpx and build its connection pool now, in the calling thread (io/index/early.py
+        says why threads must not be the first to import it)."""
+        self._http()
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
