@@ -131,37 +131,18 @@ def test_early_requests_are_not_made_offline_or_for_other_commands(tmp_path, wor
     assert early._ANSWERS == {}
 
 
-# The script a resolve runs under: an audit hook records every module loaded by a thread other than
-# the main one. Two threads importing at once can get a half-initialised module (CPython breaks an
-# import "deadlock" that way): in CI every early thread died of `partially initialized module
-# 'typing'` and the resolve waited for their answers for ever.
-_IMPORTS_BY_THREADS = """
-import sys, threading
-seen = []
-def hook(event, args):
-    if event == "import" and threading.current_thread() is not threading.main_thread():
-        seen.append(f"{threading.current_thread().name}: {args[0]}")
-sys.addaudithook(hook)
-from lockguard.cli.boundary import run
-code = run(sys.argv[1:])
-print("\\n".join(seen))
-sys.exit(code)
-"""
-
-
 def test_a_cold_and_a_warm_resolve_import_nothing_in_their_threads(tmp_path, world):
     import os
-    import subprocess
-    import sys
+
+    from tests.support.thread_imports import imports_by_threads
 
     project = tmp_path / "p"
     world.intent(project, pip=["torch==2.1.*", "jinja2"])
     env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(tmp_path / "fresh-cache")}
     for run in ("cold", "warm"):
-        done = subprocess.run([sys.executable, "-c", _IMPORTS_BY_THREADS, "resolve", "--intent", str(project / "lockguard.toml")],
-                              env=env, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "", f"{run} resolve: modules imported by threads:\n{done.stdout}"
+        code, imported, stderr = imports_by_threads(["resolve", "--intent", str(project / "lockguard.toml")], env)
+        assert code == 0, stderr
+        assert imported == [], f"{run} resolve: modules imported by threads: {imported}"
     assert world.pypi.requests, "the cold resolve asked the index (so its threads did run)"
 
 
