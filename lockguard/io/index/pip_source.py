@@ -13,20 +13,9 @@ from packaging.utils import canonicalize_name
 
 from lockguard.io.index.client import IndexClient
 from lockguard.io.index.metadata import MetadataFetcher
-from lockguard.io.index.workers import DaemonPool
+from lockguard.io.index.workers import DaemonPool, import_worker_modules
 from lockguard.model.dist import DistFile, DistMetadata
 from lockguard.resolve.ports import Project
-
-
-def _import_worker_modules() -> None:
-    """What the workers would import on their first page, metadata or lazy wheel read, imported
-    now by the calling (main) thread: io/index/early.py says why a thread must not be the first."""
-    import email.iterators  # noqa: F401  (metadata: email.message imports it on first use)
-    import email.message  # noqa: F401
-    import encodings.cp437  # noqa: F401  (zipfile decodes the names in a wheel's directory with it)
-    import encodings.idna  # noqa: F401  (the socket layer encodes host names with it)
-
-    import lockguard.io.index.page_json  # noqa: F401  (JSON pages: msgspec)
 
 
 class IndexPackageSource:
@@ -38,7 +27,7 @@ class IndexPackageSource:
         self.fetcher = fetcher
         self.speculator = speculator
         self._speculated: set[str] = set()
-        _import_worker_modules()
+        import_worker_modules()
         self._pool = DaemonPool(workers, "lockguard-fetch")
         self._metadata: dict[str, Future] = {}
         self._pages: dict[str, Future] = {}

@@ -9,6 +9,7 @@ from lockguard.errors import SourceUnreachable
 from lockguard.io.index.http import HttpClient
 from lockguard.io.index.lazy_wheel import read_wheel_metadata
 from lockguard.io.index.simple_index import JSON_ACCEPT, parse_project_page
+from lockguard.io.index.workers import import_worker_modules
 from lockguard.knowledge.verify import LiveWheel
 from lockguard.model.dist import DistFile
 
@@ -40,6 +41,8 @@ def read_live_wheels(client: HttpClient, files: list[DistFile], wanted: dict[str
             requires=tuple(message.get_all("Requires-Dist") or ()),
         )
 
+    client.prepare()
+    import_worker_modules()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return dict(pool.map(one, sorted(wanted.items())))
 

@@ -13,6 +13,17 @@ import threading
 from concurrent.futures import Future
 
 
+def import_worker_modules() -> None:
+    """What the workers would import on their first page, metadata or lazy wheel read, imported
+    now by the calling (main) thread: io/index/early.py says why a thread must not be the first."""
+    import email.iterators  # noqa: F401  (metadata: email.message imports it on first use)
+    import email.message  # noqa: F401
+    import encodings.cp437  # noqa: F401  (zipfile decodes the names in a wheel's directory with it)
+    import encodings.idna  # noqa: F401  (the socket layer encodes host names with it)
+
+    import lockguard.io.index.page_json  # noqa: F401  (JSON pages: msgspec)
+
+
 class DaemonPool:
     def __init__(self, max_workers: int, name: str) -> None:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
