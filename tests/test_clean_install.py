@@ -22,13 +22,9 @@ from tests.support.envs import (
 
 
 @pytest.fixture
-def project(world, tmp_path, lg) -> Path:
+def project(world, tmp_path) -> Path:
     """A pip-only lock (channels = []) of a small CUDA-shaped set, resolved against the local index."""
-    project = tmp_path / "project"
-    world.intent(project, cuda="12.1", pip=["jinja2", "oldlib", "nvidia-nccl-cu12==2.18.1"])
-    result = lg("resolve", "--intent", str(project / "lockguard.toml"))
-    assert result.exit_code == 0, result.stderr
-    return project
+    return world.locked(tmp_path / "project", cuda="12.1", pip=["jinja2", "oldlib", "nvidia-nccl-cu12==2.18.1"])
 
 
 def env_check(lg, project: Path, venv: Path, *args: str):

@@ -20,11 +20,8 @@ from tests.support.envs import (
 PYLOCK = '[outputs]\npylock = "pylock.toml"\n'
 
 
-def resolve(world, lg, folder: Path, pip: list[str], extra: str = PYLOCK) -> Path:
-    intent = world.intent(folder, cuda="12.1", pip=pip, extra=extra)
-    result = lg("resolve", "--intent", str(intent))
-    assert result.exit_code == 0, result.stderr
-    return folder
+def resolve(world, folder: Path, pip: list[str], extra: str = PYLOCK) -> Path:
+    return world.locked(folder, cuda="12.1", pip=pip, extra=extra)
 
 
 def installed(venv: Path) -> dict[str, str]:
@@ -34,7 +31,7 @@ def installed(venv: Path) -> dict[str, str]:
 
 
 def test_the_projects_pylock_is_applied_as_one_transaction(world, venv, lg, tmp_path):
-    project = resolve(world, lg, tmp_path / "project", ["jinja2", "oldlib"])
+    project = resolve(world, tmp_path / "project", ["jinja2", "oldlib"])
     pip_install(venv, world.pypi.url, "oldlib==1.0", "hjson")
     before = tree_hashes(venv)
     intent = str(project / "lockguard.toml")
@@ -55,8 +52,8 @@ def test_the_projects_pylock_is_applied_as_one_transaction(world, venv, lg, tmp_
 
 
 def test_a_pylock_that_disagrees_with_the_project_lock_is_refused(world, venv, lg, tmp_path):
-    project = resolve(world, lg, tmp_path / "project", ["jinja2", "oldlib"], extra="")
-    other = resolve(world, lg, tmp_path / "other", ["jinja2", "oldlib==1.0"])
+    project = resolve(world, tmp_path / "project", ["jinja2", "oldlib"], extra="")
+    other = resolve(world, tmp_path / "other", ["jinja2", "oldlib==1.0"])
     before = tree_hashes(venv)
     result = lg("clean-install", "--intent", str(project / "lockguard.toml"), "--from", str(other / "pylock.toml"),
                 "--prefix", str(venv), "--yes")
@@ -66,7 +63,7 @@ def test_a_pylock_that_disagrees_with_the_project_lock_is_refused(world, venv, l
 
 
 def test_outside_a_project_the_pylock_is_the_whole_lock(world, venv, lg, tmp_path, monkeypatch):
-    source = resolve(world, lg, tmp_path / "project", ["jinja2", "oldlib"])
+    source = resolve(world, tmp_path / "project", ["jinja2", "oldlib"])
     alone = tmp_path / "alone"
     alone.mkdir()
     shutil.copy(source / "pylock.toml", alone / "pylock.toml")

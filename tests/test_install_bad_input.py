@@ -24,11 +24,8 @@ from tests.support.wheels import build_wheel
 
 
 @pytest.fixture
-def project(world, tmp_path, lg) -> Path:
-    project = tmp_path / "project"
-    world.intent(project, cuda="12.1", pip=["jinja2", "nvidia-nccl-cu12==2.18.1"])
-    assert lg("resolve", "--intent", str(project / "lockguard.toml")).exit_code == 0
-    return project
+def project(world, tmp_path) -> Path:
+    return world.locked(tmp_path / "project", cuda="12.1", pip=["jinja2", "nvidia-nccl-cu12==2.18.1"])
 
 
 def intent(project: Path) -> list[str]:
@@ -171,9 +168,7 @@ def test_a_huge_record_or_pth_is_bad_input(project, venv, lg):
 
 
 def test_loader_path_libraries_are_compared_by_soname(world, venv, lg, tmp_path, monkeypatch):
-    project = tmp_path / "torch-project"
-    world.intent(project, cuda="12.1", pip=["torch==2.1.0"])
-    assert lg("resolve", "--intent", str(project / "lockguard.toml")).exit_code == 0
+    project = world.locked(tmp_path / "torch-project", cuda="12.1", pip=["torch==2.1.0"])
     shadow = tmp_path / "cuda-13"
     if compile_library(shadow, "libcudart.so.13", "libcudart.so.13") is None:
         pytest.skip("no C compiler")
@@ -192,9 +187,7 @@ def test_a_kept_tool_that_needs_another_locked_version_is_reported_with_the_fix(
     world.pypi.add(build_wheel(world.wheels, "packaging", "23.2"))
     world.pypi.add(build_wheel(world.wheels, "wheel", "0.48.0", requires=["packaging>=24.0"]))
     pip_install(venv, world.pypi.url, "--no-deps", "wheel==0.48.0")
-    project = tmp_path / "project"
-    world.intent(project, cuda="12.1", pip=["packaging==23.2"])
-    assert lg("resolve", "--intent", str(project / "lockguard.toml")).exit_code == 0
+    project = world.locked(tmp_path / "project", cuda="12.1", pip=["packaging==23.2"])
     applied = lg("clean-install", *intent(project), "--prefix", str(venv), "--yes")
     assert applied.exit_code == 0, applied.stderr  # the lock is applied; the conflict is a warning
     assert "warning: LG221 wheel 0.48.0 is kept" in applied.stderr and "packaging>=24.0" in applied.stderr

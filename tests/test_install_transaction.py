@@ -40,19 +40,16 @@ def add_wheels(world) -> None:
         "brokenpkg/__init__.py": b"raise ImportError('libmissing.so.3: cannot open shared object file')\n"}))
 
 
-def make_project(world, lg, root: Path, pip: list[str]) -> Path:
+def make_project(world, root: Path, pip: list[str]) -> Path:
     add_wheels(world)
-    world.intent(root, cuda="12.1", pip=pip)
-    result = lg("resolve", "--intent", str(root / "lockguard.toml"))
-    assert result.exit_code == 0, result.stderr
-    return root
+    return world.locked(root, cuda="12.1", pip=pip)
 
 
 @pytest.fixture
 def family(world, lg, tmp_path, venv) -> tuple[Path, Path]:
     """A venv on the cu11 family (plus a cu12 package that stays, and an old otherlib); the lock
     switches the family and upgrades otherlib."""
-    project = make_project(world, lg, tmp_path / "project",
+    project = make_project(world, tmp_path / "project",
                            ["nvidia-foo-cu12==2.0", "nvidia-bar-cu12==1.0", "otherlib==2.0"])
     pip_install(venv, world.pypi.url, "nvidia-foo-cu11==1.0", "nvidia-bar-cu12==1.0", "otherlib==1.0")
     return project, venv
@@ -147,7 +144,7 @@ def test_a_kill_during_pip_is_undone_by_restore_or_the_next_clean_install(family
 
 
 def test_a_deleted_shared_library_is_found_and_reinstalled(world, lg, tmp_path, venv):
-    project = make_project(world, lg, tmp_path / "project", ["gpulib==1.0", "otherlib==2.0"])
+    project = make_project(world, tmp_path / "project", ["gpulib==1.0", "otherlib==2.0"])
     assert run(lg, project, "clean-install", "--prefix", str(venv), "--yes").exit_code == 0
     library = site_packages(venv) / "gpulib" / "libgpu.so.1"
     library.unlink()
@@ -167,7 +164,7 @@ def test_a_deleted_shared_library_is_found_and_reinstalled(world, lg, tmp_path, 
 
 
 def test_an_import_smoke_that_fails_rolls_back_with_exit_5(world, lg, tmp_path, venv):
-    project = make_project(world, lg, tmp_path / "project", ["brokenpkg==1.0", "otherlib==2.0"])
+    project = make_project(world, tmp_path / "project", ["brokenpkg==1.0", "otherlib==2.0"])
     pip_install(venv, world.pypi.url, "otherlib==1.0")
     before = tree_hashes(venv)
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
@@ -185,7 +182,7 @@ def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(world, lg,
     world.pypi.add(build_wheel(world.wheels, "shipspyc", "1.0", files={
         "shipspyc/__init__.py": b"", "shipspyc/conv_template.py": b"X = 1\n",
         f"shipspyc/__pycache__/conv_template.{tag}.pyc": b"a pyc from the wheel builder's machine"}))
-    project = make_project(world, lg, tmp_path / "project", ["shipspyc==1.0"])
+    project = make_project(world, tmp_path / "project", ["shipspyc==1.0"])
     assert run(lg, project, "clean-install", "--prefix", str(venv), "--yes").exit_code == 0
     compiled = site_packages(venv) / "shipspyc" / "__pycache__" / f"conv_template.{tag}.pyc"
     assert compiled.read_bytes() != b"a pyc from the wheel builder's machine"  # pip compiled over it
@@ -234,7 +231,7 @@ def test_an_sdist_only_package_is_built_by_pip_and_verified(world, lg, tmp_path,
 
     world.pypi.add(build_sdist(world.wheels, "fromsdist", "1.0", metadata_version="2.2",
                                pyproject=IN_TREE_PYPROJECT, files={"backend.py": WHEEL_BACKEND}))
-    project = make_project(world, lg, tmp_path / "project", ["fromsdist==1.0", "otherlib==2.0"])
+    project = make_project(world, tmp_path / "project", ["fromsdist==1.0", "otherlib==2.0"])
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert result.exit_code == 0, result.stderr
     assert "imported fromsdist, otherlib" in result.stderr

@@ -130,6 +130,23 @@ def replace_with_folder(path: Path) -> None:
     (path / "inside").write_text("x\n")
 
 
+def make_special(path: Path, kind: str, *, huge: int, nowhere: Path | None = None) -> None:
+    """Turn `path` into the special file `kind` names: a fifo, a sparse file of `huge` bytes, a
+    folder, a link to /dev/zero, or a link to `nowhere` (dangling)."""
+    if kind == "fifo":
+        fifo(path)
+    elif kind == "huge":
+        sparse(path, huge)
+    elif kind == "folder":
+        replace_with_folder(path)
+    elif kind == "dev-zero":
+        link(path, "/dev/zero")
+    elif kind == "dangling":
+        link(path, str(nowhere))
+    else:
+        raise ValueError(f"no special file {kind!r}")
+
+
 def link(path: Path, target: str) -> None:
     if path.is_symlink() or path.exists():
         path.unlink()
@@ -241,16 +258,8 @@ def _conda_damage(data: str | bytes | None, special: str | None = None) -> Calla
     def damage(prefix: Path) -> None:
         conda_env(prefix)
         record = prefix / "conda-meta" / "x-1.0-0.json"
-        if special == "fifo":
-            os.mkfifo(record)
-        elif special == "huge":
-            sparse(record, 65 * MIB)
-        elif special == "folder":
-            replace_with_folder(record)
-        elif special == "dev-zero":
-            record.symlink_to("/dev/zero")
-        elif special == "dangling":
-            record.symlink_to(prefix / "nowhere.json")
+        if special:
+            make_special(record, special, huge=65 * MIB, nowhere=prefix / "nowhere.json")
         else:
             _write(record, data)
     return damage
@@ -320,15 +329,7 @@ def _quarantine_damage(manifest, journal, special: str | None = None) -> Callabl
             target, other = folder / "journal.jsonl", ("manifest.json", '{"entries": []}')
         if special:
             _write(folder / other[0], other[1])
-            kind = special.split("-", 1)[1]
-            if kind == "fifo":
-                os.mkfifo(target)
-            elif kind == "huge":
-                sparse(target, 513 * MIB)
-            elif kind == "folder":
-                replace_with_folder(target)
-            elif kind == "dev-zero":
-                target.symlink_to("/dev/zero")
+            make_special(target, special.split("-", 1)[1], huge=513 * MIB)
             return
         if manifest is not None:
             _write(folder / "manifest.json", manifest)
@@ -372,16 +373,8 @@ def _dist_file_damage(file: str, how: str, data: bytes | None = None, package: s
         site = site_of(prefix)
         info = next(site.glob(f"{package}-*.dist-info"))
         target = site / "zz-damaged.pth" if file == "pth" else info / file
-        if how == "fifo":
-            fifo(target)
-        elif how == "huge":
-            sparse(target, 65 * MIB if file == "RECORD" else 2 * MIB)
-        elif how == "folder":
-            replace_with_folder(target)
-        elif how == "dev-zero":
-            link(target, "/dev/zero")
-        elif how == "dangling":
-            link(target, str(prefix / "nowhere"))
+        if how in ("fifo", "huge", "folder", "dev-zero", "dangling"):
+            make_special(target, how, huge=65 * MIB if file == "RECORD" else 2 * MIB, nowhere=prefix / "nowhere")
         elif how == "unreadable":
             _write(target, b"x\n")
             target.chmod(0)

@@ -52,6 +52,14 @@ class World:
         target.write_text("\n".join(lines) + "\n" + extra)
         return target
 
+    def locked(self, path: Path, **intent_fields) -> Path:
+        """`path` with an intent (the fields of `intent`) resolved against this world, in-process."""
+        from lockguard.cli.boundary import run
+
+        target = self.intent(path, **intent_fields)
+        assert run(["resolve", "--intent", str(target)]) == 0
+        return path
+
 
 def nvidia_pins(metadata: str) -> list[tuple[str, str]]:
     import re
@@ -75,11 +83,7 @@ def running_world(root: Path) -> Iterator[World]:
 def locked_mixed_project(world: World, project: Path) -> Path:
     """jinja2 and numpy with a conda side pinned from knowledge, resolved in-process against the
     world (the bad-input and fuzz tests damage copies of it)."""
-    from lockguard.cli.boundary import run
-
-    world.intent(project, pip=["jinja2", "numpy"], channels=["conda-forge"], extra="conda-from-knowledge = true\n")
-    assert run(["resolve", "--intent", str(project / "lockguard.toml")]) == 0
-    return project
+    return world.locked(project, pip=["jinja2", "numpy"], channels=["conda-forge"], extra="conda-from-knowledge = true\n")
 
 
 def build_world(root: Path, pypi: LocalIndex, pytorch: LocalIndex) -> World:

@@ -44,6 +44,18 @@ def open_regular(path: str | Path, limit: int | None = None) -> int:
     return fd
 
 
+def regular_file_sha256(path: str | Path):
+    """The hashlib sha256 object over the bytes of a regular file, read in chunks (any size);
+    open_regular's InputError for something else, OSError when it cannot be opened."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with os.fdopen(open_regular(path), "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest
+
+
 def read_bytes(path: str | Path, limit: int = 64 * MIB, *, missing_ok: bool = True) -> bytes:
     """The bytes of a regular file of at most `limit` bytes (b"" when it is missing and missing_ok)."""
     try:

@@ -16,7 +16,6 @@ LOCKGUARD_FAULT_EACCES_AT=N makes move N fail with a permission error (root igno
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import secrets
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
-from lockguard.io.env.bounded import MIB, open_regular, read_bytes
+from lockguard.io.env.bounded import MIB, read_bytes, regular_file_sha256
 from lockguard.io.env.file_listing import STATE_DIR
 
 FAULT_ENV = "LOCKGUARD_FAULT_AFTER_MOVES"
@@ -72,14 +71,9 @@ def fsync_dir(folder: Path) -> None:
 def sha256_of(path: Path) -> str | None:
     """None for what is not a regular file (a FIFO in a RECORD moves as it is, unread)."""
     try:
-        fd = open_regular(path)
+        return regular_file_sha256(path).hexdigest()
     except InputError:
         return None
-    h = hashlib.sha256()
-    with os.fdopen(fd, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def path_problem(relative: object) -> str | None:

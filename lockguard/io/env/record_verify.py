@@ -9,11 +9,10 @@ RECORD gives it is accepted. Missing files are LG204's (found without hashing)."
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 
 from lockguard.errors import InputError
-from lockguard.io.env.bounded import open_regular
+from lockguard.io.env.bounded import regular_file_sha256
 from lockguard.io.env.prefix_scan import record_entries
 from lockguard.model.prefix import InstalledDist, PrefixSnapshot
 
@@ -22,16 +21,12 @@ def file_digest(path: str) -> str | None:
     """The urlsafe-b64 sha256 RECORD writes; None when the file is missing, "" when it is not a
     regular file (a FIFO where a module should be matches no hash)."""
     try:
-        fd = open_regular(path)
+        digest = regular_file_sha256(path)
     except InputError:
         return ""
     except OSError:
         return None
-    h = hashlib.sha256()
-    with os.fdopen(fd, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            h.update(chunk)
-    return base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode()
+    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
 
 
 def changed_files(dist: InstalledDist, root: str) -> list[str]:
