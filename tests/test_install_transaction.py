@@ -46,7 +46,7 @@ def make_project(world, root: Path, pip: list[str]) -> Path:
 
 
 @pytest.fixture
-def family(world, lg, tmp_path, venv) -> tuple[Path, Path]:
+def family(world, tmp_path, venv) -> tuple[Path, Path]:
     """A venv on the cu11 family (plus a cu12 package that stays, and an old otherlib); the lock
     switches the family and upgrades otherlib."""
     project = make_project(world, tmp_path / "project",

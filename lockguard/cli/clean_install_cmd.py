@@ -37,7 +37,6 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
         apply_plan,
         build_plan,
         describe_interrupted,
-        interrupted,
         lock_must_be_current,
         project_source,
         pylock_source,
@@ -45,6 +44,7 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
         undo_interrupted,
     )
     from lockguard.errors import InputError
+    from lockguard.io.env.quarantine import interrupted_quarantines
     from lockguard.io.project.intent_file import project_here
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
@@ -62,7 +62,7 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
         lock_must_be_current(snapshot, knowledge)
     source = pylock_source(from_file, snapshot, knowledge) if from_file else project_source(snapshot, knowledge)
     root = target_prefix(prefix, python_exe)
-    stuck = interrupted(root)
+    stuck = interrupted_quarantines(root)
     if stuck and dry_run:
         return _report_interrupted(ui, root, describe_interrupted(root, stuck), as_json)
     if stuck:

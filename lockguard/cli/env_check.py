@@ -69,10 +69,10 @@ def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Pa
 
 def interrupted_runs(prefix: Path) -> list[Finding]:
     """LG222: a clean-install that was killed left the environment half changed."""
-    from lockguard.io.env.quarantine import list_quarantines
+    from lockguard.io.env.quarantine import interrupted_quarantines
     from lockguard.model.finding import ERROR
 
     return [Finding("LG222", ERROR, f"clean-install {q.id} was interrupted (last step: {q.phase or 'begin'}): the "
                     "environment is half changed", f"`lockguard restore {q.id} --prefix {prefix}` undoes it (a new "
                     "clean-install undoes it first, too)", str(prefix / ".lockguard" / "quarantine" / q.id))
-            for q in list_quarantines(prefix) if q.state == "incomplete"]
+            for q in interrupted_quarantines(prefix)]

@@ -18,7 +18,7 @@ from lockguard.errors import InputError, InstallFailed
 from lockguard.install.inventory import LockView, take_inventory
 from lockguard.install.plan import Plan, blocking, make_plan
 from lockguard.install.verify import direct_names, smoke_modules
-from lockguard.io.env.quarantine import Quarantine, QuarantineInfo, list_quarantines
+from lockguard.io.env.quarantine import Quarantine, QuarantineInfo, interrupted_quarantines
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.lock_paths import lock_file
@@ -51,10 +51,6 @@ def target_prefix(prefix: Path | None, python: Path | None) -> Path:
                                "prefixes; create one (`python -m venv PATH`) and pass --prefix PATH")
 
 
-def interrupted(prefix: Path) -> list[QuarantineInfo]:
-    return [q for q in list_quarantines(prefix) if q.state == "incomplete"]
-
-
 def describe_interrupted(prefix: Path, infos: list[QuarantineInfo]) -> list[dict]:
     """What `restore` would do for each interrupted transaction (reads only)."""
     from lockguard.io.env.transaction import preview
@@ -67,7 +63,7 @@ def undo_interrupted(prefix: Path, progress: Progress) -> list[str]:
     from lockguard.io.env.transaction import undo
 
     undone = []
-    for info in interrupted(prefix):
+    for info in interrupted_quarantines(prefix):
         result = undo(Quarantine(prefix, info.id))
         progress.warn(f"clean-install {info.id} was interrupted; undone: removed {result.removed} files it had "
                       f"installed, put back {result.put_back} files")
@@ -216,10 +212,10 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: P
             raise InstallFailed(exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint) from None
         progress.say(("interrupted; " if isinstance(exc, KeyboardInterrupt) else "") + rolled)
         raise
+    else:
+        q.finish()
     finally:
         q.close()
-    q.finish()
-    q.close()
     progress.close()
     return applied
 

@@ -77,6 +77,4 @@ class PrefixSnapshot:
     library_dirs: list[LibraryDir] = field(default_factory=list)
     cuda_link: tuple[str, str] | None = None  # (/usr/local/cuda, its target)
     is_conda: bool = False  # the prefix has a conda-meta/ folder (possibly still empty)
-    is_venv: bool = False  # the prefix has a pyvenv.cfg
     scheme: dict[str, str] = field(default_factory=dict)  # sysconfig: purelib, platlib, scripts, data, include (absolute)
-    cache_tag: str | None = None  # "cpython-311": the name part of the .pyc files pip compiles

@@ -35,11 +35,10 @@ print("LOCKGUARD-FACTS:" + json.dumps({
     "user_site": site.getusersitepackages() if site.ENABLE_USER_SITE else None,
     "purelib": paths["purelib"], "platlib": paths["platlib"], "scripts": paths.get("scripts"),
     "data": paths.get("data"), "include": paths.get("include"),
-    "cache_tag": getattr(sys.implementation, "cache_tag", None),
 }))
 """
 _FACT_TYPES = {"prefix": str, "path": list, "version": str, "purelib": str, "platlib": str}
-_OPTIONAL = ("user_site", "scripts", "data", "include", "cache_tag", "executable")
+_OPTIONAL = ("user_site", "scripts", "data", "include", "executable")
 RECORD_LIMIT = 64 * MIB  # torch's RECORD is about 2 MB
 METADATA_HEAD = 1 * MIB  # only the header block is read; a long description may follow
 PTH_LIMIT = 1 * MIB
@@ -143,8 +142,6 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
                           sys_path=[p for p in facts["path"] if p], user_site=facts.get("user_site"))
     snap.scheme = {k: os.path.realpath(facts[k]) for k in ("purelib", "platlib", "scripts", "data", "include")
                    if facts.get(k)}
-    snap.cache_tag = facts.get("cache_tag")
-    snap.is_venv = (root / "pyvenv.cfg").is_file()
     site_dirs = []
     for candidate in (facts["purelib"], facts["platlib"]):
         real = os.path.realpath(candidate)

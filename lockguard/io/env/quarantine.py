@@ -348,12 +348,6 @@ class Quarantine:
     def finish(self) -> None:
         self.log(event="done")
 
-    def restore(self) -> int:
-        """Undo the whole transaction (pip's part included); the number of files put back."""
-        from lockguard.io.env.transaction import undo
-
-        return undo(self).put_back
-
 
 def _read_utf8(path: Path) -> str:
     """lockguard writes its state as UTF-8 JSON: bytes that are not UTF-8 are damage, not text."""
@@ -392,3 +386,8 @@ def list_quarantines(prefix: Path) -> list[QuarantineInfo]:
                                   len(q.moved_paths(events)), str(manifest.get("created", "")), removed, installed,
                                   phase))
     return out
+
+
+def interrupted_quarantines(prefix: Path) -> list[QuarantineInfo]:
+    """The clean-install runs of the prefix that were killed before they finished or were undone."""
+    return [q for q in list_quarantines(prefix) if q.state == "incomplete"]
