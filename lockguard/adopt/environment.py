@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 
 from lockguard.adopt.facts import CHANNEL, CUDA, PIP, PYTHON, Origin, SourceFacts
-from lockguard.adopt.requirements_file import INSTALLER_TOOLS
-from lockguard.model.names import canonical_name
+from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 
 _CUDA_RUNTIME = re.compile(r"^nvidia-cuda-runtime-cu(\d+)$")
 _CHANNEL_URL = re.compile(r"^https?://conda\.anaconda\.org/([^/]+)(?:/[^/]+)?/?$")

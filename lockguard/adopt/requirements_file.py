@@ -13,10 +13,9 @@ import shlex
 
 from lockguard.adopt.facts import CUDA, EXTRA_INDEX, INDEX, PIP, PYTORCH_INDEX, Origin, SourceFacts
 from lockguard.model.intent import DEFAULT_PYTORCH_INDEX
-from lockguard.model.names import canonical_name
+from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
-INSTALLER_TOOLS = ("pip", "setuptools", "wheel")
 _PYTORCH_URL = re.compile(r"^(?P<base>https?://\S+?/whl)/(?P<variant>cu\d{2,3}|cpu)/?$")
 _LOCAL_VARIANT = re.compile(r"\+(cu\d{2,3}|cpu)\b")
 # options that change how pip installs, not what: nothing to carry over, nothing lost

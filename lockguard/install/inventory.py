@@ -29,8 +29,6 @@ from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family
 from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot
 
-INSTALLER_TOOLS = {"pip", "setuptools", "wheel"}  # pip-sync's rule: never removed unless the lock pins them
-
 
 @dataclass(frozen=True)
 class LockView:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lockguard.model.finding import ERROR, Finding
-from lockguard.model.names import canonical_name, cuda_family, same_version
+from lockguard.model.names import INSTALLER_TOOLS, canonical_name, cuda_family, same_version
 from lockguard.model.prefix import PrefixSnapshot
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ class Outgoing:
 def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: dict[str, list[str]]) -> None:
     """LG200-LG204 and LG230: what the lock says against what is installed; fills inv's outgoing,
     missing and conda_missing."""
-    from lockguard.install.inventory import INSTALLER_TOOLS
     copies: dict[str, list] = {}
     for dist in snap.dists:
         if dist.in_prefix:

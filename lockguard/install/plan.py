@@ -39,11 +39,8 @@ class Plan:
 
     def moves(self) -> list[QuarantineItem]:
         """Every file that moves into the quarantine before pip runs, each once."""
-        out, seen = [], set()
-        for item in self.quarantine:
-            if item.path not in seen:
-                seen.add(item.path)
-                out.append(item)
+        out = list(self.quarantine)  # unique paths already (make_plan)
+        seen = {item.path for item in out}
         for dist in self.outgoing:
             for path in self.outgoing_files.get(dist.dist_info, ()):
                 if path not in seen:

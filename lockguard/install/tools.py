@@ -8,10 +8,8 @@ from __future__ import annotations
 import platform
 
 from lockguard.model.finding import WARNING, Finding
-from lockguard.model.names import canonical_name
+from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 from lockguard.model.prefix import PrefixSnapshot
-
-TOOLS = ("pip", "setuptools", "wheel")
 
 
 def _marker_environment(python_version: str) -> dict[str, str]:
@@ -28,7 +26,7 @@ def tool_conflicts(snap: PrefixSnapshot, locked: dict[str, str]) -> list[Finding
     environment = _marker_environment(snap.python_version)
     out = []
     for dist in snap.dists:
-        if not dist.in_prefix or dist.name not in TOOLS or dist.name in locked:
+        if not dist.in_prefix or dist.name not in INSTALLER_TOOLS or dist.name in locked:
             continue
         for text in dist.requires:
             try:

@@ -15,7 +15,7 @@ from pathlib import Path
 from lockguard.errors import InputError
 from lockguard.io.env.bounded import MIB, open_regular, read_bytes, read_text, run_bounded
 from lockguard.io.env.file_listing import FileListing
-from lockguard.model.names import canonical_name
+from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 from lockguard.model.prefix import (
     SHARED_LIBRARY,
     CondaInstalled,
@@ -43,7 +43,6 @@ RECORD_LIMIT = 64 * MIB  # torch's RECORD is about 2 MB
 METADATA_HEAD = 1 * MIB  # only the header block is read; a long description may follow
 PTH_LIMIT = 1 * MIB
 CONDA_RECORD_LIMIT = 64 * MIB
-TOOLS = {"pip", "setuptools", "wheel"}
 
 
 def interpreter_timeout() -> float:
@@ -261,7 +260,7 @@ def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) ->
         out.append(InstalledDist(
             name=dist_name, version=meta.get("version", ""), site=site, dist_info=info,
             installer=_head(os.path.join(info, "INSTALLER"), 256).strip(), paths=inside, outside=outside,
-            in_prefix=in_prefix, requires=tuple(meta.get("requires", ())) if dist_name in TOOLS else (),
+            in_prefix=in_prefix, requires=tuple(meta.get("requires", ())) if dist_name in INSTALLER_TOOLS else (),
         ))
     return out
 
