@@ -54,6 +54,21 @@ def _signature(info: os.stat_result, link: str | None = None) -> list:
     return [info.st_size, info.st_mtime_ns, info.st_ino, link]
 
 
+def _stat(full: Path) -> tuple[os.stat_result, list] | None:
+    """lstat of `full` and its signature (a link's with its target); None when it is gone."""
+    try:
+        info = os.lstat(full)
+    except OSError:
+        return None
+    return info, _signature(info, os.readlink(full) if stat.S_ISLNK(info.st_mode) else None)
+
+
+def _pip_part_pending(q: Quarantine, events: list[dict]) -> bool:
+    """The run got to pip (before.json exists) and no undo has removed what it installed yet."""
+    names = {e["event"] for e in events}
+    return "apply-start" in names and "removed" not in names and q.before_path.exists()
+
+
 def record_before(q: Quarantine) -> None:
     """What pip starts from, and a hard link of every file, written before it runs."""
     files, dirs = list_tree(str(q.prefix))
@@ -61,14 +76,10 @@ def record_before(q: Quarantine) -> None:
     made: set[Path] = set()
     for path in files:
         full = q.prefix / path
-        try:
-            info = os.lstat(full)
-        except OSError:
+        found = _stat(full)
+        if found is None:
             continue
-        if stat.S_ISLNK(info.st_mode):
-            signatures[path] = _signature(info, os.readlink(full))
-            continue
-        signatures[path] = _signature(info)
+        info, signatures[path] = found
         if stat.S_ISREG(info.st_mode):
             target = q.shadow / path
             if target.parent not in made:
@@ -108,12 +119,10 @@ def _changes(q: Quarantine, before: dict) -> tuple[dict[str, list], list[str], l
     out: dict[str, list] = {}
     replaced, modified = [], []
     for path in files:
-        try:
-            info = os.lstat(q.prefix / path)
-        except OSError:
+        found = _stat(q.prefix / path)
+        if found is None:
             continue
-        link = os.readlink(q.prefix / path) if stat.S_ISLNK(info.st_mode) else None
-        now = _signature(info, link)
+        now = found[1]
         was = old.get(path)
         if was is None:
             out[path] = now
@@ -141,10 +150,7 @@ def record_installed(q: Quarantine, owners: dict[str, str]) -> Installed:
 def preview(q: Quarantine) -> dict:
     """What undo would do, changing nothing (for --dry-run): files to remove, files to put back."""
     events = q.journal()
-    names = {e["event"] for e in events}
-    remove = 0
-    if "apply-start" in names and "removed" not in names and q.before_path.exists():
-        remove = len(_added(q)[0])
+    remove = len(_added(q)[0]) if _pip_part_pending(q, events) else 0
     back = sum(1 for e in q.manifest()["entries"] if os.path.lexists(q.files / e["path"]))
     return {"id": q.id, "phase": events[-1]["event"] if events else "", "remove": remove, "put_back": back}
 
@@ -161,13 +167,13 @@ def _added(q: Quarantine) -> tuple[dict[str, list | None], list[str]]:
 
 def undo(q: Quarantine) -> UndoResult:
     events = q.journal()
-    names = {e["event"] for e in events}
+    pip_part = _pip_part_pending(q, events)
     _must_stay_inside(q, events)
     result = UndoResult()
     q.log(event="undo-start", sync=False)
     for leftover in q.root.glob("trash-*"):  # an earlier undo's, if its deleting process died
         delete_later(leftover)
-    if "apply-start" in names and "removed" not in names and q.before_path.exists():
+    if pip_part:
         _remove_added(q, result)
         q.log(event="removed", count=result.removed, displaced=len(result.displaced))
     changed = _put_back(q, result)
@@ -224,12 +230,10 @@ def _remove_added(q: Quarantine, result: UndoResult) -> None:
             continue
         signature = added[path]
         if signature is not None:
-            try:
-                info = os.lstat(q.prefix / path)
-            except OSError:
+            found = _stat(q.prefix / path)
+            if found is None:
                 continue
-            link = os.readlink(q.prefix / path) if stat.S_ISLNK(info.st_mode) else None
-            if _signature(info, link) != list(signature):
+            if found[1] != list(signature):
                 ours[path] = False
                 keep.update(_ancestors(path))
                 continue
