@@ -97,16 +97,26 @@ class Finished:
         return "\n".join((self.stderr or self.stdout).strip().splitlines()[-lines:])
 
 
-def _death_signal() -> Callable[[], None] | None:
-    """For the child: get SIGKILL when lockguard dies, so no pip keeps writing into a prefix whose
-    transaction is being undone (Linux prctl; looked up before the fork; None elsewhere)."""
+def _find_prctl():
     try:
         import ctypes
 
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
         return None
-    return lambda: prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+# Looked up once, when this module is imported (by the main thread): children are also started
+# from threads, and a thread must not be the first to import a module (io/index/early.py says why).
+_PRCTL = _find_prctl()
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """For the child: get SIGKILL when lockguard dies, so no pip keeps writing into a prefix whose
+    transaction is being undone (Linux prctl; None elsewhere)."""
+    if _PRCTL is None:
+        return None
+    return lambda: _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def kill_group(process: subprocess.Popen) -> None:

@@ -177,7 +177,6 @@ class _EarlyScan:
     interpreter's own answer (its error comes first, as without the head start)."""
 
     def __init__(self, root: Path, ask) -> None:
-        import ctypes  # noqa: F401  (run_bounded's first child needs it: imported here, not first in the thread; io/index/early.py says why)
         import threading
 
         self.root = root
