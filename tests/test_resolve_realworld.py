@@ -94,6 +94,10 @@ def test_an_index_build_that_cannot_be_reached_is_skipped_when_pypi_has_an_answe
     assert result.exit_code == 0, result.stderr
     assert versions(project)["torch"] == "2.1.2"  # torch 2.5 cu121 lives only on the index: PyPI's 2.1.2
     assert "torch 2.5 cu121 is published only on the PyTorch index" in result.stderr  # said, as a warning
+    # a resolve that warned is never memoized: the index may answer next time, and the lock with it
+    again = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"))
+    assert again.exit_code == 0 and "resolution memo:" not in again.stderr
+    assert "torch 2.5 cu121 is published only on the PyTorch index" in again.stderr
 
 
 def test_unreachable_pytorch_index_with_no_pypi_answer_says_why_it_was_needed(tmp_path, more, lg):

@@ -29,9 +29,11 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_fro
     intent = load_project_intent(intent_path, ui=ui)
     session = ResolveSession(intent, ui, offline=offline, refresh=refresh,
                              conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms))
-    lock = session.run()
-    outputs = session.render(lock)
-    session.refuse_what_check_rejects(lock, outputs)
+    resolved = session.resolve()
+    outputs = resolved.outputs
+    if not resolved.remembered:  # a remembered resolution passed this gate with the same inputs
+        session.refuse_what_check_rejects(resolved.platforms, outputs)
+        session.remember()
     if check_only:
         stale = session.stale(outputs)
         if as_json:
@@ -44,5 +46,5 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_fro
         return 1 if stale else 0
     written = session.write(outputs)
     if as_json:
-        ui.emit_json(session.summary(lock, written))
+        ui.emit_json(session.summary(resolved, written))
     return 0

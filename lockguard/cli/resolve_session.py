@@ -6,12 +6,48 @@ and the file writers meet; `lockguard.resolve` itself stays free of I/O.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from lockguard.cli.output import Ui
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
-from lockguard.model.lock_paths import lock_file
+from lockguard.model.lock_paths import lock_file, lock_paths
+
+
+class Resolved:
+    """What a resolve produced: the lock files' text by path, the platforms resolved, and the
+    --json summary without its "written" list. `remembered`: it came from the resolution memo
+    (lock files that passed the check gate for these very inputs when they were memoized)."""
+
+    def __init__(self, outputs: dict[Path, str], platforms: tuple[str, ...], summary: dict,
+                 remembered: bool = False) -> None:
+        self.outputs = outputs
+        self.platforms = platforms
+        self.summary = summary
+        self.remembered = remembered
+
+
+class _Recorder:
+    """The Ui, with the info lines and warnings of a resolve kept (in order) for its memo."""
+
+    def __init__(self, ui: Ui) -> None:
+        self._ui = ui
+        self.messages: list[tuple[str, str]] = []
+        self.warned_while_resolving = False
+        self.rendering = False
+
+    def info(self, message: str) -> None:
+        self.messages.append(("info", message))
+        self._ui.info(message)
+
+    def warn(self, message: str) -> None:
+        self.messages.append(("warn", message))
+        self.warned_while_resolving = self.warned_while_resolving or not self.rendering
+        self._ui.warn(message)
+
+    def __getattr__(self, name: str):
+        return getattr(self._ui, name)
 
 
 class ResolveSession:
@@ -25,6 +61,62 @@ class ResolveSession:
         self.platforms = platforms
         self.http = None
         self.sources: list = []
+        self.index_clients: list = []  # each platform's IndexClient: the pages the resolve read
+        self.conda_solved = False  # rattler solved the conda side (its repodata is not memoized)
+        self._machine_facts: tuple | None = None
+        self._memo = None
+        self._to_remember = None  # what `remember` stores once the gate has passed it
+
+    # -- resolution, or the memo of an identical one -------------------------------------------
+
+    def resolve(self) -> Resolved:
+        """The lock files for the intent: from the resolution memo when every input is what it
+        was (io/index/resolve_memo.py says what that takes), else resolved and rendered."""
+        from lockguard.io.index.cache import Cache
+        from lockguard.io.index.client import PAGE_TTL_SECONDS
+        from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
+
+        root = self._root()
+        machine = self._machine()
+        options = {"conda_from_knowledge": self.conda_from_knowledge, "platforms": self.platforms,
+                   "constraints": os.environ.get("LOCKGUARD_CONSTRAINTS", "")}
+        memo = self._memo = ResolveMemo(Cache(), memo_key(intent_repr=repr(self.intent), options=options,
+                                             machine_repr=repr(machine) if machine is not None else None),
+                           ttl=PAGE_TTL_SECONDS, offline=self.offline)
+        if not self.refresh:
+            allowed = {relative for relative, _kind, _platform in lock_paths(self.intent)}
+            remembered = memo.lookup(allowed)
+            if remembered is not None:
+                for kind, text in remembered.messages:
+                    (self.ui.info if kind == "info" else self.ui.warn)(text)
+                self.ui.debug(f"resolution memo: the {len(remembered.pages)} index pages this intent's last "
+                              "resolve read are unchanged and fresh; its lock files are used as they are")
+                return Resolved({root / relative: text for relative, text in remembered.outputs.items()},
+                                tuple(remembered.platforms), remembered.summary, remembered=True)
+        ui, recorder = self.ui, _Recorder(self.ui)
+        self.ui = recorder
+        try:
+            lock = self.run()
+            recorder.rendering = True
+            outputs = self.render(lock)
+        finally:
+            self.ui = ui
+        resolved = Resolved(outputs, tuple(p.target.platform for p in lock.platforms), self._summary(lock))
+        pages = {url: sha for client in self.index_clients for url, sha in client.pages_used.items()}
+        if pages and None not in pages.values() and not recorder.warned_while_resolving and not self.conda_solved:
+            self._to_remember = Remembered({str(path.relative_to(root)): text for path, text in outputs.items()},
+                                           list(resolved.platforms), resolved.summary, recorder.messages, pages)
+        return resolved
+
+    def remember(self) -> None:
+        """Keep the resolution just made for the next resolve of the same inputs; called once
+        its lock files passed the check gate (a memo hit skips the gate: same inputs, same files)."""
+        if self._to_remember is not None and self._memo is not None:
+            self._memo.store(self._to_remember)
+            self._to_remember = None
+
+    def _root(self) -> Path:
+        return self.intent.source.root if self.intent.source else Path.cwd()
 
     # -- resolution ------------------------------------------------------------------------------
 
@@ -49,6 +141,7 @@ class ResolveSession:
 
             keep, keep_key = coarse_filename_filter(target)
             index = IndexClient(self.http, cache, self.intent.indexes, offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
+            self.index_clients.append(index)
             fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn)
             from lockguard.resolve.candidates import CandidateFilter
             from lockguard.resolve.speculate import Speculator
@@ -63,6 +156,7 @@ class ResolveSession:
             from lockguard.io.index.conda import RattlerSolver
 
             conda = RattlerSolver(cache.root / "conda", offline=self.offline)
+            self.conda_solved = True
         options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
                                  progress=self.ui.progress, warn=self.ui.warn)
         import gc
@@ -96,11 +190,14 @@ class ResolveSession:
         return lock
 
     def _machine(self):
+        """The machine's facts, detected once, and only for `cuda = "auto"` or `gpu = "auto"`."""
         if self.intent.cuda.mode != "auto" and not self.intent.gpu_auto:
             return None
-        from lockguard.io.machine.nvml import detect_machine
+        if self._machine_facts is None:
+            from lockguard.io.machine.nvml import detect_machine
 
-        return detect_machine()
+            self._machine_facts = (detect_machine(),)
+        return self._machine_facts[0]
 
     def _metadata_overrides(self) -> dict[tuple[str, str], bytes]:
         from lockguard.io.index.metadata import synthesize_metadata
@@ -116,7 +213,7 @@ class ResolveSession:
         from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
 
         intent = self.intent
-        root = intent.source.root if intent.source else Path.cwd()
+        root = self._root()
         intent_name = intent.source.path.name if intent.source else "lockguard.toml"
         files: dict[Path, str] = {}  # file names follow the intent, also for a --platform subset
         for platform in lock.platforms:
@@ -144,18 +241,16 @@ class ResolveSession:
                              "rewritten; resolve without --platform to update it")
         return files
 
-    def refuse_what_check_rejects(self, lock: Lock, outputs: dict[Path, str]) -> None:
+    def refuse_what_check_rejects(self, platforms: tuple[str, ...], outputs: dict[Path, str]) -> None:
         """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
         from lockguard.io.project.parse_memo import default_memo
-        from lockguard.io.project.project_files import lock_paths
         from lockguard.knowledge import load_knowledge
         from lockguard.resolve.gate import refuse_what_check_rejects
 
-        root = self.intent.source.root if self.intent.source else Path.cwd()
+        root = self._root()
         files = [(relative, kind, platform, outputs[root / relative])
                  for relative, kind, platform in lock_paths(self.intent) if root / relative in outputs]
-        refuse_what_check_rejects(self.intent, load_knowledge(memo=default_memo()), files,
-                                  tuple(p.target.platform for p in lock.platforms))
+        refuse_what_check_rejects(self.intent, load_knowledge(memo=default_memo()), files, platforms)
 
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
         from lockguard.errors import InputError
@@ -186,9 +281,14 @@ class ResolveSession:
             self.ui.info(f"wrote {path}" if path in changed else f"unchanged: {path}")
         return [p for p in outputs if p in changed]
 
-    def summary(self, lock: Lock, written: list[Path]) -> dict:
+    @staticmethod
+    def summary(resolved: Resolved, written: list[Path]) -> dict:
+        return {"written": [str(p) for p in written], **resolved.summary}
+
+    def _summary(self, lock: Lock) -> dict:
+        """The --json summary of a resolution (without "written"); JSON types only, as the memo
+        keeps it."""
         return {
-            "written": [str(p) for p in written],
             "intent_hash": self.intent.hash,
             "conda_solved": lock.conda_solved if not self.intent.pip_only else None,
             "platforms": {

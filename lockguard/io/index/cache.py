@@ -114,6 +114,21 @@ class Cache:
                 "body_sha256": page.body_sha256}
         self._write(self._path("pages", key, ".json"), json.dumps(meta).encode())
 
+    def page_state(self, url: str) -> tuple[str, float] | None:
+        """(body sha256, fetched at) of the cached page of `url`, from its metadata half alone
+        (None: not cached, or its body is gone); `get_page` still verifies the body it reads."""
+        key = self._page_key(url)
+        try:
+            meta = json.loads(self._path("pages", key, ".json").read_text())
+            if not self._path("pages", key, ".body").is_file():
+                return None
+            sha, fetched_at = meta["body_sha256"], meta["fetched_at"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if not isinstance(sha, str) or not isinstance(fetched_at, (int, float)):
+            return None
+        return sha, float(fetched_at)
+
     def touch_page(self, page: CachedPage) -> None:
         page.fetched_at = time.time()
         self.put_page(page)
@@ -128,3 +143,14 @@ class Cache:
 
     def put_digest(self, body_sha256: str, value) -> None:
         self._write(self._path("digests", body_sha256, ".marshal"), marshal.dumps(value))
+
+    # -- whole resolutions (io/index/resolve_memo.py decides when one still holds) ---------------
+
+    def get_resolution(self, key: str) -> bytes | None:
+        try:
+            return self._path("resolutions", key, ".json").read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    def put_resolution(self, key: str, data: bytes) -> None:
+        self._write(self._path("resolutions", key, ".json"), data)

@@ -44,6 +44,9 @@ class IndexClient:
         self.keep_file = keep_file  # filename -> bool: drop files the target cannot use, unparsed
         self.digest_suffix = f"-{keep_key}" if keep_file else ""  # digests are per file filter
         self._pages: dict[str, ProjectPage | None] = {}
+        # every page URL asked for -> the sha256 of the body that answered (None: no such project
+        # there): what a resolution read, so that its memo can tell whether it still holds
+        self.pages_used: dict[str, str | None] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -80,6 +83,7 @@ class IndexClient:
         url = f"{index}/{name}/"
         cached = self.cache.get_page(url)
         if cached and (self.offline or (not self.refresh and cached.age() < self.ttl)):
+            self.pages_used[url] = cached.body_sha256
             return self._parse(cached)
         if self.offline:
             raise SourceUnreachable(
@@ -95,8 +99,10 @@ class IndexClient:
         answer = take_early(url, headers) or self.http.get(url, headers=headers)
         if answer.status == 304 and cached:
             self.cache.touch_page(cached)
+            self.pages_used[url] = cached.body_sha256
             return self._parse(cached)
         if answer.status == 404:
+            self.pages_used[url] = None
             return None
         if answer.status != 200:
             raise SourceUnreachable(f"{url}: HTTP {answer.status}", url=url,
@@ -111,6 +117,7 @@ class IndexClient:
         )
         files = self._parse(page)  # a broken page raises here and is never cached
         self.cache.put_page(page)
+        self.pages_used[url] = page.body_sha256
         return files
 
     def _parse(self, page: CachedPage) -> list[DistFile]:

@@ -30,7 +30,7 @@ def _cache_dir() -> str:
     return os.path.join(base, "lockguard", "v1", "check")
 
 
-def _constraints_fingerprint() -> str:
+def constraints_fingerprint() -> str:
     folder = os.environ.get("LOCKGUARD_CONSTRAINTS")
     if not folder:
         import lockguard.constraints as shipped
@@ -79,7 +79,7 @@ class CheckCache:
         self.intent_path = os.path.realpath(intent_path)
         self.root = os.path.dirname(self.intent_path)
         h = sha256()
-        for part in (__version__, _constraints_fingerprint(), self.intent_path,
+        for part in (__version__, constraints_fingerprint(), self.intent_path,
                      repr(sorted((k, str(v)) for k, v in options.items()))):
             h.update(part.encode() + b"\0")
         h.update(_bytes(self.intent_path))
