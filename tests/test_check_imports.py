@@ -23,7 +23,7 @@ EXAMPLE = REPO / "examples" / "gpu-training"
 # modules the uncached check must not import: each costs a large part of Python's start-up
 NOT_ON_THE_CHECK_PATH = ["click", "yaml", "dataclasses", "tomllib", "tomli", "traceback", "importlib.resources",
                          "hashlib", "inspect", "rich", "httpx", "resolvelib", "rattler", "json", "packaging",
-                         "typing"]
+                         "typing", "pathlib", "urllib.parse", "ipaddress"]
 
 
 def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:

@@ -3,7 +3,7 @@ the repository's other files that can contradict them (requirements*.txt/.in, Do
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
@@ -14,8 +14,12 @@ from lockguard.lockfiles.headers import body_hash_of
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401 (lock_file: re-used by callers)
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def read_lock_text(path: Path) -> str | None:
+
+def read_lock_text(path: Path | str) -> str | None:
     """A lock file's text (None when missing): a regular UTF-8 file of bounded size, or exit 2."""
     return read_text_or_none(path, what="lock file", limit=LOCK_LIMIT)
 
@@ -39,10 +43,12 @@ def parse_lock(kind: str, text: str, path: str):
 def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     from lockguard.lockfiles.headers import read_header
 
-    root = intent.source.root
-    snapshot = Snapshot(intent, intent.source.path.name)
+    # the folder as text: the files are opened by name (messages spell them with pathlib,
+    # io/project/textfile.py), so os.path.join opens what root / relative would
+    root = intent.source.folder
+    snapshot = Snapshot(intent, intent.source.name)
     for relative, kind, platform in lock_paths(intent):
-        text = read_lock_text(root / relative)
+        text = read_lock_text(os.path.join(root, relative))
         lock = LockFile(relative, text, kind, platform)
         if text is not None:
             header = read_header(text)
@@ -59,13 +65,13 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     return snapshot
 
 
-def repository_files(root: Path, exclude: set[str]) -> dict[str, str]:
+def repository_files(root: Path | str, exclude: set[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for relative in repository_paths(root):
         if relative in exclude:
             continue
         try:
-            found[relative] = read_text(root / relative, what="file", limit=REPO_FILE_LIMIT)
+            found[relative] = read_text(os.path.join(root, relative), what="file", limit=REPO_FILE_LIMIT)
         except (OSError, InputError):
             continue  # not a regular UTF-8 file of sane size: not one that pins anything
     return found
