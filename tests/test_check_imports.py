@@ -219,3 +219,20 @@ def test_a_changed_knowledge_file_is_read_again(tmp_path, monkeypatch):
     (folder / "hazards.toml").write_text(hazards.replace("[[hazard]]", "[[hazzard]]", 1))
     with pytest.raises(InputError, match=r"hazards.toml:\d+: unknown table \[\[hazzard\]\]"):
         load_knowledge(folder, validate=True, memo=memo)
+
+
+def test_a_lazy_pattern_answers_as_the_compiled_one_and_compiles_on_first_use():
+    import re
+
+    from lockguard.model.lazy_pattern import LazyPattern
+
+    source, flags = r"^\s*FROM\s+(\S+?)(?::(\S+))?$", re.I | re.M
+    lazy, compiled = LazyPattern(source, flags), re.compile(source, flags)
+    assert "match" not in vars(lazy)  # nothing compiled yet
+    text = "from nvidia/cuda:12.1\nRUN x\nFROM python"
+    assert lazy.match(text).groups() == compiled.match(text).groups()
+    assert "match" in vars(lazy)  # kept: later calls go straight to the compiled pattern
+    assert [m.groups() for m in lazy.finditer(text)] == [m.groups() for m in compiled.finditer(text)]
+    assert lazy.findall(text) == compiled.findall(text) and lazy.fullmatch("x") is None
+    assert lazy.sub("-", text) == compiled.sub("-", text) and lazy.groups == compiled.groups == 2
+

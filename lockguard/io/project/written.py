@@ -9,13 +9,15 @@ from __future__ import annotations
 import os
 import re
 
+from lockguard.model.lazy_pattern import LazyPattern
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from pathlib import Path
 
 KEEP = 256  # newest copies kept; each is one lock file (tens of KB)
-_HASH = re.compile(r"[0-9a-f]{64}")
-_SEALED = re.compile(r"^#\s*lockguard-body-hash:\s*sha256:([0-9a-f]{64})\s*$", re.M)
+_HASH = LazyPattern(r"[0-9a-f]{64}")
+_SEALED = LazyPattern(r"^#\s*lockguard-body-hash:\s*sha256:([0-9a-f]{64})\s*$", re.M)
 
 
 def _folder_text() -> str:
