@@ -23,7 +23,7 @@ EXAMPLE = REPO / "examples" / "gpu-training"
 # modules the uncached check must not import: each costs a large part of Python's start-up
 NOT_ON_THE_CHECK_PATH = ["click", "yaml", "dataclasses", "tomllib", "tomli", "traceback", "importlib.resources",
                          "hashlib", "inspect", "rich", "httpx", "resolvelib", "rattler", "json", "packaging",
-                         "typing", "pathlib", "urllib.parse", "ipaddress"]
+                         "typing", "pathlib", "urllib.parse", "ipaddress", "datetime"]
 
 
 def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:
@@ -236,3 +236,13 @@ def test_a_lazy_pattern_answers_as_the_compiled_one_and_compiles_on_first_use():
     assert lazy.findall(text) == compiled.findall(text) and lazy.fullmatch("x") is None
     assert lazy.sub("-", text) == compiled.sub("-", text) and lazy.groups == compiled.groups == 2
 
+
+def test_the_intent_reads_its_cut_off_as_datetime_would():
+    """intent_parse takes the date-time types from _datetime (datetime.py's import runs its
+    pure-Python fallback first): they are the very same types."""
+    import datetime
+
+    from lockguard.model import intent_parse
+
+    assert intent_parse.datetime is datetime.datetime and intent_parse.timezone is datetime.timezone
+    assert intent_parse.date is datetime.date and intent_parse.timedelta is datetime.timedelta
