@@ -81,3 +81,10 @@ def test_a_value_it_does_not_keep_is_never_kept():
 
     with pytest.raises(built_memo.NotKept):
         built_memo.encode(Spec("===1.0"))  # arbitrary equality: packaging decides it
+
+
+def test_the_loader_names_the_schema_files_in_order():
+    from lockguard.knowledge.loader import FILES
+    from lockguard.knowledge.schema import SCHEMA
+
+    assert tuple(SCHEMA) == FILES

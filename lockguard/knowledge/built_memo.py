@@ -16,18 +16,19 @@ fails its checks raises before anything is stored).
 from __future__ import annotations
 
 import os
-import sys
 
+import lockguard
 from lockguard.knowledge import components as c
 from lockguard.knowledge import tables as t
 from lockguard.model import names, versions
 from lockguard.model.pep440 import Spec
 
 KIND = "knowledge-built"
-# the modules whose code makes the typed rows: a change to any of them is another memo entry
-CODE = ("lockguard.knowledge.loader", "lockguard.knowledge.schema", "lockguard.knowledge.tables",
-        "lockguard.knowledge.components", "lockguard.knowledge.built_memo", "lockguard.model.versions",
-        "lockguard.model.pep440", "lockguard.model.names", "lockguard.model.record", "lockguard.model.toml_lines")
+# the modules whose code makes the typed rows (files under lockguard/): a change to any of them is
+# another memo entry
+CODE = ("knowledge/loader.py", "knowledge/schema.py", "knowledge/tables.py", "knowledge/components.py",
+        "knowledge/built_memo.py", "model/versions.py", "model/pep440.py", "model/names.py", "model/record.py",
+        "model/toml_lines.py")
 
 
 class NotKept(Exception):
@@ -51,18 +52,16 @@ _SCALARS = (str, int, bool, float)
 
 
 def code_stamp() -> str | None:
-    """Size and modification time of each module in CODE; None when one has no file to stat."""
+    """Size and modification time of each file in CODE; None when one cannot be stat'ed (a
+    lockguard installed without its sources is never answered from the memo)."""
+    package = os.path.dirname(os.path.abspath(lockguard.__file__))
     parts = []
-    for module_name in CODE:
-        module = sys.modules.get(module_name)
-        path = getattr(module, "__file__", None)
-        if not path:
-            return None
+    for relative in CODE:
         try:
-            info = os.stat(path)
+            info = os.stat(os.path.join(package, relative))
         except OSError:
             return None
-        parts.append(f"{module_name}:{info.st_size}:{info.st_mtime_ns}")
+        parts.append(f"{relative}:{info.st_size}:{info.st_mtime_ns}")
     return "\n".join(parts)
 
 

@@ -12,13 +12,18 @@ from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
 from lockguard.knowledge.built_memo import remembered
 from lockguard.knowledge.components import ComponentPolicy, ComponentRelease, Components
-from lockguard.knowledge.schema import SCHEMA, Field
 from lockguard.model.path_text import name_of, plain
 from lockguard.model.toml_lines import TomlLines
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from lockguard.knowledge.schema import Field
+
+# schema.SCHEMA's files, in its order (a test holds them equal): named here too, so that knowledge
+# kept by built_memo loads without making the schema
+FILES = ("torch.toml", "cuda.toml", "components.toml", "conda.toml", "extensions.toml", "hazards.toml")
 
 ENV_DIR = "LOCKGUARD_CONSTRAINTS"
 
@@ -60,7 +65,7 @@ def load_knowledge(directory: Path | None = None, *, validate: bool = True, memo
 
 @lru_cache(maxsize=4)
 def _load(directory: str, validate: bool, memo) -> t.Knowledge:
-    paths = {name: os.path.join(directory, name) if plain(directory) else _path(directory) / name for name in SCHEMA}
+    paths = {name: os.path.join(directory, name) if plain(directory) else _path(directory) / name for name in FILES}
     texts = _texts(paths) if memo is not None and not validate else None
     if texts is None:
         return _checked(paths, validate, memo, {})
@@ -69,11 +74,13 @@ def _load(directory: str, validate: bool, memo) -> t.Knowledge:
 
 
 def _checked(paths: dict, validate: bool, memo, texts: dict[str, str]) -> t.Knowledge:
+    from lockguard.knowledge.schema import SCHEMA
+
     rows: dict[str, list[dict]] = {}
     for file_name, tables in SCHEMA.items():
         for table_name, row_list in _read_file(paths[file_name], tables, validate, memo, texts.get(file_name)).items():
             rows[table_name] = row_list
-    return _build(rows, tuple(sorted(SCHEMA)))
+    return _build(rows, tuple(sorted(FILES)))
 
 
 def _texts(paths: dict) -> dict[str, str] | None:

@@ -9,7 +9,6 @@ from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.textfile import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
-from lockguard.io.project.written import written_copy
 from lockguard.lockfiles.headers import body_hash_of
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401 (lock_file: re-used by callers)
@@ -27,11 +26,19 @@ def read_lock_text(path: Path | str) -> str | None:
 def parse_lock(kind: str, text: str, path: str):
     """The parsed view of one lock file; a file not in the form lockguard writes is an InputError
     naming the file and the line."""
-    from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
     from lockguard.lockfiles.syntax import LockSyntaxError
 
-    reader = {"requirements": requirements_lock.parse, "environment": environment_yml.parse,
-              "conda-lock": conda_lock.read, "pylock": pylock.read}[kind]
+    # only the reader of this kind is imported: pylock.toml's, for one, only when an intent asks for it
+    if kind == "requirements":
+        from lockguard.lockfiles.requirements_lock import parse as reader
+    elif kind == "environment":
+        from lockguard.lockfiles.environment_yml import parse as reader
+    elif kind == "conda-lock":
+        from lockguard.lockfiles.conda_lock import read as reader
+    elif kind == "pylock":
+        from lockguard.lockfiles.pylock import read as reader
+    else:
+        raise KeyError(kind)
     try:
         return reader(text)
     except LockSyntaxError as exc:
@@ -58,6 +65,9 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
                 setattr(lock, {"requirements": "requirements", "environment": "environment",
                                "conda-lock": "conda_lock", "pylock": "pylock"}[kind], parsed)
                 if lock.header.body_hash and lock.header.body_hash != body_hash_of(text):
+                    # only for a hand-edited lock: the copy lockguard wrote, to show what changed
+                    from lockguard.io.project.written import written_copy
+
                     lock.written = written_copy(lock.header.body_hash)
         snapshot.files.append(lock)
     if scan_repo:
