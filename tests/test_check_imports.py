@@ -23,7 +23,7 @@ EXAMPLE = REPO / "examples" / "gpu-training"
 # modules the uncached check must not import: each costs a large part of Python's start-up
 NOT_ON_THE_CHECK_PATH = ["click", "yaml", "dataclasses", "tomllib", "tomli", "traceback", "importlib.resources",
                          "hashlib", "inspect", "rich", "httpx", "resolvelib", "rattler", "json", "packaging",
-                         "typing", "pathlib", "urllib.parse", "ipaddress", "datetime",
+                         "typing", "pathlib", "urllib.parse", "ipaddress", "datetime", "collections.abc",
                          # lockguard's own, for what a plain check of this example never meets: a
                          # pylock.toml, a hand-edited lock, knowledge not yet kept by built_memo
                          "lockguard.lockfiles.pylock", "lockguard.io.project.written", "lockguard.knowledge.schema"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
 
 try:  # the C types themselves: datetime.py first runs its whole pure-Python fallback (1-2 ms a check)
     from _datetime import date, datetime, time, timedelta, timezone
@@ -37,8 +36,11 @@ from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, Python
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
+
+    MatchSpecValidator = Callable[[str], "str | None"]  # an annotation only: collections.abc stays off the check path
 
 INTENT_FILE = "lockguard.toml"
 PYPROJECT = "pyproject.toml"
@@ -57,7 +59,6 @@ _URL = re.compile(r"(https?|file)://\S+")
 _GLIBC = re.compile(r"2\.\d{1,2}")
 _PYLOCK_NAME = LazyPattern(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
 
-MatchSpecValidator = Callable[[str], "str | None"]
 
 MAX_VALUE = 4096  # characters in one intent value: a requirement, a URL, a MatchSpec
 EARLIEST_CUTOFF = datetime(2008, 1, 1, tzinfo=timezone.utc)  # PyPI served no wheels before this

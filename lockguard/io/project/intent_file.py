@@ -16,7 +16,6 @@ from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import (
     INTENT_FILE,
     PYPROJECT,
-    MatchSpecValidator,
     parse_intent,
     parse_toml,
 )
@@ -25,6 +24,8 @@ from lockguard.model.path_text import exists_or_link, name_of, plain
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from lockguard.model.intent_parse import MatchSpecValidator
 
 
 class IntentChoice:
