@@ -23,7 +23,10 @@ EXAMPLE = REPO / "examples" / "gpu-training"
 # modules the uncached check must not import: each costs a large part of Python's start-up
 NOT_ON_THE_CHECK_PATH = ["click", "yaml", "dataclasses", "tomllib", "tomli", "traceback", "importlib.resources",
                          "hashlib", "inspect", "rich", "httpx", "resolvelib", "rattler", "json", "packaging",
-                         "typing"]
+                         "typing", "pathlib", "urllib.parse", "ipaddress", "datetime", "collections.abc",
+                         # lockguard's own, for what a plain check of this example never meets: a
+                         # pylock.toml, a hand-edited lock, knowledge not yet kept by built_memo
+                         "lockguard.lockfiles.pylock", "lockguard.io.project.written", "lockguard.knowledge.schema"]
 
 
 def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:
@@ -219,3 +222,30 @@ def test_a_changed_knowledge_file_is_read_again(tmp_path, monkeypatch):
     (folder / "hazards.toml").write_text(hazards.replace("[[hazard]]", "[[hazzard]]", 1))
     with pytest.raises(InputError, match=r"hazards.toml:\d+: unknown table \[\[hazzard\]\]"):
         load_knowledge(folder, validate=True, memo=memo)
+
+
+def test_a_lazy_pattern_answers_as_the_compiled_one_and_compiles_on_first_use():
+    import re
+
+    from lockguard.model.lazy_pattern import LazyPattern
+
+    source, flags = r"^\s*FROM\s+(\S+?)(?::(\S+))?$", re.I | re.M
+    lazy, compiled = LazyPattern(source, flags), re.compile(source, flags)
+    assert "match" not in vars(lazy)  # nothing compiled yet
+    text = "from nvidia/cuda:12.1\nRUN x\nFROM python"
+    assert lazy.match(text).groups() == compiled.match(text).groups()
+    assert "match" in vars(lazy)  # kept: later calls go straight to the compiled pattern
+    assert [m.groups() for m in lazy.finditer(text)] == [m.groups() for m in compiled.finditer(text)]
+    assert lazy.findall(text) == compiled.findall(text) and lazy.fullmatch("x") is None
+    assert lazy.sub("-", text) == compiled.sub("-", text) and lazy.groups == compiled.groups == 2
+
+
+def test_the_intent_reads_its_cut_off_as_datetime_would():
+    """intent_parse takes the date-time types from _datetime (datetime.py's import runs its
+    pure-Python fallback first): they are the very same types."""
+    import datetime
+
+    from lockguard.model import intent_parse
+
+    assert intent_parse.datetime is datetime.datetime and intent_parse.timezone is datetime.timezone
+    assert intent_parse.date is datetime.date and intent_parse.timedelta is datetime.timedelta

@@ -66,7 +66,7 @@ def run_check(ui: Ui, *, intent_path: str | None, fmt: str, strict: bool, use_ca
         # the lock does not match the intent: an intent that is itself invalid (an unparsable
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
         load_project(intent_path, validate=True)
-    output, code = render_findings(ui, findings, fmt, intent.source.path.name)
+    output, code = render_findings(ui, findings, fmt, intent.source.name)
     sys.stdout.write(output)
     if cache is not None:
         cache.store([p for p, _kind, _platform in lock_paths(intent)], output, code)

@@ -7,24 +7,52 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from pathlib import Path
 
 from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
+from lockguard.knowledge.built_memo import remembered
 from lockguard.knowledge.components import ComponentPolicy, ComponentRelease, Components
-from lockguard.knowledge.schema import SCHEMA, Field
+from lockguard.model.path_text import name_of, plain
 from lockguard.model.toml_lines import TomlLines
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from lockguard.knowledge.schema import Field
+
+# schema.SCHEMA's files, in its order (a test holds them equal): named here too, so that knowledge
+# kept by built_memo loads without making the schema
+FILES = ("torch.toml", "cuda.toml", "components.toml", "conda.toml", "extensions.toml", "hazards.toml")
 
 ENV_DIR = "LOCKGUARD_CONSTRAINTS"
 
 
 def default_dir() -> Path:
     """`LOCKGUARD_CONSTRAINTS`, else the constraints shipped with lockguard."""
+    from pathlib import Path
+
     if os.environ.get(ENV_DIR):
         return Path(os.environ[ENV_DIR])
+    return Path(_shipped_dir())
+
+
+def _shipped_dir() -> str:
     import lockguard.constraints as shipped  # its folder (importlib.resources costs 10 ms to import)
 
-    return Path(shipped.__file__).parent
+    return os.path.dirname(shipped.__file__)
+
+
+def _folder_text(directory: Path | str | None) -> str:
+    """str(Path(directory) if directory else default_dir()), without pathlib for the shipped
+    folder (the check path): its name is already in pathlib's spelling (model/path_text.py)."""
+    if not directory and not os.environ.get(ENV_DIR):
+        shipped = _shipped_dir()
+        if plain(shipped):
+            return shipped
+    from pathlib import Path
+
+    return str(Path(directory) if directory else default_dir())
 
 
 def load_knowledge(directory: Path | None = None, *, validate: bool = True, memo=None) -> t.Knowledge:
@@ -32,17 +60,40 @@ def load_knowledge(directory: Path | None = None, *, validate: bool = True, memo
     parsing of torch's Requires-Dist); the shipped files are validated by the test suite.
     `memo(kind, text, parse)` may return a parse of the same text made earlier
     (io/project/parse_memo.py): the rows are checked against the schema either way."""
-    return _load(str(Path(directory) if directory else default_dir()), validate, memo)
+    return _load(_folder_text(directory), validate, memo)
 
 
 @lru_cache(maxsize=4)
 def _load(directory: str, validate: bool, memo) -> t.Knowledge:
+    paths = {name: os.path.join(directory, name) if plain(directory) else _path(directory) / name for name in FILES}
+    texts = _texts(paths) if memo is not None and not validate else None
+    if texts is None:
+        return _checked(paths, validate, memo, {})
+    # the check path: the typed tables of these very texts, kept from an earlier run
+    return remembered(memo, list(texts.values()), validate, lambda: _checked(paths, validate, memo, texts))
+
+
+def _checked(paths: dict, validate: bool, memo, texts: dict[str, str]) -> t.Knowledge:
+    from lockguard.knowledge.schema import SCHEMA
+
     rows: dict[str, list[dict]] = {}
     for file_name, tables in SCHEMA.items():
-        path = Path(directory) / file_name
-        for table_name, row_list in _read_file(path, tables, validate, memo).items():
+        for table_name, row_list in _read_file(paths[file_name], tables, validate, memo, texts.get(file_name)).items():
             rows[table_name] = row_list
-    return _build(rows, tuple(sorted(SCHEMA)))
+    return _build(rows, tuple(sorted(FILES)))
+
+
+def _texts(paths: dict) -> dict[str, str] | None:
+    """Every file's text; None when one cannot be read: the files are then read one at a time,
+    so that the error reported is the one the files' order meets first, as ever."""
+    texts = {}
+    for name, path in paths.items():
+        try:
+            with open(path, encoding="utf-8") as handle:
+                texts[name] = handle.read()
+        except (OSError, ValueError):
+            return None
+    return texts
 
 
 def parse_file(text: str) -> tuple[dict, dict[str, list[int | None]]]:
@@ -62,9 +113,20 @@ def parse_file(text: str) -> tuple[dict, dict[str, list[int | None]]]:
     return data, origins
 
 
-def _read_file(path: Path, tables: dict[str, dict[str, Field]], validate: bool, memo=None) -> dict[str, list[dict]]:
+def _path(directory: str) -> Path:
+    from pathlib import Path
+
+    return Path(directory)
+
+
+def _read_file(path: Path | str, tables: dict[str, dict[str, Field]], validate: bool, memo=None,
+               text: str | None = None) -> dict[str, list[dict]]:
+    """`path`: a Path, or a plain text (model/path_text.py) that messages print the same;
+    `text`: the file's text when already read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        if text is None:
+            with open(path, encoding="utf-8") as handle:  # what Path.read_text does
+                text = handle.read()
     except FileNotFoundError:
         raise InputError(f"knowledge file {path} is missing", file=str(path),
                          hint="reinstall lockguard, or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder") from None
@@ -110,7 +172,7 @@ class _Lines:
         return self._scan.line_of(*keys, array_index=array_index)
 
 
-def _check_row(path: Path, lines: _Lines, table: str, index: int, raw: dict, fields: dict[str, Field],
+def _check_row(path: Path | str, lines: _Lines, table: str, index: int, raw: dict, fields: dict[str, Field],
                validate: bool) -> dict:
     def fail(key: str, message: str) -> InputError:
         line = lines.line_of(table, key, array_index=index) if key else lines.line_of(table, array_index=index)
@@ -121,7 +183,7 @@ def _check_row(path: Path, lines: _Lines, table: str, index: int, raw: dict, fie
     for key in raw:
         if key not in fields:
             raise fail(key, "is not a key of this table (known: " + ", ".join(fields) + ")")
-    row: dict = {"origin": f"constraints/{path.name}:{lines.row(table, index) or '?'}"}
+    row: dict = {"origin": f"constraints/{name_of(path)}:{lines.row(table, index) or '?'}"}
     for key, spec in fields.items():
         attr = spec.attr or key.replace("-", "_")
         if key not in raw:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
-from pathlib import Path
 
 from lockguard.model.names import canonical_requirement_text
 from lockguard.model.record import field, record
@@ -12,6 +12,7 @@ from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, Python
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from datetime import datetime
+    from pathlib import Path
 
 DEFAULT_PLATFORMS = ("linux-64",)
 DEFAULT_CHANNELS = ("conda-forge",)
@@ -56,14 +57,34 @@ class Outputs:
 
 @record(frozen=True)
 class IntentSource:
-    """Where an intent was read from: `lockguard.toml`, or `[tool.lockguard]` in pyproject."""
+    """Where an intent was read from: `lockguard.toml`, or `[tool.lockguard]` in pyproject.
 
-    path: Path
+    Kept as the resolved path's text (what Path.resolve() spells): the check path reads the
+    project through os.path, and pathlib (with the urllib.parse it imports) costs a fifth of a
+    Python start-up; `path` and `root` make the Path on first use."""
+
+    location: str  # absolute, resolved
     in_pyproject: bool = False
+
+    @cached_property
+    def path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.location)
 
     @property
     def root(self) -> Path:
         return self.path.parent
+
+    @property
+    def name(self) -> str:
+        """The file's name (Path.name of a resolved path)."""
+        return os.path.basename(self.location)
+
+    @property
+    def folder(self) -> str:
+        """The project folder as text (str(root))."""
+        return os.path.dirname(self.location)
 
     def __str__(self) -> str:
         return f"{self.path} [tool.lockguard]" if self.in_pyproject else str(self.path)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
-from datetime import date, datetime, time, timedelta, timezone
-from pathlib import Path
+
+try:  # the C types themselves: datetime.py first runs its whole pure-Python fallback (1-2 ms a check)
+    from _datetime import date, datetime, time, timedelta, timezone
+except ImportError:  # pragma: no cover (an interpreter without the C module)
+    from datetime import date, datetime, time, timedelta, timezone
 
 from lockguard.errors import InputError
 from lockguard.model.intent import (
@@ -27,12 +29,18 @@ from lockguard.model.intent import (
     IntentSource,
     Outputs,
 )
+from lockguard.model.lazy_pattern import LazyPattern
+from lockguard.model.path_text import name_of, resolved
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
     from typing import Any
+
+    MatchSpecValidator = Callable[[str], "str | None"]  # an annotation only: collections.abc stays off the check path
 
 INTENT_FILE = "lockguard.toml"
 PYPROJECT = "pyproject.toml"
@@ -49,9 +57,8 @@ CONDA_SUBDIRS = ("linux-64", "linux-aarch64", "linux-ppc64le", "osx-64", "osx-ar
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*")
 _URL = re.compile(r"(https?|file)://\S+")
 _GLIBC = re.compile(r"2\.\d{1,2}")
-_PYLOCK_NAME = re.compile(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
+_PYLOCK_NAME = LazyPattern(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
 
-MatchSpecValidator = Callable[[str], "str | None"]
 
 MAX_VALUE = 4096  # characters in one intent value: a requirement, a URL, a MatchSpec
 EARLIEST_CUTOFF = datetime(2008, 1, 1, tzinfo=timezone.utc)  # PyPI served no wheels before this
@@ -159,11 +166,12 @@ def parse_toml(text: str) -> dict:
     return tomllib.loads(text)
 
 
-def parse_intent(text: str, path: Path, *, validate_matchspec: MatchSpecValidator | None = None,
+def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecValidator | None = None,
                  validate: bool = True, memo=None) -> Intent:
     """`memo(kind, text, parse)` may return the TOML parse of the same text made earlier
-    (io/project/parse_memo.py): the intent is validated from that data either way."""
-    in_pyproject = path.name == PYPROJECT
+    (io/project/parse_memo.py): the intent is validated from that data either way.
+    `path` is a Path, or a text in pathlib's spelling (model/path_text.py: the check path)."""
+    in_pyproject = name_of(path) == PYPROJECT
     try:
         data = memo("toml", text, parse_toml) if memo is not None else parse_toml(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
@@ -187,13 +195,13 @@ def parse_intent(text: str, path: Path, *, validate_matchspec: MatchSpecValidato
             )
         data = table
     reader = _Reader(path, TomlLines(text, base), validate_matchspec, validate)
-    return reader.intent(data, IntentSource(path.resolve(), in_pyproject))
+    return reader.intent(data, IntentSource(resolved(path), in_pyproject))
 
 
 class _Reader:
     """Validates one intent table; every problem becomes an InputError with a line."""
 
-    def __init__(self, path: Path, lines: TomlLines, validate_matchspec: MatchSpecValidator | None,
+    def __init__(self, path: Path | str, lines: TomlLines, validate_matchspec: MatchSpecValidator | None,
                  validate: bool = True):
         self.path = path
         self.lines = lines
@@ -508,7 +516,7 @@ class _Reader:
             values["pylock"] = pylock
         claimed: dict[str, str] = {}
         for key, value in values.items():
-            problem = output_path_problem(value, key, self.path.name)
+            problem = output_path_problem(value, key, name_of(self.path))
             if problem:
                 raise self.fail(f"outputs.{key}", problem, hint="lock files live in the project folder or below it, "
                                 f'e.g. {key} = "{getattr(defaults, key.replace("-", "_")) or "pylock.toml"}"')
@@ -517,8 +525,15 @@ class _Reader:
                 raise self.fail(f"outputs.{key}", f"names the same file as outputs.{claimed[folded]} ({_q(value)})",
                                 hint="each lock file needs its own name")
             claimed[folded] = key
-        if pylock is not None and not _PYLOCK_NAME.fullmatch(Path(pylock).name):
+        if pylock is not None and not _PYLOCK_NAME.fullmatch(_file_name(pylock)):
             raise self.fail("outputs.pylock", f"{_q(pylock)} is not a PEP 751 lock file name",
                             hint='uv and pip read only pylock.toml or pylock.<name>.toml, e.g. pylock = "pylock.toml"')
         return Outputs(values["environment"], values["requirements"], values["conda-lock"], pylock)
 
+
+
+def _file_name(relative: str) -> str:
+    """Path(relative).name (pathlib only when an intent names a pylock.toml)."""
+    from pathlib import Path
+
+    return Path(relative).name

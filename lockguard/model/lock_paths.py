@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from lockguard.model.intent import Intent
 
 
@@ -14,6 +12,8 @@ def lock_file(intent: Intent, kind: str, platform: str | None = None) -> str:
                 "conda-lock": intent.outputs.conda_lock, "pylock": intent.outputs.pylock}[kind]
     if kind == "conda-lock" or len(intent.platforms) < 2:
         return filename
+    from pathlib import Path  # only for an intent of several platforms: the check path spares it
+
     path = Path(filename)
     if kind == "pylock" and path.stem != "pylock":  # PEP 751 allows one dot: pylock.gpu-linux-64.toml
         return str(path.with_name(f"{path.stem}-{platform}{path.suffix}"))

@@ -7,7 +7,7 @@ the repository cannot tell which one is real.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from lockguard.errors import InputError
 from lockguard.io.project.parse_memo import default_memo
@@ -16,15 +16,22 @@ from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import (
     INTENT_FILE,
     PYPROJECT,
-    MatchSpecValidator,
     parse_intent,
     parse_toml,
 )
+from lockguard.model.path_text import exists_or_link, name_of, plain
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from lockguard.model.intent_parse import MatchSpecValidator
 
 
 class IntentChoice:
     """The intent file in use, and a pyproject.toml [tool.lockguard] it shadows (a plain class:
-    `dataclasses` is costly to import on the check path)."""
+    `dataclasses` is costly to import on the check path). Paths, or texts in pathlib's spelling
+    when the check path chose in the current folder (model/path_text.py)."""
 
     __slots__ = ("path", "ignored")
 
@@ -64,11 +71,36 @@ def choose_intent(start: Path) -> IntentChoice:
     """The intent file of a project folder."""
     candidate = start / INTENT_FILE
     pyproject = start / PYPROJECT
+    has_table = _has_table(pyproject)
+    if candidate.exists() or candidate.is_symlink():
+        return IntentChoice(candidate, pyproject if has_table else None)
+    return _pyproject_or_none(start, pyproject, has_table)
+
+
+def _choose_in_cwd() -> IntentChoice:
+    """choose_intent(Path.cwd()) without pathlib while the folder's name is in pathlib's spelling
+    (the check path, on every commit); the choice holds texts then."""
+    start = os.getcwd()
+    if not plain(start):
+        from pathlib import Path
+
+        return choose_intent(Path(start))
+    candidate = os.path.join(start, INTENT_FILE)
+    pyproject = os.path.join(start, PYPROJECT)
+    has_table = _has_table(pyproject)
+    if exists_or_link(candidate):
+        return IntentChoice(candidate, pyproject if has_table else None)
+    return _pyproject_or_none(start, pyproject, has_table)
+
+
+def _has_table(pyproject: Path | str) -> bool:
     has_table = _pyproject_has_table(pyproject) if is_regular_file(pyproject) else False
     if has_table is None:  # unparsable: an intent only if it mentions the table (its error is then shown)
         has_table = b"[tool.lockguard" in _peek(pyproject)
-    if candidate.exists() or candidate.is_symlink():
-        return IntentChoice(candidate, pyproject if has_table else None)
+    return has_table
+
+
+def _pyproject_or_none(start: Path | str, pyproject: Path | str, has_table: bool) -> IntentChoice:
     if has_table:
         return IntentChoice(pyproject)
     raise InputError(
@@ -81,7 +113,7 @@ def choose_intent(start: Path) -> IntentChoice:
 def project_here() -> bool:
     """Whether the current folder holds an intent (lockguard.toml or [tool.lockguard])."""
     try:
-        choose_intent(Path.cwd())
+        _choose_in_cwd()
     except InputError:
         return False
     return True
@@ -102,7 +134,10 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
     """Parse and validate an intent file; raise InputError naming file, line and key.
     `validate=False` (the fast check path) skips PEP 508 parsing of requirements; the intent and
     its hash are the same either way."""
-    path = Path(path)
+    if not isinstance(path, str) or not plain(path):
+        from pathlib import Path
+
+        path = Path(path)
     try:
         text = read_text(path, what="intent file", limit=INTENT_LIMIT)
     except FileNotFoundError:
@@ -113,7 +148,7 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
     # the hash is a function of the text (its canonical JSON): kept with the parse, it spares the
     # check path json's import and the canonicalization on every commit
     # (a pyproject.toml is read for its [tool.lockguard] table: the same text means another intent)
-    kind = "intent-hash pyproject" if path.name == PYPROJECT else "intent-hash"
+    kind = "intent-hash pyproject" if name_of(path) == PYPROJECT else "intent-hash"
     intent.__dict__["hash"] = memo(kind, text, lambda _text: intent.hash)
     return intent
 
@@ -121,7 +156,12 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
 def load_project(intent_path: Path | None, *, validate_matchspec: MatchSpecValidator | None = None,
                  validate: bool = True, warn=None) -> Intent:
     """The intent of `--intent FILE`, else of the current folder."""
-    choice = IntentChoice(Path(intent_path)) if intent_path else choose_intent(Path.cwd())
+    if intent_path:
+        from pathlib import Path
+
+        choice = IntentChoice(Path(intent_path))
+    else:
+        choice = _choose_in_cwd()
     return load_chosen(choice, validate_matchspec=validate_matchspec, validate=validate, warn=warn)
 
 
@@ -137,6 +177,6 @@ def load_chosen(choice: IntentChoice, *, validate_matchspec: MatchSpecValidator 
                              "next to it is invalid)", file=exc.file, line=exc.line, key=exc.key,
                              hint="delete one of the two intents: keep lockguard.toml or [tool.lockguard]") from None
         if warn is not None:
-            warn(f"using {choice.path.name}; the [tool.lockguard] table in {choice.ignored.name} is ignored "
+            warn(f"using {name_of(choice.path)}; the [tool.lockguard] table in {name_of(choice.ignored)} is ignored "
                  "(keep one intent: delete the table, or delete lockguard.toml)")
     return intent

@@ -3,19 +3,22 @@ the repository's other files that can contradict them (requirements*.txt/.in, Do
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.textfile import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
-from lockguard.io.project.written import written_copy
 from lockguard.lockfiles.headers import body_hash_of
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401 (lock_file: re-used by callers)
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def read_lock_text(path: Path) -> str | None:
+
+def read_lock_text(path: Path | str) -> str | None:
     """A lock file's text (None when missing): a regular UTF-8 file of bounded size, or exit 2."""
     return read_text_or_none(path, what="lock file", limit=LOCK_LIMIT)
 
@@ -23,11 +26,19 @@ def read_lock_text(path: Path) -> str | None:
 def parse_lock(kind: str, text: str, path: str):
     """The parsed view of one lock file; a file not in the form lockguard writes is an InputError
     naming the file and the line."""
-    from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
     from lockguard.lockfiles.syntax import LockSyntaxError
 
-    reader = {"requirements": requirements_lock.parse, "environment": environment_yml.parse,
-              "conda-lock": conda_lock.read, "pylock": pylock.read}[kind]
+    # only the reader of this kind is imported: pylock.toml's, for one, only when an intent asks for it
+    if kind == "requirements":
+        from lockguard.lockfiles.requirements_lock import parse as reader
+    elif kind == "environment":
+        from lockguard.lockfiles.environment_yml import parse as reader
+    elif kind == "conda-lock":
+        from lockguard.lockfiles.conda_lock import read as reader
+    elif kind == "pylock":
+        from lockguard.lockfiles.pylock import read as reader
+    else:
+        raise KeyError(kind)
     try:
         return reader(text)
     except LockSyntaxError as exc:
@@ -39,10 +50,12 @@ def parse_lock(kind: str, text: str, path: str):
 def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     from lockguard.lockfiles.headers import read_header
 
-    root = intent.source.root
-    snapshot = Snapshot(intent, intent.source.path.name)
+    # the folder as text: the files are opened by name (messages spell them with pathlib,
+    # io/project/textfile.py), so os.path.join opens what root / relative would
+    root = intent.source.folder
+    snapshot = Snapshot(intent, intent.source.name)
     for relative, kind, platform in lock_paths(intent):
-        text = read_lock_text(root / relative)
+        text = read_lock_text(os.path.join(root, relative))
         lock = LockFile(relative, text, kind, platform)
         if text is not None:
             header = read_header(text)
@@ -52,6 +65,9 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
                 setattr(lock, {"requirements": "requirements", "environment": "environment",
                                "conda-lock": "conda_lock", "pylock": "pylock"}[kind], parsed)
                 if lock.header.body_hash and lock.header.body_hash != body_hash_of(text):
+                    # only for a hand-edited lock: the copy lockguard wrote, to show what changed
+                    from lockguard.io.project.written import written_copy
+
                     lock.written = written_copy(lock.header.body_hash)
         snapshot.files.append(lock)
     if scan_repo:
@@ -59,13 +75,13 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     return snapshot
 
 
-def repository_files(root: Path, exclude: set[str]) -> dict[str, str]:
+def repository_files(root: Path | str, exclude: set[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for relative in repository_paths(root):
         if relative in exclude:
             continue
         try:
-            found[relative] = read_text(root / relative, what="file", limit=REPO_FILE_LIMIT)
+            found[relative] = read_text(os.path.join(root, relative), what="file", limit=REPO_FILE_LIMIT)
         except (OSError, InputError):
             continue  # not a regular UTF-8 file of sane size: not one that pins anything
     return found
