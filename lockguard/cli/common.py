@@ -38,8 +38,9 @@ def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True
 
     validator = None
     if validate_conda:
-        from lockguard.io.index.conda import matchspec_problem
+        def validator(spec: str):  # the rattler adapter is imported only for an intent with conda specs
+            from lockguard.io.index.conda import matchspec_problem
 
-        validator = matchspec_problem
+            return matchspec_problem(spec)
     return load_project(intent_path, validate_matchspec=validator, warn=ui.warn if ui else None)
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lockguard.cli.output import Ui
 from lockguard.model.intent import Intent
-from lockguard.model.lock import Lock
 from lockguard.model.lock_paths import lock_file, lock_paths
+
+if TYPE_CHECKING:  # the lock's model is imported by the resolution, not by a memo hit
+    from lockguard.model.lock import Lock
 
 
 class Resolved:
@@ -72,8 +75,7 @@ class ResolveSession:
     def resolve(self) -> Resolved:
         """The lock files for the intent: from the resolution memo when every input is what it
         was (io/index/resolve_memo.py says what that takes), else resolved and rendered."""
-        from lockguard.io.index.cache import Cache
-        from lockguard.io.index.client import PAGE_TTL_SECONDS
+        from lockguard.io.index.cache import PAGE_TTL_SECONDS, Cache
         from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
 
         root = self._root()

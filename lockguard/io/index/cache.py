@@ -16,11 +16,13 @@ import marshal
 import os
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from lockguard.model.record import record  # not dataclasses: a memoized resolve imports little else
 
 CACHE_FORMAT = "v1"
 ENV_CACHE_DIR = "LOCKGUARD_CACHE_DIR"
+PAGE_TTL_SECONDS = 600.0  # a page this young is served without asking the index again
 
 
 def default_cache_dir() -> Path:
@@ -31,7 +33,7 @@ def default_cache_dir() -> Path:
     return Path(user_cache_dir("lockguard"))
 
 
-@dataclass
+@record
 class CachedPage:
     url: str
     content_type: str

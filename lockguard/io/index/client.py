@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from packaging.utils import canonicalize_name
 
 from lockguard.errors import SourceUnreachable
-from lockguard.io.index.cache import Cache, CachedPage
+from lockguard.io.index.cache import PAGE_TTL_SECONDS, Cache, CachedPage
 from lockguard.io.index.early import take as take_early
 from lockguard.io.index.http import HttpClient
 from lockguard.io.index.simple_index import JSON_ACCEPT, project_rows, row_to_file
 from lockguard.model.dist import DistFile
 
-PAGE_TTL_SECONDS = 600.0
 
 @dataclass(frozen=True)
 class ProjectPage:

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import os
 import time
+from importlib.machinery import PathFinder
 
 import lockguard
 from lockguard import __version__
@@ -45,7 +45,7 @@ def code_fingerprint() -> str:
                 info = os.stat(os.path.join(folder, name))
                 parts.append(f"{os.path.relpath(os.path.join(folder, name), package)}:{info.st_size}:{info.st_mtime_ns}")
     for library in DECIDING_LIBRARIES:
-        spec = importlib.util.find_spec(library)
+        spec = PathFinder.find_spec(library)  # where it would be imported from, without importing it
         origin = spec.origin if spec else None
         if origin and os.path.exists(origin):
             info = os.stat(origin)

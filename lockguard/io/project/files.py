@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from lockguard.errors import InputError
@@ -53,6 +52,10 @@ def write_all_atomic(files: dict[Path, str | bytes], *, root: Path | None = None
 
     An existing file's permissions are kept. `root`: refuse targets outside it."""
     check_targets(files, root)
+    if not files:
+        return
+    import tempfile  # here, not at the top: an unchanged resolve writes nothing
+
     staged: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
