@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 
 from lockguard.model.prefix import PrefixSnapshot
@@ -26,13 +27,21 @@ class FileListing:
         tops = [t for t in dict.fromkeys([self.root + "/lib"] + site_dirs) if os.path.isdir(t)]
         self.tops = [t for t in tops if not any(t != o and t.startswith(o + os.sep) for o in tops)]
         self.process = None
+        # Regular files other than shared libraries (nearly all) come back on stdout, NUL-separated,
+        # so that one split makes the list; the few links and libraries (with their size) go to
+        # two unnamed temporary files find reaches through /dev/fd. Nothing to classify item by item.
+        self._links = tempfile.TemporaryFile()  # noqa: SIM115 (closed by collect or close)
+        self._libraries = tempfile.TemporaryFile()  # noqa: SIM115
         if self.tops and shutil.which("find"):
             relative = [t[len(self.root) + 1:] for t in self.tops]
+            links, libraries = self._links.fileno(), self._libraries.fileno()
             try:
                 self.process = subprocess.Popen(
-                    ["find", *relative, "-name", STATE_DIR, "-prune", "-o", "-type", "l", "-printf", "L%p\\0",
-                     "-o", "-type", "f", "-name", "*.so*", "-printf", "S%s %p\\0", "-o", "-type", "f", "-printf", "F%p\\0"],
-                    cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                    ["find", *relative, "-name", STATE_DIR, "-prune",
+                     "-o", "-type", "l", "-fprintf", f"/dev/fd/{links}", "%p\\0",
+                     "-o", "-type", "f", "-name", "*.so*", "-fprintf", f"/dev/fd/{libraries}", "%s %p\\0",
+                     "-o", "-type", "f", "-print0"],
+                    cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, pass_fds=(links, libraries))
             except OSError:
                 self.process = None
         self._chunks: list[bytes] = []
@@ -52,26 +61,50 @@ class FileListing:
             self._chunks.append(chunk)
 
     def collect(self, snap: PrefixSnapshot) -> None:
-        if self.process is not None:
-            self._reader.join(timeout=600)
-            self.process.wait(timeout=600)
-            out = b"".join(self._chunks)
-            if self.process.returncode == 0 or out:
-                links = []
-                for item in out.decode("utf-8", "surrogateescape").split("\0"):
-                    if not item:
-                        continue
-                    if item[0] == "S":
-                        size, _, item = item.partition(" ")
-                        self.sizes[item] = int(size[1:])
-                        snap.files.append(item)
-                    else:
-                        (links if item[0] == "L" else snap.files).append(item[1:])
-                snap.symlinks = {path: os.path.realpath(os.path.join(self.root, path)) for path in links}
-                snap.files += links
+        try:
+            if self._collect_found(snap):
                 return
+        finally:
+            self.close()
         for top in self.tops:
             _walk(snap, top, top[len(self.root) + 1:])
+
+    def _collect_found(self, snap: PrefixSnapshot) -> bool:
+        """What find printed, into the snapshot; False when there is nothing to use (then a walk)."""
+        if self.process is None:
+            return False
+        self._reader.join(timeout=600)
+        self.process.wait(timeout=600)
+        files = _items(b"".join(self._chunks))
+        libraries = _items(_contents(self._libraries))
+        links = _items(_contents(self._links))
+        if self.process.returncode != 0 and not (files or libraries or links):
+            return False
+        for item in libraries:
+            size, _, path = item.partition(" ")
+            self.sizes[path] = int(size)
+        snap.files += files
+        snap.files += self.sizes
+        snap.symlinks = {path: os.path.realpath(os.path.join(self.root, path)) for path in links}
+        snap.files += links
+        return True
+
+    def close(self) -> None:
+        self._links.close()
+        self._libraries.close()
+
+
+def _contents(handle) -> bytes:
+    handle.seek(0)
+    return handle.read()
+
+
+def _items(out: bytes) -> list[str]:
+    """The NUL-terminated names find printed (the last one is cut short only if find was killed)."""
+    items = out.decode("utf-8", "surrogateescape").split("\0")
+    if items[-1] == "":
+        items.pop()
+    return items
 
 
 def _walk(snap: PrefixSnapshot, folder: str, relative: str) -> None:

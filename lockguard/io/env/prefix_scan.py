@@ -224,8 +224,10 @@ class _EarlyScan:
         return found
 
     def discard(self) -> None:
-        if self.listing is not None and self.listing.process is not None and self.listing.process.poll() is None:
-            self.listing.process.kill()
+        if self.listing is not None:
+            if self.listing.process is not None and self.listing.process.poll() is None:
+                self.listing.process.kill()
+            self.listing.close()
         self.listing = None
 
 
