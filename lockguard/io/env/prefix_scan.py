@@ -371,8 +371,10 @@ def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
     for i, dist in enumerate(snap.dists):
         if not dist.in_prefix:
             continue
-        unlisted = [p for p in dist.paths if p not in present]  # set lookups first: few remain
-        absent = tuple(p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}"))
+        absent: tuple[str, ...] = ()
+        if not present.issuperset(dist.paths):  # in C: nearly every distribution is whole
+            unlisted = [p for p in dist.paths if p not in present]
+            absent = tuple(p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}"))
         resized = []
         for path, size in sizes.get(dist.dist_info, ()):
             if path in present and path not in snap.symlinks:
