@@ -11,10 +11,12 @@ import csv
 import json
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from lockguard.errors import InputError
 from lockguard.io.env.bounded import MIB, open_regular, read_bytes, read_text, run_bounded
 from lockguard.io.env.file_listing import FileListing
+from lockguard.io.env.scan_memo import Memo, file_key
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 from lockguard.model.prefix import (
     SHARED_LIBRARY,
@@ -242,6 +244,21 @@ def _pth_must_be_files(root: Path) -> None:
                 continue  # a dangling link or an unreadable file: the interpreter skips it too
 
 
+class ParsedDistInfo(NamedTuple):
+    """What a dist-info's METADATA, INSTALLER and RECORD say (no name: not a distribution)."""
+
+    name: str  # canonical
+    version: str
+    installer: str
+    requires: tuple[str, ...]  # of the installer tools only
+    inside: tuple[str, ...]
+    outside: tuple[str, ...]
+    sizes: tuple[tuple[str, int], ...]
+
+
+_DIST_INFO_FILES = ("METADATA", "INSTALLER", "RECORD")
+
+
 def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) -> list[InstalledDist]:
     out = []
     try:
@@ -249,21 +266,35 @@ def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) ->
     except OSError:
         return out
     in_prefix = site.startswith(str(root) + os.sep)
+    memo = Memo("dist-info", f"{root}\0{site}", ParsedDistInfo)
     for name in names:
         if not name.endswith(".dist-info"):
             continue
         info = os.path.join(site, name)
-        meta = _metadata(os.path.join(info, "METADATA"))
-        if not meta.get("name"):
+        keys = tuple(file_key(os.path.join(info, file)) for file in _DIST_INFO_FILES)  # before reading
+        found, parsed = memo.get(name, keys)
+        if not found:
+            parsed = _parse_dist_info(info, site, root)
+            memo.put(name, keys, parsed)
+        if not parsed.name:
             continue
-        inside, outside, sizes[info] = _records(os.path.join(info, "RECORD"), site, root)
-        dist_name = canonical_name(meta["name"])
+        sizes[info] = list(parsed.sizes)
         out.append(InstalledDist(
-            name=dist_name, version=meta.get("version", ""), site=site, dist_info=info,
-            installer=_head(os.path.join(info, "INSTALLER"), 256).strip(), paths=inside, outside=outside,
-            in_prefix=in_prefix, requires=tuple(meta.get("requires", ())) if dist_name in INSTALLER_TOOLS else (),
-        ))
+            name=parsed.name, version=parsed.version, site=site, dist_info=info, installer=parsed.installer,
+            paths=parsed.inside, outside=parsed.outside, in_prefix=in_prefix, requires=parsed.requires))
+    memo.save()
     return out
+
+
+def _parse_dist_info(info: str, site: str, root: Path) -> ParsedDistInfo:
+    meta = _metadata(os.path.join(info, "METADATA"))
+    if not meta.get("name"):
+        return ParsedDistInfo("", "", "", (), (), (), ())
+    inside, outside, sizes = _records(os.path.join(info, "RECORD"), site, root)
+    dist_name = canonical_name(meta["name"])
+    return ParsedDistInfo(
+        dist_name, meta.get("version", ""), _head(os.path.join(info, "INSTALLER"), 256).strip(),
+        tuple(meta.get("requires", ())) if dist_name in INSTALLER_TOOLS else (), inside, outside, tuple(sizes))
 
 
 def _metadata(path: str) -> dict:
