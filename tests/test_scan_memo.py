@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from lockguard.errors import InputError
-from lockguard.io.env import prefix_scan, scan_memo
+from lockguard.io.env import loader_paths, prefix_scan, scan_memo
 from lockguard.io.env.prefix_scan import scan_prefix
+from tests.support.envs import compile_library
 from tests.support.fuzz_env import install_dist, site_of
 
 
@@ -143,3 +144,25 @@ def test_an_unwritable_cache_only_costs_time(env, memoizing, monkeypatch, tmp_pa
     blocked.write_text("")
     monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(blocked))
     assert scan_prefix(env).dists == scan_prefix(env).dists
+
+
+def test_the_loader_path_sonames_come_from_the_memo(tmp_path, memoizing, monkeypatch):
+    libs = tmp_path / "libs"
+    if compile_library(libs, "libcudart.so.12", "libcudart.so.12") is None:
+        pytest.skip("no C compiler")
+    conf = tmp_path / "ld.so.conf.d"
+    conf.mkdir()
+    (conf / "cuda.conf").write_text(f"{libs}\n")
+    time.sleep(0.05)
+    first = loader_paths.library_dirs({}, conf, tmp_path / "prefix")
+    assert first[0].libraries == (("libcudart.so.12", "libcudart.so.12"),)
+
+    def no_parse(path):
+        raise AssertionError(f"{path} parsed again")
+
+    real = loader_paths.soname
+    monkeypatch.setattr(loader_paths, "soname", no_parse)
+    assert loader_paths.library_dirs({}, conf, tmp_path / "prefix") == first
+    monkeypatch.setattr(loader_paths, "soname", real)
+    compile_library(libs, "libcudart.so.12", "libcudart.so.13")  # another library under the same name
+    assert loader_paths.library_dirs({}, conf, tmp_path / "prefix")[0].libraries == (("libcudart.so.12", "libcudart.so.13"),)
