@@ -25,10 +25,11 @@ _CONF_LIMIT = 1 << 20
 SONAME_COMPARED = re.compile(r"^lib(nccl|cudart|cudnn)\.so\.\d")
 
 
-def read_sonames(snap: PrefixSnapshot, root: Path) -> None:
-    """Read the SONAME of CUDA-stack, torch and runtime libraries that occur more than once."""
+def read_sonames(snap: PrefixSnapshot, root: Path, libraries: list[str] | None = None) -> None:
+    """Read the SONAME of CUDA-stack, torch and runtime libraries that occur more than once.
+    `libraries`: the regular files named *.so* among snap.files, where the listing knows them."""
     groups: dict[str, list[str]] = {}
-    for path in snap.files:
+    for path in snap.files if libraries is None else libraries:
         if ".so" not in path:  # most files; a substring test is far cheaper than the split below
             continue
         name = path.rsplit("/", 1)[-1]

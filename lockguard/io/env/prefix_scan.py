@@ -165,7 +165,7 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     listing.collect(snap)
     _absent_files(snap, root, listing.prefixes, sizes, listing.sizes)
     if read_sonames:
-        sonames_of(snap, root)
+        sonames_of(snap, root, listing.libraries)
     snap.library_dirs = library_dirs(environ, ld_conf_dir, root)
     if cuda_link.is_symlink() or cuda_link.exists():
         snap.cuda_link = (str(cuda_link), os.path.realpath(cuda_link))
