@@ -93,10 +93,14 @@ def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
 # every path once more), only the set difference that finds the unowned ones, in C, and the owners
 # of the few paths a finding names.
 
-def _owned_paths(snap: PrefixSnapshot) -> list:
-    """What the prefix's distributions and conda records list, as iterables of relative paths."""
-    owned: list = [(os.path.normpath(p) for p in record.files) for record in snap.conda]
-    return owned + [dist.paths for dist in snap.dists if dist.in_prefix]
+def _unowned(snap: PrefixSnapshot) -> set[str]:
+    """The listed files that neither a distribution's RECORD nor a conda record lists."""
+    known = snap.unrecorded
+    if known is not None and (known.files, known.dists) == (len(snap.files), len(snap.dists)):
+        unrecorded = known.paths  # the scan found them on its way
+    else:
+        unrecorded = set(snap.files).difference(*(dist.paths for dist in snap.dists if dist.in_prefix))
+    return unrecorded.difference(*((os.path.normpath(p) for p in record.files) for record in snap.conda))
 
 
 def _asked_owners(snap: PrefixSnapshot) -> set[str]:
@@ -144,7 +148,7 @@ def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
 
 def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
     sites = _site_prefixes(snap)
-    unowned = sorted(set(snap.files).difference(*_owned_paths(snap)))  # in C first: few files remain
+    unowned = sorted(_unowned(snap))  # in C first: few files remain
     owned_tops = _owned_tops(snap, sites) if unowned else {}
     orphans: dict[str, list[str]] = {}
     for path in unowned:

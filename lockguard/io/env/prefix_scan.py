@@ -25,6 +25,7 @@ from lockguard.model.prefix import (
     PrefixSnapshot,
     PthFile,
     RecordEntry,
+    Unrecorded,
 )
 
 _MARK = "LOCKGUARD-FACTS:"
@@ -399,11 +400,14 @@ def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
     have another size than their RECORD says: a set lookup in the listing where it covers the path,
     a stat elsewhere (bin/, include/, share/)."""
     present = set(snap.files)
+    unrecorded = set(present)  # what no RECORD lists: the inventory's unowned files, found on the way
     for i, dist in enumerate(snap.dists):
         if not dist.in_prefix:
             continue
         absent: tuple[str, ...] = ()
-        if not present.issuperset(dist.paths):  # in C: nearly every distribution is whole
+        before = len(unrecorded)
+        unrecorded.difference_update(dist.paths)  # in C; removing as many as it lists: all are listed
+        if before - len(unrecorded) != len(dist.paths) and not present.issuperset(dist.paths):
             unlisted = [p for p in dist.paths if p not in present]
             absent = tuple(p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}"))
         resized = []
@@ -417,6 +421,7 @@ def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
                     pass
         if absent or resized:
             snap.dists[i] = _replace(dist, absent=absent, resized=tuple(resized))
+    snap.unrecorded = Unrecorded(len(snap.files), len(snap.dists), unrecorded)
 
 
 def _replace(dist: InstalledDist, **changes) -> InstalledDist:
