@@ -61,6 +61,7 @@ for label, view in (("no-lock", None), ("lock", lock)):
     inv = take_inventory(snap, view)
     out[label] = {k: plain(getattr(inv, k)) for k in ("findings", "quarantine", "outgoing", "missing", "conda_missing")}
 shown = plain(snap)
+shown.pop("unrecorded", None)  # the scan's by-product for the inventory: compared through its findings
 shown["files"] = sorted(shown["files"])  # a list, but read as a set by every rule
 shown["files_count"] = len(snap.files)
 out["snapshot"] = shown
