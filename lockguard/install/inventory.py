@@ -71,9 +71,9 @@ def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
     from lockguard.install.tools import tool_conflicts
 
     inv = Inventory()
-    owned, owners = _ownership(snap)
+    owners = _owners_of(snap, _asked_owners(snap))
     _record_problems(snap, inv)
-    _files(snap, owned, owners, inv)
+    _files(snap, inv)
     _duplicates(snap, inv)
     _pth(snap, owners, inv)
     _families(snap, inv)
@@ -89,15 +89,40 @@ def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
 
 # -- ownership -----------------------------------------------------------------------------------------
 
-def _ownership(snap: PrefixSnapshot) -> tuple[set[str], dict[str, str]]:
-    """path -> owner (the first distribution that lists it wins)."""
+# A prefix has hundreds of thousands of files: no path -> owner map of them all is built (hashing
+# every path once more), only the set difference that finds the unowned ones, in C, and the owners
+# of the few paths a finding names.
+
+def _unowned(snap: PrefixSnapshot) -> set[str]:
+    """The listed files that neither a distribution's RECORD nor a conda record lists."""
+    known = snap.unrecorded
+    if known is not None and (known.files, known.dists) == (len(snap.files), len(snap.dists)):
+        unrecorded = known.paths  # the scan found them on its way
+    else:
+        unrecorded = set(snap.files).difference(*(dist.paths for dist in snap.dists if dist.in_prefix))
+    return unrecorded.difference(*((os.path.normpath(p) for p in record.files) for record in snap.conda))
+
+
+def _asked_owners(snap: PrefixSnapshot) -> set[str]:
+    """The paths whose owner a finding may name: .pth files and the libraries with a SONAME."""
+    return {os.path.relpath(pth.path, snap.prefix) for pth in snap.pth} | set(snap.sonames)
+
+
+def _owners_of(snap: PrefixSnapshot, paths: set[str]) -> dict[str, str]:
+    """path -> owner for `paths`: the first distribution that lists it, else the first conda record."""
     owners: dict[str, str] = {}
-    for record in reversed(snap.conda):
-        owners.update(dict.fromkeys((os.path.normpath(p) for p in record.files), f"{record.name} (conda)"))
-    for dist in reversed(snap.dists):
+    if not paths:
+        return owners
+    for dist in snap.dists:
         if dist.in_prefix:
-            owners.update(dict.fromkeys(dist.paths, dist.name))
-    return set(owners), owners
+            for path in paths.intersection(dist.paths):
+                owners.setdefault(path, dist.name)
+    for record in snap.conda:
+        if len(owners) == len(paths):
+            break
+        for path in paths.intersection(os.path.normpath(p) for p in record.files):
+            owners.setdefault(path, f"{record.name} (conda)")
+    return owners
 
 
 def _site_prefixes(snap: PrefixSnapshot) -> list[str]:
@@ -121,9 +146,9 @@ def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
                 os.path.join(dist.dist_info, "RECORD")))
 
 
-def _files(snap: PrefixSnapshot, owned: set[str], owners: dict[str, str], inv: Inventory) -> None:
+def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
     sites = _site_prefixes(snap)
-    unowned = sorted(set(snap.files) - owned)  # set arithmetic in C first: few files remain
+    unowned = sorted(_unowned(snap))  # in C first: few files remain
     owned_tops = _owned_tops(snap, sites) if unowned else {}
     orphans: dict[str, list[str]] = {}
     for path in unowned:

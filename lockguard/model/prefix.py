@@ -60,6 +60,15 @@ class LibraryDir:
     libraries: tuple[tuple[str, str | None], ...] = ()  # (file name, soname) of CUDA-stack libraries
 
 
+class Unrecorded(NamedTuple):
+    """The listed files that no in-prefix RECORD lists, found by the scan in passing (it checks every
+    RECORD path against the listing anyway); valid for as many files and distributions as it saw."""
+
+    files: int
+    dists: int
+    paths: set[str]
+
+
 @dataclass
 class PrefixSnapshot:
     prefix: str  # absolute, resolved
@@ -78,3 +87,4 @@ class PrefixSnapshot:
     cuda_link: tuple[str, str] | None = None  # (/usr/local/cuda, its target)
     is_conda: bool = False  # the prefix has a conda-meta/ folder (possibly still empty)
     scheme: dict[str, str] = field(default_factory=dict)  # sysconfig: purelib, platlib, scripts, data, include (absolute)
+    unrecorded: Unrecorded | None = field(default=None, repr=False, compare=False)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from lockguard.io.env.bounded import read_text
 from lockguard.io.env.elf import soname
+from lockguard.io.env.scan_memo import MISSING, Memo, file_key
 from lockguard.model.prefix import LibraryDir, PrefixSnapshot
 
 # The CUDA stack and torch, as library names: what the loader's path must not shadow.
@@ -24,22 +25,27 @@ _CONF_LIMIT = 1 << 20
 SONAME_COMPARED = re.compile(r"^lib(nccl|cudart|cudnn)\.so\.\d")
 
 
-def read_sonames(snap: PrefixSnapshot, root: Path) -> None:
-    """Read the SONAME of CUDA-stack, torch and runtime libraries that occur more than once."""
+def read_sonames(snap: PrefixSnapshot, root: Path, libraries: list[str] | None = None) -> None:
+    """Read the SONAME of CUDA-stack, torch and runtime libraries that occur more than once.
+    `libraries`: the regular files named *.so* among snap.files, where the listing knows them."""
     groups: dict[str, list[str]] = {}
-    for path in snap.files:
+    for path in snap.files if libraries is None else libraries:
         if ".so" not in path:  # most files; a substring test is far cheaper than the split below
             continue
         name = path.rsplit("/", 1)[-1]
         if name.startswith("lib") and path not in snap.symlinks and SONAME_MATTERS.match(name):
             groups.setdefault(name.split(".so")[0], []).append(path)
+    read = None
     for paths in groups.values():
         if len(paths) < 2:
             continue
+        read = read or SonameMemo(str(root))
         for path in paths:
-            value = soname(root / path)
+            value = read(root / path)
             if value:
                 snap.sonames[path] = value
+    if read is not None:
+        read.save()
 
 
 def library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDir]:
@@ -54,6 +60,7 @@ def library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDi
                 if line and not line.startswith("include"):
                     dirs.append((line, str(conf)))
     out = []
+    read = SonameMemo("loader path")
     for path, origin in dirs:
         real = os.path.realpath(path)
         if real.startswith(str(root) + os.sep) or not os.path.isdir(real):
@@ -65,6 +72,32 @@ def library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDi
             continue
         for name in names:
             if CUDA_STACK_LIBS.match(name):  # a link: its target's SONAME
-                libs.append((name, soname(Path(real) / name) if SONAME_COMPARED.match(name) else None))
+                libs.append((name, read(Path(real) / name) if SONAME_COMPARED.match(name) else None))
         out.append(LibraryDir(path, origin, tuple(libs)))
+    read.save()
     return out
+
+
+class SonameMemo:
+    """soname() remembered by the library's stat: a repeat scan neither parses an ELF file nor
+    imports pyelftools (tens of milliseconds) when the libraries are unchanged."""
+
+    def __init__(self, scope: str) -> None:
+        self._scope = scope
+        self._memo: Memo | None = None  # opened at the first library read
+
+    def __call__(self, path: Path) -> str | None:
+        key = file_key(path)
+        if key is None or key == MISSING:  # nothing to remember: soname() reads no such file
+            return soname(path)
+        if self._memo is None:
+            self._memo = Memo("soname", self._scope, str | None)
+        found, value = self._memo.get(str(path), (key,))
+        if not found:
+            value = soname(path)
+            self._memo.put(str(path), (key,), value)
+        return value
+
+    def save(self) -> None:
+        if self._memo is not None:
+            self._memo.save()

@@ -11,10 +11,12 @@ import csv
 import json
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from lockguard.errors import InputError
 from lockguard.io.env.bounded import MIB, open_regular, read_bytes, read_text, run_bounded
 from lockguard.io.env.file_listing import FileListing
+from lockguard.io.env.scan_memo import Memo, file_key
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 from lockguard.model.prefix import (
     SHARED_LIBRARY,
@@ -23,6 +25,7 @@ from lockguard.model.prefix import (
     PrefixSnapshot,
     PthFile,
     RecordEntry,
+    Unrecorded,
 )
 
 _MARK = "LOCKGUARD-FACTS:"
@@ -163,7 +166,7 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     listing.collect(snap)
     _absent_files(snap, root, listing.prefixes, sizes, listing.sizes)
     if read_sonames:
-        sonames_of(snap, root)
+        sonames_of(snap, root, listing.libraries)
     snap.library_dirs = library_dirs(environ, ld_conf_dir, root)
     if cuda_link.is_symlink() or cuda_link.exists():
         snap.cuda_link = (str(cuda_link), os.path.realpath(cuda_link))
@@ -224,8 +227,10 @@ class _EarlyScan:
         return found
 
     def discard(self) -> None:
-        if self.listing is not None and self.listing.process is not None and self.listing.process.poll() is None:
-            self.listing.process.kill()
+        if self.listing is not None:
+            if self.listing.process is not None and self.listing.process.poll() is None:
+                self.listing.process.kill()
+            self.listing.close()
         self.listing = None
 
 
@@ -240,6 +245,21 @@ def _pth_must_be_files(root: Path) -> None:
                 continue  # a dangling link or an unreadable file: the interpreter skips it too
 
 
+class ParsedDistInfo(NamedTuple):
+    """What a dist-info's METADATA, INSTALLER and RECORD say (no name: not a distribution)."""
+
+    name: str  # canonical
+    version: str
+    installer: str
+    requires: tuple[str, ...]  # of the installer tools only
+    inside: tuple[str, ...]
+    outside: tuple[str, ...]
+    sizes: tuple[tuple[str, int], ...]
+
+
+_DIST_INFO_FILES = ("METADATA", "INSTALLER", "RECORD")
+
+
 def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) -> list[InstalledDist]:
     out = []
     try:
@@ -247,21 +267,35 @@ def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) ->
     except OSError:
         return out
     in_prefix = site.startswith(str(root) + os.sep)
+    memo = Memo("dist-info", f"{root}\0{site}", ParsedDistInfo)
     for name in names:
         if not name.endswith(".dist-info"):
             continue
         info = os.path.join(site, name)
-        meta = _metadata(os.path.join(info, "METADATA"))
-        if not meta.get("name"):
+        keys = tuple(file_key(os.path.join(info, file)) for file in _DIST_INFO_FILES)  # before reading
+        found, parsed = memo.get(name, keys)
+        if not found:
+            parsed = _parse_dist_info(info, site, root)
+            memo.put(name, keys, parsed)
+        if not parsed.name:
             continue
-        inside, outside, sizes[info] = _records(os.path.join(info, "RECORD"), site, root)
-        dist_name = canonical_name(meta["name"])
+        sizes[info] = list(parsed.sizes)
         out.append(InstalledDist(
-            name=dist_name, version=meta.get("version", ""), site=site, dist_info=info,
-            installer=_head(os.path.join(info, "INSTALLER"), 256).strip(), paths=inside, outside=outside,
-            in_prefix=in_prefix, requires=tuple(meta.get("requires", ())) if dist_name in INSTALLER_TOOLS else (),
-        ))
+            name=parsed.name, version=parsed.version, site=site, dist_info=info, installer=parsed.installer,
+            paths=parsed.inside, outside=parsed.outside, in_prefix=in_prefix, requires=parsed.requires))
+    memo.save()
     return out
+
+
+def _parse_dist_info(info: str, site: str, root: Path) -> ParsedDistInfo:
+    meta = _metadata(os.path.join(info, "METADATA"))
+    if not meta.get("name"):
+        return ParsedDistInfo("", "", "", (), (), (), ())
+    inside, outside, sizes = _records(os.path.join(info, "RECORD"), site, root)
+    dist_name = canonical_name(meta["name"])
+    return ParsedDistInfo(
+        dist_name, meta.get("version", ""), _head(os.path.join(info, "INSTALLER"), 256).strip(),
+        tuple(meta.get("requires", ())) if dist_name in INSTALLER_TOOLS else (), inside, outside, tuple(sizes))
 
 
 def _metadata(path: str) -> dict:
@@ -366,11 +400,16 @@ def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
     have another size than their RECORD says: a set lookup in the listing where it covers the path,
     a stat elsewhere (bin/, include/, share/)."""
     present = set(snap.files)
+    unrecorded = set(present)  # what no RECORD lists: the inventory's unowned files, found on the way
     for i, dist in enumerate(snap.dists):
         if not dist.in_prefix:
             continue
-        unlisted = [p for p in dist.paths if p not in present]  # set lookups first: few remain
-        absent = tuple(p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}"))
+        absent: tuple[str, ...] = ()
+        before = len(unrecorded)
+        unrecorded.difference_update(dist.paths)  # in C; removing as many as it lists: all are listed
+        if before - len(unrecorded) != len(dist.paths) and not present.issuperset(dist.paths):
+            unlisted = [p for p in dist.paths if p not in present]
+            absent = tuple(p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}"))
         resized = []
         for path, size in sizes.get(dist.dist_info, ()):
             if path in present and path not in snap.symlinks:
@@ -382,6 +421,7 @@ def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
                     pass
         if absent or resized:
             snap.dists[i] = _replace(dist, absent=absent, resized=tuple(resized))
+    snap.unrecorded = Unrecorded(len(snap.files), len(snap.dists), unrecorded)
 
 
 def _replace(dist: InstalledDist, **changes) -> InstalledDist:

@@ -1,0 +1,131 @@
+"""Memos of what the environment scan parsed (a dist-info's METADATA, INSTALLER and RECORD; a
+library's SONAME), kept between runs in the cache folder. A memo is used only while the stat of
+every file it came from (type and mode, device, inode, size, mtime, ctime) is unchanged.
+
+Only parses are memoized, never what exists: the scan lists the prefix every time, so a RECORD
+file that disappeared is reported whatever a memo says. A file changed in the last seconds is not
+memoized ("racy git": two writes within one timestamp tick would leave the stat equal); a memo
+file whose checksum is wrong or that does not decode to its schema is ignored and rewritten.
+msgspec decodes it into checked types (never pickle or marshal for a cache): this module is the
+environment side's adapter around it, as io/index/page_json.py is the index side's."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import lockguard
+
+try:  # a dependency of lockguard; without its wheel every scan parses everything
+    import msgspec
+except ImportError:  # pragma: no cover
+    msgspec = None
+
+FORMAT = "env-scan-v1"
+RACY_NS = 5 * 10**9  # wider than any filesystem's timestamp tick (FAT's mtime: 2 s)
+MISSING: tuple[int, ...] = ()  # the key of a file that does not exist (a state the parse reads too)
+FileKey = tuple[int, ...]
+_CRC = 4
+
+
+def file_key(path: str | Path) -> FileKey | None:
+    """What identifies a file's bytes without reading them: MISSING when there is no file, None
+    when it is not a regular file or cannot be asked (then no memo is used)."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return MISSING
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return (info.st_mode, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+class Memo:
+    """One memo file: name -> (the keys of the files it was parsed from, the parse). Read when
+    opened; written (atomically) by save() only when something in it changed."""
+
+    def __init__(self, kind: str, scope: str, value_type) -> None:
+        self._old: dict = {}
+        self._new: dict[str, tuple] = {}
+        self._changed = False
+        self.since_ns = time.time_ns() - RACY_NS  # files changed after this are not memoized
+        if msgspec is None:
+            self.path = None
+            return
+        self.header = f"lockguard {lockguard.__version__} {FORMAT} {kind}\0{scope}"
+        if not _encodable(self.header):  # a folder name that is not UTF-8: no memo for it
+            self.path = None
+            return
+        digest = hashlib.sha256(self.header.encode()).hexdigest()[:32]
+        self.path = _memo_dir() / f"{kind}-{digest}.msgpack"
+        self._type = msgspec.defstruct("MemoFile", [
+            ("header", str), ("entries", dict[str, tuple[tuple[FileKey, ...], value_type]])], array_like=True)
+        self._old = self._load()
+
+    def _load(self) -> dict:
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return {}
+        if len(data) < _CRC or int.from_bytes(data[:_CRC], "big") != zlib.crc32(data[_CRC:]):
+            return {}
+        try:
+            memo = msgspec.msgpack.decode(data[_CRC:], type=self._type)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+            return {}
+        return memo.entries if memo.header == self.header else {}
+
+    def get(self, name: str, keys: tuple[FileKey | None, ...]):
+        """(True, the parse) when `name` was parsed from files with these keys; (False, None) else."""
+        entry = self._old.get(name)
+        if entry is None or None in keys or entry[0] != keys:
+            return False, None
+        self._new[name] = entry
+        return True, entry[1]
+
+    def put(self, name: str, keys: tuple[FileKey | None, ...], value) -> None:
+        """Remember a parse (the keys taken before the files were read), unless a file is new."""
+        if self.path is None or not _encodable(name):
+            return
+        if all(key is not None and (key == MISSING or max(key[4], key[5]) < self.since_ns) for key in keys):
+            self._new[name] = (keys, value)
+            self._changed = True
+
+    def save(self) -> None:
+        if self.path is None or not self._changed and len(self._new) == len(self._old):
+            return
+        try:
+            payload = msgspec.msgpack.encode(self._type(self.header, self._new))
+        except (msgspec.EncodeError, UnicodeEncodeError, ValueError, TypeError):
+            return  # a parse holding text that is not UTF-8: parsed again next time
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_bytes(zlib.crc32(payload).to_bytes(_CRC, "big") + payload)
+            os.replace(temporary, self.path)
+        except OSError:  # a cache that cannot be written costs time, nothing else
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+
+
+def _encodable(text: str) -> bool:
+    """Whether a name can be written as UTF-8 (os.listdir gives undecodable bytes as surrogates)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _memo_dir() -> Path:
+    from lockguard.io.index.cache import default_cache_dir
+
+    return default_cache_dir() / FORMAT
