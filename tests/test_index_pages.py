@@ -1,4 +1,4 @@
-"""PEP 691 pages read through msgspec (io/index/page_json.py) give exactly the rows of the
+"""PEP 691 pages read through msgspec (io/msgspec_adapter.py) give exactly the rows of the
 standard-library reader, keep its strictness, and fall back to it for every message."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from lockguard.io.index import page_json, simple_index
+from lockguard.io import msgspec_adapter as page_json
+from lockguard.io.index import simple_index
 from lockguard.io.index.simple_index import BadPage, json_rows
 
 PAGE = "https://pypi.example/simple/demo/"

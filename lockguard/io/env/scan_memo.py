@@ -6,8 +6,8 @@ Only parses are memoized, never what exists: the scan lists the prefix every tim
 file that disappeared is reported whatever a memo says. A file changed in the last seconds is not
 memoized ("racy git": two writes within one timestamp tick would leave the stat equal); a memo
 file whose checksum is wrong or that does not decode to its schema is ignored and rewritten.
-msgspec decodes it into checked types (never pickle or marshal for a cache): this module is the
-environment side's adapter around it, as io/index/page_json.py is the index side's."""
+The files are msgpack decoded into checked types through io/msgspec_adapter.py (never pickle or
+marshal for a cache)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,7 @@ import zlib
 from pathlib import Path
 
 import lockguard
-
-try:  # a dependency of lockguard; without its wheel every scan parses everything
-    import msgspec
-except ImportError:  # pragma: no cover
-    msgspec = None
+from lockguard.io.msgspec_adapter import TypedMsgpack
 
 FORMAT = "env-scan-v1"
 RACY_NS = 5 * 10**9  # wider than any filesystem's timestamp tick (FAT's mtime: 2 s)
@@ -57,7 +53,8 @@ class Memo:
         self._new: dict[str, tuple] = {}
         self._changed = False
         self.since_ns = time.time_ns() - RACY_NS  # files changed after this are not memoized
-        if msgspec is None:
+        self._codec = TypedMsgpack(tuple[tuple[FileKey, ...], value_type])
+        if not self._codec.available:  # without msgspec every scan parses everything
             self.path = None
             return
         self.header = f"lockguard {lockguard.__version__} {FORMAT} {kind}\0{scope}"
@@ -66,8 +63,6 @@ class Memo:
             return
         digest = hashlib.sha256(self.header.encode()).hexdigest()[:32]
         self.path = _memo_dir() / f"{kind}-{digest}.msgpack"
-        self._type = msgspec.defstruct("MemoFile", [
-            ("header", str), ("entries", dict[str, tuple[tuple[FileKey, ...], value_type]])], array_like=True)
         self._old = self._load()
 
     def _load(self) -> dict:
@@ -77,11 +72,8 @@ class Memo:
             return {}
         if len(data) < _CRC or int.from_bytes(data[:_CRC], "big") != zlib.crc32(data[_CRC:]):
             return {}
-        try:
-            memo = msgspec.msgpack.decode(data[_CRC:], type=self._type)
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
-            return {}
-        return memo.entries if memo.header == self.header else {}
+        memo = self._codec.decode(data[_CRC:])
+        return memo[1] if memo is not None and memo[0] == self.header else {}
 
     def get(self, name: str, keys: tuple[FileKey | None, ...]):
         """(True, the parse) when `name` was parsed from files with these keys; (False, None) else."""
@@ -102,9 +94,8 @@ class Memo:
     def save(self) -> None:
         if self.path is None or not self._changed and len(self._new) == len(self._old):
             return
-        try:
-            payload = msgspec.msgpack.encode(self._type(self.header, self._new))
-        except (msgspec.EncodeError, UnicodeEncodeError, ValueError, TypeError):
+        payload = self._codec.encode(self.header, self._new)
+        if payload is None:
             return  # a parse holding text that is not UTF-8: parsed again next time
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
         try:

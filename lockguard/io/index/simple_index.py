@@ -43,7 +43,7 @@ def project_rows(body: bytes, content_type: str, page_url: str, keep=None) -> li
 
 
 def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
-    from lockguard.io.index.page_json import page_files
+    from lockguard.io.msgspec_adapter import page_files
 
     files = page_files(body)
     if files is not None:
@@ -73,10 +73,10 @@ def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
 
 
 def _typed_rows(files: list, page_url: str, keep=None) -> list[tuple] | None:
-    """json_rows for entries msgspec decoded and type-checked (io/index/page_json.py): the same
+    """json_rows for entries msgspec decoded and type-checked (io/msgspec_adapter.py): the same
     rows, and the checks types cannot express made on every entry as json_rows makes them. None
     when an entry fails one: json_rows then reads the page again and names the problem."""
-    from lockguard.io.index.page_json import UNSET
+    from lockguard.io.msgspec_adapter import UNSET
 
     rows = []
     sha256 = _SHA256.fullmatch

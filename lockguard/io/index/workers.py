@@ -21,7 +21,7 @@ def import_worker_modules() -> None:
     import encodings.cp437  # noqa: F401  (zipfile decodes the names in a wheel's directory with it)
     import encodings.idna  # noqa: F401  (the socket layer encodes host names with it)
 
-    import lockguard.io.index.page_json  # noqa: F401  (JSON pages: msgspec)
+    import lockguard.io.msgspec_adapter  # noqa: F401  (JSON pages: msgspec)
 
 
 class DaemonPool:

@@ -1,4 +1,5 @@
-"""The one adapter around msgspec: a PEP 691 project page decoded straight into typed file entries.
+"""The one adapter around msgspec: a PEP 691 project page decoded straight into typed file entries
+(the index side), and the typed msgpack files of the environment scan's memos (io/env/scan_memo.py).
 
 Index pages are most of a cold resolve's CPU (pydantic-core's page is 7 MB with 15,000 files):
 msgspec decodes and type-checks a page in C about five times faster than `json.loads` followed by
@@ -53,3 +54,29 @@ def page_files(body: bytes) -> list | None:
         return DECODER.decode(body).files
     except msgspec.DecodeError:  # ValidationError is a DecodeError
         return None
+
+
+class TypedMsgpack:
+    """msgpack bytes <-> (header text, {name: entry}) checked against `entry_type` on the way in:
+    a memo file that does not decode to exactly that shape is None, never a half-trusted value.
+    Unusable (`available` False) without msgspec: the caller then keeps nothing."""
+
+    def __init__(self, entry_type) -> None:
+        self.available = msgspec is not None
+        if self.available:
+            self._type = msgspec.defstruct("MemoFile", [("header", str), ("entries", dict[str, entry_type])],
+                                           array_like=True)
+
+    def encode(self, header: str, entries: dict) -> bytes | None:
+        """None for what msgpack cannot hold (text that is not UTF-8, a value of another type)."""
+        try:
+            return msgspec.msgpack.encode(self._type(header, entries))
+        except (msgspec.EncodeError, UnicodeEncodeError, ValueError, TypeError):
+            return None
+
+    def decode(self, data: bytes) -> tuple[str, dict] | None:
+        try:
+            memo = msgspec.msgpack.decode(data, type=self._type)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+            return None
+        return memo.header, memo.entries
