@@ -3,6 +3,10 @@ smoke imports, the kept-tool and loader-path rules."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from lockguard.install.inventory import LockView, take_inventory
 from lockguard.install.plan import make_plan
 from lockguard.install.verify import direct_names, smoke_modules
@@ -63,6 +67,20 @@ def test_kept_tools_conflicting_with_a_pin_and_their_markers():
     assert len(findings) == 1 and "requires packaging>=24.0" in findings[0].message
     assert not [f for f in take_inventory(snapshot(wheel), LockView(pip={"packaging": "24.1"})).findings
                 if f.code == "LG221"]
+
+
+def test_kept_tools_without_requirements_never_import_packagings_requirement_parser():
+    """Most environments keep pip alone (no Requires-Dist): the inventory against a lock then
+    reads no requirement, and packaging.requirements (a tenth of a 100k-file scan) stays unimported."""
+    script = ("import sys\n"
+              "from tests.test_install_plan import dist, snapshot\n"
+              "from lockguard.install.inventory import LockView, take_inventory\n"
+              "take_inventory(snapshot(dist('pip', '24.0', ['pip/__init__.py'])), LockView(pip={'numpy': '1.26.4'}))\n"
+              "print('packaging.requirements' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
 
 
 def test_loader_path_libraries_count_only_under_the_locked_soname():

@@ -20,14 +20,15 @@ def _marker_environment(python_version: str) -> dict[str, str]:
 
 
 def tool_conflicts(snap: PrefixSnapshot, locked: dict[str, str]) -> list[Finding]:
+    kept = [d for d in snap.dists if d.in_prefix and d.name in INSTALLER_TOOLS and d.name not in locked and d.requires]
+    if not kept:
+        return []  # nothing to read: packaging's requirement parser (a tenth of a scan) is not imported
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.version import InvalidVersion, Version
 
     environment = _marker_environment(snap.python_version)
     out = []
-    for dist in snap.dists:
-        if not dist.in_prefix or dist.name not in INSTALLER_TOOLS or dist.name in locked:
-            continue
+    for dist in kept:
         for text in dist.requires:
             try:
                 requirement = Requirement(text)
