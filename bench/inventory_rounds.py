@@ -4,7 +4,9 @@ without a lock, on an existing prefix: wall and CPU (wait4 rusage: the process a
     python bench/inventory_rounds.py PREFIX BASE_TREE [--rounds 11]
 
 BASE_TREE holds the reference `lockguard/` package (byte-compile it first); both run with this
-interpreter, without PYTHONDONTWRITEBYTECODE, each with its own LOCKGUARD_CACHE_DIR."""
+interpreter, without PYTHONDONTWRITEBYTECODE, each with its own LOCKGUARD_CACHE_DIR, in a neutral
+working folder (`python -c` puts the working folder first on sys.path: run from a checkout, both
+would import the checkout's lockguard)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ CODE = ("import sys; from pathlib import Path; from lockguard.io.env.prefix_scan
 
 def run(argv: list[str], env: dict | None) -> tuple[float, float]:
     start = time.perf_counter()
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(argv, env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _pid, status, usage = os.wait4(process.pid, 0)
     assert status == 0, argv
     return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
@@ -37,6 +39,7 @@ def main() -> None:
     parser.add_argument("base")
     parser.add_argument("--rounds", type=int, default=11)
     args = parser.parse_args()
+    args.prefix = os.path.abspath(args.prefix)
     work = tempfile.mkdtemp(prefix="lockguard-rounds-")
     plain = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     main_env = {**plain, "PYTHONPATH": os.path.abspath(args.base), "LOCKGUARD_CACHE_DIR": f"{work}/main"}
