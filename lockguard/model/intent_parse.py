@@ -531,7 +531,6 @@ class _Reader:
         return Outputs(values["environment"], values["requirements"], values["conda-lock"], pylock)
 
 
-
 def _file_name(relative: str) -> str:
     """Path(relative).name (pathlib only when an intent names a pylock.toml)."""
     from pathlib import Path

@@ -86,6 +86,10 @@ class FileListing:
         return True
 
     def close(self) -> None:
+        """Stop a find still running (a listing thrown away) and drop its output files."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
         self._files.close()
         self._links.close()
         self._libraries.close()

@@ -228,8 +228,6 @@ class _EarlyScan:
 
     def discard(self) -> None:
         if self.listing is not None:
-            if self.listing.process is not None and self.listing.process.poll() is None:
-                self.listing.process.kill()
             self.listing.close()
         self.listing = None
 

@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import os
 import stat
-import threading
 import time
 import zlib
 from pathlib import Path
@@ -97,14 +96,10 @@ class Memo:
         payload = self._codec.encode(self.header, self._new)
         if payload is None:
             return  # a parse holding text that is not UTF-8: parsed again next time
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(zlib.crc32(payload).to_bytes(_CRC, "big") + payload)
-            os.replace(temporary, self.path)
-        except OSError:  # a cache that cannot be written costs time, nothing else
-            with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
+        from lockguard.io.index.cache import replace_with
+
+        with contextlib.suppress(OSError):  # a cache that cannot be written costs time, nothing else
+            replace_with(self.path, zlib.crc32(payload).to_bytes(_CRC, "big") + payload)
 
 
 def _encodable(text: str) -> bool:

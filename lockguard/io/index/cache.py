@@ -10,6 +10,7 @@ lockguard processes and threads never see half a file.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import marshal
@@ -31,6 +32,24 @@ def default_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("lockguard"))
+
+
+def replace_with(path: Path, data: bytes) -> None:
+    """Write a cache file: a temporary name of its own per process and thread, then an atomic
+    rename, so a reader sees the old file or the new one, never half of one, without a lock (a
+    cold resolve writes hundreds of files; a lock file per write cost more CPU than the writes)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        try:
+            tmp.write_bytes(data)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
 
 
 @record
@@ -62,16 +81,7 @@ class Cache:
         return self.root / kind / key[:2] / f"{key}{suffix}"
 
     def _write(self, path: Path, data: bytes) -> None:
-        # a temporary name of its own per process and thread, then an atomic rename: a reader sees
-        # the old file or the new one, never half of one, without a lock (a cold resolve writes
-        # hundreds of files; a lock file per write cost more CPU than the writes)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            tmp.write_bytes(data)
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(data)
-        os.replace(tmp, path)
+        replace_with(path, data)
 
     # -- metadata (immutable, by file sha256) -------------------------------------------------
 

@@ -100,10 +100,10 @@ class ResolveMemo:
         return remembered if all(self._current(url, sha) for url, sha in remembered.pages.items()) else None
 
     def _current(self, url: str, sha: str) -> bool:
-        fetched_at = self.cache.page_state(url)
-        if fetched_at is None or fetched_at[0] != sha:
+        state = self.cache.page_state(url)  # (body sha256, fetched at)
+        if state is None or state[0] != sha:
             return False
-        return self.offline or time.time() - fetched_at[1] < self.ttl
+        return self.offline or time.time() - state[1] < self.ttl
 
     def store(self, remembered: Remembered) -> None:
         entry = {"format": MEMO_FORMAT, "pages": remembered.pages, "outputs": remembered.outputs,

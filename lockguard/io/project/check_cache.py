@@ -14,20 +14,13 @@ import os
 
 from lockguard import __version__
 from lockguard.errors import InputError
+from lockguard.io.project.cache_folder import cache_folder
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.textfile import LOCK_LIMIT, is_regular_file, read_bytes
 from lockguard.model.digest import sha256
 
 ABSENT = b"\0absent\0"
 UNREADABLE = b"\0unreadable\0"
-
-
-def _cache_dir() -> str:
-    configured = os.environ.get("LOCKGUARD_CACHE_DIR")
-    if configured:
-        return os.path.join(configured, "v1", "check")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "lockguard", "v1", "check")
 
 
 def constraints_fingerprint() -> str:
@@ -83,7 +76,7 @@ class CheckCache:
                      repr(sorted((k, str(v)) for k, v in options.items()))):
             h.update(part.encode() + b"\0")
         h.update(_bytes(self.intent_path))
-        self.path = os.path.join(_cache_dir(), f"{h.hexdigest()}.marshal")
+        self.path = os.path.join(cache_folder("check"), f"{h.hexdigest()}.marshal")
 
     def lookup(self) -> tuple[str, int] | None:
         """(output, exit code) of an identical earlier check, or None."""

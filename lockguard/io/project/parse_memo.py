@@ -14,16 +14,7 @@ import marshal
 import os
 
 from lockguard import __version__
-
-FORMAT = "v1"
-
-
-def _root() -> str:
-    configured = os.environ.get("LOCKGUARD_CACHE_DIR")
-    if configured:
-        return os.path.join(configured, FORMAT, "parsed")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "lockguard", FORMAT, "parsed")
+from lockguard.io.project.cache_folder import cache_folder
 
 
 class ParseMemo:
@@ -31,7 +22,7 @@ class ParseMemo:
     lockguard version, and kind of parse) was parsed before."""
 
     def __init__(self, root: str | None = None) -> None:
-        self.root = root or _root()
+        self.root = root or cache_folder("parsed")
 
     def _path(self, kind: str, text: str) -> str:
         from lockguard.model.digest import sha256
@@ -73,6 +64,6 @@ _DEFAULT: ParseMemo | None = None
 
 def default_memo() -> ParseMemo:
     global _DEFAULT
-    if _DEFAULT is None or _DEFAULT.root != _root():
+    if _DEFAULT is None or _DEFAULT.root != cache_folder("parsed"):
         _DEFAULT = ParseMemo()
     return _DEFAULT

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 
+from lockguard.io.project.cache_folder import cache_folder
 from lockguard.model.lazy_pattern import LazyPattern
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
@@ -20,19 +21,10 @@ _HASH = LazyPattern(r"[0-9a-f]{64}")
 _SEALED = LazyPattern(r"^#\s*lockguard-body-hash:\s*sha256:([0-9a-f]{64})\s*$", re.M)
 
 
-def _folder_text() -> str:
-    """The folder of the copies, as text (the check path reads a copy without pathlib)."""
-    configured = os.environ.get("LOCKGUARD_CACHE_DIR")
-    if configured:
-        return os.path.join(configured, "v1", "written")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "lockguard", "v1", "written")
-
-
 def _folder() -> Path:
     from pathlib import Path
 
-    return Path(_folder_text())
+    return Path(cache_folder("written"))
 
 
 def remember(texts) -> None:
@@ -63,7 +55,7 @@ def written_copy(body_hash: str) -> str | None:
     from lockguard.io.project.textfile import LOCK_LIMIT, read_text_or_none
 
     try:
-        text = read_text_or_none(os.path.join(_folder_text(), f"{body_hash}.txt"), what="lock copy", limit=LOCK_LIMIT)
+        text = read_text_or_none(os.path.join(cache_folder("written"), f"{body_hash}.txt"), what="lock copy", limit=LOCK_LIMIT)
     except Exception:  # a damaged cache entry is no copy
         return None
     match = _SEALED.search(text[:4096]) if text else None
