@@ -11,7 +11,7 @@ from lockguard.cli.common import get_ui, intent_option, json_option, load_projec
 @intent_option
 @click.option("--platform", "platforms", multiple=True, help="Resolve only these of the intent's platforms.")
 @click.option("--offline", is_flag=True, help="Resolve from the cache alone (exit 4 naming what is missing).")
-@click.option("--refresh", is_flag=True, help="Ignore cached index pages (metadata stays cached: it never changes).")
+@click.option("--refresh", is_flag=True, help="Ignore cached index pages and the resolution memo (metadata stays cached: it never changes).")
 @click.option("--check", "check_only", is_flag=True, help="Exit 1 if the lock files are not what a resolve would write now; write nothing.")
 @click.option("--conda-from-knowledge", is_flag=True, help="Pin the conda side from the knowledge, without a solve.")
 @json_option
