@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,32 @@ class Result:
     @property
     def output(self) -> str:
         return self.stdout + self.stderr
+
+
+_SESSION_ROOT: Path | None = None
+
+
+def pytest_configure(config):
+    """One cache folder and one Ray temp folder per test session (per xdist worker), set before any
+    fixture of any scope runs: a module- or session-scoped fixture never sees the user's cache."""
+    global _SESSION_ROOT
+    _SESSION_ROOT = Path(tempfile.mkdtemp(prefix="lg-tests-"))
+    os.environ["LOCKGUARD_CACHE_DIR"] = str(_SESSION_ROOT / "cache")
+    os.environ["XDG_CACHE_HOME"] = str(_SESSION_ROOT / "xdg-cache")
+    os.environ["RAY_TMPDIR"] = str(_SESSION_ROOT / "ray")  # Ray's sockets: a short path of our own
+
+
+def pytest_unconfigure(config):
+    if _SESSION_ROOT is not None:
+        shutil.rmtree(_SESSION_ROOT, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_cache(tmp_path_factory):
+    """A module's fixtures (check templates, fuzz worlds) get a cache folder of their own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path_factory.mktemp("module-cache")))
+        yield
 
 
 @pytest.fixture(autouse=True)
