@@ -1,0 +1,129 @@
+"""Advisory locks from the kernel (`fcntl.flock`) on lockguard's own state: a prefix while
+clean-install or restore changes it (shared while `check --env` reads it), a project's lock set
+while resolve writes it (shared while check reads it).
+
+The kernel drops a lock when the process holding it dies, so a lock left by a dead run is simply
+taken over: no pid file can go stale. An exclusive holder writes who it is into the lock file, so a
+second run can say whom it waits for ("waiting for clean-install 20261201-1203 (pid 4242) on .venv");
+it empties the file again before it lets go.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from lockguard.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who holds an exclusive lock: the command, its run id (if any) and its process."""
+
+    command: str
+    pid: int
+    run: str = ""
+
+    def describe(self) -> str:
+        run = f" {self.run}" if self.run else ""
+        return f"{self.command}{run} (pid {self.pid})"
+
+
+class LockBusy(InputError):
+    """Another lockguard run holds the lock and the caller asked not to wait (`--no-wait`)."""
+
+
+def read_holder(lock_path: str | os.PathLike[str]) -> Holder | None:
+    """The exclusive holder a lock file names, or None (free, held shared, or unreadable)."""
+    try:
+        with open(lock_path, encoding="utf-8") as handle:
+            data = json.loads(handle.read(4096) or "null")
+        return Holder(str(data["command"]), int(data["pid"]), str(data.get("run", "")))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+@contextlib.contextmanager
+def held(
+    lock_path: str | os.PathLike[str],
+    *,
+    exclusive: bool,
+    holder: Holder,
+    what: str,
+    wait: bool = True,
+    on_wait: Callable[[str], None] | None = None,
+) -> Iterator[None]:
+    """Hold the lock on `lock_path` (created if missing) for the `with` block.
+
+    `what` names the locked thing in messages ("the prefix .venv"). Busy: without `wait`, raise
+    LockBusy (exit 2); with it, tell `on_wait` once whom we wait for, then block until free.
+    """
+    fd = _open(lock_path, exclusive=exclusive)
+    if fd is None:  # a reader of state it cannot write (a read-only prefix): nobody can be changing it
+        yield
+        return
+    try:
+        _acquire(fd, lock_path, exclusive=exclusive, what=what, wait=wait, on_wait=on_wait)
+        if exclusive:
+            _write_holder(fd, holder)
+        try:
+            yield
+        finally:
+            if exclusive:
+                _write_holder(fd, None)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _open(lock_path, *, exclusive: bool) -> int | None:
+    try:
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exclusive:
+            raise
+        try:
+            return os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            raise exc from None
+
+
+def _acquire(fd: int, lock_path, *, exclusive: bool, what: str, wait: bool, on_wait) -> None:
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    message = f"waiting for {_who(lock_path)} on {what}"
+    if not wait:
+        raise LockBusy(
+            f"{what} is in use by {_who(lock_path)}",
+            hint="wait for it to finish, or run again without --no-wait to wait for it",
+        )
+    if on_wait is not None:
+        on_wait(message)
+    fcntl.flock(fd, mode)  # blocks; Ctrl-C still interrupts it (PEP 475 retries only on resume)
+
+
+def _who(lock_path) -> str:
+    # The holder writes its name just after it takes the lock: give it a moment to appear.
+    for _ in range(5):
+        holder = read_holder(lock_path)
+        if holder is not None:
+            return holder.describe()
+        time.sleep(0.02)
+    return "another lockguard run"
+
+
+def _write_holder(fd: int, holder: Holder | None) -> None:
+    text = "" if holder is None else json.dumps({"command": holder.command, "pid": holder.pid, "run": holder.run})
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text.encode("utf-8"), 0)
