@@ -42,7 +42,8 @@ def test_an_unchanged_resolve_is_answered_by_the_memo_with_the_same_files_and_me
     world.intent(project, pip=["torch==2.1.*"])
     first = lg("resolve", "--intent", str(project / "lockguard.toml"), "--json")  # not verbose: what a user sees
     assert first.exit_code == 0, first.stderr
-    assert MEMO_LINE not in first.stderr and len(memo_entries()) == 1
+    # one entry under the lock it started from (none), one under the lock it wrote (issue 21)
+    assert MEMO_LINE not in first.stderr and len(memo_entries()) == 2
     lock = (project / "requirements.lock").read_bytes()
     (project / "requirements.lock").unlink()  # the memo's text is written again, byte for byte
 
@@ -77,8 +78,10 @@ def test_an_expired_page_that_changed_is_fetched_and_resolved_again(tmp_path, wo
         meta.write_text(json.dumps({**page, "fetched_at": page["fetched_at"] - 3600}))
     later = resolve(lg, project)
     assert later.exit_code == 0, later.stderr
-    assert MEMO_LINE not in later.stderr
-    assert pins(project)["jinja2"] == "3.1.4"
+    assert MEMO_LINE not in later.stderr  # resolved again, with the page that changed ...
+    assert pins(project)["jinja2"] == "1.0"  # ... where the locked version is still preferred (issue 21)
+    upgraded = resolve(lg, project, "--upgrade-package", "jinja2")
+    assert MEMO_LINE not in upgraded.stderr and pins(project)["jinja2"] == "3.1.4"
     assert MEMO_LINE in resolve(lg, project).stderr and pins(project)["jinja2"] == "3.1.4"  # the new one is kept
 
 
@@ -87,7 +90,7 @@ def test_refresh_bypasses_the_memo_and_leaves_the_new_answer_in_it(tmp_path, wor
     world.intent(project, cuda="none", pip=["jinja2"])
     assert resolve(lg, project).exit_code == 0
     world.pypi.add(build_wheel(tmp_path / "new", "jinja2", "3.1.4", requires=["markupsafe>=2.0"]))
-    refreshed = resolve(lg, project, "--refresh")
+    refreshed = resolve(lg, project, "--refresh", "--upgrade")
     assert MEMO_LINE not in refreshed.stderr and pins(project)["jinja2"] == "3.1.4"
     again = resolve(lg, project)
     assert MEMO_LINE in again.stderr and pins(project)["jinja2"] == "3.1.4"  # never the older entry
@@ -135,14 +138,15 @@ def test_a_damaged_or_foreign_memo_entry_is_a_miss_never_an_answer(tmp_path, wor
     world.intent(project, cuda="none", pip=["jinja2"])
     assert resolve(lg, project).exit_code == 0
     lock = (project / "requirements.lock").read_bytes()
-    [entry] = memo_entries()
-    good = json.loads(entry.read_text())
+    entries = memo_entries()  # under the lock it started from, and the one it wrote
+    good = json.loads(entries[0].read_text())
     damaged = [b"", b"{", b"[]", json.dumps({**good, "format": 99}).encode(),
                json.dumps({**good, "outputs": {"../elsewhere.txt": "x"}}).encode(),  # not a file the intent has
                json.dumps({**good, "messages": [["shout", "x"]]}).encode(),
                json.dumps({**good, "pages": {}}).encode()]
     for data in damaged:
-        entry.write_bytes(data)
+        for entry in entries:
+            entry.write_bytes(data)
         result = resolve(lg, project)
         assert result.exit_code == 0, result.stderr
         assert MEMO_LINE not in result.stderr, data
@@ -155,10 +159,10 @@ def test_a_changed_page_body_is_a_miss_even_within_its_ttl(tmp_path, world, lg):
     project = tmp_path / "p"
     world.intent(project, cuda="none", pip=["jinja2"])
     assert resolve(lg, project).exit_code == 0
-    [entry] = memo_entries()
-    remembered = json.loads(entry.read_text())
-    url = next(u for u in remembered["pages"] if u.endswith("/jinja2/"))
-    entry.write_text(json.dumps({**remembered, "pages": {**remembered["pages"], url: "0" * 64}}))
+    for entry in memo_entries():
+        remembered = json.loads(entry.read_text())
+        url = next(u for u in remembered["pages"] if u.endswith("/jinja2/"))
+        entry.write_text(json.dumps({**remembered, "pages": {**remembered["pages"], url: "0" * 64}}))
     result = resolve(lg, project)
     assert result.exit_code == 0 and MEMO_LINE not in result.stderr
 

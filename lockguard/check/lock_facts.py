@@ -74,6 +74,16 @@ def lock_facts(snapshot: Snapshot, knowledge: Knowledge, platform: str) -> LockF
     return facts
 
 
+def facts_of(platform: str, pip: dict[str, str], conda: dict[str, str], knowledge: Knowledge) -> LockFacts:
+    """The CUDA facts of one platform's pins (name -> version), wherever they were read from."""
+    facts = LockFacts(platform, pip=dict(pip), conda=dict(conda))
+    torch = facts.pip.get("torch")
+    if torch:
+        facts.torch = torch
+        _torch_cuda(facts, knowledge, torch)
+    return facts
+
+
 def _torch_cuda(facts: LockFacts, knowledge: Knowledge, torch: str) -> None:
     parsed = pep440.release_and_local(torch)  # packaging's Version(torch).release and .local
     if parsed is None:

@@ -12,39 +12,60 @@ from lockguard.cli.common import get_ui, intent_option, json_option, load_projec
 @click.option("--platform", "platforms", multiple=True, help="Resolve only these of the intent's platforms.")
 @click.option("--offline", is_flag=True, help="Resolve from the cache alone (exit 4 naming what is missing).")
 @click.option("--refresh", is_flag=True, help="Ignore cached index pages and the resolution memo (metadata stays cached: it never changes).")
-@click.option("--check", "check_only", is_flag=True, help="Exit 1 if the lock files are not what a resolve would write now; write nothing.")
+@click.option("--check", "check_only", is_flag=True, help="Exit 1 if a resolve that keeps the locked versions would write other lock files; write nothing.")
+@click.option("--upgrade", is_flag=True, help="Resolve every package afresh (the lock's versions are not preferred).")
+@click.option("--upgrade-package", "upgrade_packages", multiple=True, metavar="NAME[==VERSION]",
+              help="Let NAME move (to VERSION, if given); torch, torchvision or torchaudio frees the whole torch family. Repeatable.")
 @click.option("--conda-from-knowledge", is_flag=True, help="Pin the conda side from the knowledge, without a solve.")
 @json_option
 @click.pass_context
-def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_from_knowledge, as_json) -> int:
+def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, upgrade_packages, conda_from_knowledge,
+            as_json) -> int:
     """Resolve the intent into fully pinned, hashed lock files.
 
     The CUDA stack (torch variant, toolkit, cuDNN, NCCL, compilers, sysroot) comes from lockguard's
     knowledge; the conda side is solved with rattler (or pinned from the knowledge); the pip side is
     resolved for the target platform and Python, with hashes from the index and no wheel downloads.
+    Every version of the existing lock that still fits is kept: only what the intent change forces
+    moves, unless --upgrade or --upgrade-package says otherwise. What changed is reported.
     """
+    from lockguard.check.changes_render import text_lines, to_data
     from lockguard.cli.resolve_session import ResolveSession
+    from lockguard.resolve.preferences import upgrade_request
 
     ui = get_ui(ctx, "resolve")
     intent = load_project_intent(intent_path, ui=ui)
+    wanted = upgrade_request(upgrade, upgrade_packages)
     session = ResolveSession(intent, ui, offline=offline, refresh=refresh,
-                             conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms))
+                             conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms), upgrade=wanted)
     resolved = session.resolve()
     outputs = resolved.outputs
     if not resolved.remembered:  # a remembered resolution passed this gate with the same inputs
         session.refuse_what_check_rejects(resolved.platforms, outputs)
         session.remember()
+    changes = session.relock.changes(outputs)
     if check_only:
         stale = session.stale(outputs)
+        vanished = session.relock.vanished()
+        failed = bool(stale or vanished)
         if as_json:
-            ui.emit_json({"current": not stale, "stale": [str(p) for p in stale]}, ok=not stale,
-                         exit_code=1 if stale else 0)
+            ui.emit_json({"current": not failed, "stale": [str(p) for p in stale],
+                          "vanished": [{"name": v.name, "locked": v.locked, "now": v.now} for v in vanished],
+                          "changes": to_data(changes)}, ok=not failed, exit_code=1 if failed else 0)
+        for item in vanished:
+            ui.info(f"out of date: {item.text()}")
         for path in stale:
             ui.info(f"out of date: {path}")
-        if not stale:
+        if stale and not changes.unchanged:
+            ui.info("a resolve would change:")
+            for line in text_lines(changes, list_new=True):
+                ui.info(f"  {line}")
+        if not failed:
             ui.info("the lock files are current")
-        return 1 if stale else 0
+        return 1 if failed else 0
     written = session.write(outputs)
+    for line in text_lines(changes):
+        ui.info(line)
     if as_json:
-        ui.emit_json(session.summary(resolved, written))
+        ui.emit_json({**session.summary(resolved, written), "changes": to_data(changes)})
     return 0

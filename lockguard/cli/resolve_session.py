@@ -16,6 +16,7 @@ from lockguard.model.lock_paths import lock_file, lock_paths
 
 if TYPE_CHECKING:  # the lock's model is imported by the resolution, not by a memo hit
     from lockguard.model.lock import Lock
+    from lockguard.resolve.preferences import UpgradeRequest
 
 
 class Resolved:
@@ -55,8 +56,12 @@ class _Recorder:
 
 class ResolveSession:
     def __init__(self, intent: Intent, ui: Ui, *, offline: bool = False, refresh: bool = False,
-                 conda_from_knowledge: bool = False, platforms: tuple[str, ...] = ()) -> None:
+                 conda_from_knowledge: bool = False, platforms: tuple[str, ...] = (),
+                 upgrade: UpgradeRequest | None = None) -> None:
+        from lockguard.cli.relock import Relock
+
         self.intent = intent
+        self.relock = Relock(intent, upgrade)  # the existing lock: preferences, memo key, change report
         self.ui = ui
         self.offline = offline
         self.refresh = refresh
@@ -68,6 +73,7 @@ class ResolveSession:
         self.conda_solved = False  # rattler solved the conda side (its repodata is not memoized)
         self._machine_facts: tuple | None = None
         self._memo = None
+        self._memo_after = None  # the same entry under the key of the lock it writes (cli/relock.py)
         self._to_remember = None  # what `remember` stores once the gate has passed it
 
     # -- resolution, or the memo of an identical one -------------------------------------------
@@ -80,11 +86,13 @@ class ResolveSession:
 
         root = self._root()
         machine = self._machine()
+        self.relock.refuse_unknown_names()
         options = {"conda_from_knowledge": self.conda_from_knowledge, "platforms": self.platforms,
                    "constraints": os.environ.get("LOCKGUARD_CONSTRAINTS", "")}
-        memo = self._memo = ResolveMemo(Cache(), memo_key(intent_repr=repr(self.intent), options=options,
-                                             machine_repr=repr(machine) if machine is not None else None),
-                           ttl=PAGE_TTL_SECONDS, offline=self.offline)
+        machine_repr = repr(machine) if machine is not None else None
+        memo = self._memo = ResolveMemo(Cache(), memo_key(intent_repr=repr(self.intent), machine_repr=machine_repr,
+                                                          options={**options, **self.relock.memo_options()}),
+                                        ttl=PAGE_TTL_SECONDS, offline=self.offline)
         if not self.refresh:
             allowed = {relative for relative, _kind, _platform in lock_paths(self.intent)}
             remembered = memo.lookup(allowed)
@@ -108,6 +116,9 @@ class ResolveSession:
         if pages and None not in pages.values() and not recorder.warned_while_resolving and not self.conda_solved:
             self._to_remember = Remembered({str(path.relative_to(root)): text for path, text in outputs.items()},
                                            list(resolved.platforms), resolved.summary, recorder.messages, pages)
+            after = self.relock.memo_options_after(self._to_remember.outputs)
+            self._memo_after = ResolveMemo(Cache(), memo_key(intent_repr=repr(self.intent), options={
+                **options, **after}, machine_repr=machine_repr), ttl=PAGE_TTL_SECONDS, offline=self.offline)
         return resolved
 
     def remember(self) -> None:
@@ -115,6 +126,13 @@ class ResolveSession:
         its lock files passed the check gate (a memo hit skips the gate: same inputs, same files)."""
         if self._to_remember is not None and self._memo is not None:
             self._memo.store(self._to_remember)
+            if self._memo_after is not None and self._memo_after.key != self._memo.key:
+                from lockguard.io.index.resolve_memo import Remembered
+
+                entry = self._to_remember
+                self._memo_after.store(Remembered(entry.outputs, entry.platforms, entry.summary,
+                                                  [m for m in entry.messages if m[1] not in self.relock.said],
+                                                  entry.pages))
             self._to_remember = None
 
     def _root(self) -> Path:
@@ -148,7 +166,8 @@ class ResolveSession:
             from lockguard.resolve.candidates import CandidateFilter
             from lockguard.resolve.speculate import Speculator
 
-            speculator = Speculator(target, CandidateFilter(target, self.intent.exclude_newer), torch_versions)
+            speculator = Speculator(target, CandidateFilter(target, self.intent.exclude_newer), torch_versions,
+                                    preferred=self.relock.speculation(target.platform))
             source = IndexPackageSource(index, fetcher, speculator=speculator)
             self.sources.append(source)
             return source
@@ -159,8 +178,12 @@ class ResolveSession:
 
             conda = RattlerSolver(cache.root / "conda", offline=self.offline)
             self.conda_solved = True
+        for note in self.relock.prior().notes:
+            self.ui.warn(note)
         options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
-                                 progress=self.ui.progress, warn=self.ui.warn)
+                                 progress=self.ui.progress, warn=self.ui.warn,
+                                 preferences=self.relock.preferences, locked=self.relock.locked,
+                                 on_notes=self.relock.notes.append)
         import gc
 
         # the collector's full passes walk every page row and metadata object kept so far, again
@@ -189,6 +212,9 @@ class ResolveSession:
                           if platform.conda else "pip only")
             torch_note = f", torch {torch.version} ({platform.stack.variant})" if torch else ""
             self.ui.info(f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; {conda_note}")
+        if conda is not None:
+            self.relock.missing_conda = list(conda.missing_locked)
+        self.relock.say(self.ui.warn, self.ui.info)
         return lock
 
     def _machine(self):

@@ -8,10 +8,10 @@ a torch whose stack needs other conda specs, the conda side is solved again once
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
@@ -22,13 +22,20 @@ from lockguard.resolve.conda_specs import knowledge_pins, merge_specs, virtual_p
 from lockguard.resolve.knowledge_rules import name_rules
 from lockguard.resolve.pip_resolve import PipResolution, resolve_pip
 from lockguard.resolve.ports import PackageSource
+from lockguard.resolve.preferences import LockedConda, LockedPlatform, Preferences
 from lockguard.resolve.stack import CudaStack, query_stacks, torch_spec
 from lockguard.resolve.torch_builds import TorchBuild
+
+if TYPE_CHECKING:
+    from lockguard.resolve.relock_notes import RelockNotes
 
 
 class CondaPort(Protocol):
     def solve(self, specs: list[str], channels: tuple[str, ...], platform: str,
-              virtual_packages: list[tuple[str, str]], exclude_newer: datetime | None) -> list[CondaRecord]: ...
+              virtual_packages: list[tuple[str, str]], exclude_newer: datetime | None,
+              locked: Sequence[LockedConda] = ()) -> list[CondaRecord]:
+        """`locked`: the existing lock's records, preferred where they still fit (rattler's
+        locked_packages)."""
 
 
 @dataclass
@@ -37,6 +44,11 @@ class ResolveOptions:
     platforms: tuple[str, ...] = ()  # a subset of the intent's platforms (empty: all)
     progress: Callable[[str], None] = lambda _m: None
     warn: Callable[[str], None] = lambda _m: None
+    # the existing lock as preferences, per platform (None: resolve from scratch), and where the
+    # notes of a relock go (vanished and yanked locked versions, held-back upgrades)
+    preferences: Callable[[str], Preferences | None] = lambda _platform: None
+    locked: Callable[[str], LockedPlatform | None] = lambda _platform: None
+    on_notes: Callable[[RelockNotes], None] = lambda _notes: None
 
 
 def resolve_lock(intent: Intent, knowledge: Knowledge, machine: MachineFacts | None,
@@ -65,10 +77,12 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
     builds = _torch_builds(knowledge, target, stacks)
     source = make_source(target, [s.torch for s in stacks] if stacks else None)
     knowledge_only = options.conda_from_knowledge or intent.conda_from_knowledge
+    preferences = options.preferences(target.platform)
     tried: set[tuple[str, ...]] = set()
     stack = first
     while True:
-        conda_side = _conda_side(intent, knowledge, target, stack, conda, knowledge_only, options)
+        conda_side = _conda_side(intent, knowledge, target, stack, conda, knowledge_only, options,
+                                 preferences.conda if preferences else ())
         tried.add(stack.conda_specs)
         provided = _python_packages(knowledge, conda_side)
         options.progress(f"{target.platform}: pip side ({len(intent.pip)} requirements)")
@@ -77,7 +91,7 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
             torch_builds=builds, torch_problem=torch_problem, hazards=knowledge.hazards,
             conda_provided=provided, exclude_newer=intent.exclude_newer, warn=options.warn,
             explain_torch=lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
-            name_rules=name_rules(knowledge, target),
+            name_rules=name_rules(knowledge, target), preferences=preferences,
         )
         final = _stack_for(pip, stacks) if pip.pin("torch") else no_torch  # no torch: the stack without it
         final = final or first
@@ -86,6 +100,14 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
             break
         stack = final  # torch settled on a release whose conda specs differ: solve conda again
     _check_libraries(knowledge, conda_side, pip)
+    if preferences is not None:
+        from lockguard.resolve.candidates import CandidateFilter
+        from lockguard.resolve.pip_resolve import merged_requirements
+        from lockguard.resolve.relock_notes import relock_notes
+
+        options.on_notes(relock_notes(
+            pip, preferences, options.locked(target.platform), source, CandidateFilter(target, intent.exclude_newer),
+            merged_requirements(intent.pip), lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index)))
     index_urls = tuple(dict.fromkeys([*intent.indexes, *(p.index_url for p in pip.pins)]))
     return PlatformLock(target, stack, pip, conda_side, index_urls)
 
@@ -131,7 +153,8 @@ def _stack_for(pip: PipResolution, stacks: list[CudaStack]) -> CudaStack | None:
 
 
 def _conda_side(intent: Intent, knowledge: Knowledge, target: Target, stack: CudaStack,
-                conda: CondaPort | None, knowledge_only: bool, options: ResolveOptions) -> CondaSide | None:
+                conda: CondaPort | None, knowledge_only: bool, options: ResolveOptions,
+                locked: Sequence[LockedConda] = ()) -> CondaSide | None:
     if intent.pip_only:
         return None
     specs = merge_specs(knowledge, stack, intent.conda)
@@ -143,7 +166,8 @@ def _conda_side(intent: Intent, knowledge: Knowledge, target: Target, stack: Cud
         raise Unsatisfiable("no conda solver is available", hint="pass --conda-from-knowledge")
     virtual = virtual_packages(knowledge, target, stack)
     options.progress(f"{target.platform}: conda solve ({len(specs)} specs, {len(intent.channels)} channels)")
-    records = conda.solve(list(specs), intent.channels, target.platform, virtual, intent.exclude_newer)
+    records = conda.solve(list(specs), intent.channels, target.platform, virtual, intent.exclude_newer,
+                          locked=list(locked))
     return CondaSide(specs=tuple(specs), records=tuple(sorted(records, key=lambda r: r.name)), solved=True,
                      channels=intent.channels, virtual_packages=tuple(f"{n}={v}" for n, v in virtual))
 

@@ -22,6 +22,7 @@ from lockguard.resolve.candidates import CandidateFilter
 from lockguard.resolve.conflicts import ConflictWatcher, Decisive, SearchExhausted
 from lockguard.resolve.explain import explain
 from lockguard.resolve.ports import PackageSource
+from lockguard.resolve.preferences import Preferences
 from lockguard.resolve.provider import Provider, ProviderContext, Unreached
 from lockguard.resolve.requirements import PYTHON, Req, split_key
 from lockguard.resolve.torch_builds import TorchBuild
@@ -71,9 +72,11 @@ def resolve_pip(
     warn: Callable[[str], None] = lambda _m: None,
     explain_torch: Callable[[SpecifierSet], str | None] = lambda _s: None,
     name_rules: Callable[[str], list[Req]] = lambda _n: [],
+    preferences: Preferences | None = None,
 ) -> PipResolution:
     """`explain_torch(spec)` says why the CUDA stack has no torch for `spec` (or None);
-    `name_rules(name)` are the knowledge's constraints on a name wherever it is required."""
+    `name_rules(name)` are the knowledge's constraints on a name wherever it is required;
+    `preferences`: the existing lock's versions, tried first (resolve/preferences.py)."""
     files = CandidateFilter(target, exclude_newer)
     context = ProviderContext(
         target=target,
@@ -81,10 +84,13 @@ def resolve_pip(
         hazards=hazards,
         conda_provided={name: Version(v) for name, v in (conda_provided or {}).items()},
         name_rules=name_rules,
+        preferences=preferences,
     )
     provider = Provider(source, files, context)
     top = merged_requirements(requirements)
     top = [rule for name in dict.fromkeys(r.name for r in top) for rule in provider.rules_for(name)] + top
+    if preferences is not None:
+        top = preferences.demands() + top  # --upgrade-package NAME==VERSION
     source.prefetch_projects(sorted({r.name for r in top if not r.constraint_only}))
     watcher = ConflictWatcher(provider, top)
     try:

@@ -27,6 +27,7 @@ from lockguard.knowledge.tables import Hazard
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
 from lockguard.resolve.ports import PackageSource
+from lockguard.resolve.preferences import Preferences
 from lockguard.resolve.requirements import PYTHON, Req, exact_version, parse_requirement, split_key
 from lockguard.resolve.torch_builds import PAIRED, TorchBuild, index_urls, label_of
 
@@ -42,6 +43,7 @@ class ProviderContext:
     hazards: Sequence[Hazard] = ()
     conda_provided: dict[str, Version] = field(default_factory=dict)
     name_rules: Callable[[str], list[Req]] = lambda _name: []  # knowledge constraints on a name
+    preferences: Preferences | None = None  # the existing lock's versions, tried first
 
     @property
     def torch_versions(self) -> list[Version] | None:
@@ -96,7 +98,8 @@ class Provider(AbstractProvider):
         only_constraints = all(r.constraint_only for r in reqs)
 
         def fits(candidate: Candidate) -> bool:
-            if candidate.yanked and str(candidate.version) not in pinned:
+            # a yanked release is taken only when pinned exactly (PEP 592), or kept when locked
+            if candidate.yanked and str(candidate.version) not in pinned and not self._preferred(candidate):
                 return False
             return all(self._satisfies(r, candidate) for r in reqs)
 
@@ -153,6 +156,17 @@ class Provider(AbstractProvider):
 
         def accept(version: Version) -> bool:
             return version not in bad and all(r.url or r.specifier.contains(version, prereleases=True) for r in reqs)
+
+        preferred = self.context.preferences.version(name) if self.context.preferences else None
+        if preferred is not None and accept(preferred):
+            # the locked version first, wherever it stands (resolvelib takes the first that fits)
+            first = next(self._ordered(name, reqs, lambda version: version == preferred), None)
+            if first is not None:
+                yield first
+                accept_rest = accept
+
+                def accept(version: Version) -> bool:
+                    return version != preferred and accept_rest(version)
 
         deferred: list[Candidate] = []
         seen_wheel = False
@@ -261,7 +275,7 @@ class Provider(AbstractProvider):
         for candidate in self._iter_candidates(name, set(), reqs):
             if candidate.version.is_prerelease and not allow_pre:
                 continue
-            if candidate.yanked and str(candidate.version) not in pinned:
+            if candidate.yanked and str(candidate.version) not in pinned and not self._preferred(candidate):
                 continue
             if all(self._satisfies(r, candidate) for r in reqs):
                 yield candidate.with_extras(extras) if extras else candidate
@@ -275,6 +289,10 @@ class Provider(AbstractProvider):
         from lockguard.resolve.explain import why_none
 
         return why_none(name, self, self.context.target)
+
+    def _preferred(self, candidate: Candidate) -> bool:
+        preferences = self.context.preferences
+        return preferences is not None and preferences.version(candidate.name) == candidate.version
 
     def _special_candidates(self, name: str) -> list[Candidate] | None:
         if name == PYTHON:

@@ -5,6 +5,8 @@ A wrong guess costs one fetch, never a wrong answer: the resolver still decides 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from packaging.requirements import InvalidRequirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -18,10 +20,12 @@ from lockguard.resolve.requirements import parse_requirement
 
 
 class Speculator:
-    def __init__(self, target: Target, files: CandidateFilter, torch_versions: list[str] | None = None) -> None:
+    def __init__(self, target: Target, files: CandidateFilter, torch_versions: list[str] | None = None,
+                 preferred: Mapping[str, Version] | None = None) -> None:
         self.environment = {**target.marker_environment(), "extra": ""}
         self.files = files
         self.torch_versions = [Version(v) for v in torch_versions] if torch_versions else None
+        self.preferred = preferred or {}  # the existing lock's versions: the resolver tries them first
 
     def best_file(self, project: Project, specifier: SpecifierSet) -> tuple[str, DistFile] | None:
         """(version, file) of the newest final release that fits the target and the specifier."""
@@ -30,6 +34,9 @@ class Speculator:
         if project.name == "torch" and self.torch_versions is not None:
             present = set(order)
             order = [v for v in self.torch_versions if v in present]
+        preferred = self.preferred.get(project.name)
+        if preferred is not None and preferred in order:
+            order = [preferred, *order]
         for version in order:
             if version.is_prerelease or not specifier.contains(version, prereleases=True):
                 continue

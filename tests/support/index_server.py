@@ -52,6 +52,7 @@ class LocalIndex:
         self.files_dir.mkdir(parents=True, exist_ok=True)
         self.faults = Faults()
         self.yanked: set[str] = set()
+        self.yank_reasons: dict[str, str] = {}  # filename -> the reason PEP 691 / 592 pages give
         self.upload_times: dict[str, str] = {}
         self.requests: list[tuple[str, str, str]] = []  # (method, path, range)
         self.bytes_sent = 0
@@ -220,7 +221,7 @@ class LocalIndex:
                 "url": f"/files/{variant + '/' if variant else ''}{item.name}",
                 "hashes": {"sha256": hashlib.sha256(data).hexdigest()},
                 "size": len(data),
-                "yanked": item.name in self.yanked,
+                "yanked": self.yank_reasons.get(item.name) or item.name in self.yanked,
             }
             if item.name in self.upload_times:
                 entry["upload-time"] = self.upload_times[item.name]
@@ -239,7 +240,8 @@ class LocalIndex:
         for e in entries:
             attrs = f'href="{e["url"]}#sha256={e["hashes"]["sha256"]}"'
             if e["yanked"]:
-                attrs += ' data-yanked=""'
+                reason = e["yanked"] if isinstance(e["yanked"], str) else ""
+                attrs += f' data-yanked="{reason}"'
             if "core-metadata" in e:
                 attrs += f' data-core-metadata="sha256={e["core-metadata"]["sha256"]}"'
             links.append(f"<a {attrs}>{e['filename']}</a><br/>")

@@ -13,7 +13,10 @@ from lockguard.model.lock import CondaRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
+
+    from lockguard.resolve.preferences import LockedConda
 
 
 def matchspec_problem(text: str) -> str | None:
@@ -34,6 +37,7 @@ class RattlerSolver:
         self.cache_dir = Path(cache_dir)
         self.offline = offline
         self._gateway = None
+        self.missing_locked: list[str] = []  # "name version build" of locked records no channel has now
 
     def _gateway_for(self):
         import rattler
@@ -44,20 +48,32 @@ class RattlerSolver:
         return self._gateway
 
     def solve(self, specs: list[str], channels: tuple[str, ...], platform: str,
-              virtual_packages: list[tuple[str, str]], exclude_newer: datetime | None) -> list[CondaRecord]:
+              virtual_packages: list[tuple[str, str]], exclude_newer: datetime | None,
+              locked: Sequence[LockedConda] = ()) -> list[CondaRecord]:
+        """`locked`: the existing lock's records; the channels' own copies of them go to rattler as
+        locked_packages (preferred where they still fit). A locked record no channel lists any
+        more is not passed (rattler would take it from the lock as it is) and is named in
+        `missing_locked`."""
         import rattler
         from rattler.exceptions import FetchRepoDataError, GatewayError, SolverError
 
         virtual = [_virtual(name, value) for name, value in virtual_packages]
         sources = [rattler.Channel(c) for c in channels]
+        subdirs = [platform, "noarch"]
+
+        async def solve_with_preferences():
+            gateway = self._gateway_for()
+            preferred = await self._channel_copies(gateway, sources, subdirs, locked, exclude_newer) if locked else []
+            return await rattler.solve(
+                sources, specs, gateway=gateway, platforms=subdirs, locked_packages=preferred,
+                virtual_packages=virtual, exclude_newer=exclude_newer, timestamp_policy="allow-missing",
+                channel_relations="disabled",
+            )
+
         try:
             import asyncio  # here, not at the top: matchspec_problem is on every command's path (60 ms)
 
-            records = asyncio.run(rattler.solve(
-                sources, specs, gateway=self._gateway_for(), platforms=[platform, "noarch"],
-                virtual_packages=virtual, exclude_newer=exclude_newer, timestamp_policy="allow-missing",
-                channel_relations="disabled",
-            ))
+            records = asyncio.run(solve_with_preferences())
         except (GatewayError, FetchRepoDataError) as exc:
             raise SourceUnreachable(
                 f"cannot read conda channel(s) {', '.join(channels)} for {platform}: {_first_line(exc)}",
@@ -79,6 +95,27 @@ class RattlerSolver:
             self._gateway = None
             gc.collect()
         return [_record(r) for r in records]
+
+
+    async def _channel_copies(self, gateway, sources, subdirs, locked: Sequence[LockedConda],
+                              exclude_newer: datetime | None) -> list:
+        wanted = {(r.name, r.version, r.build) for r in locked}
+        found = {}
+        listed = await gateway.query(sources, subdirs, sorted({r.name for r in locked}), recursive=False,
+                                     channel_relations="disabled")
+        for records in listed:
+            for record in records:
+                key = (record.name.normalized, str(record.version), str(record.build))
+                if key in wanted and key not in found:
+                    found[key] = record
+        preferred = []
+        for key in sorted(wanted):
+            record = found.get(key)
+            if record is None:
+                self.missing_locked.append(" ".join(key))
+            elif not (exclude_newer and record.timestamp and record.timestamp > exclude_newer):
+                preferred.append(record)  # one newer than the intent's cut-off is not preferred
+        return preferred
 
 
 def _virtual(name: str, value: str):

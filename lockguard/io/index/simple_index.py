@@ -68,7 +68,7 @@ def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
             url = urljoin(page_url, url)  # PyPI's URLs are absolute: skip the costly join
         metadata = item.get("core-metadata", item.get("data-dist-info-metadata", False)) or False
         rows.append((item["filename"], url, item.get("hashes") or {}, item.get("requires-python") or None,
-                     bool(item.get("yanked")), metadata, item.get("upload-time"), item.get("size")))
+                     _yanked(item.get("yanked")), metadata, item.get("upload-time"), item.get("size")))
     return rows
 
 
@@ -96,9 +96,14 @@ def _typed_rows(files: list, page_url: str, keep=None) -> list[tuple] | None:
             metadata = False if item.dist_info_metadata is UNSET else item.dist_info_metadata
         if not url.startswith(("https://", "http://")):
             url = urljoin(page_url, url)
-        rows.append((filename, url, hashes or {}, item.requires_python or None, bool(item.yanked), metadata or False,
+        rows.append((filename, url, hashes or {}, item.requires_python or None, _yanked(item.yanked), metadata or False,
                      item.upload_time, item.size))
     return rows
+
+
+def _yanked(value) -> bool | str:
+    """PEP 691's `yanked`: false, true, or the reason (a non-empty string, kept for messages)."""
+    return value if isinstance(value, str) and value else bool(value)
 
 
 def _file_problem(item) -> str | None:
@@ -187,7 +192,7 @@ def parse_html_page(text: str, page_url: str) -> list[DistFile]:
                 url=path,
                 hashes=hashes,
                 requires_python=attrs.get("data-requires-python") or None,
-                yanked="data-yanked" in attrs,
+                yanked=attrs.get("data-yanked") or "data-yanked" in attrs,  # the reason, when it has one
                 metadata=metadata,
             )
         )

@@ -1,0 +1,186 @@
+"""What changed between two locks: packages added, removed, upgraded, downgraded (or rebuilt, for
+a conda record of the same version), the CUDA stack first, and the CUDA facts that move with them
+(torch's CUDA, the driver floor, the GPU architectures of the torch build, the cuDNN major).
+
+The same report serves every relock (`lockguard resolve` prints it and puts it in --json) and
+`lockguard diff` (two lock files, or a git revision against the working tree). Pure: the views
+are read from lock file texts by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lockguard.knowledge.tables import Knowledge
+from lockguard.model.stack_names import in_cuda_stack
+
+KINDS = ("added", "removed", "upgraded", "downgraded", "rebuilt")
+
+
+@dataclass(frozen=True, slots=True)
+class LockView:
+    """One platform of a lock: pip name -> version, conda name -> (version, build)."""
+
+    platform: str
+    pip: Mapping[str, str] = field(default_factory=dict)
+    conda: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PackageChange:
+    name: str
+    side: str  # "pip" | "conda"
+    kind: str  # one of KINDS
+    old: str | None
+    new: str | None
+
+    @property
+    def cuda_stack(self) -> bool:
+        return in_cuda_stack(self.name, self.side)
+
+    def text(self) -> str:
+        if self.kind == "added":
+            return f"{self.name} {self.new}"
+        if self.kind == "removed":
+            return f"{self.name} {self.old}"
+        return f"{self.name} {self.old} -> {self.new}"
+
+
+@dataclass(frozen=True, slots=True)
+class FactChange:
+    fact: str  # "CUDA", "driver floor", "GPU architectures", "cuDNN major"
+    old: str | None
+    new: str | None
+    gained: tuple[str, ...] = ()
+    lost: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        if self.gained or self.lost:
+            parts = [f"+{' +'.join(self.gained)}" if self.gained else "", f"-{' -'.join(self.lost)}" if self.lost else ""]
+            return f"{self.fact} {' '.join(p for p in parts if p)}"
+        return f"{self.fact} {self.old or 'none'} -> {self.new or 'none'}"
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformChanges:
+    platform: str
+    packages: tuple[PackageChange, ...] = ()
+    facts: tuple[FactChange, ...] = ()
+    new_lock: bool = False  # there was no lock before: every package is added
+
+    @property
+    def unchanged(self) -> bool:
+        return not self.packages and not self.facts
+
+    def counts(self) -> dict[str, int]:
+        return {kind: n for kind in KINDS if (n := sum(1 for c in self.packages if c.kind == kind))}
+
+    @property
+    def cuda_stack(self) -> tuple[PackageChange, ...]:
+        return tuple(c for c in self.packages if c.cuda_stack)
+
+    @property
+    def other(self) -> tuple[PackageChange, ...]:
+        return tuple(c for c in self.packages if not c.cuda_stack)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeReport:
+    platforms: tuple[PlatformChanges, ...] = ()
+
+    @property
+    def unchanged(self) -> bool:
+        return all(p.unchanged for p in self.platforms)
+
+
+def compare(old: LockView | None, new: LockView | None, knowledge: Knowledge | None) -> PlatformChanges:
+    """The changes from `old` to `new` (either may be None: no lock on that side)."""
+    platform = (new or old).platform if (new or old) else ""
+    before = old or LockView(platform)
+    after = new or LockView(platform)
+    changes = _side("pip", before.pip, after.pip, lambda v: v)
+    changes += _side("conda", before.conda, after.conda, lambda v: v[0], builds=True)
+    changes.sort(key=lambda c: (not c.cuda_stack, c.side, c.name))
+    facts = _facts(before, after, knowledge) if knowledge is not None else ()
+    return PlatformChanges(platform, tuple(changes), facts, new_lock=old is None and new is not None)
+
+
+def _side(side: str, old: Mapping, new: Mapping, version_of, builds: bool = False) -> list[PackageChange]:
+    out = []
+    for name in sorted(set(old) | set(new)):
+        if name not in new:
+            out.append(PackageChange(name, side, "removed", _shown(old[name]), None))
+        elif name not in old:
+            out.append(PackageChange(name, side, "added", None, _shown(new[name])))
+        elif old[name] != new[name]:
+            order = compare_versions(version_of(old[name]), version_of(new[name]))
+            kind = "upgraded" if order < 0 else "downgraded" if order > 0 else "rebuilt" if builds else None
+            if kind:
+                out.append(PackageChange(name, side, kind, _shown(old[name]), _shown(new[name])))
+    return out
+
+
+def _shown(value) -> str:
+    return "=".join(value) if isinstance(value, tuple) else value
+
+
+def compare_versions(a: str, b: str) -> int:
+    """-1, 0 or 1: PEP 440 where both parse, else conda-style (numbers as numbers, then text)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        left, right = Version(a), Version(b)
+    except InvalidVersion:
+        left, right = _loose(a), _loose(b)  # type: ignore[assignment]
+    return (left > right) - (left < right)
+
+
+def _loose(text: str) -> tuple:
+    import re
+
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|[a-z]+", text.lower()))
+
+
+def _facts(old: LockView, new: LockView, knowledge: Knowledge) -> tuple[FactChange, ...]:
+    before, after = stack_facts(old, knowledge), stack_facts(new, knowledge)
+    out = []
+    for fact in ("CUDA", "driver floor", "cuDNN major"):
+        if before.get(fact) != after.get(fact):
+            out.append(FactChange(fact, before.get(fact), after.get(fact)))
+    archs_before = before.get("GPU architectures") or ()
+    archs_after = after.get("GPU architectures") or ()
+    if archs_before != archs_after and (archs_before or archs_after):
+        out.append(FactChange("GPU architectures", " ".join(archs_before) or None, " ".join(archs_after) or None,
+                              gained=tuple(a for a in archs_after if a not in archs_before),
+                              lost=tuple(a for a in archs_before if a not in archs_after)))
+    return tuple(out)
+
+
+def stack_facts(view: LockView, knowledge: Knowledge) -> dict:
+    """CUDA (torch's build, else the conda side's), driver floor, GPU architectures, cuDNN major."""
+    from lockguard.check.lock_facts import facts_of
+
+    facts = facts_of(view.platform, dict(view.pip), {n: v[0] for n, v in view.conda.items()}, knowledge)
+    out: dict = {}
+    cuda = facts.torch_cuda or facts.conda_cuda()
+    if cuda is not None:
+        out["CUDA"] = str(cuda)
+        toolkit = knowledge.toolkit(cuda)
+        if toolkit is not None:
+            out["driver floor"] = str(toolkit.min_driver)
+    elif facts.torch_variant == "cpu":
+        out["CUDA"] = "none (CPU build)"
+    if facts.torch and facts.torch_variant and facts.torch_variant != "cpu":
+        row = knowledge.arch_row(facts.torch_variant, facts.torch, view.platform)
+        if row is not None:
+            out["GPU architectures"] = tuple(str(a) for a in row.archs)
+    cudnn = next((v for n, v in sorted(view.pip.items()) if n.startswith("nvidia-cudnn-cu")), None)
+    cudnn = cudnn or (view.conda["cudnn"][0] if "cudnn" in view.conda else None)
+    if cudnn:
+        out["cuDNN major"] = cudnn.split(".")[0]
+    return out
+
+
+def report(pairs: list[tuple[LockView | None, LockView | None]], knowledge: Knowledge | None) -> ChangeReport:
+    return ChangeReport(tuple(compare(old, new, knowledge) for old, new in pairs))

@@ -1,0 +1,147 @@
+"""The existing lock in `lockguard resolve`: read once before anything else, it gives the resolve
+its preferences (resolve/preferences.py), the resolution memo the part of its key that the lock
+decides, the relock's notes (vanished and yanked locked versions, held-back upgrades) and the
+"before" of the change report that every relock prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lockguard.errors import InputError
+from lockguard.io.project.prior_lock import (
+    LockTexts,
+    PriorLock,
+    output_digest,
+    prior_lock,
+    read_lock_texts,
+)
+from lockguard.model.intent import Intent
+from lockguard.resolve.preferences import UpgradeRequest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from lockguard.check.lock_changes import ChangeReport
+    from lockguard.resolve.preferences import LockedPlatform, Preferences
+    from lockguard.resolve.relock_notes import RelockNotes, Vanished
+
+
+class Relock:
+    def __init__(self, intent: Intent, upgrade: UpgradeRequest | None = None) -> None:
+        self.intent = intent
+        self.upgrade = upgrade or UpgradeRequest()
+        self.texts: LockTexts = read_lock_texts(intent)
+        self.notes: list[RelockNotes] = []
+        self.missing_conda: list[str] = []  # locked conda records no channel lists any more
+        self._prior: PriorLock | None = None
+        self._preferences: dict[str, Preferences | None] = {}
+        self.said: list[str] = []  # the notes printed: a plain resolve of the same lock does not say them
+
+    # -- the resolution memo ------------------------------------------------------------------------
+
+    def memo_options(self) -> dict[str, str]:
+        """What the memo key must hold besides the intent: the lock a resolve starts from (by the
+        bytes of its preference sources; --upgrade starts from nothing) and the upgrade asked."""
+        lock = "ignored" if self.upgrade.everything else self.texts.preference_digest()
+        return {"lock": lock, "upgrade": self.upgrade.key()}
+
+    def memo_options_after(self, outputs: dict[str, str]) -> dict[str, str]:
+        """The memo options of the next plain resolve once `outputs` are written: a resolve that
+        prefers a lock's own versions gives back that lock (same pages, same inputs), so the
+        entry holds for that key too (without the notes of an upgrade: see `said`)."""
+        return {"lock": output_digest(self.texts, outputs), "upgrade": ""}
+
+    # -- preferences ------------------------------------------------------------------------------
+
+    def prior(self) -> PriorLock:
+        if self._prior is None:
+            self._prior = prior_lock(self.intent, self.texts)
+        return self._prior
+
+    def refuse_unknown_names(self) -> None:
+        """--upgrade-package NAME of a name neither in the lock nor in the intent is exit 2."""
+        if not self.upgrade.packages:
+            return
+        from lockguard.resolve.conda_specs import spec_name
+        from lockguard.resolve.pip_resolve import merged_requirements
+        from lockguard.resolve.preferences import unknown_names
+
+        names = {r.name for r in merged_requirements(self.intent.pip)} | {spec_name(s) for s in self.intent.conda}
+        unknown = unknown_names(self.upgrade, self.prior().platforms.values(), names)
+        if unknown:
+            raise InputError(f"--upgrade-package {', '.join(unknown)}: not in the lock or the intent",
+                             hint="name a locked package (see requirements.lock) or one the intent asks for")
+
+    def locked(self, platform: str) -> LockedPlatform | None:
+        return self.prior().platform(platform)
+
+    def preferences(self, platform: str) -> Preferences | None:
+        from lockguard.resolve.preferences import preferences_for
+
+        if platform not in self._preferences:
+            locked = self.locked(platform)
+            # no lock and no upgrade asked: nothing to prefer, nothing to say (a resolve from scratch)
+            nothing = locked is None and not self.upgrade.packages
+            self._preferences[platform] = None if nothing else preferences_for(locked, self.upgrade)
+        return self._preferences[platform]
+
+    def speculation(self, platform: str) -> dict:
+        preferences = self.preferences(platform)
+        return dict(preferences.pip) if preferences else {}
+
+    # -- after the resolve ------------------------------------------------------------------------
+
+    def vanished(self) -> list[Vanished]:
+        return [v for notes in self.notes for v in notes.vanished]
+
+    def say(self, warn, info) -> None:
+        """The relock's notes: warnings for what the user must know, info for held-back upgrades."""
+        for notes in self.notes:
+            for item in (*notes.vanished, *notes.yanked):
+                warn(f"{notes.platform}: {item.text()}")
+            for back in notes.held_back:
+                self.said.append(f"{notes.platform}: {back.text()}")
+                info(self.said[-1])
+        for record in self.missing_conda:
+            warn(f"conda {record} is locked, but no channel lists it any more; the conda side was solved without it")
+
+    def changes(self, outputs: dict[Path, str]) -> ChangeReport:
+        """What writing `outputs` changes against the lock files found before the resolve."""
+        from lockguard.check.lock_changes import report
+
+        root = self.intent.source.root if self.intent.source else Path.cwd()
+        after_texts = {str(path.relative_to(root)): text for path, text in outputs.items()}
+        pairs = []
+        needs_facts = False
+        for platform in self.intent.platforms:
+            before = self._view(platform, self.texts.by_path)
+            after = self._view(platform, {**self.texts.by_path, **after_texts})
+            needs_facts = needs_facts or before != after
+            pairs.append((before, after))
+        knowledge = None
+        if needs_facts:  # an unchanged lock (a memo hit, most often) never loads the knowledge
+            from lockguard.io.project.parse_memo import default_memo
+            from lockguard.knowledge import load_knowledge
+
+            knowledge = load_knowledge(memo=default_memo())
+        return report(pairs, knowledge)
+
+    def _view(self, platform: str, texts: dict[str, str | None]):
+        """requirements.lock's pip side and environment.yml's conda side (None: no readable lock)."""
+        from lockguard.check.lock_changes import LockView
+        from lockguard.check.lock_views import merged, views_of
+        from lockguard.lockfiles.syntax import LockSyntaxError
+
+        found = []
+        for kind in ("requirements", "environment"):
+            where = self.texts.of_kind(kind, platform)
+            text = texts.get(where[0]) if where else None
+            if text is None:
+                continue
+            try:
+                views = views_of(kind, text, platform)
+            except LockSyntaxError:
+                continue  # an unreadable earlier file: its side counts as new
+            view = next(iter(views.values()))
+            found.append({platform: LockView(platform, view.pip, view.conda)})
+        return merged(*found).get(platform) if found else None

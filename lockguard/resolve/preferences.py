@@ -1,0 +1,162 @@
+"""Locked versions as preferences: a resolve tries the existing lock's version of every name first,
+so only what the intent change forces moves (as pip-compile with its output file, `uv pip compile
+-o`, `conda-lock --update`, `pixi update`). `--upgrade` drops the preferences, `--upgrade-package
+NAME[==VERSION]` lifts them for NAME (and, for torch, torchvision and torchaudio, for the whole
+torch family, which is only valid together). Pure: the lock is read in io/project/prior_lock.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from lockguard.errors import InputError
+from lockguard.model.stack_names import FAMILY_HEADS, TORCH_FAMILY
+from lockguard.resolve.requirements import Req
+
+UPGRADE_OPTION = "--upgrade-package"
+
+
+@dataclass(frozen=True, slots=True)
+class LockedConda:
+    """One conda record of the existing conda-lock.yml."""
+
+    name: str
+    version: str
+    build: str
+
+
+@dataclass(frozen=True, slots=True)
+class LockedPlatform:
+    """What the existing lock holds for one platform: pip versions (requirements.lock), who
+    requires them (its `# via` notes), and the conda records (conda-lock.yml)."""
+
+    platform: str
+    pip: Mapping[str, str] = field(default_factory=dict)  # canonical name -> version
+    via: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    conda: tuple[LockedConda, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeRequest:
+    """`--upgrade` (everything) and `--upgrade-package NAME[==VERSION]` (each name once)."""
+
+    everything: bool = False
+    packages: tuple[tuple[str, str | None], ...] = ()  # (canonical name, exact version or None)
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        return tuple(name for name, _version in self.packages)
+
+    def key(self) -> str:
+        """A stable text of the request (the resolution memo is keyed by it)."""
+        if self.everything:
+            return "everything"
+        return ",".join(f"{n}=={v}" if v else n for n, v in sorted(self.packages))
+
+
+def parse_upgrade_package(text: str) -> tuple[str, str | None]:
+    """`NAME` or `NAME==VERSION` (exit 2 for anything else, naming the option)."""
+    name, sep, version = text.strip().partition("==")
+    name, version = name.strip(), version.strip()
+    valid_name = bool(name) and all(c.isalnum() or c in "._-" for c in name) and name[0].isalnum()
+    if not valid_name or (sep and not version) or any(c in name for c in "<>=!~;[ "):
+        raise InputError(f"{UPGRADE_OPTION} {text!r}: expected NAME or NAME==VERSION",
+                         hint=f"e.g. {UPGRADE_OPTION} urllib3 or {UPGRADE_OPTION} torch==2.1.2")
+    if sep:
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise InputError(f"{UPGRADE_OPTION} {text!r}: {version!r} is not a version (PEP 440)",
+                             hint=f"e.g. {UPGRADE_OPTION} {name}==1.2.3") from None
+    return canonicalize_name(name), version or None
+
+
+def upgrade_request(everything: bool, packages: Iterable[str]) -> UpgradeRequest:
+    parsed: dict[str, str | None] = {}
+    for text in packages:
+        name, version = parse_upgrade_package(text)
+        if name in parsed and parsed[name] != version and version and parsed[name]:
+            raise InputError(f"{UPGRADE_OPTION} names {name} twice, with {parsed[name]} and {version}",
+                             hint="give each package once")
+        parsed[name] = version or parsed.get(name)
+    return UpgradeRequest(everything, tuple(sorted(parsed.items())))
+
+
+def unknown_names(upgrade: UpgradeRequest, locked: Iterable[LockedPlatform], intent_names: Iterable[str]) -> list[str]:
+    """Names given to --upgrade-package that are neither in the lock nor in the intent."""
+    known = set(intent_names)
+    for platform in locked:
+        known |= set(platform.pip) | {record.name for record in platform.conda}
+    return [name for name in upgrade.named if name not in known]
+
+
+def family_of(name: str, locked: LockedPlatform | None) -> frozenset[str]:
+    """The names an upgrade of `name` frees: itself, or for torch, torchvision and torchaudio the
+    torch family and the nvidia-* wheels that torch (directly or through them) brought in."""
+    if name not in FAMILY_HEADS:
+        return frozenset({name})
+    family = set(TORCH_FAMILY)
+    if locked is not None:
+        for other in locked.pip:
+            if other.startswith("nvidia-") and _brought_in_by(other, family, locked.via):
+                family.add(other)
+    return frozenset(family)
+
+
+def _brought_in_by(name: str, family: set[str], via: Mapping[str, tuple[str, ...]]) -> bool:
+    """Does the `# via` graph lead from `name` up to a member of `family`?"""
+    seen, todo = set(), [name]
+    while todo:
+        current = todo.pop()
+        for parent in via.get(current, ()):
+            if parent in family:
+                return True
+            if parent not in seen:
+                seen.add(parent)
+                todo.append(parent)
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Preferences:
+    """What one platform's resolve tries first (`pip`, `conda`), which names an upgrade freed,
+    and the exact versions --upgrade-package NAME==VERSION demands."""
+
+    pip: Mapping[str, Version] = field(default_factory=dict)
+    conda: tuple[LockedConda, ...] = ()
+    freed: frozenset[str] = frozenset()
+    named: tuple[str, ...] = ()  # the names the user gave (held-back reasons are given for these)
+    demanded: tuple[tuple[str, str], ...] = ()  # (name, version) from NAME==VERSION
+
+    def version(self, name: str) -> Version | None:
+        return self.pip.get(name)
+
+    def demands(self) -> list[Req]:
+        """NAME==VERSION as constraints: they bound NAME wherever it is required, install nothing."""
+        return [Req(name, SpecifierSet(f"=={version}"), constraint_only=True, by=f"{UPGRADE_OPTION} {name}=={version}")
+                for name, version in self.demanded]
+
+
+def preferences_for(locked: LockedPlatform | None, upgrade: UpgradeRequest) -> Preferences:
+    demanded = tuple((name, version) for name, version in upgrade.packages if version)
+    if upgrade.everything or locked is None:
+        return Preferences(freed=frozenset(locked.pip) if locked and upgrade.everything else frozenset(),
+                           named=upgrade.named, demanded=demanded)
+    freed: set[str] = set()
+    for name in upgrade.named:
+        freed |= family_of(name, locked)
+    pip: dict[str, Version] = {}
+    for name, text in locked.pip.items():
+        if name in freed:
+            continue
+        try:
+            pip[name] = Version(text)
+        except InvalidVersion:
+            continue  # not a version the resolver can prefer: it is resolved as if unlocked
+    conda = tuple(record for record in locked.conda if record.name not in freed)
+    return Preferences(pip, conda, frozenset(freed), upgrade.named, demanded)

@@ -1,0 +1,177 @@
+"""What a relock must say besides the new pins: a locked version the index no longer has (never
+replaced silently), a locked version kept although it was yanked (with the index's reason), and
+for an upgraded package that did not reach the newest release, what holds it back ("torch stays
+2.1.2: the intent pins torch==2.1.*"). `lockguard outdated` asks the same question of every
+locked package. Pure: the index is read through the PackageSource port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from lockguard.model.stack_names import FAMILY_HEADS
+from lockguard.resolve.candidates import CandidateFilter, ProjectVersions
+from lockguard.resolve.pip_resolve import PipResolution
+from lockguard.resolve.ports import PackageSource
+from lockguard.resolve.preferences import LockedPlatform, Preferences
+from lockguard.resolve.requirements import Req
+
+
+@dataclass(frozen=True, slots=True)
+class HeldBack:
+    """An upgraded (or outdated) package below the newest release that fits the target."""
+
+    name: str
+    version: str  # what the resolution has
+    newest: str
+    reasons: tuple[str, ...]
+    locked: str | None = None  # what the lock had (None: not locked)
+
+    def text(self) -> str:
+        verb = f"stays {self.version}" if self.locked == self.version else f"moves to {self.version}"
+        return f"{self.name} {verb}, not {self.newest}: {'; '.join(self.reasons)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Vanished:
+    """A locked version the index no longer lists."""
+
+    name: str
+    locked: str
+    now: str | None  # what the resolve took instead (None: nothing)
+
+    def text(self) -> str:
+        instead = f"; the resolve would take {self.now}" if self.now else ""
+        return f"{self.name} {self.locked} is locked, but the index no longer has it{instead}"
+
+
+@dataclass(frozen=True, slots=True)
+class KeptYanked:
+    name: str
+    version: str
+    reason: str
+
+    def text(self) -> str:
+        return (f"{self.name} {self.version} is locked and was yanked from the index ({self.reason}); it is kept: "
+                f"`lockguard resolve --upgrade-package {self.name}` moves it")
+
+
+@dataclass(frozen=True, slots=True)
+class RelockNotes:
+    platform: str
+    vanished: tuple[Vanished, ...] = ()
+    yanked: tuple[KeptYanked, ...] = ()
+    held_back: tuple[HeldBack, ...] = ()
+
+
+def newest_release(source: PackageSource, files: CandidateFilter, name: str) -> Version | None:
+    """The newest final, not yanked release of `name` with a file for the target (first index)."""
+    for project in source.projects(name)[:1]:
+        versions = ProjectVersions(project, files)
+        for version in versions.versions:
+            if version.is_prerelease:
+                continue
+            candidate = versions.candidate(version)
+            if candidate is not None and not candidate.yanked:
+                return version
+    return None
+
+
+def has_release(source: PackageSource, files: CandidateFilter, name: str, version: str) -> bool:
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return False
+    return any(wanted in ProjectVersions(p, files).versions for p in source.projects(name))
+
+
+def holders(name: str, newest: Version, pip: PipResolution, intent: Sequence[Req],
+            explain_torch: Callable[[SpecifierSet], str | None], demands: Iterable[Req] = ()) -> tuple[str, ...]:
+    """Which requirement or knowledge rule excludes `newest` of `name` in this resolution."""
+    reasons: list[str] = []
+    for req in intent:
+        if req.name == name and req.url is None and not req.specifier.contains(newest, prereleases=True):
+            reasons.append(f"the intent pins {req.key}{req.specifier}")
+    for req in demands:
+        if req.name == name and not req.specifier.contains(newest, prereleases=True):
+            reasons.append(f"{req.by} asks for it")
+    for parent in pip.pins:
+        for child, spec in parent.dependencies:
+            if child == name and spec and not _contains(spec, newest):
+                reasons.append(f"{parent.name} {parent.version} requires {name}{spec}")
+    pin = pip.pin(name)
+    for constraint in pin.constraints if pin else ():
+        spec = constraint[len(name):].split(" (", 1)[0]
+        if spec and not _contains(spec, newest):
+            reasons.append(f"knowledge: {constraint}")
+    if name == "torch":
+        reason = explain_torch(SpecifierSet(f"=={newest}"))
+        if reason:
+            reasons.append(reason)
+    if not reasons:
+        reasons.append(f"no combination with {name} {newest} satisfies the other pins")
+    return tuple(dict.fromkeys(reasons))
+
+
+def _contains(spec: str, version: Version) -> bool:
+    try:
+        return SpecifierSet(spec).contains(version, prereleases=True)
+    except InvalidSpecifier:
+        return True  # not a specifier lockguard can read: it is not named as the reason
+
+
+def held_back(name: str, pip: PipResolution, source: PackageSource, files: CandidateFilter, intent: Sequence[Req],
+              explain_torch: Callable[[SpecifierSet], str | None], *, locked: str | None = None,
+              demands: Iterable[Req] = ()) -> HeldBack | None:
+    """`name` below its newest release, and why; None when it is at the newest (or not pinned)."""
+    pin = pip.pin(name)
+    newest = newest_release(source, files, name)
+    if pin is None or newest is None:
+        return None
+    try:
+        current = Version(pin.version)
+    except InvalidVersion:
+        return None
+    if current >= newest:
+        return None
+    return HeldBack(name, pin.version, str(newest), holders(name, newest, pip, intent, explain_torch, demands),
+                    locked)
+
+
+def relock_notes(pip: PipResolution, preferences: Preferences, locked: LockedPlatform | None,
+                 source: PackageSource, files: CandidateFilter, intent: Sequence[Req],
+                 explain_torch: Callable[[SpecifierSet], str | None]) -> RelockNotes:
+    vanished, yanked = [], []
+    for name, preferred in sorted(preferences.pip.items()):
+        pin = pip.pin(name)
+        if pin is None:
+            continue  # no longer required: a removal, not a problem
+        if pin.version == str(preferred) or _same(pin.version, preferred):
+            if pin.files and all(f.yanked for f in pin.files):
+                reason = next((f.yanked for f in pin.files if isinstance(f.yanked, str) and f.yanked), None)
+                yanked.append(KeptYanked(name, pin.version, reason or "the index gives no reason"))
+            continue
+        locked_text = locked.pip.get(name, str(preferred)) if locked else str(preferred)
+        if not has_release(source, files, name, locked_text):
+            vanished.append(Vanished(name, locked_text, pin.version))
+    asked = list(preferences.named)
+    if any(name in FAMILY_HEADS for name in asked) and "torch" not in asked:
+        asked.append("torch")
+    back = []
+    for name in asked:
+        found = held_back(name, pip, source, files, intent, explain_torch,
+                          locked=locked.pip.get(name) if locked else None, demands=preferences.demands())
+        if found is not None:
+            back.append(found)
+    return RelockNotes(pip.platform, tuple(vanished), tuple(yanked), tuple(back))
+
+
+def _same(version: str, preferred: Version) -> bool:
+    try:
+        return Version(version) == preferred
+    except InvalidVersion:
+        return False
