@@ -28,10 +28,10 @@ def kind_of(filename: str, text: str) -> str:
 
 def views_of(kind: str, text: str, platform: str | None = None) -> dict[str, LockView]:
     """The views one lock file gives, by platform (`platform`: what to call a file that does not
-    say; the header's `lockguard-platform` wins)."""
+    say; the header's `lockguard-platform` wins; else linux-64, every intent's default)."""
     from lockguard.lockfiles.headers import read_header
 
-    said = read_header(text).fields.get("platform") or platform or "default"
+    said = read_header(text).fields.get("platform") or platform or "linux-64"
     if kind == "requirements":
         from lockguard.lockfiles.requirements_lock import parse
 

@@ -17,6 +17,8 @@ from lockguard.cli.output import Ui
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("lockguard.cli.init_cmd", "init", "Write the intent (lockguard.toml or [tool.lockguard])."),
     "resolve": ("lockguard.cli.resolve_cmd", "resolve", "Resolve the intent into environment.yml, requirements.lock and conda-lock.yml."),
+    "diff": ("lockguard.cli.diff_cmd", "diff", "What changed between two locks, or since a git revision (CUDA stack first)."),
+    "outdated": ("lockguard.cli.outdated_cmd", "outdated", "Locked packages with newer allowed releases; what holds the others back."),
     "check": ("lockguard.cli.check_cmd", "check", "Reject drift: intent vs lock, hand edits, contradicting files, installed env."),
     "clean-install": ("lockguard.cli.clean_install_cmd", "clean_install", "Quarantine stale libraries, apply the lock, verify."),
     "restore": ("lockguard.cli.restore_cmd", "restore", "Undo a clean-install from its quarantine."),

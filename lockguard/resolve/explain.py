@@ -32,7 +32,8 @@ def explain(causes, provider, target: Target, torch_problem: Unsatisfiable | Non
             fact = requirement_fact(req, info.parent)
             if fact not in lines:
                 lines.append(fact)
-                source = "knowledge" if req.by else "intent" if info.parent is None else "package metadata"
+                source = ("command line" if (req.by or "").startswith("--") else "knowledge" if req.by
+                          else "intent" if info.parent is None else "package metadata")
                 conflicts.append(Conflict(fact, source))
         if req.name not in names:
             names.append(req.name)

@@ -129,7 +129,7 @@ def held_back(name: str, pip: PipResolution, source: PackageSource, files: Candi
               demands: Iterable[Req] = ()) -> HeldBack | None:
     """`name` below its newest release, and why; None when it is at the newest (or not pinned)."""
     pin = pip.pin(name)
-    newest = newest_release(source, files, name)
+    newest = newest_release(source, files, name) if pin is not None else None
     if pin is None or newest is None:
         return None
     try:
