@@ -56,6 +56,8 @@ def test_the_conda_side_keeps_its_locked_records_until_freed(tmp_path, channel, 
     other = json.loads(freed.stdout)["data"]["changes"]["platforms"]["linux-64"]["other"]
     assert other == [{"name": "zlib", "side": "conda", "change": "upgraded", "old": "1.2.13=h0", "new": "1.3.1=h0"}]
     assert "zlib (conda)" in freed.stderr
+    pinned = resolve(lg, project, "--upgrade-package", "xz==5.6.2")
+    assert pinned.exit_code == 2 and "xz is a conda package" in pinned.stderr
     # conda-lock.yml holds both sides: diff reads the conda records from it
     diff = lg("diff", str(tmp_path / "before" / "conda-lock.yml"), str(project / "conda-lock.yml"))
     assert diff.exit_code == 1

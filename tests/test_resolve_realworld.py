@@ -95,7 +95,8 @@ def test_an_index_build_that_cannot_be_reached_is_skipped_when_pypi_has_an_answe
     assert versions(project)["torch"] == "2.1.2"  # torch 2.5 cu121 lives only on the index: PyPI's 2.1.2
     assert "torch 2.5 cu121 is published only on the PyTorch index" in result.stderr  # said, as a warning
     # a resolve that warned is never memoized: the index may answer next time, and the lock with it
-    again = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"))
+    # (--upgrade: a plain relock prefers the locked torch 2.1.2 and never needs the index)
+    again = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"), "--upgrade")
     assert again.exit_code == 0 and "resolution memo:" not in again.stderr
     assert "torch 2.5 cu121 is published only on the PyTorch index" in again.stderr
 

@@ -67,10 +67,17 @@ class Relock:
         from lockguard.resolve.preferences import unknown_names
 
         names = {r.name for r in merged_requirements(self.intent.pip)} | {spec_name(s) for s in self.intent.conda}
-        unknown = unknown_names(self.upgrade, self.prior().platforms.values(), names)
+        locked = self.prior().platforms.values()
+        unknown = unknown_names(self.upgrade, locked, names)
         if unknown:
             raise InputError(f"--upgrade-package {', '.join(unknown)}: not in the lock or the intent",
                              hint="name a locked package (see requirements.lock) or one the intent asks for")
+        pip = {r.name for r in merged_requirements(self.intent.pip)} | {n for p in locked for n in p.pip}
+        for name, version in self.upgrade.packages:
+            if version and name not in pip:  # a conda package: its version is the intent's conda spec
+                raise InputError(f"--upgrade-package {name}=={version}: {name} is a conda package; a version "
+                                 "given here pins pip packages only",
+                                 hint=f"put {name}=={version} in the intent's conda list, or give the name alone")
 
     def locked(self, platform: str) -> LockedPlatform | None:
         return self.prior().platform(platform)

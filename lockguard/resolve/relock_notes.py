@@ -45,7 +45,7 @@ class Vanished:
     now: str | None  # what the resolve took instead (None: nothing)
 
     def text(self) -> str:
-        instead = f"; the resolve would take {self.now}" if self.now else ""
+        instead = f"; a resolve takes {self.now} instead" if self.now else ""
         return f"{self.name} {self.locked} is locked, but the index no longer has it{instead}"
 
 
