@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lockguard.knowledge.tables import Knowledge
 from lockguard.model.stack_names import in_cuda_stack
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a relock that changes nothing reports it without loading the knowledge
+    from lockguard.knowledge.tables import Knowledge
 
 KINDS = ("added", "removed", "upgraded", "downgraded", "rebuilt")
 

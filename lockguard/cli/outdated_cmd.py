@@ -34,7 +34,7 @@ def outdated(ctx, intent_path, offline, as_json) -> int:
     """Locked packages with newer releases the intent allows, and what holds the others back."""
     from lockguard.cli.relock import Relock
     from lockguard.cli.resolve_session import ResolveSession
-    from lockguard.resolve.preferences import UpgradeRequest
+    from lockguard.model.upgrades import UpgradeRequest
 
     ui = get_ui(ctx, "outdated")
     intent = load_project_intent(intent_path, ui=ui)

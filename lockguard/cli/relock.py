@@ -17,12 +17,13 @@ from lockguard.io.project.prior_lock import (
     read_lock_texts,
 )
 from lockguard.model.intent import Intent
-from lockguard.resolve.preferences import UpgradeRequest
+from lockguard.model.upgrades import UpgradeRequest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from lockguard.check.lock_changes import ChangeReport
-    from lockguard.resolve.preferences import LockedPlatform, Preferences
+    from lockguard.model.locked import LockedPlatform
+    from lockguard.resolve.preferences import Preferences
     from lockguard.resolve.relock_notes import RelockNotes, Vanished
 
 
@@ -118,6 +119,11 @@ class Relock:
 
         root = self.intent.source.root if self.intent.source else Path.cwd()
         after_texts = {str(path.relative_to(root)): text for path, text in outputs.items()}
+        if all(self.texts.by_path.get(relative) == text for relative, text in after_texts.items()):
+            from lockguard.check.lock_changes import ChangeReport, PlatformChanges
+
+            # the same bytes (a memo hit, most often): unchanged, without parsing a file
+            return ChangeReport(tuple(PlatformChanges(p) for p in self.intent.platforms))
         pairs = []
         needs_facts = False
         for platform in self.intent.platforms:

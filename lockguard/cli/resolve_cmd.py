@@ -31,7 +31,7 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, 
     """
     from lockguard.check.changes_render import text_lines, to_data
     from lockguard.cli.resolve_session import ResolveSession
-    from lockguard.resolve.preferences import upgrade_request
+    from lockguard.model.upgrades import upgrade_request
 
     ui = get_ui(ctx, "resolve")
     intent = load_project_intent(intent_path, ui=ui)

@@ -16,7 +16,7 @@ from lockguard.model.lock_paths import lock_file, lock_paths
 
 if TYPE_CHECKING:  # the lock's model is imported by the resolution, not by a memo hit
     from lockguard.model.lock import Lock
-    from lockguard.resolve.preferences import UpgradeRequest
+    from lockguard.model.upgrades import UpgradeRequest
 
 
 class Resolved:

@@ -17,12 +17,13 @@ from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.intent import Intent
 from lockguard.model.lock import CondaRecord, CondaSide, Lock, PlatformLock
+from lockguard.model.locked import LockedConda, LockedPlatform
 from lockguard.model.target import MachineFacts, Target, targets_for
 from lockguard.resolve.conda_specs import knowledge_pins, merge_specs, virtual_packages
 from lockguard.resolve.knowledge_rules import name_rules
 from lockguard.resolve.pip_resolve import PipResolution, resolve_pip
 from lockguard.resolve.ports import PackageSource
-from lockguard.resolve.preferences import LockedConda, LockedPlatform, Preferences
+from lockguard.resolve.preferences import Preferences
 from lockguard.resolve.stack import CudaStack, query_stacks, torch_spec
 from lockguard.resolve.torch_builds import TorchBuild
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from lockguard.resolve.preferences import LockedConda
+    from lockguard.model.locked import LockedConda
 
 
 def matchspec_problem(text: str) -> str | None:

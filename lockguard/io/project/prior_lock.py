@@ -17,7 +17,7 @@ from lockguard.errors import InputError
 from lockguard.model.digest import sha256_hex
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_paths
-from lockguard.resolve.preferences import LockedConda, LockedPlatform
+from lockguard.model.locked import LockedConda, LockedPlatform
 
 PREFERENCE_KINDS = ("requirements", "conda-lock")
 
