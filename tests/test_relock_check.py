@@ -6,7 +6,6 @@ resolution memo must know now that the lock is an input, and what a relock fetch
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -95,7 +94,8 @@ def test_a_vanished_locked_version_fails_the_check_naming_it_and_is_never_replac
     check = resolve(lg, project, "--check", "--json")
     assert check.exit_code == 1
     assert json.loads(check.stdout)["data"]["vanished"] == [{"name": "lib", "locked": "1.1", "now": "1.0"}]
-    assert "lib 1.1 is locked, but the index no longer has it" in check.stderr
+    assert "out of date: lib 1.1 is locked, but the index no longer has it; a resolve takes 1.0 instead" \
+        in check.stderr
     assert (project / "requirements.lock").read_bytes() == before
     relock = resolve(lg, project)
     assert relock.exit_code == 0
@@ -138,14 +138,16 @@ def test_the_memo_key_holds_the_lock_a_resolve_starts_from(project, releases, lg
 
 
 def test_a_relock_after_adding_one_package_fetches_only_that_package(project, releases, lg):
-    """Warm cache, one requirement added: the index is asked for the new name's page and file only
-    (the locked versions' metadata is cached, and no newer version is looked at)."""
+    """Warm metadata, one requirement added, every page asked again (--refresh) and newer releases
+    on them: the only files the index is asked for are the new name's (the locked versions'
+    metadata is cached, and neither the resolver nor the prefetcher looks at a newer version)."""
+    releases.publish("lib", "1.5")
+    releases.publish("app", "1.2", requires=["lib"])
     releases.publish("six", "1.17.0")
     releases.index.reset_counters()
     write_intent(project, releases.index.url, ["app", "six"])
-    result = resolve(lg, project)
+    result = resolve(lg, project, "--refresh")
     assert result.exit_code == 0, result.stderr
-    asked = sorted({path for _method, path, _range in releases.index.requests})
-    assert asked and all("six" in path for path in asked), asked
+    files = sorted({path for _method, path, _range in releases.index.requests if path.startswith("/files/")})
+    assert files and all("/six-" in path for path in files), files
     assert pins(project) == {"app": "1.0", "lib": "1.1", "six": "1.17.0"}
-    assert os.path.exists(project / "requirements.lock")
