@@ -217,3 +217,18 @@ def test_a_usage_error_under_json_still_prints_an_envelope(lg, argv):
     assert result.exit_code == 2
     body = json.loads(result.stdout)
     assert body["ok"] is False and body["error"]["kind"] == "usage" and body["command"] == argv[0]
+
+
+def test_a_project_no_index_has_is_bad_input_at_its_intent_line(world, lg, tmp_path):
+    intent = world.intent(tmp_path / "p", cuda="none", pip=["jinja2", "transformerz>=1"])
+    result = lg("resolve", "--intent", str(intent))
+    bad_input(result, f"lockguard.toml:7: pip: no index has a project named transformerz ({world.pypi.url}/transformerz/: "
+              "not found)", "check the spelling of 'transformerz>=1'")
+    assert "conflicting facts" not in result.stderr and not (tmp_path / "p" / "requirements.lock").exists()
+
+
+def test_a_python_torch_does_not_support_is_named_in_the_hint(world, lg, tmp_path):
+    intent = world.intent(tmp_path / "p", python="3.7", pip=["torch==2.1.*"])
+    result = lg("resolve", "--intent", str(intent))
+    assert result.exit_code == 3, result.output
+    assert "not 3.7" in result.stderr and "hint: change python, cuda" in result.stderr
