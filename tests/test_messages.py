@@ -232,3 +232,25 @@ def test_a_python_torch_does_not_support_is_named_in_the_hint(world, lg, tmp_pat
     result = lg("resolve", "--intent", str(intent))
     assert result.exit_code == 3, result.output
     assert "not 3.7" in result.stderr and "hint: change python, cuda" in result.stderr
+
+
+def test_an_sdist_that_is_not_an_archive_is_a_build_failure_not_a_crash(world, lg, tmp_path):
+    fake = tmp_path / "notarchive-1.0.tar.gz"
+    fake.write_bytes(b"this is not a tar file at all\n" * 10)
+    world.pypi.add(fake)
+    intent = world.intent(tmp_path / "p", cuda="none", pip=["notarchive"])
+    bad_input(lg("resolve", "--intent", str(intent)), "cannot read the metadata of notarchive-1.0.tar.gz",
+              "the archive cannot be unpacked")
+
+
+def test_an_upload_time_that_is_no_date_is_a_broken_page_when_a_cut_off_reads_it(world, lg, tmp_path):
+    from tests.support.wheels import build_wheel
+
+    world.pypi.add(build_wheel(tmp_path / "w", "oddtime", "1.0"), upload_time="yesterday at noon")
+    project = tmp_path / "p"
+    intent = world.intent(project, cuda="none", pip=["oddtime"], extra='exclude-newer = "2024-03-01T00:00:00Z"\n')
+    result = lg("resolve", "--intent", str(intent))
+    assert result.exit_code == 4 and "internal error" not in result.stderr, result.output
+    assert "'upload-time' 'yesterday at noon' is not an ISO 8601 date-time" in result.stderr
+    world.intent(project, cuda="none", pip=["oddtime"])  # no cut-off: the time is never read
+    assert lg("resolve", "--intent", str(intent)).exit_code == 0
