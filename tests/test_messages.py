@@ -59,7 +59,7 @@ def test_init_pyproject_that_is_not_utf8_or_whose_tool_is_not_a_table(lg, tmp_pa
     ("exclude-newer", '"0001-01-01T00:00:00+01:00"', "is not between 2008-01-01 and now"),
     ("exclude-newer", '"9999-12-31T23:59:59-01:00"', "is not between 2008-01-01 and now"),
     ("indexes", '["http://[::1"]', "cannot be parsed (Invalid IPv6 URL)"),
-    ("indexes", '["http://x:99999/simple"]', "Port out of range"),
+    ("indexes", '["http://x:99999/simple"]', "has port 99999, outside 1-65535"),
     ("indexes", '["http://%zz/simple"]', "has a host name that is not valid"),
     ("indexes", '["http://a\\u0000b/simple"]', "has control characters"),
     ("pytorch-index", '"http://[::1"', "cannot be parsed"),

@@ -66,12 +66,12 @@ def run_check(ui: Ui, *, intent_path: str | None, fmt: str, strict: bool, use_ca
     from lockguard.io.project.parse_memo import default_memo
 
     findings = static_findings(snapshot, load_knowledge(validate=False, memo=default_memo()), strict_mode=strict)
-    findings = from_here(findings, intent.source.root)
+    findings = from_here(findings, os.path.dirname(intent.source.location))
     if any(f.code in ("LG100", "LG101", "LG104") for f in findings):
         # the lock does not match the intent: an intent that is itself invalid (an unparsable
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
         load_project(intent_path, validate=True)
-    output, code = render_findings(ui, findings, fmt, shown_path(intent.source.path))
+    output, code = render_findings(ui, findings, fmt, shown_path(intent.source.location))
     sys.stdout.write(output)
     if cache is not None:
         cache.store([p for p, _kind, _platform in lock_paths(intent)], output, code)

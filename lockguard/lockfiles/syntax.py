@@ -27,14 +27,15 @@ _LOCAL_LABELS = ("cpu",)  # with cuNNN: the only local labels lockguard writes (
 def pip_version_problem(version: str) -> str | None:
     """Why `version` is not a pip pin lockguard writes (None when it is one): a PEP 440 version of a
     sane length whose local label, if any, is a PyTorch build (`+cpu`, `+cu121`)."""
-    from packaging.version import InvalidVersion, Version
 
     if len(version) > MAX_VERSION:
         return f"the version is {len(version):,} characters long"
-    try:
-        local = Version(version).local
-    except InvalidVersion:
+    from lockguard.model.pep440 import release_and_local
+
+    parsed = release_and_local(version)
+    if parsed is None:
         return f"{clip(version)!r} is not a PEP 440 version"
+    local = parsed[1]
     if local is not None and local not in _LOCAL_LABELS and not _is_cuda_label(local):
         return f"+{clip(local)} is not a PyTorch build label (lockguard writes +cpu or +cuXYZ, e.g. +cu121)"
     return None

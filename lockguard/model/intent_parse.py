@@ -59,6 +59,8 @@ _URL = re.compile(r"(https?|file)://\S+")
 _GLIBC = re.compile(r"2\.\d{1,2}", re.ASCII)
 # PEP 508 names (packaging.utils' rule), ASCII only
 _PROJECT_NAME = re.compile(r"([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])", re.IGNORECASE | re.ASCII)
+_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::(\d{1,5}))?(?:/[^\s\\]*)?",
+                        re.ASCII)
 _HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?", re.ASCII)
 _PYLOCK_NAME = LazyPattern(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
 
@@ -119,6 +121,9 @@ def url_problem(text: str) -> str | None:
         return "is not an http(s):// or file:// URL"
     if any(ord(c) < 32 or ord(c) == 127 for c in text):
         return "has control characters"
+    plain = _PLAIN_URL.fullmatch(text)  # the usual https://host[:port]/path: no URL parser to import
+    if plain:
+        return None if not plain.group(1) or 0 < int(plain.group(1)) <= 65535 else f"has port {plain.group(1)}, outside 1-65535"
     from urllib.parse import urlsplit
 
     try:
