@@ -75,6 +75,18 @@ class BuildFailed(InputError):
         self.filename = filename
 
 
+class UnknownProject(InputError):
+    """An intent requirement names a project no index has (`transformerz`): a typo in the input,
+    not an unsatisfiable intent. The command that knows the intent file adds its line."""
+
+    def __init__(self, name: str, requirement: str) -> None:
+        super().__init__(f"no index has a project named {name}", key="pip",
+                         hint=f"check the spelling of {requirement!r} in the intent's pip list, or add the index "
+                              "that publishes it to `indexes`")
+        self.name = name
+        self.requirement = requirement
+
+
 class Conflict:
     """One fact that takes part in an unsatisfiable intent, with where it comes from. A plain
     value class: every command imports this module, and `dataclasses` is costly to import."""

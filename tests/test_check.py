@@ -194,7 +194,7 @@ def test_exact_text_github_and_json_formats():
         "requirements-dev.txt\n"
         "  2: LG130 error: requirements-dev.txt asks for numpy==2.0.0, the lock has numpy==1.26.4\n"
         "      hint: make the file agree with the lock\n"
-        "2 findings (1 errors, 1 warnings): lockguard.toml\n"
+        "2 findings (1 error, 1 warning): lockguard.toml\n"
     )
     assert render.github(ordered) == (
         "::warning file=environment.yml,line=5,title=LG140::conda side not solved\n"

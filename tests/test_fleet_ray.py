@@ -31,10 +31,12 @@ def cluster(tmp_path_factory):
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
                                                             "env_vars": healthy})
     try:
-        second = cluster.add_node(num_cpus=1, env_vars=healthy)
+        # the second node names itself (issue 25: the engine's name must not override a node's own)
+        second = cluster.add_node(num_cpus=1, env_vars={**healthy, "LOCKGUARD_NODE": "gpu-b"})
         foreign = cluster.add_node(num_cpus=1, env_vars={**healthy, "LD_LIBRARY_PATH": str(nccl.parent)})
         cluster.wait_for_nodes()
-        nodes = {"head": cluster.head_node.node_id, "second": second.node_id, "foreign": foreign.node_id}
+        assert second.node_id  # started
+        nodes = {"head": cluster.head_node.node_id, "second": "gpu-b", "foreign": foreign.node_id}
         yield cluster.address, nodes, venv, nccl
     finally:
         cluster.shutdown()

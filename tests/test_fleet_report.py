@@ -276,3 +276,33 @@ def test_every_key_a_column_reads_is_fingerprinted_or_compared_when_grouping():
     drift = Recording()
     columns.row(drift)
     assert drift.read - set(FINGERPRINT_KEYS) - set(columns.NOT_FINGERPRINTED) == {"findings"}
+
+
+def _fleet_node_with_check(doctor_findings, check_findings, python="/opt/env/bin/python"):
+    doctor = {"doctor_schema": 1, "node": "g1", "node_source": "LOCKGUARD_NODE", "fingerprint": "sha256:1",
+              "python": python, "drift": {"findings": [f"{c} error" for c in doctor_findings]},
+              "findings": [{"code": c, "severity": "error", "message": c} for c in doctor_findings], "lock": None}
+    return {"fleet_node": 1, "node": "g1", "status": "ok", "engine": "clush", "doctor": doctor,
+            "check": {"findings": [{"code": c, "severity": "error", "message": c} for c in check_findings]}}
+
+
+def test_with_check_env_a_drift_is_listed_once_not_also_as_the_doctors_summary():
+    """Issue 25: `fleet --env` listed one drift twice, as the doctor's LG310 and check --env's LG201."""
+    from lockguard.fleet.records import node_report
+
+    report = node_report(_fleet_node_with_check(["LG310", "LG302"], ["LG201"]), file="g1.json", default_node="g1")
+    assert sorted(f.code for f in report.findings) == ["LG201", "LG302"]
+    alone = node_report({**_fleet_node_with_check(["LG310"], []), "check": None}, file="g1.json", default_node="g1")
+    assert [f.code for f in alone.findings] == ["LG310"]  # without check --env the summary is all there is
+
+
+def test_the_drift_table_has_a_row_for_the_interpreter_each_node_ran():
+    from lockguard.fleet.groups import merge
+    from lockguard.fleet.records import node_report
+
+    first = node_report(_fleet_node_with_check([], [], python="/opt/a/bin/python"), file="a.json", default_node="a")
+    second = node_report({**_fleet_node_with_check([], [], python="/opt/b/bin/python"), "node": "g2"},
+                         file="b.json", default_node="b")
+    report = merge([first, second])
+    assert sorted(g.row["interpreter"] for g in report.groups) == ["/opt/a/bin/python", "/opt/b/bin/python"]
+    assert "interpreter" in report.differing

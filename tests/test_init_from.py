@@ -196,7 +196,9 @@ def test_torch_without_any_cuda_fact_asks_for_cuda(tmp_path, monkeypatch, lg):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "requirements.txt").write_text("torch==2.1.0\n")
     result = lg("init", "--from", "requirements.txt", "--python", "3.11")
-    assert result.exit_code == 2 and "no source says which CUDA build of torch" in result.stderr
+    assert result.exit_code == 2 and "no file says which CUDA build" in result.stderr, result.stderr
+    assert "contradict" not in result.stderr  # nothing contradicts: a choice is missing (issue 25)
+    assert "requirements.txt:1 asks for torch==2.1.0" in result.stderr and "--cuda X.Y" in result.stderr
     assert lg("init", "--from", "requirements.txt", "--python", "3.11", "--cuda", "none").exit_code == 0
 
 

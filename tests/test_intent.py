@@ -70,7 +70,7 @@ def test_good_intent_parses_into_frozen_values(tmp_path):
         ('python = "3.11"\ncuda = "12.1"\nconda = ["cuda-nvcc >>=12"]\n', 3, "conda", "not a valid conda MatchSpec", None),
         ('python = "3.11"\ncuda = "12.1"\npip = [\n  "torch==2.1.*",\n  "deepspeed===",\n]\n', 5, "pip", "'deepspeed===' is not a valid requirement", "PEP 508"),
         ('python = "3.11"\ncuda = "12.1"\npip = "torch"\n', 3, "pip", "must be a list of strings", 'pip = ["torch"]'),
-        ('python = "3.11"\ncuda = "12.1"\nindexes = ["pypi.org/simple"]\n', 3, "indexes", "not an index URL", None),
+        ('python = "3.11"\ncuda = "12.1"\nindexes = ["pypi.org/simple"]\n', 3, "indexes", "not an http(s):// or file:// URL", None),
         ('python = "3.11"\ncuda = "12.1"\nexclude-newer = "yesterday"\n', 3, "exclude-newer", "not an RFC 3339", None),
         ('python = "3.11"\ncuda = "12.1"\nexclude-newer = "2024-03-01T00:00:00"\n', 3, "exclude-newer", "no time zone", "Z"),
         ('python = "3.11"\ncuda = "12.1"\nconda-from-knowledge = "yes"\n', 3, "conda-from-knowledge", "true or false", None),

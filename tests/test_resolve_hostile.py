@@ -115,6 +115,8 @@ def test_an_index_that_misbehaves_is_exit_4_stating_the_bound(tmp_path, world, l
     assert result.exit_code == 4, result.output
     assert f"{world.pypi.url}/jinja2/" in result.stderr and fragment in result.stderr
     assert "LOCKGUARD_HTTP_TIMEOUT" in result.stderr or mode == "redirect_loop"
+    if mode != "redirect_loop":  # two tries in all, the early GET's answer included (issue 25: it was four)
+        assert [p for _m, p, _r in world.pypi.requests].count("/simple/jinja2/") == 2
     clean(result)
 
 
@@ -137,9 +139,9 @@ def test_an_index_that_never_answers_ends_the_resolve_at_the_first_timeout(tmp_p
     result = resolve(lg, project)
     assert result.exit_code == 4, result.output
     pages = [p for _m, p, _r in world.pypi.requests if p.startswith("/simple/")]
-    # the first wave of parallel prefetches, each tried twice, and the resolver's own retry of the page
-    # it waits for: the first timeout ends the resolve, nothing is asked after it
-    assert len(pages) <= 2 * len(names) + 2
+    # the first wave of parallel prefetches, each tried twice: the first timeout ends the resolve,
+    # nothing is asked after it (a page that failed is not asked for again in the same run)
+    assert len(pages) <= 2 * len(names)
     clean(result)
 
 

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import re
 
-from lockguard.adopt.facts import CHANNEL, CONDA, CUDA, GLIBC, PIP, PYTHON, Origin, SourceFacts
+from lockguard.adopt.facts import (
+    CHANNEL,
+    CONDA,
+    CUDA,
+    ENV_NAME,
+    GLIBC,
+    PIP,
+    PYTHON,
+    Origin,
+    SourceFacts,
+)
 from lockguard.adopt.requirements_file import parse_requirements_text
 
 _SPEC = re.compile(r"^\s*(?:[^:\s]+::)?([A-Za-z0-9_.\-]+)\s*(.*?)\s*$")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
+_ENV_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # what the intent's `name` accepts (model/intent_parse.py)
 CUDA_NAMES = ("cudatoolkit", "cuda-version", "pytorch-cuda", "cuda-toolkit", "cuda")
 TORCH_NAMES = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
 
@@ -51,6 +62,12 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
                     includes += _pip_section(item.value[0][1], file, out)
                 else:
                     out.skip(origin, "(a dependency)", "neither a conda spec nor a pip: section")
+        elif key.value == "name" and isinstance(value, yaml.ScalarNode) and value.value:
+            origin = Origin(file, key.start_mark.line + 1)
+            if _ENV_NAME.fullmatch(str(value.value)):
+                out.add(ENV_NAME, str(value.value), origin, f"name: {value.value}")
+            else:
+                out.skip(origin, f"name: {value.value}", "an intent's name is letters, digits, '.', '_' and '-'")
         elif key.value not in ("name", "prefix", "variables"):
             out.skip(Origin(file, key.start_mark.line + 1), f"{key.value}:", "not a key conda env files use")
     return out, includes

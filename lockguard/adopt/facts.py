@@ -20,6 +20,7 @@ INDEX = "index"  # --index-url
 EXTRA_INDEX = "extra-index"  # --extra-index-url (not a PyTorch one)
 PYTORCH_INDEX = "pytorch-index"  # the base of a PyTorch index (.../whl), when not the default
 REQUIRES_PYTHON = "requires-python"  # a specifier that the chosen python must satisfy
+ENV_NAME = "name"  # a conda environment's name (environment.yml `name:`)
 
 
 @dataclass(frozen=True)

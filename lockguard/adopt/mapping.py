@@ -13,6 +13,7 @@ from lockguard.adopt.facts import (
     CHANNEL,
     CONDA,
     CUDA,
+    ENV_NAME,
     EXTRA_INDEX,
     GLIBC,
     INDEX,
@@ -42,16 +43,30 @@ class Contradiction:
         return f"{self.key}: {said}"
 
 
+@dataclass(frozen=True)
+class Undecided:
+    """A choice no source makes and lockguard must not guess (which CUDA build of torch)."""
+
+    key: str
+    facts: tuple[Fact, ...]
+    hint: str
+
+    def __str__(self) -> str:
+        asked = "; ".join(f"{f.origin} asks for {f.value}" for f in self.facts)
+        return f"{self.key}: {asked}, and no file says which {self.key.upper()} build"
+
+
 @dataclass
 class Adopted:
     values: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)  # key -> comment (scalar) or list of comments (list)
     contradictions: list[Contradiction] = field(default_factory=list)
+    undecided: list[Undecided] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)  # choices made, said on stderr
 
     @property
     def ok(self) -> bool:
-        return not self.contradictions
+        return not self.contradictions and not self.undecided
 
 
 def usable(facts: SourceFacts) -> bool:
@@ -65,6 +80,7 @@ def adopt(facts: SourceFacts, *, python: str | None = None, cuda: str | None = N
     _python(facts, python, running_python, out)
     _cuda(facts, cuda, out)
     _single(facts, GLIBC, out, "glibc", hint="edit the files so that they agree, or set glibc in the intent")
+    _single(facts, ENV_NAME, out, "name", hint="edit the files so that they agree, or set name in the intent")
     _channels_and_conda(facts, out)
     _pip(facts, out)
     _indexes(facts, indexes, out)
@@ -146,8 +162,8 @@ def _cuda(facts: SourceFacts, chosen: str | None, out: Adopted) -> None:
         return
     torch = [f for f in facts.of(PIP) if _name_of(f.value) in TORCH_FAMILY]
     if torch:
-        out.contradictions.append(Contradiction(
-            "cuda", tuple(torch[:1]), "no source says which CUDA build of torch: choose with --cuda X.Y (or --cuda none)"))
+        out.undecided.append(Undecided(
+            "cuda", tuple(torch[:1]), "choose the CUDA build of torch with --cuda X.Y (or --cuda none for CPU)"))
         return
     out.values["cuda"] = "none"
     out.notes["cuda"] = "no source names a CUDA version: CPU only"

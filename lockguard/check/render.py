@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lockguard.model.finding import ERROR, Finding, counts
+from lockguard.model.wording import counted
 
 
 def text(findings: list[Finding], *, checked: str) -> str:
@@ -19,8 +20,8 @@ def text(findings: list[Finding], *, checked: str) -> str:
         if finding.hint:
             lines.append(f"      hint: {finding.hint}")
     total = counts(findings)
-    lines.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} "
-                 f"({total['error']} errors, {total['warning']} warnings): {checked}")
+    lines.append(f"{counted(len(findings), 'finding')} ({counted(total['error'], 'error')}, "
+                 f"{counted(total['warning'], 'warning')}): {checked}")
     return "\n".join(lines) + "\n"
 
 

@@ -69,10 +69,26 @@ def invoke(argv: list[str], ui: Ui) -> int:
         return exc.exit_code
     except click.ClickException as exc:
         exc.show()
+        if ui.json_mode or _asks_for_json(argv):  # a script reading stdout still gets an envelope
+            ui.command = ui.command or (argv[0] if argv and not argv[0].startswith("-") else "")
+            _emit_error_envelope(ui, {"kind": "usage", "message": exc.format_message()}, exc.exit_code)
         return exc.exit_code
     except click.Abort:
         ui.error("aborted")
         return 130
+
+
+def _asks_for_json(argv: list[str]) -> bool:
+    pairs = zip(argv, argv[1:], strict=False)
+    return "--json" in argv or "--format=json" in argv or any(a == "--format" and b == "json" for a, b in pairs)
+
+
+def _emit_error_envelope(ui: Ui, error: dict, exit_code: int) -> None:
+    import json
+    import sys
+
+    body = ui.envelope(None, ok=False, error=error, exit_code=exit_code)
+    sys.stdout.write(json.dumps(body, indent=2, sort_keys=True) + "\n")
 
 
 def run(argv: list[str] | None = None) -> int:

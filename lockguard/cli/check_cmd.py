@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from lockguard.cli.common import get_ui, intent_option
+from lockguard.cli.common import get_ui, intent_option, json_flag
 
 
 @click.command()
@@ -19,6 +19,7 @@ from lockguard.cli.common import get_ui, intent_option
 @click.option("--strict", is_flag=True, help="Also report a conda side pinned from knowledge only, and missing hashes.")
 @click.option("--verify-files", is_flag=True, help="With --env: also verify every installed file against its RECORD hash.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse the result of an identical earlier check.")
+@json_flag
 @click.pass_context
 def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache) -> int:
     """Check that the intent, the lock files, the repository and (with --env) an installed
@@ -27,21 +28,21 @@ def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, n
     Without --env, an identical earlier check (same lockguard, constraints, options and file
     contents) is answered from the cache; --no-cache always runs the rules."""
     from lockguard.check.static import static_findings
-    from lockguard.cli.check_fast import emit
+    from lockguard.cli.check_fast import emit, from_here, shown_path
     from lockguard.cli.common import load_project_intent
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "check")
     ui.json_mode = fmt == "json"
-    intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
+    intent = load_project_intent(intent_path, ui=ui)
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
-    checked = str(intent.source.path.name)
+    checked = shown_path(intent.source.path)
     if env_prefix or python_exe:
         from lockguard.cli.env_check import environment_findings
 
         findings += environment_findings(snapshot, load_knowledge(), prefix=env_prefix, python=python_exe,
                                          verify_files=verify_files)
         checked += f" and {env_prefix or python_exe}"
-    return emit(ui, findings, fmt, checked)
+    return emit(ui, from_here(findings, intent.source.root), fmt, checked)

@@ -3,6 +3,7 @@ commit (the click definition in check_cmd.py handles --help, --env, --python and
 
 from __future__ import annotations
 
+import os
 import sys
 
 from lockguard.cli.output import Ui
@@ -22,6 +23,8 @@ def fast_check_options(argv: list[str]) -> dict | None:
             options["strict"] = True
         elif arg == "--no-cache":
             options["use_cache"] = False
+        elif arg == "--json":  # the spelling every other command uses
+            options["fmt"] = "json"
         elif arg in ("--intent", "--format") and args:
             value = args.pop(0)
             if arg == "--format" and value not in FORMATS or not value:
@@ -46,7 +49,8 @@ def run_check(ui: Ui, *, intent_path: str | None, fmt: str, strict: bool, use_ca
 
         found = find_intent_path(intent_path)
         if found is not None:
-            cache = CheckCache(found, {"fmt": fmt, "strict": strict})
+            # the output names files relative to the folder it runs in: that folder is part of the key
+            cache = CheckCache(found, {"fmt": fmt, "strict": strict, "cwd": os.getcwd()})
             hit = cache.lookup()
             if hit is not None:
                 sys.stdout.write(hit[0])
@@ -57,20 +61,58 @@ def run_check(ui: Ui, *, intent_path: str | None, fmt: str, strict: bool, use_ca
     from lockguard.knowledge import load_knowledge
     from lockguard.model.lock_paths import lock_paths
 
-    intent = load_project(intent_path, validate=False, warn=ui.warn)
+    intent = load_project(intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=ui.warn)
     snapshot = read_snapshot(intent)
     from lockguard.io.project.parse_memo import default_memo
 
     findings = static_findings(snapshot, load_knowledge(validate=False, memo=default_memo()), strict_mode=strict)
+    findings = from_here(findings, os.path.dirname(intent.source.location))
     if any(f.code in ("LG100", "LG101", "LG104") for f in findings):
         # the lock does not match the intent: an intent that is itself invalid (an unparsable
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
         load_project(intent_path, validate=True)
-    output, code = render_findings(ui, findings, fmt, intent.source.name)
+    output, code = render_findings(ui, findings, fmt, shown_path(intent.source.location))
     sys.stdout.write(output)
     if cache is not None:
         cache.store([p for p, _kind, _platform in lock_paths(intent)], output, code)
     return code
+
+
+def _matchspec_problem(spec: str) -> str | None:
+    """The MatchSpec check resolve makes (rattler, imported only for an intent with conda specs)."""
+    from lockguard.io.index.conda import matchspec_problem
+
+    return matchspec_problem(spec)
+
+
+def _below_here(root) -> str | None:
+    """The project folder relative to the current one when it lies below it ("sub"), else None."""
+    relative = os.path.relpath(os.path.realpath(os.fspath(root)), os.path.realpath(os.getcwd()))
+    return None if relative == "." or relative.startswith("..") else relative
+
+
+def shown_path(path) -> str:
+    """The intent as the user would type it from here (sub/lockguard.toml from a monorepo's root)."""
+    folder = _below_here(os.path.dirname(os.fspath(path)))
+    name = os.path.basename(os.fspath(path))
+    return os.path.join(folder, name) if folder else name
+
+
+def from_here(findings: list, root) -> list:
+    """Findings name files relative to the project; run from a folder above the project (a monorepo's
+    root, where CI runs) they are named from there, so `--intent sub/lockguard.toml --format github`
+    annotates sub/Dockerfile, a file that exists in the repository."""
+    folder = _below_here(root)
+    if folder is None:
+        return findings
+    from lockguard.model.finding import Finding
+
+    out = []
+    for f in findings:
+        if f.file and not os.path.isabs(f.file):
+            f = Finding(f.code, f.severity, f.message, f.hint, os.path.join(folder, f.file), f.line)
+        out.append(f)
+    return out
 
 
 def render_findings(ui: Ui, findings: list, fmt: str, checked: str) -> tuple[str, int]:

@@ -57,7 +57,7 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
     knowledge = load_knowledge()
     snapshot = None
     if from_file is None or intent_path is not None or project_here():
-        intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
+        intent = load_project_intent(intent_path, ui=ui)
         snapshot = read_snapshot(intent, scan_repo=False)
         lock_must_be_current(snapshot, knowledge)
     source = pylock_source(from_file, snapshot, knowledge) if from_file else project_source(snapshot, knowledge)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import click
@@ -9,16 +10,36 @@ import click
 from lockguard.cli.output import Ui
 
 
-def json_option(func):
-    """`--json`: the command prints a versioned envelope on stdout instead of text."""
-
-    def callback(ctx: click.Context, _param, value: bool) -> bool:
+def _json_mode(ctx: click.Context, _param, value):
+    if value is True or value == "json":
         ui = ctx.ensure_object(Ui)
-        ui.json_mode = ui.json_mode or value
-        return value
+        ui.json_mode = True
+    return value
 
-    return click.option("--json", "as_json", is_flag=True, expose_value=True, callback=callback,
-                        help="Print a versioned JSON envelope on stdout.")(func)
+
+def json_option(func):
+    """`--json`, or `--format text|json`: the command prints a versioned envelope on stdout instead of
+    text. Both spellings work on every command (check and fleet spell it --format)."""
+
+    @functools.wraps(func)
+    def command(*args, as_json: bool = False, output_format: str | None = None, **kwargs):
+        return func(*args, as_json=as_json or output_format == "json", **kwargs)
+
+    command = click.option("--format", "output_format", type=click.Choice(["text", "json"]), default=None,
+                           callback=_json_mode, help="text (default) or json (the same as --json).")(command)
+    return click.option("--json", "as_json", is_flag=True, callback=_json_mode,
+                        help="Print a versioned JSON envelope on stdout.")(command)
+
+
+def json_flag(func):
+    """`--json` next to a command's own `--format` choice: the same as `--format json`."""
+
+    @functools.wraps(func)
+    def command(*args, as_json: bool = False, fmt: str = "text", **kwargs):
+        return func(*args, fmt="json" if as_json else fmt, **kwargs)
+
+    return click.option("--json", "as_json", is_flag=True, callback=_json_mode,
+                        help="The same as --format json.")(command)
 
 
 def intent_option(func):

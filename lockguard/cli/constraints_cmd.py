@@ -6,6 +6,8 @@ import click
 
 from lockguard.cli.common import get_ui, json_option
 from lockguard.errors import InputError
+from lockguard.model.intent_parse import CONDA_SUBDIRS
+from lockguard.model.wording import counted
 
 
 @click.group()
@@ -16,7 +18,8 @@ def constraints() -> None:
 @constraints.command()
 @click.argument("kind", required=False, type=click.Choice(["torch", "cuda"]))
 @click.argument("version", required=False)
-@click.option("--platform", default="linux-64", show_default=True, help="Conda platform for conda specs and variants.")
+@click.option("--platform", default="linux-64", show_default=True, type=click.Choice(CONDA_SUBDIRS),
+              help="Conda platform for conda specs and variants.")
 @click.option("--python", "python", default=None, help="Python X.Y for the marker evaluation of pins.")
 @json_option
 @click.pass_context
@@ -26,6 +29,14 @@ def show(ctx, kind, version, platform, python, as_json) -> None:
     from lockguard.knowledge import show as views
 
     ui = get_ui(ctx, "constraints show")
+    if python is not None:
+        from lockguard.model.versions import PythonVersion
+
+        try:
+            PythonVersion.parse(python)
+        except ValueError:
+            raise InputError(f"--python: {python!r} is not a Python version", key="python",
+                             hint="write major.minor, e.g. --python 3.11") from None
     knowledge = load_knowledge()
     if kind and not version:
         raise InputError(f"`constraints show {kind}` needs a version", hint=f"e.g. lockguard constraints show {kind} "
@@ -75,7 +86,7 @@ def verify(ctx, index_url, as_json) -> int:
         if differences:
             ui.table(["torch", "field", "knowledge", "live", "row"],
                      [(d.version, d.field, d.knowledge, d.live, d.origin or "") for d in differences],
-                     title=f"{len(differences)} differences between constraints/torch.toml and {index_url}")
+                     title=f"{counted(len(differences), 'difference')} between constraints/torch.toml and {index_url}")
         else:
             ui.out("the torch rows match live PyPI metadata")
     return 1 if differences else 0

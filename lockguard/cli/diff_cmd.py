@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from lockguard.cli.common import get_ui, intent_option, load_project_intent
+from lockguard.cli.common import get_ui, intent_option, json_flag, load_project_intent
 from lockguard.errors import InputError
 
 
@@ -26,6 +26,7 @@ from lockguard.errors import InputError
 @intent_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="markdown: a table a CI job can post on a pull request.")
+@json_flag
 @click.pass_context
 def diff(ctx, old, new, revision, intent_path, fmt) -> int:
     """What changed between two locks: added, removed, upgraded, downgraded, and the CUDA facts."""

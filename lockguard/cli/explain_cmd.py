@@ -23,7 +23,12 @@ def explain(ctx, package, intent_path, platform, as_json) -> None:
     from lockguard.model.lock_paths import lock_file
 
     ui = get_ui(ctx, "explain")
-    intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
+    intent = load_project_intent(intent_path, ui=ui)
+    if platform is not None and platform not in intent.platforms:
+        raise InputError(f"--platform: the lock has no {clip(platform)} section (it locks "
+                         f"{', '.join(intent.platforms)})", key="platforms",
+                         hint=f"pass one of: {', '.join(intent.platforms)}; or add the platform to the intent's "
+                         "platforms and run `lockguard resolve`")
     platform = platform or intent.platforms[0]
     root = intent.source.root
     knowledge = load_knowledge()

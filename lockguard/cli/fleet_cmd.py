@@ -7,13 +7,14 @@ from pathlib import Path
 
 import click
 
-from lockguard.cli.common import get_ui, intent_option
+from lockguard.cli.common import get_ui, intent_option, json_flag
 
 ENGINES = ("ray", "slurm", "clush", "kubectl")
 DEFAULT_TIMEOUT = 300.0
 
 
 def _format_options(func):
+    func = json_flag(func)
     func = click.option("--strict", is_flag=True,
                         help="A node with a warning deviates too (default: errors and another lock deviate).")(func)
     func = click.option("--output", "output", type=click.Path(path_type=Path, dir_okay=False), default=None,

@@ -10,6 +10,7 @@ import click
 
 from lockguard.cli.common import get_ui
 from lockguard.errors import InputError
+from lockguard.model.wording import counted
 
 
 @click.command()
@@ -74,18 +75,48 @@ def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env
     if pylock:
         values["outputs"] = {"pylock": "pylock.toml"}
     if pyproject:
-        text = add_intent_to_pyproject(target.read_text(encoding="utf-8"), values, force=force, path=target,
-                                       notes=notes)
+        from lockguard.io.project.textfile import INTENT_LIMIT, read_text
+
+        text = add_intent_to_pyproject(read_text(target, what="pyproject.toml", limit=INTENT_LIMIT), values,
+                                       force=force, path=target, notes=notes)
     else:
         text = new_intent_document(values, notes, header)
     # validate before writing: a bad --cuda or package never reaches the disk
-    parse_intent(text, target, validate_matchspec=matchspec_problem)
+    try:
+        parse_intent(text, target, validate_matchspec=matchspec_problem)
+    except InputError as exc:
+        raise _blame_the_source(exc, notes, written=target) from None
     write_atomic(target, text)
     where = f"{target.name} [tool.lockguard]" if pyproject else target.name
-    summary = f"python {values['python']}, cuda {values['cuda']}, {len(values.get('pip') or [])} pip requirements"
+    summary = f"python {values['python']}, cuda {values['cuda']}, {counted(len(values.get('pip') or []), 'pip requirement')}"
     if values.get("conda"):
-        summary += f", {len(values['conda'])} conda specs"
+        summary += f", {counted(len(values['conda']), 'conda spec')}"
     ui.info(f"wrote {where} ({summary}); next: lockguard resolve")
+
+
+# the option (or argument) that gave each intent key its value
+_OPTIONS = {"python": "--python", "cuda": "--cuda", "channels": "--channel", "conda": "--conda", "pip": "PACKAGES",
+            "indexes": "--index"}
+
+
+def _blame_the_source(exc: InputError, notes: dict, *, written: Path) -> InputError:
+    """An error in the intent about to be written names where the bad value came from (the option,
+    or the adopted file and line), never a line of a file that was not written."""
+    key = (exc.key or "").split(".")[0]
+    source = notes.get(key)
+    if isinstance(source, list):
+        source = ", ".join(dict.fromkeys(s for s in source if s)) or None
+    source = source if source and source != "command line" else _OPTIONS.get(key)
+    if not source:
+        return exc
+    message = exc.message
+    for prefix in (f"{exc.file}:{exc.line}: ", f"{exc.file}: "):
+        if exc.file and message.startswith(prefix):
+            message = message[len(prefix):]
+            break
+    message = message.removeprefix(f"{exc.key}: ")
+    hint = f"{exc.hint}; nothing was written to {written.name}" if exc.hint else f"nothing was written to {written.name}"
+    return InputError(f"{source}: {message}", key=exc.key, hint=hint)
 
 
 def _add_command_line(values: dict, notes: dict, channels, conda_specs, packages) -> None:

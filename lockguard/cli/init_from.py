@@ -12,6 +12,7 @@ from pathlib import Path
 
 from lockguard.cli.output import Ui
 from lockguard.errors import InputError
+from lockguard.model.wording import counted
 
 
 def adopted_values(ui: Ui, *, files: tuple[Path, ...], env: Path | None, python: str | None, cuda: str | None,
@@ -38,17 +39,22 @@ def adopted_values(ui: Ui, *, files: tuple[Path, ...], env: Path | None, python:
     if not usable(facts):
         raise InputError(
             f"nothing usable in {', '.join(sources)}: no Python, CUDA, pip or conda requirement"
-            + (f" ({len(facts.skipped)} lines skipped, listed above)" if facts.skipped else ""),
+            + (f" ({counted(len(facts.skipped), 'line')} skipped, listed above)" if facts.skipped else ""),
             file=sources[0] if len(sources) == 1 else None,
             hint="pass the files that install the environment (requirements.txt, environment.yml, Dockerfile, "
                  "pyproject.toml), or write the intent with `lockguard init --python X.Y --cuda X.Y PKG...`")
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     adopted = adopt(facts, python=python, cuda=cuda, indexes=indexes, running_python=running)
-    if not adopted.ok:
+    if adopted.contradictions:
         hints = list(dict.fromkeys(c.hint for c in adopted.contradictions))
         raise InputError("the files contradict each other (nothing was written):\n  "
                          + "\n  ".join(str(c) for c in adopted.contradictions),
                          key=adopted.contradictions[0].key, hint="; ".join(hints))
+    if adopted.undecided:
+        hints = list(dict.fromkeys(u.hint for u in adopted.undecided))
+        raise InputError("a choice the files do not make (nothing was written):\n  "
+                         + "\n  ".join(str(u) for u in adopted.undecided),
+                         key=adopted.undecided[0].key, hint="; ".join(hints))
     for message in adopted.messages:
         ui.info(f"note: {message}")
     header = [f"Adopted from {', '.join(sources)} by `lockguard init`; each value names where it came from."]

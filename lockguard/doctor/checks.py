@@ -21,6 +21,7 @@ from lockguard.doctor.imports import import_checks
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family, same_version
 from lockguard.model.versions import GpuArch, build_runs_on
+from lockguard.model.wording import counted
 
 GIB = 1 << 30
 
@@ -159,9 +160,9 @@ def _against_lock(facts: Facts) -> Check:
             wrong.append(f"{name} {have} (lock {version})")
     if wrong:
         shown = "; ".join(wrong[:8]) + (f"; and {len(wrong) - 8} more" if len(wrong) > 8 else "")
-        return bad("LG310", "lock", ERROR, f"{len(wrong)} packages differ from the lock: {shown}",
+        return bad("LG310", "lock", ERROR, f"{counted(len(wrong), 'package')} {'differs' if len(wrong) == 1 else 'differ'} from the lock: {shown}",
                    "`lockguard clean-install` makes the environment the lock")
-    return ok("LG310", "lock", f"{len(lock.pip)} packages match the lock")
+    return ok("LG310", "lock", f"{counted(len(lock.pip), 'package')} {'matches' if len(lock.pip) == 1 else 'match'} the lock")
 
 
 def _cudnn(facts: Facts) -> Check:

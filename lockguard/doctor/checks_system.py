@@ -17,6 +17,7 @@ from lockguard.model.system_facts import (
     decode_library_version,
     version_prefix_equal,
 )
+from lockguard.model.wording import counted
 
 GIB = 1 << 30
 SHM_MIN = GIB
@@ -104,7 +105,7 @@ def _libraries(facts: Facts) -> Check:
         return bad("LG302", title, WARNING, "; ".join(lines), _shadow_fix(clashes[0][0]))
     if mapped:
         extra = f"; reachable outside: {', '.join(_short(*clash) for clash in clashes)} (not used by torch)" if clashes else ""
-        return ok("LG302", title, f"torch loaded {len(mapped)} libraries, all from the environment's wheels{extra}")
+        return ok("LG302", title, f"torch loaded {counted(len(mapped), 'library', 'libraries')}, all from the environment's wheels{extra}")
     if not expected:
         reachable = [lib for lib in facts.system.libraries if lib.family in LIBRARY_FAMILIES]
         if not reachable:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from lockguard.doctor.check import Check, Facts
+from lockguard.model.wording import counted
 
 MARK = {"ok": "ok   ", "warn": "warn ", "error": "error", "skip": "skip "}
 GIB = 1 << 30
@@ -77,5 +78,5 @@ def text(facts: Facts, checks: list[Check], *, header: str) -> str:
     errors = sum(c.status == "error" for c in checks)
     warnings = sum(c.status == "warn" for c in checks)
     lines.append("")
-    lines.append(f"{errors} errors, {warnings} warnings")
+    lines.append(f"{counted(errors, 'error')}, {counted(warnings, 'warning')}")
     return "\n".join(lines) + "\n"

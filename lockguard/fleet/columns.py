@@ -94,6 +94,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("gpu_models", "GPUs", _get("gpu_models")),
     Column("gpu_archs", "GPU archs", _get("gpu_archs")),
     Column("python", "python", _get("python")),
+    Column("interpreter", "interpreter", _get("interpreter")),
     Column("torch", "torch", _torch),
     Column("torch_cuda", "torch CUDA", _get("torch_cuda")),
     Column("usr_local_cuda", "/usr/local/cuda", _usr_local_cuda),
@@ -109,7 +110,7 @@ COLUMNS: tuple[Column, ...] = (
 
 
 # the drift keys a row shows besides those the doctor's fingerprint hashes (and the findings)
-NOT_FINGERPRINTED = ("usr_local_cuda", "nvcc_path", "jit_cuda", "cuda_home", "cudart_from", "cudart_how",
+NOT_FINGERPRINTED = ("interpreter", "usr_local_cuda", "nvcc_path", "jit_cuda", "cuda_home", "cudart_from", "cudart_how",
                      "cudnn_from", "cudnn_how", "nccl_from", "nccl_how", "dev_shm_bytes", "torch_state")
 
 

@@ -19,6 +19,7 @@ OK, UNREACHABLE, FAILED = "ok", "unreachable", "failed"
 SEVERITIES = ("error", "warning", "info")
 
 
+LOCK_SUMMARY = "LG310"  # the doctor's "installed versions differ from the lock"
 UNREACHABLE_HINT = ("check that the node is up and that its engine (raylet, slurmd, sshd, kubelet) answers; "
                     "raise --timeout when doctor needs longer there (import torch from a cold filesystem)")
 FAILED_HINT = "run `lockguard doctor --json` by hand on that node to see the whole error"
@@ -104,7 +105,10 @@ def _fleet_node(data: dict, file: str) -> NodeReport:
     if not isinstance(check, dict) or not isinstance(check.get("findings"), list):
         raise Malformed("check: expected the `check --env` result with its findings")
     extra = tuple(_finding(item, f"check.findings[{i}]") for i, item in enumerate(check["findings"]))
-    return _replace(report, findings=report.findings + extra)
+    # `check --env` names each package that differs (LG200-LG2xx): the doctor's summary of the same
+    # drift (LG310, "N packages differ from the lock") would list it twice
+    kept = tuple(f for f in report.findings if f.code != LOCK_SUMMARY)
+    return _replace(report, findings=kept + extra)
 
 
 def _doctor(record: dict, *, file: str, node: str | None = None, engine: str | None = None) -> NodeReport:
@@ -122,6 +126,8 @@ def _doctor(record: dict, *, file: str, node: str | None = None, engine: str | N
     lock = record.get("lock")
     if lock is not None and not isinstance(lock, dict):
         raise Malformed("lock: expected an object or null")
+    if "interpreter" not in drift:  # which interpreter the doctor probed: a row of the drift table
+        drift = {**drift, "interpreter": record.get("python")}
     return NodeReport(
         node=node or reported, file=file, status=OK, fingerprint=_text(record, "fingerprint"), drift=drift,
         findings=tuple(_finding(item, f"findings[{i}]") for i, item in enumerate(findings)),

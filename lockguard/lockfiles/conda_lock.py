@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from lockguard.lockfiles.headers import header_lines, seal
-from lockguard.lockfiles.syntax import LockSyntaxError, clip
+from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
@@ -201,6 +201,9 @@ def _check_packages(packages: list[dict]) -> None:
                                         f"not {clip(str(package['manager']))!r}")
         if "version" not in package or isinstance(package["version"], (dict, list, type(None))):
             raise LockSyntaxError(line, f"package {package['name']}: version is missing or not a scalar")
+        problem = pip_version_problem(str(package["version"])) if package["manager"] == "pip" else None
+        if problem:
+            raise LockSyntaxError(line, f"pip package {package['name']}: {problem}")
         identity = tuple(package[k] for k in _IDENTITY)
         if identity in seen:
             raise LockSyntaxError(line, f"{package['manager']} package {package['name']} is listed twice for "

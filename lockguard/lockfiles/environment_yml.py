@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from lockguard.lockfiles.headers import header_lines, seal
-from lockguard.lockfiles.syntax import LockSyntaxError, clip
+from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.model.record import field, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
@@ -97,6 +97,9 @@ def parse(text: str) -> EnvironmentFile:
                 if name in env.pip:
                     raise LockSyntaxError(number, f"pip package {name} is listed twice (lines {env.pip[name][1]} "
                                                   f"and {number})")
+                problem = pip_version_problem(match.group(2))
+                if problem:
+                    raise LockSyntaxError(number, f"pip package {name}: {problem}")
                 env.pip[name] = (match.group(2), number)
             elif _PIP_OPTION.match(line):
                 env.index_urls.append(line.split()[-1])

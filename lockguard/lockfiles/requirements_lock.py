@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from lockguard.lockfiles.headers import header_lines, seal
-from lockguard.lockfiles.syntax import LockSyntaxError, clip
+from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.model.names import INTENT, canonical_name
 from lockguard.model.record import field, record
 
@@ -124,6 +124,9 @@ def parse(text: str) -> RequirementsLock:
                 first = lock.entries[name].line if name in lock.entries else current["line"]
                 raise LockSyntaxError(number, f"{name} is pinned twice (lines {first} and {number}); pip refuses "
                                               "such a file")
+            problem = pip_version_problem(match.group(2))
+            if problem:
+                raise LockSyntaxError(number, f"{name}: {problem}")
             current = {"name": name, "version": match.group(2), "hashes": [], "via": [], "line": number}
             continued = bool(match.group(3))
             in_via = False

@@ -18,3 +18,29 @@ def clip(text: str, limit: int = 80) -> str:
     """A piece of the input for an error message: never the whole of a huge line."""
     text = text.replace("\t", "\\t")
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+MAX_VERSION = 128  # characters: no release on PyPI comes close; a longer "version" is damage
+_LOCAL_LABELS = ("cpu",)  # with cuNNN: the only local labels lockguard writes (the PyTorch index's builds)
+
+
+def pip_version_problem(version: str) -> str | None:
+    """Why `version` is not a pip pin lockguard writes (None when it is one): a PEP 440 version of a
+    sane length whose local label, if any, is a PyTorch build (`+cpu`, `+cu121`)."""
+
+    if len(version) > MAX_VERSION:
+        return f"the version is {len(version):,} characters long"
+    from lockguard.model.pep440 import release_and_local
+
+    parsed = release_and_local(version)
+    if parsed is None:
+        return f"{clip(version)!r} is not a PEP 440 version"
+    local = parsed[1]
+    if local is not None and local not in _LOCAL_LABELS and not _is_cuda_label(local):
+        return f"+{clip(local)} is not a PyTorch build label (lockguard writes +cpu or +cuXYZ, e.g. +cu121)"
+    return None
+
+
+def _is_cuda_label(label: str) -> bool:
+    digits = label[2:]
+    return label.startswith("cu") and len(digits) == 3 and digits.isascii() and digits.isdigit()

@@ -56,7 +56,12 @@ CONDA_SUBDIRS = ("linux-64", "linux-aarch64", "linux-ppc64le", "osx-64", "osx-ar
 
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*")
 _URL = re.compile(r"(https?|file)://\S+")
-_GLIBC = re.compile(r"2\.\d{1,2}")
+_GLIBC = re.compile(r"2\.\d{1,2}", re.ASCII)
+# PEP 508 names (packaging.utils' rule), ASCII only
+_PROJECT_NAME = re.compile(r"([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])", re.IGNORECASE | re.ASCII)
+_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::(\d{1,5}))?(?:/[^\s\\]*)?",
+                        re.ASCII)
+_HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?", re.ASCII)
 _PYLOCK_NAME = LazyPattern(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
 
 
@@ -110,6 +115,34 @@ def output_path_problem(value: str, key: str, intent_name: str) -> str | None:
     return None
 
 
+def url_problem(text: str) -> str | None:
+    """Why `text` is not an http(s):// or file:// URL a request can be made to, or None."""
+    if not _URL.fullmatch(text):
+        return "is not an http(s):// or file:// URL"
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return "has control characters"
+    plain = _PLAIN_URL.fullmatch(text)  # the usual https://host[:port]/path: no URL parser to import
+    if plain:
+        return None if not plain.group(1) or 0 < int(plain.group(1)) <= 65535 else f"has port {plain.group(1)}, outside 1-65535"
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        port = parts.port  # raises for a port outside 0-65535 or not a number
+    except ValueError as exc:  # "Invalid IPv6 URL", "Port out of range 0-65535"
+        return f"cannot be parsed ({exc})"
+    if parts.scheme == "file":
+        return None if parts.path not in ("", "/") else "names no folder"
+    host = parts.hostname or ""
+    if not host:
+        return "names no host"
+    if port == 0:
+        return "has port 0"
+    if "[" not in parts.netloc and not _HOST.fullmatch(host):
+        return f"has a host name that is not valid ({_q(host)})"
+    return None
+
+
 def _close(word: str, choices, n: int = 1, cutoff: float = 0.5) -> list[str]:
     import difflib  # only on the error path
 
@@ -157,6 +190,30 @@ def _unclosed_bracket_line(text: str, upto: int | None) -> int | None:
     return stack[0] if stack else None
 
 
+_DEEP = 100  # brackets deep: far beyond any intent, far below what the TOML parser's recursion allows
+
+
+def deep_nesting_line(text: str) -> int | None:
+    """The line where `[`/`{` brackets first open more than _DEEP deep (quotes and comments aside)."""
+    depth = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        quote = None
+        for char in line:
+            if quote:
+                quote = None if char == quote else quote
+            elif char in "\"'":
+                quote = char
+            elif char == "#":
+                break
+            elif char in "[{":
+                depth += 1
+                if depth > _DEEP:
+                    return number
+            elif char in "]}":
+                depth = max(0, depth - 1)
+    return None
+
+
 def parse_toml(text: str) -> dict:
     if sys.version_info >= (3, 11):
         import tomllib
@@ -183,11 +240,15 @@ def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecVa
             hint="fix the TOML syntax at that line",
         ) from None
     except RecursionError:
-        raise InputError(f"{path} is not valid TOML: nested too deeply", file=str(path)) from None
+        line = deep_nesting_line(text)
+        raise InputError(f"{path}" + (f":{line}" if line else "") + " is not valid TOML: arrays or tables nested "
+                         f"more than {_DEEP} deep", file=str(path), line=line,
+                         hint="an intent needs at most two levels; fix the value at that line") from None
     base: tuple[str, ...] = ()
     if in_pyproject:
         base = ("tool", "lockguard")
-        table = data.get("tool", {}).get("lockguard")
+        tool = data.get("tool")
+        table = tool.get("lockguard") if isinstance(tool, dict) else None
         if not isinstance(table, dict):
             raise InputError(
                 f"{path} has no [tool.lockguard] table", file=str(path),
@@ -237,8 +298,10 @@ class _Reader:
             return default
         value = table[key]
         if not isinstance(value, str):
-            raise self.fail(prefix + key, f"must be a string, not {type(value).__name__}",
-                            hint=f'quote it: {key} = "{_clip_text(str(value), 40)}"')
+            kind = {dict: "a table", list: "an array"}.get(type(value), type(value).__name__)
+            hint = (f'write one value in quotes, e.g. {key} = "..."' if isinstance(value, (dict, list))
+                    else f'quote it: {key} = "{_clip_text(str(value), 40)}"')
+            raise self.fail(prefix + key, f"must be a string, not {kind}", hint=hint)
         self.bounded(prefix + key, value)
         return value
 
@@ -339,9 +402,11 @@ class _Reader:
         for item in value:
             try:
                 arch = GpuArch.parse(item)
-            except ValueError:
-                raise self.fail("gpu", f"{_q(item)} is not a GPU architecture", element=item,
-                                hint="write sm_XY as nvcc names it, e.g. sm_80 (A100), sm_90 (H100)") from None
+            except ValueError as exc:
+                reason = str(exc).partition(": ")[2]  # why a well-formed name is still no target (sm_80a)
+                raise self.fail("gpu", f"{_q(item)} is not a GPU architecture" + (f": {reason}" if reason else ""),
+                                element=item,
+                                hint="write sm_XY as nvcc names it, e.g. sm_80 (A100), sm_90 (H100), sm_90a") from None
             if arch.ptx:
                 raise self.fail("gpu", f"{_q(item)} is a PTX target, not a GPU", element=item,
                                 hint=f"write sm_{arch.major}{arch.minor}")
@@ -362,8 +427,11 @@ class _Reader:
     def channels(self, data: dict) -> tuple[str, ...]:
         values = self.string_list(data, "channels", DEFAULT_CHANNELS)
         for item in values:
-            if not (_URL.fullmatch(item) or _CHANNEL_NAME.fullmatch(item)):
-                raise self.fail("channels", f"{_q(item)} is not a channel name or URL", element=item,
+            if _CHANNEL_NAME.fullmatch(item):
+                continue
+            problem = url_problem(item) if _URL.fullmatch(item) else "is not a channel name or URL"
+            if problem:
+                raise self.fail("channels", f"{_q(item)} {problem}", element=item,
                                 hint="use a name (conda-forge), a URL (https://...) or file:///path")
         return values
 
@@ -397,15 +465,17 @@ class _Reader:
         if not values:
             raise self.fail(key, "must name at least one index", hint=f'e.g. {key} = ["https://pypi.org/simple"]')
         for item in values:
-            if not _URL.fullmatch(item):
-                raise self.fail(key, f"{_q(item)} is not an index URL", element=item,
+            problem = url_problem(item)
+            if problem:
+                raise self.fail(key, f"{_q(item)} {problem}", element=item,
                                 hint="use http(s):// or file:// URLs, e.g. https://pypi.org/simple")
         return tuple(v.rstrip("/") for v in values)
 
     def pytorch_index(self, data: dict) -> str:
         text = self.string(data, "pytorch-index", default=DEFAULT_PYTORCH_INDEX)
-        if not _URL.fullmatch(text):
-            raise self.fail("pytorch-index", f"{_q(text)} is not a URL",
+        problem = url_problem(text)
+        if problem:
+            raise self.fail("pytorch-index", f"{_q(text)} {problem}",
                             hint="the base under which cuXYZ/ and cpu/ indexes live, e.g. https://download.pytorch.org/whl")
         return text.rstrip("/")
 
@@ -426,11 +496,15 @@ class _Reader:
         if value.tzinfo is None:
             raise self.fail("exclude-newer", f"{_q(value.isoformat())} has no time zone",
                             hint="append Z for UTC, e.g. 2024-03-01T00:00:00Z")
-        value = value.astimezone(timezone.utc)
+        try:
+            value = value.astimezone(timezone.utc)
+        except OverflowError:  # year 1 or 9999 shifted by its offset leaves datetime's range
+            raise self.fail("exclude-newer", f"{_q(value.isoformat())} is not between "
+                            f"{EARLIEST_CUTOFF.date()} and now", hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"') from None
         if value < EARLIEST_CUTOFF:
             raise self.fail("exclude-newer", f"{value.date()} is before any package index served wheels "
                             f"({EARLIEST_CUTOFF.date()}); nothing could be locked", hint="use a recent date-time")
-        if value > datetime.now(timezone.utc) + timedelta(days=1):
+        if value - timedelta(days=1) > datetime.now(timezone.utc):  # no OverflowError near 9999-12-31
             raise self.fail("exclude-newer", f"{value.isoformat()} is in the future: the lock would change as "
                             "releases appear until then", hint="use a past date-time (or remove the key)")
         return value
@@ -467,9 +541,16 @@ class _Reader:
             for key in ("name", "version"):
                 if not isinstance(entry.get(key), str):
                     raise self.fail(f"{prefix}{key}", "is required and must be a string", array_index=index)
+                self.bounded(f"{prefix}{key}", entry[key])
+            if not _PROJECT_NAME.fullmatch(entry["name"]):
+                raise self.fail(f"{prefix}name", f"{_q(entry['name'])} is not a project name", array_index=index,
+                                hint="a name as PyPI spells it: letters, digits, '.', '_' and '-', e.g. deepspeed")
             requires = entry.get("requires-dist", [])
             if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
                 raise self.fail(f"{prefix}requires-dist", "must be a list of strings", array_index=index)
+            if "requires-python" in entry and not isinstance(entry["requires-python"], str):
+                raise self.fail(f"{prefix}requires-python", "must be a string", array_index=index,
+                                hint='a specifier, e.g. requires-python = ">=3.8"')
             if self.validate:
                 self._check_dependency_metadata(entry, index)
             result.append(DependencyMetadata(entry["name"], entry["version"], tuple(requires),

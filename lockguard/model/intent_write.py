@@ -14,14 +14,14 @@ import tomlkit
 
 from lockguard.errors import InputError
 
-SCALARS = ("python", "cuda", "glibc", "pytorch-index")
+SCALARS = ("python", "cuda", "glibc", "name", "pytorch-index")
 LISTS = ("channels", "conda", "pip", "indexes")
 
 
 def _table(values: dict, notes: dict | None = None) -> tomlkit.items.Table:
     notes = notes or {}
     table = tomlkit.table()
-    for key in ("python", "cuda", "glibc", "channels", "conda", "pip", "indexes", "pytorch-index"):
+    for key in ("python", "cuda", "glibc", "name", "channels", "conda", "pip", "indexes", "pytorch-index"):
         value = values.get(key)
         if key in ("python", "cuda", "pip"):
             value = value if value is not None else ([] if key == "pip" else None)
@@ -78,6 +78,13 @@ def add_intent_to_pyproject(text: str, values: dict, *, force: bool, path: Path,
     if tool is None:
         tool = tomlkit.table(is_super_table=True)
         doc.add("tool", tool)
+    if not isinstance(tool, dict):  # `tool = 5`: no [tool.lockguard] can go under it
+        from lockguard.model.toml_lines import TomlLines
+
+        line = TomlLines(text).line_of("tool")
+        raise InputError(f"{path}" + (f":{line}" if line else "") + f": tool: must be a table, not "
+                         f"{type(tool.unwrap()).__name__}", file=str(path), line=line, key="tool",
+                         hint="make `tool` a table ([tool.something] sections), then run `lockguard init --pyproject` again")
     if "lockguard" in tool:
         if not force:
             raise InputError(f"{path} already has [tool.lockguard]", file=str(path), key="tool.lockguard",

@@ -28,7 +28,7 @@ class DriverVersion:
     parts: tuple[int, ...]
     text: str
 
-    _PATTERN = re.compile(r"\d{3}(\.\d+){0,2}")
+    _PATTERN = re.compile(r"\d{3}(\.\d+){0,2}", re.ASCII)
 
     @classmethod
     def parse(cls, text: str) -> DriverVersion:
@@ -58,7 +58,7 @@ class CudaVersion:
 
     parts: tuple[int, ...]
 
-    _PATTERN = re.compile(r"\d{1,2}\.\d{1,2}(\.\d+)?")
+    _PATTERN = re.compile(r"\d{1,2}\.\d{1,2}(\.\d+)?", re.ASCII)
 
     @classmethod
     def parse(cls, text: str) -> CudaVersion:
@@ -67,7 +67,7 @@ class CudaVersion:
     @classmethod
     def from_variant(cls, variant: str) -> CudaVersion:
         """`cu121` -> 12.1, `cu118` -> 11.8, `cu130` -> 13.0."""
-        match = re.fullmatch(r"cu(\d{2,3})", variant)
+        match = re.fullmatch(r"cu(\d{2,3})", variant, re.ASCII)
         if not match:
             raise ValueError(f"{variant!r} is not a CUDA variant label like cu121")
         digits = match.group(1)
@@ -122,7 +122,7 @@ class GpuArch:
     suffix: str = ""  # "a" (arch-specific) or "f" (family-specific): not forward compatible
     ptx: bool = False  # compute_XY: PTX that the driver JIT-compiles for newer GPUs
 
-    _PATTERN = re.compile(r"(sm|compute)_(\d{2,3})([af]?)")
+    _PATTERN = re.compile(r"(sm|compute)_(\d{2,3})([af]?)", re.ASCII)
 
     @classmethod
     def parse(cls, text: str) -> GpuArch:
@@ -134,6 +134,11 @@ class GpuArch:
             raise ValueError(f"{text!r} is not a GPU architecture like sm_80 or sm_90a")
         kind, digits, suffix = match.groups()
         arch = cls(int(digits[:-1]), int(digits[-1]), suffix, kind == "compute")
+        if suffix and arch.major < _SUFFIX_FROM[suffix]:
+            # arch-specific targets exist from compute capability 9.0, family-specific from 10.0
+            # (CUDA C++ Programming Guide, "Feature Availability"): sm_80a names no GPU target
+            raise ValueError(f"{text!r} is not a GPU architecture: '{suffix}' targets start at "
+                             f"sm_{_SUFFIX_FROM[suffix]}0{suffix}")
         if cls is GpuArch and len(_ARCHS) < 4096:
             _ARCHS[text] = arch
         return arch
@@ -158,6 +163,7 @@ class GpuArch:
 
 
 _ARCHS: dict[str, GpuArch] = {}  # parsed texts (values are immutable)
+_SUFFIX_FROM = {"a": 9, "f": 10}  # the first major with arch-specific (a) and family-specific (f) targets
 
 
 def build_runs_on(build_archs: tuple[GpuArch, ...], device: GpuArch) -> bool:
@@ -190,7 +196,7 @@ class PythonVersion:
 
     @classmethod
     def parse(cls, text: str) -> PythonVersion:
-        match = re.fullmatch(r"(\d)\.(\d{1,2})", str(text).strip())
+        match = re.fullmatch(r"(\d)\.(\d{1,2})", str(text).strip(), re.ASCII)
         if not match:
             raise ValueError(f"{text!r} is not a Python version like 3.11")
         return cls(int(match.group(1)), int(match.group(2)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -16,6 +16,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from lockguard.errors import SourceUnreachable
 from lockguard.model.dist import DistFile
 from lockguard.model.target import Target
 from lockguard.resolve.ports import Project
@@ -152,5 +153,14 @@ class CandidateFilter:
         if not file.upload_time:
             self.missing_upload_times.add(file.url.split("/")[2] if "://" in file.url else file.url)
             return True
-        uploaded = datetime.fromisoformat(file.upload_time.replace("Z", "+00:00"))
+        try:
+            uploaded = datetime.fromisoformat(file.upload_time.replace("Z", "+00:00"))
+        except ValueError:  # read only with a cut-off: a page without one never pays for the parse
+            page = file.url.rsplit("/", 1)[0] + "/" if "://" in file.url else file.url
+            raise SourceUnreachable(
+                f"the index page for {file.filename} ({page}) is not a valid PEP 691 page: its 'upload-time' "
+                f"{file.upload_time[:40]!r} is not an ISO 8601 date-time (PEP 700)", url=file.url,
+                hint="the index serves a broken page; without exclude-newer the upload times are not read") from None
+        if uploaded.tzinfo is None:  # PEP 700 times are UTC; a page that leaves out the zone means it
+            uploaded = uploaded.replace(tzinfo=timezone.utc)
         return uploaded <= self.exclude_newer

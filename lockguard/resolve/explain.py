@@ -7,7 +7,7 @@ for the target, nothing before the exclude-newer cut-off), and which sdists coul
 
 from __future__ import annotations
 
-from lockguard.errors import Conflict, Unsatisfiable
+from lockguard.errors import Conflict, UnknownProject, Unsatisfiable
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import CandidateFilter, ProjectVersions
 from lockguard.resolve.requirements import PYTHON, Req, fact
@@ -56,7 +56,18 @@ def explain(causes, provider, target: Target, torch_problem: Unsatisfiable | Non
         lines.append(note)
         conflicts.append(Conflict(note, "sdist build"))
     _build_failure_is_the_answer(causes, provider)
+    _unknown_project_is_the_answer(causes, provider)
     return Unsatisfiable("; ".join(lines), conflicts=conflicts, hint=HINT)
+
+
+def _unknown_project_is_the_answer(causes, provider) -> None:
+    """An intent requirement that no index knows is bad input (exit 2 naming the intent's line),
+    not a conflict to relax."""
+    for info in causes:
+        req: Req = info.requirement
+        if info.parent is None and not req.by and not req.constraint_only and req.name != PYTHON \
+                and not provider.source.projects(req.name):
+            raise UnknownProject(req.name, str(req))
 
 
 def requirement_fact(req: Req, parent) -> str:

@@ -217,7 +217,7 @@ class _TorchQuery:
         raise Unsatisfiable(message, conflicts=conflicts, hint=self._hint())
 
     def _hint(self) -> str:
-        return "change cuda, the torch requirement, the driver floor or the GPU list so they agree " \
+        return "change python, cuda, the torch requirement, the driver floor or the GPU list so they agree " \
                "(`lockguard constraints show torch X.Y` lists what exists)"
 
     def _stack(self, patch: TorchPatch) -> CudaStack:

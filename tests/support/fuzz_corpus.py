@@ -67,12 +67,13 @@ CHECK = ["check", "--no-cache", "--intent", "{intent}"]
 
 BAD_VALUES: dict[str, list[str]] = {
     "python": ['3', '"3"', '"three"', '""', '"3.11.x"', '["3.11"]', 'true', '"3.11; rm -rf /"', '"\\u0000"',
-               '{ v = "3.11" }', '"3..11"', '"v3.11"'],
+               '{ v = "3.11" }', '"3..11"', '"v3.11"', '"\u0663.\u0661\u0661"', '"\uff13.\uff11\uff11"'],
     "cuda": ['12.1', '"12"', '"cuda12"', '""', '["12.1"]', '"12.1.x"', '"-1.0"', 'false', '"Auto"', '"none "',
-             '"12,1"'],
-    "driver": ['535', '"535.x"', '"abc"', '""', '["535.104.05"]', '"535.104.05.1.2.3"', '"-535.1"', 'true'],
+             '"12,1"', '"\uff11\uff12.\uff11"'],
+    "driver": ['535', '"535.x"', '"abc"', '""', '["535.104.05"]', '"535.104.05.1.2.3"', '"-535.1"', 'true',
+               '"\uff15\uff13\uff15.104.05"'],
     "gpu": ['"sm_80"', '80', '["sm80x"]', '["compute_80"]', '[80]', '["sm_"]', '[""]', '["sm_80", 90]',
-            '"Auto"', '{ a = 1 }', '["sm_8a"]'],
+            '"Auto"', '{ a = 1 }', '["sm_8a"]', '["sm_80a"]', '["sm_90f"]', '["sm_\u0668\u0660"]'],
     "platforms": ['"linux-64"', '[]', '["linux64"]', '["win-32"]', '[64]', '["linux-64", "solaris"]', '[""]',
                   '["../linux-64"]'],
     "channels": ['"conda-forge"', '[1]', '["conda forge"]', '["ftp://x"]', '[""]', '["a b c"]',
@@ -82,11 +83,14 @@ BAD_VALUES: dict[str, list[str]] = {
             '["--index-url x"]', '["torch; python_version >"]', '["torch @ "]', '[["torch"]]',
             '["torch==2.1.*.*"]', '["torch~=2"]', '["jinja2", 5]'],
     "indexes": ['"https://pypi.org/simple"', '[]', '["pypi.org/simple"]', '["ftp://x/simple"]', '[1]', '[""]',
-                '["https://"]', '["https://pypi.org/simple with spaces"]'],
-    "pytorch-index": ['1', '""', '"download.pytorch.org"', '["https://x"]', '"ftp://x"', '"https://"'],
+                '["https://"]', '["https://pypi.org/simple with spaces"]', '["http://[::1"]', '["http://x:99999/simple"]',
+                '["http://%zz/simple"]', '["http://a\u0000b/simple"]', '["http://:80/simple"]'],
+    "pytorch-index": ['1', '""', '"download.pytorch.org"', '["https://x"]', '"ftp://x"', '"https://"', '"http://[::1"',
+                      '"https://x:70000/whl"'],
     "exclude-newer": ['"yesterday"', '1', '"2024-13-01T00:00:00Z"', '"2024-03-01T00:00:00"', '"1970-01-01T00:00:00Z"',
                       '"2999-01-01T00:00:00Z"', '["2024-03-01T00:00:00Z"]', '2024-03-01T00:00:00', 'true',
-                      '"2024-02-30T00:00:00Z"', '""'],
+                      '"2024-02-30T00:00:00Z"', '""', '"0001-01-01T00:00:00+01:00"', '"9999-12-31T23:59:59-01:00"',
+                      '0001-01-01', '9999-12-31T23:59:59Z'],
     "conda-from-knowledge": ['"yes"', '1', '"true"', '[]', '0'],
     "glibc": ['2.28', '"2"', '"2.x"', '"glibc-2.28"', '""', '["2.28"]', '"3.1"', '"2.280"'],
     "name": ['1', '""', '"my env"', '"a/b"', '"../x"', '"x;y"', '["x"]', '"\\u00e9t\\u00e9\\n"'],
@@ -94,7 +98,11 @@ BAD_VALUES: dict[str, list[str]] = {
                             ', requires-dist = "y" }]', '[{ name = "x", version = "one" }]',
                             '[{ name = "x", version = "1", requires-dist = ["y==="] }]',
                             '[{ name = "x", version = "1", requires-python = ">=>3" }]',
-                            '[{ name = "x", version = "1", extra = 1 }]'],
+                            '[{ name = "x", version = "1", extra = 1 }]',
+                            '[{ name = "x", version = "1", requires-python = 5 }]',
+                            '[{ name = "x", version = "1", requires-python = [">=3"] }]',
+                            '[{ name = "a b/../c", version = "1" }]', '[{ name = "", version = "1" }]',
+                            '[{ name = "x", version = "%s" }]' % ("1" * 5000)],
 }
 
 
@@ -172,8 +180,7 @@ def toml_syntax_cases(base: str) -> list[Case]:
     }
     for label, text in damages.items():
         cases.append(Case("toml-syntax", label, RESOLVE, setup=lambda p, t=text: _write(p / INTENT, t),
-                          names=INTENT, line=label not in ("empty", "only-comment", "python-missing", "cuda-missing",
-                                                           "nested-deep")))
+                          names=INTENT, line=label not in ("empty", "only-comment", "python-missing", "cuda-missing")))
     for offset in range(0, len(data), max(1, len(data) // 24)):  # invalid UTF-8 at many places
         damaged = data[:offset] + b"\xc3\x28" + data[offset:]
         cases.append(Case("intent-utf8", f"at-{offset}", RESOLVE, setup=lambda p, d=damaged: _write(p / INTENT, d),
@@ -381,6 +388,10 @@ def cli_cases() -> list[Case]:
         ["check", "--format", "json", "--format", "xml"], ["resolve", "--check", "--intent", "{project}/lockguard.toml/x"],
         ["check", "--intent", "/dev/null"], ["check", "--intent", "/dev/zero"], ["resolve", "--intent", "/"],
         ["check", "--intent", "{project}/requirements.lock"],
+        ["constraints", "show", "--platform", "bogus", "torch", "2.1"], ["constraints", "show", "--python", "3.x", "torch", "2.1"],
+        ["explain", "--intent", "{intent}", "--platform", "bogus", "jinja2"],
+        ["explain", "--intent", "{intent}", "--platform", "linux-aarch64", "jinja2"],
+        ["check", "--json", "--bogus"], ["explain", "--format", "yaml", "jinja2"],
     ]
     cases = []
     for number, argv in enumerate(argvs):

@@ -104,8 +104,10 @@ def connection_cases() -> list[IndexCase]:
         for where in ("/simple/jinja2/", "/files/"):
             def arm(index, page, status=status, where=where):
                 index.faults.status[where] = status
-            # no such page is "no such project" (3); any other refusal is an unreachable source (4)
-            expect = {3, 4} if status in (404, 410) and where.startswith("/simple") else {4}
+            # no such page is "no such project": bad input for a requirement of the intent (2, naming its
+            # line), a conflict for a dependency (3); any other refusal is an unreachable source (4)
+            expect = {2, 3} if status == 404 and where.startswith("/simple") else \
+                {3, 4} if status == 410 and where.startswith("/simple") else {4}
             cases.append(IndexCase(f"status-{status}-{where.strip('/').split('/')[0]}", arm, frozenset(expect)))
     return cases
 

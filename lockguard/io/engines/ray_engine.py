@@ -1,8 +1,8 @@
 """`fleet run --via ray`: one task on every alive node of a Ray cluster, pinned to it with
 NodeAffinitySchedulingStrategy (soft=False), all submitted at once and awaited together.
 
-The node is named by its host name, or by its Ray node id when two nodes share a host name (a
-cluster of several raylets on one machine). The task itself is standard-library code shipped by
+The node is named by the LOCKGUARD_NODE its raylet's environment sets, else by its host name, or by
+its Ray node id when two nodes share a host name (a cluster of several raylets on one machine). The task itself is standard-library code shipped by
 value (lockguard.io.engines.ray_task), so a node without lockguard answers that it has none.
 """
 
@@ -94,8 +94,8 @@ def run(script: str, *, address: str, timeout: float, files: dict[str, str],
                 outputs.append(NodeOutput(name, "", problem=f"the Ray task failed: {type(exc).__name__}: "
                                                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"))
                 continue
-            outputs.append(NodeOutput(name, answer["stdout"], answer["stderr"], answer["returncode"],
-                                      timed_out=answer["timed_out"]))
+            outputs.append(NodeOutput(answer.get("own_name") or name, answer["stdout"], answer["stderr"],
+                                      answer["returncode"], timed_out=answer["timed_out"]))
         return outputs
     finally:
         ray.cloudpickle.unregister_pickle_by_value(ray_task)

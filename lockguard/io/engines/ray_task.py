@@ -4,7 +4,7 @@ standard library only), so a node without lockguard still runs it and says so.""
 from __future__ import annotations
 
 
-def run_node_script(script: str, env_updates: dict, timeout: float, files: dict) -> dict:
+def run_node_script(script: str, env_defaults: dict, timeout: float, files: dict) -> dict:
     import os
     import signal
     import socket
@@ -13,7 +13,9 @@ def run_node_script(script: str, env_updates: dict, timeout: float, files: dict)
     import tempfile
 
     env = dict(os.environ)
-    env.update(env_updates)
+    own_name = env.get("LOCKGUARD_NODE")  # a name the node set for itself wins over the engine's
+    for key, value in env_defaults.items():
+        env.setdefault(key, value)
     env.setdefault("LOCKGUARD_FLEET_PYTHON", sys.executable)
     with tempfile.TemporaryDirectory(prefix="lockguard-fleet-") as folder:
         for name, text in files.items():  # the project's intent and lock, shipped with the task
@@ -31,4 +33,4 @@ def run_node_script(script: str, env_updates: dict, timeout: float, files: dict)
             stdout, stderr = proc.communicate()
             timed_out = True
     return {"stdout": stdout, "stderr": stderr, "returncode": None if timed_out else proc.returncode,
-            "timed_out": timed_out, "hostname": socket.gethostname()}
+            "timed_out": timed_out, "hostname": socket.gethostname(), "own_name": own_name}

@@ -43,6 +43,7 @@ class IndexClient:
         self.keep_file = keep_file  # filename -> bool: drop files the target cannot use, unparsed
         self.digest_suffix = f"-{keep_key}" if keep_file else ""  # digests are per file filter
         self._pages: dict[str, ProjectPage | None] = {}
+        self._failed: dict[str, SourceUnreachable] = {}  # pages that could not be read in this run
         # every page URL asked for -> the sha256 of the body that answered (None: no such project
         # there): what a resolution read, so that its memo can tell whether it still holds
         self.pages_used: dict[str, str | None] = {}
@@ -67,8 +68,14 @@ class IndexClient:
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
+            if key in self._failed:  # asked again in this run: the same answer, not another wait
+                raise self._failed[key]
             if key not in self._pages:
-                self._pages[key] = self._page_from(name, indexes)
+                try:
+                    self._pages[key] = self._page_from(name, indexes)
+                except SourceUnreachable as exc:
+                    self._failed[key] = exc
+                    raise
             return self._pages[key]
 
     def _page_from(self, name: str, indexes: tuple[str, ...]) -> ProjectPage | None:

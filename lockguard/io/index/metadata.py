@@ -228,6 +228,14 @@ def _metadata_version(message) -> tuple[int, ...]:
 
 
 def _pkg_info(filename: str, archive: bytes) -> bytes | None:
+    """The sdist's top-level PKG-INFO; BuildFailed when the file is not the archive its name says."""
+    try:
+        return _read_pkg_info(filename, archive)
+    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, ValueError) as exc:
+        raise _build_failed(filename, f"the archive cannot be unpacked ({type(exc).__name__}: {exc})") from None
+
+
+def _read_pkg_info(filename: str, archive: bytes) -> bytes | None:
     if filename.endswith(".zip"):
         with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
             names = [n for n in zipped.namelist() if n.count("/") == 1 and n.endswith("/PKG-INFO")]

@@ -15,6 +15,7 @@ import sys
 
 from lockguard.io.machine.bounded_run import run_bounded
 from lockguard.model.system_facts import VERSION_CALLS, SharedLibrary, decode_library_version
+from lockguard.model.wording import counted
 
 FAMILY_FILE = re.compile(r"^lib(cudart|cublasLt|cublas|cudnn|nccl)\.so(\.\d+)*$")
 _CACHE_LINE = re.compile(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S+)\s*$")
@@ -137,7 +138,7 @@ def _ask_libraries(entries: list[dict], timeout: float) -> tuple[dict[str, dict]
             break
         if done.returncode == 0 or done.timed_out or not pending:
             if pending:
-                problem = done.problem or f"could not read the versions of {len(pending)} libraries"
+                problem = done.problem or f"could not read the versions of {counted(len(pending), 'library', 'libraries')}"
             break
         problem = f"loading {pending[0][1]} killed the helper ({_how(done.returncode)}); its version is from its file name"
         pending = pending[1:]

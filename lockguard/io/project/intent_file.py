@@ -95,19 +95,34 @@ def _choose_in_cwd() -> IntentChoice:
 
 def _has_table(pyproject: Path | str) -> bool:
     has_table = _pyproject_has_table(pyproject) if is_regular_file(pyproject) else False
-    if has_table is None:  # unparsable: an intent only if it mentions the table (its error is then shown)
-        has_table = b"[tool.lockguard" in _peek(pyproject)
+    if has_table is None:  # unparsable: an intent if it mentions lockguard at all (its error is then shown)
+        has_table = b"lockguard" in _peek(pyproject)
     return has_table
 
 
 def _pyproject_or_none(start: Path | str, pyproject: Path | str, has_table: bool) -> IntentChoice:
     if has_table:
         return IntentChoice(pyproject)
+    unreadable = _why_unparsable(pyproject)
     raise InputError(
-        f"no intent found in {start}: neither {INTENT_FILE} nor [tool.lockguard] in {PYPROJECT}",
+        f"no intent found in {start}: neither {INTENT_FILE} nor [tool.lockguard] in {PYPROJECT}"
+        + (f" ({unreadable})" if unreadable else ""),
         file=str(start),
-        hint="create one with `lockguard init --python 3.11 --cuda 12.1 torch`, or pass --intent FILE",
+        hint="create one with `lockguard init --python 3.11 --cuda 12.1 torch`, or pass --intent FILE"
+        + ("; or fix pyproject.toml if its [tool.lockguard] is what you meant" if unreadable else ""),
     )
+
+
+def _why_unparsable(pyproject: Path | str) -> str | None:
+    """'pyproject.toml:3 is not valid TOML', when a pyproject.toml exists and cannot be parsed."""
+    if not is_regular_file(pyproject):
+        return None
+    try:
+        parse_intent(read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT), pyproject)
+    except InputError as exc:
+        if "not valid TOML" in exc.message or "not UTF-8" in exc.message:
+            return f"{PYPROJECT}" + (f":{exc.line}" if exc.line else "") + " cannot be read as TOML"
+    return None
 
 
 def project_here() -> bool:

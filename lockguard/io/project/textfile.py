@@ -90,10 +90,10 @@ def decode(data: bytes, path: Path, *, what: str) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(f"{what} {_shown(path)} is not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, "
-                         f"column {column}", file=_shown(path), line=line,
-                         hint="save it as UTF-8" if what == "intent file" else
-                         "lockguard writes UTF-8; rewrite it with `lockguard resolve`") from None
+        raise InputError(f"{_shown(path)}:{line}: the {what} is not UTF-8 text: byte 0x{data[exc.start]:02x} at "
+                         f"line {line}, column {column}", file=_shown(path), line=line,
+                         hint="lockguard writes UTF-8; rewrite it with `lockguard resolve`" if what == "lock file"
+                         else "save it as UTF-8") from None
 
 
 def read_text(path: Path, *, what: str, limit: int) -> str:
