@@ -254,3 +254,44 @@ def test_an_upload_time_that_is_no_date_is_a_broken_page_when_a_cut_off_reads_it
     assert "'upload-time' 'yesterday at noon' is not an ISO 8601 date-time" in result.stderr
     world.intent(project, cuda="none", pip=["oddtime"])  # no cut-off: the time is never read
     assert lg("resolve", "--intent", str(intent)).exit_code == 0
+
+
+def _pip_only_lock_on_another_machine(world, tmp_path, monkeypatch) -> Path:
+    project = world.locked(tmp_path / "p", cuda="none", pip=["jinja2"])
+    monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path / "a-colleagues-clone"))  # no copy of what was written
+    return project
+
+
+def _lg102(lg, project) -> str:
+    result = lg("check", "--intent", str(project / "lockguard.toml"), "--format", "json")
+    (finding,) = [f for f in json.loads(result.stdout)["data"]["findings"] if f["code"] == "LG102"]
+    return finding["message"]
+
+
+def test_lg102_says_a_pin_changed_when_one_did_without_the_written_copy(world, lg, tmp_path, monkeypatch):
+    project = _pip_only_lock_on_another_machine(world, tmp_path, monkeypatch)
+    lock = project / "requirements.lock"
+    version = re.search(r"^jinja2==(\S+)", lock.read_text(), re.M).group(1)
+    edit(lock, f"jinja2=={version}", "jinja2==0.9")
+    message = _lg102(lg, project)
+    assert "its pins are not the ones lockguard wrote" in message, message
+    assert "outside the pins" not in message
+
+
+def test_lg102_says_the_change_is_outside_the_pins_only_when_the_pins_are_the_written_ones(world, lg, tmp_path,
+                                                                                        monkeypatch):
+    project = _pip_only_lock_on_another_machine(world, tmp_path, monkeypatch)
+    lock = project / "requirements.lock"
+    lock.write_text(lock.read_text() + "# a comment someone added\n")
+    assert "edited by hand outside the pins (comments, hashes" in _lg102(lg, project)
+
+
+def test_lg102_on_a_lock_without_a_pins_digest_states_no_guess(world, lg, tmp_path, monkeypatch):
+    project = _pip_only_lock_on_another_machine(world, tmp_path, monkeypatch)
+    lock = project / "requirements.lock"
+    pins_line = next(line for line in lock.read_text().splitlines() if "lockguard-pins:" in line)
+    edit(lock, pins_line + "\n", "", reseal=True)  # as an older lockguard wrote it
+    assert lg("check", "--intent", str(project / "lockguard.toml")).exit_code == 0
+    lock.write_text(lock.read_text() + "# a comment\n")
+    message = _lg102(lg, project)
+    assert message.endswith("was edited by hand: its body changed since lockguard wrote it"), message

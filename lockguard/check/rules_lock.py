@@ -192,8 +192,9 @@ def _conda_lock_packages(document: dict, manager: str, platform: str, with_build
 
 
 def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
-    """LG102, naming what changed: against lockguard's own copy of what it wrote (when this
-    machine has it), else against the sibling views, else the first changed line."""
+    """LG102, saying only what is known: against lockguard's own copy of what it wrote (when this
+    machine has it) every change is named; else the header's pins digest tells whether a pin
+    changed, and the sibling views name the entries that differ from theirs."""
     hint = "do not edit lock files: change the intent and " + RELOCK
     if lock.written is not None:
         changes, line = edits_since_written(lock)
@@ -201,21 +202,45 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
             shown = "; ".join(changes[:8]) + (f"; and {len(changes) - 8} more" if len(changes) > 8 else "")
             return Finding("LG102", ERROR, f"{lock.path} was edited by hand: {shown}", hint, lock.path, line)
     edited = _edited_entries(snapshot, lock)
+    pins_changed = _pins_changed(lock)
+    where = _line_of(lock.text or "", "lockguard-body-hash")
     if edited:
         return Finding("LG102", ERROR, f"{lock.path} was edited by hand (its body hash does not match); entries "
                        f"that differ from the other lock files: {', '.join(edited)}", hint, lock.path,
                        _first_edited_line(lock, edited))
-    return Finding("LG102", ERROR, f"{lock.path} was edited by hand (its body hash does not match; the other lock "
-                   "files agree with it, so the change is outside the pins: comments, hashes, index options or "
-                   "formatting)", hint, lock.path, _line_of(lock.text or "", "lockguard-body-hash"))
+    if pins_changed is False:
+        return Finding("LG102", ERROR, f"{lock.path} was edited by hand outside the pins (comments, hashes, index "
+                       "options or formatting): its pins are the ones lockguard wrote", hint, lock.path, where)
+    if pins_changed:
+        return Finding("LG102", ERROR, f"{lock.path} was edited by hand: its pins are not the ones lockguard wrote "
+                       "(which ones changed cannot be told without lockguard's copy of the file, kept only on the "
+                       "machine that wrote it)", hint, lock.path, where)
+    return Finding("LG102", ERROR, f"{lock.path} was edited by hand: its body changed since lockguard wrote it",
+                   hint, lock.path, where)
+
+
+def _pins_changed(lock: LockFile) -> bool | None:
+    """Whether the pins differ from the digest the header records; None when it records none
+    (a file written before lockguard recorded it) or the file no longer parses."""
+    from lockguard.lockfiles.pins import pins_digest
+    from lockguard.lockfiles.syntax import LockSyntaxError
+
+    recorded = lock.header.pins_hash if lock.header is not None else None
+    if recorded is None:
+        return None
+    try:
+        return pins_digest(lock.kind, lock.text or "") != recorded
+    except (LockSyntaxError, ValueError):
+        return None
 
 
 def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
     """(what changed between lockguard's copy and the file, the line of the first change)."""
+    from lockguard.lockfiles.pins import entries
     from lockguard.lockfiles.syntax import LockSyntaxError, clip
 
     try:
-        before, after = _entries(lock.kind, lock.written or ""), _entries(lock.kind, lock.text or "")
+        before, after = entries(lock.kind, lock.written or ""), entries(lock.kind, lock.text or "")
     except LockSyntaxError:
         before = after = {}
     changes: list[str] = []
@@ -248,29 +273,6 @@ def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
                 changes.append(f"lines from {number} on were {'added' if len(new_lines) > len(old_lines) else 'removed'}")
                 first = number
     return changes, first
-
-
-def _entries(kind: str, text: str) -> dict[str, tuple[str, tuple, int | None]]:
-    """Comparable entries of one lock file: name -> (the pinned version, its hashes, line)."""
-    from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
-
-    if kind == "requirements":
-        return {e.name: (e.version, e.hashes, e.line) for e in requirements_lock.parse(text).entries.values()}
-    if kind == "environment":
-        env = environment_yml.parse(text)
-        out = {f"pip {n}": (v, (), line) for n, (v, line) in env.pip.items()}
-        out.update({f"conda {n}": (f"{v}={b}" if b else v, (), line) for n, (v, b, line) in env.conda.items()})
-        return out
-    if kind == "pylock":
-        from lockguard.lockfiles import pylock
-
-        return {p.name: (p.version, tuple(sorted(h for f in p.files for h in f.hashes.values())), p.line)
-                for p in pylock.read(text).packages.values()}
-    packages = conda_lock.read_document(text).get("package") or []
-    return {f"{p['manager']} {p['name']} ({p['platform']})":
-            (str(p.get("version")) + (f"={p['build']}" if p.get("build") else ""),
-             tuple(sorted((p.get("hash") or {}).items())) if isinstance(p.get("hash"), dict) else (), None)
-            for p in packages}
 
 
 def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:

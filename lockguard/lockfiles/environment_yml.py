@@ -43,7 +43,7 @@ def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, e
             lines.append(f"    - --index-url {urls[0]}")
             lines += [f"    - --extra-index-url {u}" for u in urls[1:]]
         lines += [f"    - {p.name}=={p.version}" for p in pins]
-    return seal("\n".join(lines) + "\n")
+    return seal("\n".join(lines) + "\n", "environment")
 
 
 @record

@@ -15,6 +15,7 @@ PLACEHOLDER = "0" * 64
 # linear-time patterns (no nested or adjacent unbounded repeats over the same characters): a header
 # line padded with 200,000 spaces must cost microseconds, not seconds
 _FIELD = re.compile(r"^#[ \t]*lockguard-(?P<key>[a-z-]+):(?P<value>[^\n]*)$", re.M)
+_PINS = re.compile(r"^(#[ \t]*lockguard-pins:[ \t]*sha256:)([0-9a-f]{64})[ \t\r]*$", re.M)
 _BODY = re.compile(r"^(#[ \t]*lockguard-body-hash:[ \t]*sha256:)([0-9a-f]{64})[ \t\r]*$", re.M)
 
 
@@ -26,6 +27,12 @@ class Header:
     fields: dict[str, str]
 
     @property
+    def pins_hash(self) -> str | None:
+        """The digest of the pins lockguard wrote (None in files written before it was recorded)."""
+        value = self.fields.get("pins")
+        return value.split(":", 1)[1] if value and value.startswith("sha256:") else None
+
+    @property
     def conda_solved(self) -> bool:
         return self.fields.get("conda-side", "solved") == "solved"
 
@@ -35,12 +42,21 @@ def header_lines(intent_hash: str, extra: dict[str, str] | None = None) -> list[
 
     lines = [f"# lockguard-version: {__version__}", f"# lockguard-intent-hash: sha256:{intent_hash}"]
     lines += [f"# lockguard-{key}: {value}" for key, value in (extra or {}).items()]
+    lines.append(f"# lockguard-pins: sha256:{PLACEHOLDER}")
     lines.append(f"# lockguard-body-hash: sha256:{PLACEHOLDER}")
     return lines
 
 
-def seal(text: str) -> str:
-    """Fill in the body hash of a rendered file (its body-hash line holds the placeholder)."""
+def seal(text: str, kind: str | None = None) -> str:
+    """Fill in the pins digest (for a lock of `kind`) and then the body hash of a rendered file
+    (their header lines hold the placeholder)."""
+    if kind is not None:
+        from lockguard.lockfiles.pins import pins_digest
+
+        pins = pins_digest(kind, text)
+        text, count = _PINS.subn(lambda m: m.group(1) + pins, text, count=1)
+        if count != 1:
+            raise ValueError("the rendered file has no pins line")
     digest = sha256_hex(text.encode())
     sealed, count = _BODY.subn(lambda m: m.group(1) + digest, text, count=1)
     if count != 1:

@@ -54,7 +54,7 @@ def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, p
         "packages": [_package(pin, filename) for pin in platform_lock.pip.pins],
         "tool": {"lockguard": _facts(platform_lock, intent_hash, python)},
     }
-    return seal(toml_writer.dumps(document, comments))
+    return seal(toml_writer.dumps(document, comments), "pylock")
 
 
 def _package(pin, filename: str) -> dict:

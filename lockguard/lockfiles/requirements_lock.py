@@ -61,7 +61,7 @@ def render(resolution: PipResolution, *, intent_hash: str, intent_name: str, pyt
         lines += _via(pin.via, intent_name)
     for name, version in resolution.conda_provided:
         lines.append(f"# {name}=={version} is installed by the conda side (environment.yml)")
-    return seal("\n".join(lines) + "\n")
+    return seal("\n".join(lines) + "\n", "requirements")
 
 
 def _via(parents: tuple[str, ...], intent_name: str) -> list[str]:
