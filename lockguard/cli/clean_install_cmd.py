@@ -107,11 +107,12 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
                       "installed": applied.installed, "removed": applied.removed, "imported": applied.imported,
                       "warnings": applied.warnings + [f.message for f in plan.reported]}, exit_code=failing)
     else:
-        kept = (f"; the quarantine holds {counted(applied.quarantined, 'file')} ({human_size(applied.quarantined_bytes)}) "
-                f"in {applied.root}") if applied.quarantined else ""
-        progress.say(f"the environment matches the lock{kept}; `lockguard restore {applied.quarantine} --prefix "
-                     f"{scan.prefix}` undoes this run" + ("; `lockguard restore --prune --prefix "
-                     f"{scan.prefix}` gives the space back once you no longer need to" if applied.quarantined else ""))
+        progress.say(f"the environment matches the lock; `lockguard restore {applied.quarantine} --prefix "
+                     f"{scan.prefix}` undoes this run")
+        if applied.quarantined:
+            progress.say(f"the quarantine holds {counted(applied.quarantined, 'file')}, "
+                         f"{human_size(applied.quarantined_bytes)}, in {applied.root}; `lockguard restore --prune "
+                         f"--prefix {scan.prefix}` deletes it once you no longer need to undo this run")
     return failing
 
 

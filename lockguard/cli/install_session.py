@@ -286,7 +286,7 @@ def _roll_back(q: Quarantine, undo) -> str:
         result = undo(q)
     except InstallFailed as exc:
         return f"rolling back stopped: {exc.message} ({exc.hint})"
-    journal_error = result.journal_error or q.note(event="aborted", sync=True)
+    journal_error = result.journal_error or q.mark("aborted")
     if not (result.removed or result.put_back):
         line = "nothing in the environment was changed"
     else:
@@ -295,6 +295,5 @@ def _roll_back(q: Quarantine, undo) -> str:
     if result.displaced:
         line += f"; {counted(len(result.displaced), 'file')} that changed meanwhile were kept in {q.root / 'displaced'}"
     if journal_error:
-        line += (f" (its journal could not record that: {journal_error}; the next clean-install or restore "
-                 "marks it done)")
+        line += f" (its journal could not record every step: {journal_error})"
     return line

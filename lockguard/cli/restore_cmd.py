@@ -60,8 +60,12 @@ def restore(ctx, quarantine_id, prefix, list_only, prune, keep, yes, no_wait, as
             raise InputError("--prune takes no run id", hint="--keep N keeps the newest N restorable runs")
         return _prune(ui, root, prefix, keep=keep, yes=yes, wait=not no_wait, as_json=as_json)
     from lockguard.io.env.prefix_lock import locked_prefix
+    from lockguard.io.env.quarantine_runs import RESTORABLE, list_quarantines
 
-    with locked_prefix(root, "restore", exclusive=True, run=quarantine_id or "", wait=not no_wait, on_wait=ui.info,
+    # the lock names the run it restores: the newest restorable one as things stand (chosen again
+    # once the lock is held, in case a run that was waited for changed them)
+    named = quarantine_id or next((q.id for q in reversed(list_quarantines(root)) if q.state in RESTORABLE), "")
+    with locked_prefix(root, "restore", exclusive=True, run=named, wait=not no_wait, on_wait=ui.info,
                        shown=str(prefix)):
         return _restore(ui, root, quarantine_id, as_json)
 
@@ -102,8 +106,8 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
         ui.warn(f"{counted(len(result.displaced), 'file')} changed after the run were kept in {q.root / 'displaced'}: "
                 f"{', '.join(result.displaced[:5])}")
     if result.journal_error:
-        ui.warn(f"the run's journal could not record the restore ({result.journal_error}); the environment is "
-                "restored, and the next restore or clean-install marks the run")
+        ui.warn(f"the run's journal could not record every step of the restore ({result.journal_error}); the "
+                "environment is restored all the same")
 
 
 def _list(ui, prefix: Path, as_json: bool) -> None:

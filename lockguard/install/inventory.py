@@ -31,6 +31,7 @@ from lockguard.install.lock_diff import Outgoing
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family
 from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot
+from lockguard.model.sizes import counted
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ def _orphan_bytecode(snap: PrefixSnapshot, compiled: list[str], present: set[str
     ordered = sorted(present)
     for folder, paths in sorted(by_folder.items()):
         alone = _only_bytecode(ordered, folder)
-        message = f"{folder}/__pycache__ holds {len(paths)} compiled files whose source is gone" + (
+        message = f"{folder}/__pycache__ holds {counted(len(paths), 'compiled file')} whose source is gone" + (
             f"; they are all {folder} holds, so `import {_dotted(snap, folder)}` still succeeds (a namespace "
             "package) where a fresh install has no such module" if alone else "")
         inv.findings.append(Finding("LG223", ERROR if alone else WARNING, message,

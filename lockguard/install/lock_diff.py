@@ -53,8 +53,9 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: 
         legacy = [d for d in good if d.legacy]
         for dist in legacy:
             inv.findings.append(Finding(
-                "LG205", WARNING, f"{name} {dist.version} is {dist.ownership_note()}: nothing can verify its files, "
-                "and it cannot be undone exactly", f"`lockguard clean-install` reinstalls {name}=={version} from the "
+                "LG205", WARNING, f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
+                f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo them exactly",
+                f"`lockguard clean-install` reinstalls {name}=={version} from the "
                 "lock as a wheel (its .egg-info install moves into the quarantine)", dist.dist_info))
             inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: a legacy .egg-info install",
                                          dist.ownership_note()))
@@ -86,7 +87,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: 
 
 
 def _legacy(dist) -> str:
-    return f" ({dist.ownership_note()})" if dist.legacy else ""
+    return f" (a legacy .egg-info install; {dist.ownership_note()})" if dist.legacy else ""
 
 
 def _direction(have: str, want: str) -> str:

@@ -172,8 +172,7 @@ def _bytecode_of_moved(snap: PrefixSnapshot, moving: list[str], kept: dict[str, 
         folder, _, name = path.rpartition("/__pycache__/")
         source = f"{folder}/{name.split('.', 1)[0]}"
         if source in sources:
-            out.append(QuarantineItem(path, f"compiled from {source}.py, which moves into the quarantine",
-                                      code="LG223"))
+            out.append(QuarantineItem(path, "bytecode of a source that moves into the quarantine", code="LG223"))
     return sorted(out, key=lambda item: item.path)
 
 

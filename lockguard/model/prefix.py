@@ -47,10 +47,9 @@ class InstalledDist:
     def ownership_note(self) -> str:
         """How lockguard knows this distribution's files, when not from a RECORD."""
         if self.ownership == "installed-files.txt":
-            return "a legacy .egg-info install (setup.py install): its files are those its installed-files.txt lists"
+            return "its files as its installed-files.txt lists them"
         if self.ownership != "RECORD":
-            return ("a legacy .egg-info install (setup.py install) with no list of its files: they are inferred "
-                    "from its top-level names (top_level.txt), not recorded")
+            return "its files inferred from its top-level names (top_level.txt), not recorded"
         return ""
 
 

@@ -299,6 +299,19 @@ class Quarantine:
             return os_cause(exc)
         return ""
 
+    def mark(self, event: str, **fields) -> str:
+        """The event an undo ends with (restored, aborted), recorded even on a full disk: as a
+        journal line when one can be written, else as an empty marker file NAME.mark (an inode
+        and a name, no data block), which state() reads too. The journal's error, or ""."""
+        error = self.note(event=event, sync=True, **fields)
+        if error:
+            try:
+                os.close(os.open(self.root / f"{event}.mark", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+                fsync_dir(self.root)
+            except OSError as exc:
+                return f"{error}; no marker file either ({os_cause(exc)})"
+        return error
+
     def close(self) -> None:
         if self._journal is not None:
             self._journal.close()
@@ -330,7 +343,7 @@ class Quarantine:
             except OSError as exc:
                 self.note(event="error", path=entry["path"], error=str(exc))
                 rolled = undo(self)
-                self.note(event="aborted")
+                rolled.journal_error = rolled.journal_error or self.mark("aborted")
                 back = "everything moved so far was put back" if not rolled.journal_error else \
                     f"everything moved so far was put back (its journal could not record that: {rolled.journal_error})"
                 raise InstallFailed(f"cannot move {entry['path']} into quarantine: {os_cause(exc)}; {back}",
@@ -366,6 +379,7 @@ class Quarantine:
         """complete, incomplete (the run was interrupted), restored, aborted (rolled back), or
         restore-interrupted (an undo of a complete run was): decided by the last undo, if any."""
         names = [e["event"] for e in (self.journal() if events is None else events)]
+        names += [m for m in ("restored", "aborted") if (self.root / f"{m}.mark").exists()]  # see mark()
         last_undo = max((i for i, n in enumerate(names) if n == "undo-start"), default=-1)
         if last_undo >= 0 and "restored" in names[last_undo:]:
             return "aborted" if "aborted" in names[last_undo:] else "restored"

@@ -35,6 +35,7 @@ from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.bounded import MIB, read_text
 from lockguard.io.env.file_listing import list_tree
 from lockguard.io.env.quarantine import Quarantine, fsync_write, move_file, os_cause, safe_relative
+from lockguard.model.names import canonical_name
 
 _LISTING_LIMIT = 1024 * MIB
 
@@ -56,7 +57,7 @@ class UndoResult:
             if cut > 0:
                 stem = path[path.rfind("/", 0, cut) + 1: cut]
                 name, _, version = stem.partition("-")
-                out.add(f"{name} {version}".strip())
+                out.add(f"{canonical_name(name)} {version}".strip())
         return sorted(out)
 
 
@@ -204,8 +205,8 @@ def undo(q: Quarantine) -> UndoResult:
                             f"{q.files}: {', '.join(changed[:5])}",
                             hint="compare them with what you expect, put them back by hand, then move the "
                                  "quarantine folder out of .lockguard/quarantine/")
-    result.journal_error = result.journal_error or q.note(event="restored", put_back=result.put_back,
-                                                          removed=result.removed, gone=len(result.gone), sync=True)
+    error = q.mark("restored", put_back=result.put_back, removed=result.removed, gone=len(result.gone))
+    result.journal_error = result.journal_error or error
     return result
 
 
