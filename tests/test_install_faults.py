@@ -215,21 +215,33 @@ def small_tmpfs(tmp_path):
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-@pytest.mark.parametrize("leave", [4096, 512 << 10])
-def test_a_full_file_system_is_rolled_back_with_exit_5(world, venv_template, small_tmpfs, tmp_path, lg, leave):
+@pytest.mark.parametrize("when", ["full from the start", "full after the moves", "filled by pip"])
+def test_a_full_file_system_is_rolled_back_with_exit_5(world, venv_template, small_tmpfs, tmp_path, lg, when):
     world.pypi.add(build_wheel(world.wheels, "bigpkg", "1.0", padding=4 << 20))  # more than is left
     project = world.locked(tmp_path / "project", cuda="12.1", pip=["bigpkg", "oldlib"])
     venv = copy_venv(venv_template, small_tmpfs / "env")
     pip_install(venv, world.pypi.url, "oldlib==1.0")
-    (site_packages(venv) / "libstray.so.1").write_bytes(b"\x7fELF stray")
+    site = site_packages(venv)
+    for n in range(80):  # enough journal lines that an undo on a full disk cannot write them all
+        (site / f"libstray{n:02}.so.1").write_bytes(b"\x7fELF stray")
     before = tree_hashes(venv)
-    filler = fill(small_tmpfs, leave)
-    result = lg("clean-install", "--intent", str(project / "lockguard.toml"), "--prefix", str(venv), "--yes")
-    assert result.exit_code == 5, result.output
-    assert "No space left on device" in result.stderr and "Traceback" not in result.stderr
+    if when == "full after the moves":  # the moves are renames: no space needed; then nothing is left
+        paused = start(project, venv, "clean-install", "--yes", faults=[pause(tmp_path, "full")])
+        wait_paused(tmp_path, "full", process=paused)
+        filler = fill(small_tmpfs, 0)
+        release(tmp_path, "full")
+        out, err = paused.communicate(timeout=300)
+        code = paused.returncode
+    else:
+        filler = fill(small_tmpfs, 4096 if when == "full from the start" else 512 << 10)
+        result = lg("clean-install", "--intent", str(project / "lockguard.toml"), "--prefix", str(venv), "--yes")
+        code, err = result.exit_code, result.stderr
+    assert code == 5, err
+    assert "No space left on device" in err and "Traceback" not in err and "internal error" not in err
     filler.unlink()
     assert tree_hashes(venv) == before
-    assert all(r["state"] == "aborted" for r in runs(lg, venv))  # even the journal's end is recorded
+    assert all(r["state"] == "aborted" for r in runs(lg, venv))  # the run's end is recorded, even on a full disk
+    assert not list((venv / ".lockguard").rglob("*.tmp"))  # no half-written state file
     assert not [f for f in check_env(lg, project, venv)[1] if f["code"] == "LG222"]
 
 

@@ -323,6 +323,7 @@ def test_the_plan_groups_stale_files_and_lists_one_package_a_line(world, project
     rel = os.path.relpath(site, os.path.realpath(venv))
     assert f"    {rel}/ghost/  3 files, 18 bytes: {rel}/ghost belongs to no distribution" in lines
     assert not any(line.strip().startswith(f"{rel}/ghost/a.py") for line in lines)  # grouped
+    assert "      a.py  (6 bytes)" not in lines
     install = lines.index(next(line for line in lines if line.startswith("  install ")))
     assert lines[install + 1:install + 4] == ["    jinja2==1.0", "    markupsafe==2.1.5", "    oldlib==2.0"]
     verbose = lg("-v", "clean-install", "--intent", str(project / "lockguard.toml"), "--prefix", str(venv), "--dry-run")

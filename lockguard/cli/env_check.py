@@ -57,8 +57,7 @@ def must_be_environment(root: Path, named: str | None = None, *, hint: str) -> P
 def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Path | None, python: Path | None,
                          verify_files: bool = False, wait: bool = True, on_wait=None) -> list[Finding]:
     """The installed environment against the lock, read under the prefix's shared lock (a running
-    clean-install or restore is waited for, or with wait=False is exit 2). An interrupted run
-    (LG222) comes first: the findings after it may be its doing."""
+    clean-install or restore is waited for, or with wait=False is exit 2)."""
     import os
 
     from lockguard.io.env.prefix_lock import locked_prefix
@@ -85,7 +84,7 @@ def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Pa
             changed = verify_records(scan, set(view.pip))
         findings = take_inventory(scan, view, changed).findings
         interrupted = interrupted_runs(Path(scan.prefix))
-    return interrupted + sorted(findings, key=lambda f: f.sort_key)
+    return sorted(interrupted + findings, key=lambda f: f.sort_key)
 
 
 def _nothing():

@@ -286,7 +286,8 @@ def _roll_back(q: Quarantine, undo) -> str:
         result = undo(q)
     except InstallFailed as exc:
         return f"rolling back stopped: {exc.message} ({exc.hint})"
-    journal_error = result.journal_error or q.mark("aborted")
+    marked = q.mark("aborted")  # always: the run's end is recorded even when its journal lagged
+    journal_error = result.journal_error or marked
     if not (result.removed or result.put_back):
         line = "nothing in the environment was changed"
     else:

@@ -100,8 +100,10 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
             f"back {counted(result.put_back, 'file')}")
     if result.gone:
         packages = result.gone_packages()
-        ui.info(f"note: {counted(len(result.gone), 'file')} the run had installed were already gone (removed since, "
-                "by `pip uninstall` or by hand)" + (f": {', '.join(packages)}" if packages else "") + "; skipped")
+        why = ("removed by the interrupted restore, or since by `pip uninstall` or by hand" if result.resumed
+               else "removed since, by `pip uninstall` or by hand")
+        ui.info(f"note: {counted(len(result.gone), 'file')} the run had installed were already gone ({why})"
+                + (f": {', '.join(packages)}" if packages else "") + "; skipped")
     if result.displaced:
         ui.warn(f"{counted(len(result.displaced), 'file')} changed after the run were kept in {q.root / 'displaced'}: "
                 f"{', '.join(result.displaced[:5])}")

@@ -48,6 +48,7 @@ class UndoResult:
     displaced_in_quarantine: list[str] = field(default_factory=list)  # quarantined files changed since: left there
     gone: list[str] = field(default_factory=list)  # installed by the run, removed since by someone else
     journal_error: str = ""  # why the journal could not record the undo (a full disk), if it could not
+    resumed: bool = False  # an earlier undo of this run was interrupted: `gone` may be its work
 
     def gone_packages(self) -> list[str]:
         """The distributions among `gone` ("name version" from their .dist-info folders)."""
@@ -190,7 +191,7 @@ def undo(q: Quarantine) -> UndoResult:
     events = q.journal()
     pip_part = _pip_part_pending(q, events)
     _must_stay_inside(q, events)
-    result = UndoResult()
+    result = UndoResult(resumed=any(e["event"] == "undo-start" for e in events))
     try:
         _undo(q, events, pip_part, result)
     except OSError as exc:
