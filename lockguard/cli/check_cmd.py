@@ -48,6 +48,7 @@ def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, n
                                            verify_files=verify_files, wait=not no_wait, on_wait=ui.info)
         checked += f" and {env_prefix or python_exe}"
         code = environment_exit_code(findings, environment, strict=strict)
-        first = [f for f in environment if f.code == "LG222"]  # an interrupted run comes first, with its fix
-        return emit(ui, first + findings + environment[len(first):], fmt, checked, code)
+        interrupted = [f for f in environment if f.code == "LG222"]  # first, with its fix: the rest may be its doing
+        rest = [f for f in environment if f.code != "LG222"]
+        return emit(ui, interrupted + findings + rest, fmt, checked, code)
     return emit(ui, findings, fmt, checked)

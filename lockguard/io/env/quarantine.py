@@ -59,11 +59,16 @@ def quarantine_root(prefix: Path) -> Path:
 def fsync_write(path: Path, text: str) -> None:
     """Write atomically: a temporary file, fsynced, renamed over the target, folder fsynced."""
     temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a full disk: no half-written file left behind
+            os.unlink(temporary)
+        raise
     fsync_dir(path.parent)
 
 
@@ -343,7 +348,8 @@ class Quarantine:
             except OSError as exc:
                 self.note(event="error", path=entry["path"], error=str(exc))
                 rolled = undo(self)
-                rolled.journal_error = rolled.journal_error or self.mark("aborted")
+                marked = self.mark("aborted")
+                rolled.journal_error = rolled.journal_error or marked
                 back = "everything moved so far was put back" if not rolled.journal_error else \
                     f"everything moved so far was put back (its journal could not record that: {rolled.journal_error})"
                 raise InstallFailed(f"cannot move {entry['path']} into quarantine: {os_cause(exc)}; {back}",
