@@ -136,21 +136,37 @@ def test_failed_apply_is_rolled_back_with_exit_5(world, project, venv, lg):
     world.pypi.stop()  # pip cannot download anything now
     result = clean_install(lg, project, venv, "--yes")
     assert result.exit_code == 5
-    assert "rolled back: removed 0 files the run had installed, put back 1 quarantined files" in result.stderr
+    assert "rolled back: removed 0 files the run had installed, put back 1 quarantined file" in result.stderr
     assert "Traceback" not in result.stderr
     assert tree_hashes(venv) == before
     (entry,) = json.loads(lg("restore", "--list", "--prefix", str(venv), "--json").stdout)["data"]
     assert entry["state"] == "aborted"
 
 
-def test_permission_error_stops_and_puts_everything_back(world, project, venv, lg, monkeypatch):
+def lockguard_child(project: Path, venv: Path, *args: str, faults=()) -> subprocess.CompletedProcess:
+    """clean-install (or another command) in a child process, with faults injected through the
+    tests' seam (tests/support/fault_plugin)."""
+    from tests.support.faults import fault_env
+
+    command = [sys.executable, "-m", "lockguard", args[0], "--intent", str(project / "lockguard.toml"),
+               "--prefix", str(venv), *args[1:]]
+    return subprocess.run(command, env=fault_env(*faults, base={**os.environ, **PIP_ENV}), capture_output=True,
+                          text=True, timeout=300)
+
+
+MOVE = "lockguard.io.env.quarantine:move_file"
+
+
+def test_permission_error_stops_and_puts_everything_back(world, project, venv, lg):
     site = site_packages(venv)
     for name in ("liba.so.1", "libb.so.1", "libc.so.1"):
         (site / name).write_bytes(b"\x7fELF " + name.encode())
     before = tree_hashes(venv)
-    monkeypatch.setenv("LOCKGUARD_FAULT_EACCES_AT", "3")
-    result = clean_install(lg, project, venv, "--yes")
-    assert result.exit_code == 5 and "Permission denied" in result.stderr and "put back" in result.stderr
+    eacces = {"target": MOVE, "call": 3, "action": "raise", "errno": 13, "filename": str(site / "libc.so.1")}
+    result = lockguard_child(project, venv, "clean-install", "--yes", faults=[eacces])
+    assert result.returncode == 5, result.stderr
+    assert f"Permission denied: {site / 'libc.so.1'}" in result.stderr and "put back" in result.stderr
+    assert "Traceback" not in result.stderr
     assert tree_hashes(venv) == before
 
 
@@ -159,10 +175,8 @@ def test_killed_run_is_undone_by_restore_or_the_next_clean_install(world, projec
     for name in ("liba.so.1", "libb.so.1", "libc.so.1", "libd.so.1"):
         (site / name).write_bytes(b"\x7fELF " + name.encode())
     before = tree_hashes(venv)
-    env = {**os.environ, **PIP_ENV, "LOCKGUARD_FAULT_AFTER_MOVES": "2"}
-    args = [sys.executable, "-m", "lockguard", "clean-install", "--intent", str(project / "lockguard.toml"),
-            "--prefix", str(venv), "--yes"]
-    killed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    die = {"target": MOVE, "call": 3, "action": "exit", "code": 137}  # killed with two files moved
+    killed = lockguard_child(project, venv, "clean-install", "--yes", faults=[die])
     assert killed.returncode == 137
     names = ("liba.so.1", "libb.so.1", "libc.so.1", "libd.so.1")
     assert sum(not (site / n).exists() for n in names) == 2  # two moved before the kill
@@ -170,7 +184,7 @@ def test_killed_run_is_undone_by_restore_or_the_next_clean_install(world, projec
     assert entry["state"] == "incomplete" and entry["moved"] == 2
     assert lg("restore", "--prefix", str(venv)).exit_code == 0
     assert tree_hashes(venv) == before
-    killed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    killed = lockguard_child(project, venv, "clean-install", "--yes", faults=[die])
     assert killed.returncode == 137
     result = clean_install(lg, project, venv, "--yes")  # the next run undoes the interrupted one first
     assert result.exit_code == 0, result.stderr

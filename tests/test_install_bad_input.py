@@ -32,6 +32,14 @@ def intent(project: Path) -> list[str]:
     return ["--intent", str(project / "lockguard.toml")]
 
 
+def with_state(venv: Path) -> dict:
+    """The whole tree, the state folder included, but the prefix's lock file (.lockguard/lock,
+    created empty by whoever first locks the prefix: the kernel's lock needs a file)."""
+    hashes = tree_hashes(venv, skip="")
+    hashes.pop(".lockguard/lock", None)
+    return hashes
+
+
 def clear_error(result, *names: str) -> None:
     assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
     assert "Traceback" not in result.output and "internal error" not in result.output
@@ -247,13 +255,13 @@ def test_quarantine_state_that_is_deep_not_utf8_or_points_out_is_bad_input(proje
     folder.mkdir(parents=True)
     for name, data in (("manifest.json", manifest), ("journal.jsonl", journal)):
         (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode())
-    before = tree_hashes(venv, skip="")
+    before = with_state(venv)
     for args in (["restore", "--list", "--prefix", str(venv)], ["restore", "--prefix", str(venv)],
                  ["check", *intent(project), "--env", str(venv)]):
         result = lg(*args)
         clear_error(result, "20240101-000000-000000-aa")
         assert "quarantine folder is damaged" in result.stderr
-    assert tree_hashes(venv, skip="") == before  # the journal included: a refused restore writes nothing
+    assert with_state(venv) == before  # the journal included: a refused restore writes nothing
 
 
 def test_a_refused_restore_through_a_link_out_of_the_prefix_changes_nothing(venv, lg, tmp_path):
@@ -267,10 +275,10 @@ def test_a_refused_restore_through_a_link_out_of_the_prefix_changes_nothing(venv
     entry = '{"path": "out/x.txt", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}'
     (folder / "manifest.json").write_text('{"entries": [' + entry + ']}')
     (folder / "journal.jsonl").write_text('{"event": "begin"}\n{"event": "moved", "path": "out/x.txt"}\n')
-    before, outside_before = tree_hashes(venv, skip=""), tree_hashes(outside)
+    before, outside_before = with_state(venv), tree_hashes(outside)
     result = lg("restore", "--prefix", str(venv))
     clear_error(result, "20240101-000000-000000-aa", "a link out of the prefix")
-    assert tree_hashes(venv, skip="") == before and tree_hashes(outside) == outside_before
+    assert with_state(venv) == before and tree_hashes(outside) == outside_before
 
 
 def test_a_conda_record_that_is_not_utf8_is_bad_input(project, lg, tmp_path):

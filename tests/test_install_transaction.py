@@ -65,10 +65,17 @@ def check_env(lg, project: Path, venv: Path, *args: str):
     return result.exit_code, json.loads(result.stdout)["data"]["findings"]
 
 
-def lockguard_process(project: Path, venv: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+def lockguard_process(project: Path, venv: Path, *args: str, faults=()) -> subprocess.CompletedProcess:
+    """A command in a child process, faults injected through the tests' seam (tests/support/fault_plugin)."""
+    from tests.support.faults import fault_env
+
     return subprocess.run([sys.executable, "-m", "lockguard", *args[:1], "--intent", str(project / "lockguard.toml"),
-                           "--prefix", str(venv), *args[1:]], env={**os.environ, **PIP_ENV, **env},
+                           "--prefix", str(venv), *args[1:]], env=fault_env(*faults, base={**os.environ, **PIP_ENV}),
                           capture_output=True, text=True, timeout=300)
+
+
+# killed once pip has installed the packages, before the run records what pip added
+KILLED_AFTER_PIP = {"target": "lockguard.io.env.pip_apply:install_lock", "action": "exit", "when": "after", "code": 137}
 
 
 def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(family, lg):
@@ -118,7 +125,7 @@ def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(fami
 def test_a_kill_during_pip_is_undone_by_restore_or_the_next_clean_install(family, lg):
     project, venv = family
     before = tree_hashes(venv)
-    killed = lockguard_process(project, venv, "clean-install", "--yes", LOCKGUARD_FAULT_DURING_PIP="1")
+    killed = lockguard_process(project, venv, "clean-install", "--yes", faults=[KILLED_AFTER_PIP])
     assert killed.returncode == 137, killed.stderr
     assert tree_hashes(venv) != before  # half changed: quarantined, pip part-way
     (entry,) = json.loads(lg("restore", "--list", "--prefix", str(venv), "--json").stdout)["data"]
@@ -135,7 +142,7 @@ def test_a_kill_during_pip_is_undone_by_restore_or_the_next_clean_install(family
     assert lg("restore", "--prefix", str(venv)).exit_code == 0
     assert tree_hashes(venv) == before
 
-    killed = lockguard_process(project, venv, "clean-install", "--yes", LOCKGUARD_FAULT_DURING_PIP="1")
+    killed = lockguard_process(project, venv, "clean-install", "--yes", faults=[KILLED_AFTER_PIP])
     assert killed.returncode == 137
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert result.exit_code == 0, result.stderr

@@ -16,12 +16,15 @@ from lockguard.cli.common import get_ui, intent_option, json_flag
 @click.option("--python", "python_exe", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Also check the environment of this interpreter against the lock.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
-@click.option("--strict", is_flag=True, help="Also report a conda side pinned from knowledge only, and missing hashes.")
+@click.option("--strict", is_flag=True, help="Also report a conda side pinned from knowledge only, and missing hashes; "
+              "with --env, warnings about the environment and the machine exit 1 too.")
 @click.option("--verify-files", is_flag=True, help="With --env: also verify every installed file against its RECORD hash.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse the result of an identical earlier check.")
+@click.option("--no-wait", is_flag=True, help="With --env: exit 2 at once when a clean-install or restore is changing "
+              "the environment, instead of waiting for it.")
 @json_flag
 @click.pass_context
-def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache) -> int:
+def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache, no_wait) -> int:
     """Check that the intent, the lock files, the repository and (with --env) an installed
     environment agree. Exit 0 clean, 1 findings, 2 bad input.
 
@@ -40,9 +43,13 @@ def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, n
     findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
     checked = shown_path(intent.source.path)
     if env_prefix or python_exe:
-        from lockguard.cli.env_check import environment_findings
+        from lockguard.cli.env_check import environment_exit_code, environment_findings
 
-        findings += environment_findings(snapshot, load_knowledge(), prefix=env_prefix, python=python_exe,
-                                         verify_files=verify_files)
+        environment = environment_findings(snapshot, load_knowledge(), prefix=env_prefix, python=python_exe,
+                                           verify_files=verify_files, wait=not no_wait, on_wait=ui.info)
         checked += f" and {env_prefix or python_exe}"
+        code = environment_exit_code(findings, environment, strict=strict)
+        interrupted = [f for f in environment if f.code == "LG222"]  # first, with its fix: the rest may be its doing
+        rest = [f for f in environment if f.code != "LG222"]
+        return emit(ui, from_here(interrupted + findings + rest, intent.source.root), fmt, checked, code)
     return emit(ui, from_here(findings, intent.source.root), fmt, checked)

@@ -115,11 +115,12 @@ def from_here(findings: list, root) -> list:
     return out
 
 
-def render_findings(ui: Ui, findings: list, fmt: str, checked: str) -> tuple[str, int]:
+def render_findings(ui: Ui, findings: list, fmt: str, checked: str, code: int | None = None) -> tuple[str, int]:
     from lockguard.check import render
     from lockguard.model.finding import failing
 
-    code = 1 if failing(findings) else 0
+    if code is None:
+        code = 1 if failing(findings) else 0
     if fmt == "json":
         import json
 
@@ -130,7 +131,7 @@ def render_findings(ui: Ui, findings: list, fmt: str, checked: str) -> tuple[str
     return render.text(findings, checked=checked), code
 
 
-def emit(ui: Ui, findings: list, fmt: str, checked: str) -> int:
-    output, code = render_findings(ui, findings, fmt, checked)
+def emit(ui: Ui, findings: list, fmt: str, checked: str, code: int | None = None) -> int:
+    output, code = render_findings(ui, findings, fmt, checked, code)
     sys.stdout.write(output)
     return code

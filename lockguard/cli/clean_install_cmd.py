@@ -14,23 +14,29 @@ from lockguard.cli.common import get_ui, intent_option, json_option
 @intent_option
 @click.option("--prefix", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
               help="The environment to install into (a venv or a conda prefix).")
-@click.option("--python", "python_exe", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
+@click.option("--python", "python_exe", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="The environment of this interpreter (a path; relative to the working directory).")
 @click.option("--from", "from_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Install from this pylock.toml (PEP 751) instead of requirements.lock. Inside a project it must "
                    "pin what the project's lock pins; outside one it is the whole lock.")
-@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing (-v lists every stale file).")
 @click.option("--yes", "-y", is_flag=True, help="Apply without asking.")
 @click.option("--strict", is_flag=True, help="Exit 1 when findings outside the prefix (loader paths, user site) remain.")
 @click.option("--verify-files", is_flag=True, help="Also hash every locked file; reinstall distributions whose files changed.")
+@click.option("--no-wait", is_flag=True, help="Exit 2 at once when another lockguard run holds the environment, "
+              "instead of waiting for it.")
 @json_option
 @click.pass_context
-def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes, strict, verify_files, as_json) -> int:
+def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes, strict, verify_files, no_wait,
+                  as_json) -> int:
     """Make an environment exactly the lock, as one transaction: every stale file and every file of
     a distribution that leaves or changes version moves into a quarantine (never deleted), pip
     installs the lock (--require-hashes --no-deps) into what remains, and the result is verified
-    by effect (every RECORD file present, an import smoke). A failure is rolled back (exit 5);
-    `lockguard restore` undoes a finished run. Exit 0 when the environment matches the lock."""
+    by effect (every RECORD file present, an import smoke). A failure is rolled back (exit 5, with
+    its cause); Ctrl-C or SIGTERM rolls back too and exits 130. `lockguard restore` undoes a
+    finished run, `lockguard restore --prune` gives the quarantine's disk space back. The
+    environment is locked while this runs: a second run waits for it (or, with --no-wait, exits 2).
+    Exit 0 when the environment matches the lock."""
     from lockguard.cli.common import load_project_intent
     from lockguard.cli.install_progress import Progress
     from lockguard.cli.install_session import (
@@ -44,10 +50,13 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
         undo_interrupted,
     )
     from lockguard.errors import InputError
-    from lockguard.io.env.quarantine import interrupted_quarantines
+    from lockguard.io.env.prefix_lock import locked_prefix
+    from lockguard.io.env.quarantine import new_run_id
+    from lockguard.io.env.quarantine_runs import interrupted_quarantines
     from lockguard.io.project.intent_file import project_here
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
+    from lockguard.model.sizes import counted, human_size
 
     ui = get_ui(ctx, "clean-install")
     progress = Progress(ui)
@@ -62,38 +71,48 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
         lock_must_be_current(snapshot, knowledge)
     source = pylock_source(from_file, snapshot, knowledge) if from_file else project_source(snapshot, knowledge)
     root = target_prefix(prefix, python_exe)
-    stuck = interrupted_quarantines(root)
-    if stuck and dry_run:
-        return _report_interrupted(ui, root, describe_interrupted(root, stuck), as_json)
-    if stuck:
-        undo_interrupted(root, progress)
-    scan, plan = build_plan(source, prefix, python_exe, verify_files=verify_files)
-    failing = 1 if strict and plan.reported else 0
-    if dry_run or plan.changes_nothing:
-        if as_json:
-            ui.emit_json({"plan": plan.to_dict(), "applied": False}, exit_code=failing)
-        else:
-            ui.out(plan.text().rstrip())
-        return failing
-    if not as_json:
-        ui.out(plan.text().rstrip())
-    if not yes:
-        if not sys.stdin.isatty():
-            raise InputError("clean-install changes the environment and stdin is not a terminal",
-                             hint="review `--dry-run`, then pass --yes")
-        click.confirm("apply this plan?", abort=True, err=True)
-    applied = apply_plan(plan, scan, source, progress)
+    run_id = new_run_id()
+    with locked_prefix(root, "clean-install", exclusive=not dry_run, run=run_id, wait=not no_wait,
+                       on_wait=progress.say, shown=str(prefix or root)):
+        stuck = interrupted_quarantines(root)
+        if stuck and dry_run:
+            return _report_interrupted(ui, root, describe_interrupted(root, stuck), as_json)
+        if stuck:
+            undo_interrupted(root, progress)
+        scan, plan = build_plan(source, prefix, python_exe, verify_files=verify_files)
+        failing = 1 if strict and plan.reported else 0
+        if dry_run or plan.changes_nothing:
+            failing = 1 if plan.blocked and dry_run else failing
+            if as_json:
+                ui.emit_json({"plan": plan.to_dict(), "applied": False}, exit_code=failing)
+            else:
+                ui.out(plan.text(verbose=ui.verbose > 0).rstrip())
+            return failing
+        if not as_json:
+            ui.out(plan.text(verbose=ui.verbose > 0).rstrip())
+        if not yes and not plan.blocked:
+            if not sys.stdin.isatty():
+                raise InputError("clean-install changes the environment and stdin is not a terminal",
+                                 hint="review `--dry-run`, then pass --yes")
+            click.confirm("apply this plan?", abort=True, err=True)
+        applied = apply_plan(plan, scan, source, progress, run_id)
     for warning in applied.warnings:
         progress.warn(warning)
     for finding in plan.reported:
         progress.warn(f"{finding.code} {finding.message}" + (f" (hint: {finding.hint})" if finding.hint else ""))
     if as_json:
         ui.emit_json({"plan": plan.to_dict(), "applied": True, "quarantine": applied.quarantine,
+                      "quarantine_folder": applied.root, "quarantined_files": applied.quarantined,
+                      "quarantined_bytes": applied.quarantined_bytes,
                       "installed": applied.installed, "removed": applied.removed, "imported": applied.imported,
                       "warnings": applied.warnings + [f.message for f in plan.reported]}, exit_code=failing)
     else:
         progress.say(f"the environment matches the lock; `lockguard restore {applied.quarantine} --prefix "
                      f"{scan.prefix}` undoes this run")
+        if applied.quarantined:
+            progress.say(f"the quarantine holds {counted(applied.quarantined, 'file')}, "
+                         f"{human_size(applied.quarantined_bytes)}, in {applied.root}; `lockguard restore --prune "
+                         f"--prefix {scan.prefix}` deletes it once you no longer need to undo this run")
     return failing
 
 
@@ -103,9 +122,11 @@ def _report_interrupted(ui, root: Path, previews: list[dict], as_json: bool) -> 
         ui.emit_json({"interrupted": previews, "plan": None, "applied": False}, exit_code=1)
         return 1
     for item in previews:
-        ui.out(f"clean-install {item['id']} in {root} was interrupted (last step: {item['phase']}).\n"
+        what = (f"the restore of clean-install {item['id']} in {root} was interrupted" if item["state"] == "restore-interrupted"
+                else f"clean-install {item['id']} in {root} was interrupted")
+        ui.out(f"{what} (last step: {item['phase']}).\n"
                f"  `lockguard restore {item['id']} --prefix {root}` (or a clean-install without --dry-run, which "
-               f"undoes it first) would remove {item['remove']} files the interrupted run installed and put back "
+               f"finishes it first) would remove {item['remove']} files the interrupted run installed and put back "
                f"{item['put_back']} quarantined files.")
     ui.out("no plan: it depends on the environment after that undo; nothing was changed.")
     return 1

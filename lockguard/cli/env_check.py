@@ -43,36 +43,82 @@ def must_be_environment(root: Path, named: str | None = None, *, hint: str) -> P
     from lockguard.errors import InputError
 
     real = Path(os.path.realpath(root))
-    if str(real) == "/" or not ((real / "pyvenv.cfg").is_file() or (real / "conda-meta").is_dir()):
+    try:
+        shaped = (real / "pyvenv.cfg").is_file() or (real / "conda-meta").is_dir()
+    except OSError as exc:  # a folder this user cannot enter
+        raise InputError(f"cannot look into {named or root}: {exc.strerror or exc}", file=str(root),
+                         hint="run as a user that can read the environment") from None
+    if str(real) == "/" or not shaped:
         raise InputError(f"{named or root} is not an environment: it has neither a pyvenv.cfg (a venv) nor a "
                          "conda-meta/ folder (a conda prefix)", file=str(root), hint=hint)
     return real
 
 
 def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Path | None, python: Path | None,
-                         verify_files: bool = False) -> list[Finding]:
+                         verify_files: bool = False, wait: bool = True, on_wait=None) -> list[Finding]:
+    """The installed environment against the lock, read under the prefix's shared lock (a running
+    clean-install or restore is waited for, or with wait=False is exit 2)."""
+    import os
+
+    from lockguard.io.env.prefix_lock import locked_prefix
     from lockguard.io.env.prefix_scan import scan_prefix
 
     if prefix is not None:  # --env names an environment; --python may be any interpreter, a base one too
-        must_be_environment(prefix, hint="--env takes a venv or a conda prefix; for another installation pass "
-                            "its interpreter with --python EXE")
-    scan = scan_prefix(prefix, python)
-    view = lock_view(snapshot, knowledge)
-    changed = None
-    if verify_files:
-        from lockguard.io.env.record_verify import verify_records
+        root = must_be_environment(prefix, hint="--env takes a venv or a conda prefix; for another installation pass "
+                                   "its interpreter with --python EXE")
+    else:  # the environment a --python lives in, if it is one (a base interpreter's folder is never locked)
+        guess = Path(os.path.realpath(Path(os.path.abspath(python)).parent.parent))
+        try:
+            root = guess if (guess / "pyvenv.cfg").is_file() or (guess / "conda-meta").is_dir() else None
+        except OSError:  # not this user's to look into: the scan says so, naming the interpreter
+            root = None
+    lock = locked_prefix(root, "check", exclusive=False, wait=wait, on_wait=on_wait, shown=str(prefix or root)) \
+        if root is not None else _nothing()
+    with lock:
+        scan = scan_prefix(prefix, python)
+        view = lock_view(snapshot, knowledge)
+        changed = None
+        if verify_files:
+            from lockguard.io.env.record_verify import verify_records
 
-        changed = verify_records(scan, set(view.pip))
-    findings = take_inventory(scan, view, changed).findings + interrupted_runs(Path(scan.prefix))
-    return sorted(findings, key=lambda f: f.sort_key)
+            changed = verify_records(scan, set(view.pip))
+        findings = take_inventory(scan, view, changed).findings
+        interrupted = interrupted_runs(Path(scan.prefix))
+    return sorted(interrupted + findings, key=lambda f: f.sort_key)
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def environment_exit_code(static: list[Finding], environment: list[Finding], *, strict: bool) -> int:
+    """1 for any error, a warning of the lock files (as `check` without --env), or, with
+    --strict only, a warning about the installed environment or the machine (LG218 /usr/local/cuda,
+    LG213 a user-site copy, ...): clean-install's rule."""
+    from lockguard.model.finding import ERROR, WARNING, failing
+
+    if failing(static) or any(f.severity == ERROR for f in environment):
+        return 1
+    return 1 if strict and any(f.severity == WARNING for f in environment) else 0
 
 
 def interrupted_runs(prefix: Path) -> list[Finding]:
-    """LG222: a clean-install that was killed left the environment half changed."""
-    from lockguard.io.env.quarantine import interrupted_quarantines
+    """LG222: a clean-install (or a restore of one) that was killed left the environment half changed."""
+    from lockguard.io.env.quarantine_runs import interrupted_quarantines
     from lockguard.model.finding import ERROR
 
-    return [Finding("LG222", ERROR, f"clean-install {q.id} was interrupted (last step: {q.phase or 'begin'}): the "
-                    "environment is half changed", f"`lockguard restore {q.id} --prefix {prefix}` undoes it (a new "
-                    "clean-install undoes it first, too)", str(prefix / ".lockguard" / "quarantine" / q.id))
-            for q in interrupted_quarantines(prefix)]
+    out = []
+    for q in interrupted_quarantines(prefix):
+        if q.state == "restore-interrupted":
+            message = (f"the restore of clean-install {q.id} was interrupted ({q.put_back} of {q.count} quarantined "
+                       "files put back): the environment is half restored")
+            fix = f"`lockguard restore {q.id} --prefix {prefix}` finishes it (a clean-install finishes it first, too)"
+        else:
+            message = (f"clean-install {q.id} was interrupted (last step: {q.phase or 'begin'}): the environment is "
+                       "half changed")
+            fix = f"`lockguard restore {q.id} --prefix {prefix}` undoes it (a new clean-install undoes it first, too)"
+        out.append(Finding("LG222", ERROR, message, fix + "; the other findings may be its doing: fix this first",
+                           str(prefix / ".lockguard" / "quarantine" / q.id)))
+    return out

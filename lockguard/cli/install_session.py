@@ -1,12 +1,16 @@
-"""Wiring for `lockguard clean-install`: scan, plan, then the transaction: move every stale and
-outgoing file into the quarantine, keep a hard link of everything else, let pip install into a
-prefix where nothing of the outgoing versions remains, verify by effect (RECORD files, import
-smoke), and on any failure or interrupt undo all of it (exit 5)."""
+"""Wiring for `lockguard clean-install`: scan, plan (with a survey of what moves: sizes, and files
+lockguard could not move), then the transaction: move every stale and outgoing file into the
+quarantine, keep a hard link of everything else, let pip install into a prefix where nothing of
+the outgoing versions remains, verify by effect (RECORD files, import smoke), and on any failure
+undo all of it (exit 5, with the cause: "No space left on device", "Permission denied: PATH"); on
+Ctrl-C or SIGTERM undo all of it too, and stop (exit 130). The steps inside the transaction (pip,
+conda, verification) are in install_steps.py."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,15 +20,15 @@ from lockguard.cli.env_check import host_conda_platform, lock_view, must_be_envi
 from lockguard.cli.install_progress import Progress
 from lockguard.errors import InputError, InstallFailed
 from lockguard.install.inventory import LockView, take_inventory
-from lockguard.install.plan import Plan, blocking, make_plan
-from lockguard.install.verify import direct_names, smoke_modules
-from lockguard.io.env.quarantine import Quarantine, QuarantineInfo, interrupted_quarantines
+from lockguard.install.plan import Plan, make_plan
+from lockguard.install.verify import direct_names
+from lockguard.io.env.quarantine import Quarantine, os_cause
+from lockguard.io.env.quarantine_runs import QuarantineInfo, interrupted_quarantines
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.lock_paths import lock_file
 from lockguard.model.prefix import PrefixSnapshot
-
-FAULT_DURING_PIP = "LOCKGUARD_FAULT_DURING_PIP"  # tests: die once N packages are installed
+from lockguard.model.sizes import counted, human_size
 
 
 def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:
@@ -55,18 +59,20 @@ def describe_interrupted(prefix: Path, infos: list[QuarantineInfo]) -> list[dict
     """What `restore` would do for each interrupted transaction (reads only)."""
     from lockguard.io.env.transaction import preview
 
-    return [preview(Quarantine(prefix, info.id)) for info in infos]
+    return [{**preview(Quarantine(prefix, info.id)), "state": info.state} for info in infos]
 
 
 def undo_interrupted(prefix: Path, progress: Progress) -> list[str]:
-    """A run killed mid-way left its journal: undo it (pip's part included) before anything else."""
+    """A run killed mid-way left its journal: undo it (pip's part included) before anything else;
+    a restore killed mid-way is finished the same way."""
     from lockguard.io.env.transaction import undo
 
     undone = []
-    for info in interrupted_quarantines(prefix):
+    for info in reversed(interrupted_quarantines(prefix)):  # newest first, as restore goes
         result = undo(Quarantine(prefix, info.id))
-        progress.warn(f"clean-install {info.id} was interrupted; undone: removed {result.removed} files it had "
-                      f"installed, put back {result.put_back} files")
+        what = (f"the restore of clean-install {info.id} was interrupted; finished it" if info.state == "restore-interrupted"
+                else f"clean-install {info.id} was interrupted; undone")
+        progress.warn(f"{what}: removed {result.removed} files it had installed, put back {result.put_back} files")
         undone.append(info.id)
     return undone
 
@@ -125,7 +131,10 @@ def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -
 
 
 def build_plan(source: LockSource, prefix: Path | None, python: Path | None, *, verify_files: bool = False):
+    """The scan and the plan, with the survey of what moves: each file's size, and the files
+    lockguard could not move (unreadable, immutable, in a folder it cannot write)."""
     from lockguard.io.env.prefix_scan import scan_prefix
+    from lockguard.io.env.preflight import survey_moves
 
     scan = scan_prefix(prefix, python)
     changed = None
@@ -134,16 +143,23 @@ def build_plan(source: LockSource, prefix: Path | None, python: Path | None, *, 
 
         changed = verify_records(scan, set(source.view.pip))
     inventory = take_inventory(scan, source.view, changed)
-    return scan, make_plan(inventory, scan, requirements=source.label)
+    plan = make_plan(inventory, scan, requirements=source.label)
+    survey = survey_moves(plan.prefix, [item.path for item in plan.moves()])
+    plan.sizes = survey.sizes
+    plan.blocked = [(item.path, item.why) for item in survey.blocked]
+    return scan, plan
 
 
 @dataclass
 class Applied:
     quarantine: str
+    root: str = ""  # where its quarantine lives
     installed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     imported: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    quarantined: int = 0  # files moved into the quarantine
+    quarantined_bytes: int = 0
 
 
 class Interrupted(KeyboardInterrupt):
@@ -178,163 +194,107 @@ def _anchors(scan: PrefixSnapshot) -> set[str]:
     return out
 
 
-def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: Progress) -> Applied:
+def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: Progress, run_id: str) -> Applied:
     """The transaction. On failure or interrupt everything is undone and the error re-raised
-    (InstallFailed: exit 5, with what the rollback did)."""
+    (InstallFailed: exit 5, with its cause and what the rollback did; an interrupt: exit 130)."""
+    from lockguard.cli.install_steps import install_conda, install_pip, verify
     from lockguard.io.env.transaction import record_before, record_installed, undo
 
-    q = Quarantine.create(Path(plan.prefix), plan.moves(), install=plan.install, anchors=_anchors(scan),
-                          outgoing=[{"name": o.name, "version": o.version, "reason": o.reason} for o in plan.outgoing])
-    applied = Applied(q.id, list(plan.install), [f"{o.name} {o.version}" for o in plan.outgoing])
-    try:
-        with _interrupts_as_exceptions():
+    if plan.blocked:
+        shown = "\n    ".join(f"{path}: {why}" for path, why in plan.blocked[:10])
+        more = f"\n    ... and {len(plan.blocked) - 10} more" if len(plan.blocked) > 10 else ""
+        raise InstallFailed(f"cannot move {counted(len(plan.blocked), 'file')} into the quarantine; nothing was "
+                            f"changed:\n    {shown}{more}",
+                            hint="run as a user that owns the environment and can read every file in it; "
+                                 "`chattr -i` an immutable file first (`--dry-run` lists them all)")
+    moves = plan.moves()
+    applied = Applied(run_id)
+    applied.removed = [f"{o.name} {o.version}" for o in plan.outgoing]
+    q = None
+    with _interrupts_as_exceptions():
+        try:
+            if moves:
+                progress.say(f"hashing {counted(len(moves), 'file')} ({human_size(plan.size_of(m.path for m in moves))}) "
+                             "for the quarantine manifest")
+            q = Quarantine.create(Path(plan.prefix), moves, install=plan.install, anchors=_anchors(scan), qid=run_id,
+                                  outgoing=[{"name": o.name, "version": o.version, "reason": o.reason}
+                                            for o in plan.outgoing], on_hashed=_hashing(progress, len(moves)))
+            applied.root = str(q.root)
             moved = q.move_all()
+            applied.quarantined = moved
+            applied.quarantined_bytes = sum(e.get("size") or 0 for e in q.manifest()["entries"])
             if moved:
-                progress.say(f"quarantined {moved} files in {q.root}")
+                progress.say(f"quarantined {counted(moved, 'file')} ({human_size(applied.quarantined_bytes)}) in {q.root}")
             record_before(q)
             if plan.conda:
-                _install_conda(plan, source, progress)
+                install_conda(plan, source, progress)
             if plan.install:
-                _install(plan, scan, source, q, progress)
+                applied.installed = install_pip(plan, scan, source, q, progress)
             installed = record_installed(q, plan.owners)
             if installed.replaced:
-                progress.say(f"pip wrote over {len(installed.replaced)} files that staying packages share with the "
-                             "new ones; their old copies are in the quarantine")
+                progress.say(f"pip wrote over {counted(len(installed.replaced), 'file')} that staying packages share "
+                             "with the new ones; their old copies are in the quarantine")
             if installed.modified:
-                applied.warnings.append(f"pip changed {len(installed.modified)} files in place "
+                applied.warnings.append(f"pip changed {counted(len(installed.modified), 'file')} in place "
                                         f"({', '.join(installed.modified[:3])}); restore cannot give back their old bytes")
-            applied.imported = _verify(plan, source, q, progress)
+            applied.imported = verify(plan, source, q, progress)
             q.log(event="verified")
-    except BaseException as exc:  # anything, a bug of lockguard's included: the environment goes back first
-        progress.close()
-        rolled = _roll_back(q, undo)
-        if isinstance(exc, InstallFailed):
-            raise InstallFailed(exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint) from None
-        progress.say(("interrupted; " if isinstance(exc, KeyboardInterrupt) else "") + rolled)
-        raise
-    else:
-        q.finish()
-    finally:
-        q.close()
+        except BaseException as exc:  # anything, a bug of lockguard's included: the environment goes back first
+            progress.close()
+            rolled = _roll_back(q, undo) if q is not None else "nothing in the environment was changed"
+            if isinstance(exc, InstallFailed):
+                raise InstallFailed(exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint) from None
+            if isinstance(exc, OSError):  # a full disk, a permission: the cause, and that it was undone
+                raise InstallFailed(f"clean-install failed: {os_cause(exc)}" + (f"\n{rolled}" if rolled else ""),
+                                    hint=_SPACE_HINT if exc.errno == 28 else "run as a user that owns the "
+                                    "environment") from None
+            if isinstance(exc, KeyboardInterrupt):
+                progress.say("interrupted; " + (rolled or "the run had undone itself already"))
+            raise
+        else:
+            q.finish()
+        finally:
+            if q is not None:
+                q.close()
     progress.close()
     return applied
 
 
+_SPACE_HINT = "free some space on the environment's file system and run again"
+
+
+def _hashing(progress: Progress, total: int):
+    """Progress of the manifest's hashing (10-40 s for a CUDA upgrade's 5 GB): live on a terminal,
+    a line every few seconds in a log."""
+    last = [0.0]
+
+    def on_hashed(files: int, size: int) -> None:
+        now = time.monotonic()
+        if files == total or now - last[0] >= (0.1 if progress.live else 5.0):
+            last[0] = now
+            progress.step(f"hashing for the manifest: {files:,}/{total:,} files, {human_size(size)}")
+
+    return on_hashed
+
+
 def _roll_back(q: Quarantine, undo) -> str:
+    """Undo the run; what it did, in words. An undo that stops (its own cause) says so: the
+    quarantine keeps what is not back yet, and restore finishes it."""
     if q.state() != "incomplete":  # the move step undid itself already (and said so)
         return ""
-    result = undo(q)
-    q.log(event="aborted")
+    try:
+        result = undo(q)
+    except InstallFailed as exc:
+        return f"rolling back stopped: {exc.message} ({exc.hint})"
+    marked = q.mark("aborted")  # always: the run's end is recorded even when its journal lagged
+    journal_error = result.journal_error or marked
     if not (result.removed or result.put_back):
-        return "nothing in the environment was changed"
-    line = (f"rolled back: removed {result.removed} files the run had installed, put back {result.put_back} "
-            "quarantined files")
+        line = "nothing in the environment was changed"
+    else:
+        line = (f"rolled back: removed {counted(result.removed, 'file')} the run had installed, put back "
+                f"{counted(result.put_back, 'quarantined file')}")
     if result.displaced:
-        line += f"; {len(result.displaced)} files that changed meanwhile were kept in {q.root / 'displaced'}"
+        line += f"; {counted(len(result.displaced), 'file')} that changed meanwhile were kept in {q.root / 'displaced'}"
+    if journal_error:
+        line += f" (its journal could not record every step: {journal_error})"
     return line
-
-
-def _install(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarantine, progress: Progress) -> None:
-    """pip installs exactly what the plan says, from the lock's entries (hashes and index options)."""
-    from lockguard.install.pip_requirements import requirements_text
-    from lockguard.io.env.bounded import kill_group
-    from lockguard.io.env.pip_apply import install_lock
-    from lockguard.model.names import canonical_name
-
-    requirements = q.root / "install.txt"
-    find_links = None
-    if source.links:
-        from lockguard.install.pylock_source import links_page
-
-        find_links = q.root / "links.html"
-        find_links.write_text(links_page(list(source.links)), encoding="utf-8")
-    requirements.write_text(requirements_text(source.requirements, plan.install, find_links=find_links),
-                            encoding="utf-8")
-    wanted = {canonical_name(p.split("==", 1)[0]): p.split("==", 1)[1] for p in plan.install}
-    total, fetched, done = len(wanted), [], []
-    sites = [Path(s) for s in scan.site_dirs] or [Path(plan.prefix) / "lib"]
-    fault = int(os.environ.get(FAULT_DURING_PIP, "0") or 0)
-
-    def line(text: str) -> None:
-        if text.startswith("Collecting "):
-            fetched.append(text.split()[1])
-            progress.step(f"downloading {fetched[-1]} ({len(fetched)}/{total})")
-        elif text.startswith("Installing collected packages"):
-            progress.step(f"installing {total} packages")
-
-    def tick(process) -> None:
-        for site in sites:
-            try:
-                infos = [n for n in os.listdir(site) if n.endswith(".dist-info")]
-            except OSError:
-                continue
-            for info in infos:
-                name, _, version = info[: -len(".dist-info")].partition("-")
-                key = canonical_name(name)
-                if key in wanted and key not in done and version == wanted[key] and (site / info / "RECORD").exists():
-                    done.append(key)
-                    progress.step(f"installed {key} {version} ({len(done)}/{total})")
-        if fault and len(done) >= fault:
-            kill_group(process)
-            process.wait()
-            os._exit(137)  # fault injection: killed during pip
-
-    q.log(event="pip-start", packages=total)
-    progress.step(f"downloading {total} packages")
-    install_lock(plan.python, requirements, on_line=line, tick=tick)
-    if fault:
-        os._exit(137)  # pip was quicker than the polling: die before the run records what it added
-    progress.say(f"installed {total} packages with pip")
-
-
-def _install_conda(plan: Plan, source: LockSource, progress: Progress) -> None:
-    from lockguard.io.index.cache import Cache
-    from lockguard.io.index.conda import install_locked
-
-    snapshot = source.snapshot
-    conda_lock = snapshot.of_kind("conda-lock") if snapshot else None
-    packages = (conda_lock.conda_lock or {}).get("package", []) if conda_lock else []
-    if not any(p.get("manager") == "conda" for p in packages):
-        raise InstallFailed("the lock has no solved conda records to install",
-                            hint="resolve with reachable channels (not --conda-from-knowledge)")
-    progress.step(f"installing conda records: {', '.join(plan.conda)}")
-    install_locked(Path(plan.prefix), _full_conda_lock(snapshot), source.platform, Cache().root / "pkgs")
-    progress.say(f"installed {len(plan.conda)} conda records")
-
-
-def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
-    """conda-lock.yml with its dependencies and hashes (the check's fast reader keeps names only)."""
-    from lockguard.lockfiles.conda_lock import read_document
-
-    lock = snapshot.of_kind("conda-lock")
-    return read_document(lock.text or "").get("package", []) if lock else []
-
-
-def _verify(plan: Plan, source: LockSource, q: Quarantine, progress: Progress) -> list[str]:
-    """By effect: a fresh scan must find every RECORD file of every locked distribution (and
-    nothing else the plan fixes), and the target interpreter must import what the intent names."""
-    from lockguard.io.env.import_smoke import run_smoke
-    from lockguard.io.env.prefix_scan import scan_prefix
-
-    progress.step("verifying the installed files against their RECORDs")
-    scan = scan_prefix(Path(plan.prefix), Path(plan.python))
-    remaining = blocking(take_inventory(scan, source.view).findings)
-    if remaining:
-        lines = "\n    ".join(f"{f.code} {f.message}" for f in remaining[:10])
-        raise InstallFailed(f"the environment still differs from the lock after applying it:\n    {lines}",
-                            hint="`lockguard check --env` shows the details")
-    modules = smoke_modules(scan, source.view.pip, source.direct)
-    if modules:
-        progress.step(f"import smoke: {', '.join(modules)}")
-    count = iter(range(1, len(modules) + 1))
-    smoke = run_smoke(plan.python, modules, str(q.root),
-                      lambda module: progress.step(f"imported {module} ({next(count)}/{len(modules)})"))
-    if not smoke.ok:
-        detail = "\n    ".join(smoke.detail.splitlines()[-15:])
-        raise InstallFailed(f"the import smoke failed: `{smoke.command}` in {plan.prefix}:\n    {detail}",
-                            hint="the lock does not work in this environment as installed; fix the cause "
-                                 "(a missing system library? a wrong CUDA?) and run clean-install again")
-    locked = sum(1 for d in scan.dists if d.in_prefix and d.name in source.view.pip)
-    progress.say(f"verified: every RECORD file of the {locked} locked distributions is present"
-                 + (f"; imported {', '.join(smoke.imported)}" if smoke.imported else ""))
-    return smoke.imported

@@ -1,4 +1,5 @@
-"""`lockguard restore`: undo a clean-install, pip's part included."""
+"""`lockguard restore`: undo a clean-install, pip's part included; list the runs; prune their
+quarantines to get the disk space back."""
 
 from __future__ import annotations
 
@@ -25,38 +26,59 @@ def _short(items: tuple[str, ...], width: int = 60) -> str:
 @click.argument("quarantine_id", required=False)
 @click.option("--prefix", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
               help="The environment (default: the active one, $VIRTUAL_ENV or $CONDA_PREFIX).")
-@click.option("--list", "list_only", is_flag=True, help="List the clean-install runs of the environment.")
+@click.option("--list", "list_only", is_flag=True, help="List the clean-install runs of the environment, with the "
+              "disk each one's quarantine takes.")
+@click.option("--prune", is_flag=True, help="Delete the quarantines of old runs to give their disk space back: "
+              "those runs can no longer be restored. Asks first (or pass --yes).")
+@click.option("--keep", type=click.IntRange(min=0), default=0, show_default=True,
+              help="With --prune: keep the newest N restorable runs.")
+@click.option("--yes", "-y", is_flag=True, help="With --prune: do not ask.")
+@click.option("--no-wait", is_flag=True, help="Exit 2 at once when another lockguard run holds the environment, "
+              "instead of waiting for it.")
 @json_option
 @click.pass_context
-def restore(ctx, quarantine_id, prefix, list_only, as_json) -> None:
+def restore(ctx, quarantine_id, prefix, list_only, prune, keep, yes, no_wait, as_json) -> None:
     """Undo a clean-install (default: the newest one not undone yet): remove every file it installed
-    and put every quarantined file back, byte for byte and with its mode. An interrupted run is
-    undone the same way. Runs are undone newest first."""
+    and put every quarantined file back, byte for byte and with its mode. An interrupted run, or
+    an interrupted restore, is finished the same way; files the run installed that were removed
+    since (`pip uninstall`) are skipped, with a note. Runs are undone newest first."""
     import os
 
+    from lockguard.cli.env_check import must_be_environment
     from lockguard.errors import InputError
-    from lockguard.io.env.quarantine import Quarantine, list_quarantines
-    from lockguard.io.env.transaction import undo
 
     ui = get_ui(ctx, "restore")
     prefix = prefix or Path(os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX") or "")
     if not str(prefix):
         raise InputError("which environment? pass --prefix PREFIX", hint="e.g. lockguard restore --list --prefix .venv")
-    from lockguard.cli.env_check import must_be_environment
-
-    must_be_environment(prefix, hint="restore undoes clean-installs, which run only in venvs and conda prefixes; "
-                        "pass the environment's folder")
-    found = list_quarantines(prefix)
+    root = must_be_environment(prefix, hint="restore undoes clean-installs, which run only in venvs and conda "
+                               "prefixes; pass the environment's folder")
     if list_only:
-        if as_json:
-            ui.emit_json([{**q.__dict__, "removed": list(q.removed), "installed": list(q.installed)} for q in found])
-        elif not found:
-            ui.out(f"no clean-install runs in {prefix}")
-        else:
-            ui.table(["id", "state", "created", "quarantined", "removed", "installed"],
-                     [(q.id, q.state, q.created, q.count, _short(q.removed), _short(q.installed)) for q in found])
-        return
-    candidates = [q for q in found if q.state in ("complete", "incomplete")]
+        return _list(ui, root, as_json)
+    if prune:
+        if quarantine_id is not None:
+            raise InputError("--prune takes no run id", hint="--keep N keeps the newest N restorable runs")
+        return _prune(ui, root, prefix, keep=keep, yes=yes, wait=not no_wait, as_json=as_json)
+    from lockguard.io.env.prefix_lock import locked_prefix
+    from lockguard.io.env.quarantine_runs import RESTORABLE, list_quarantines
+
+    # the lock names the run it restores: the newest restorable one as things stand (chosen again
+    # once the lock is held, in case a run that was waited for changed them)
+    named = quarantine_id or next((q.id for q in reversed(list_quarantines(root)) if q.state in RESTORABLE), "")
+    with locked_prefix(root, "restore", exclusive=True, run=named, wait=not no_wait, on_wait=ui.info,
+                       shown=str(prefix)):
+        return _restore(ui, root, quarantine_id, as_json)
+
+
+def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None:
+    from lockguard.errors import InputError
+    from lockguard.io.env.quarantine import Quarantine
+    from lockguard.io.env.quarantine_runs import RESTORABLE, list_quarantines
+    from lockguard.io.env.transaction import undo
+    from lockguard.model.sizes import counted
+
+    found = list_quarantines(prefix)
+    candidates = [q for q in found if q.state in RESTORABLE]
     if quarantine_id is None:
         if not candidates:
             raise InputError(f"nothing to restore in {prefix}", hint="`lockguard restore --list` shows the runs")
@@ -69,12 +91,92 @@ def restore(ctx, quarantine_id, prefix, list_only, as_json) -> None:
     if newer:
         raise InputError(f"clean-install {quarantine_id} is older than {', '.join(newer)}, which changed the same "
                          "environment afterwards", hint=f"restore {newer[-1]} first (runs are undone newest first)")
-    result = undo(Quarantine(prefix, quarantine_id))
+    q = Quarantine(prefix, quarantine_id)
+    result = undo(q)
     if as_json:
         ui.emit_json({"restored": quarantine_id, "files": result.put_back, "removed": result.removed,
-                      "displaced": result.displaced})
-    ui.info(f"undid clean-install {quarantine_id}: removed {result.removed} files it had installed, put back "
-            f"{result.put_back} files")
+                      "displaced": result.displaced, "gone": result.gone, "gone_packages": result.gone_packages()})
+    ui.info(f"undid clean-install {quarantine_id}: removed {counted(result.removed, 'file')} it had installed, put "
+            f"back {counted(result.put_back, 'file')}")
+    if result.gone:
+        packages = result.gone_packages()
+        why = ("removed by the interrupted restore, or since by `pip uninstall` or by hand" if result.resumed
+               else "removed since, by `pip uninstall` or by hand")
+        ui.info(f"note: {counted(len(result.gone), 'file')} the run had installed were already gone ({why})"
+                + (f": {', '.join(packages)}" if packages else "") + "; skipped")
     if result.displaced:
-        ui.warn(f"{len(result.displaced)} files changed after the run were kept in "
-                f"{Quarantine(prefix, quarantine_id).root / 'displaced'}: {', '.join(result.displaced[:5])}")
+        ui.warn(f"{counted(len(result.displaced), 'file')} changed after the run were kept in {q.root / 'displaced'}: "
+                f"{', '.join(result.displaced[:5])}")
+    if result.journal_error:
+        ui.warn(f"the run's journal could not record every step of the restore ({result.journal_error}); the "
+                "environment is restored all the same")
+
+
+def _list(ui, prefix: Path, as_json: bool) -> None:
+    from lockguard.io.env.quarantine_runs import list_quarantines, run_size
+    from lockguard.model.sizes import human_size
+
+    found = list_quarantines(prefix)
+    sizes = {q.id: run_size(prefix, q.id) for q in found}
+    if as_json:
+        ui.emit_json([{**q.to_dict(), "bytes": sizes[q.id]} for q in found])
+    elif not found:
+        ui.out(f"no clean-install runs in {prefix}")
+    else:
+        ui.table(["id", "state", "created", "quarantined", "size", "removed", "installed"],
+                 [(q.id, q.state, q.created, q.count, human_size(sizes[q.id]), _short(q.removed), _short(q.installed))
+                  for q in found])
+        ui.info(f"the quarantines take {human_size(sum(sizes.values()))} in {prefix / '.lockguard' / 'quarantine'}; "
+                "`lockguard restore --prune` gives it back")
+
+
+def _prune(ui, prefix: Path, shown: Path, *, keep: int, yes: bool, wait: bool, as_json: bool) -> None:
+    """Which runs go (with what each frees), a question (or --yes), then the deletion, under the
+    prefix's lock. The freed bytes are measured before the deletion, which is checked after."""
+    import sys
+
+    from lockguard.errors import InputError
+    from lockguard.io.env.prefix_lock import locked_prefix
+    from lockguard.io.env.quarantine_runs import (
+        clear_trash,
+        drop_run,
+        list_quarantines,
+        prunable,
+        run_size,
+    )
+    from lockguard.model.sizes import counted, human_size
+
+    with locked_prefix(prefix, "restore --prune", exclusive=True, wait=wait, on_wait=ui.info, shown=str(shown)):
+        clear_trash(prefix)
+        runs = list_quarantines(prefix)
+        going = prunable(runs, keep)
+        stuck = [r.id for r in runs if r.state not in ("complete", "restored", "aborted")]
+        if not going:
+            if as_json:
+                ui.emit_json({"pruned": [], "freed_bytes": 0, "kept": [r.id for r in runs]})
+            else:
+                ui.info(f"nothing to prune in {prefix}" + (f" (kept: {', '.join(stuck)}: interrupted runs are "
+                        "never pruned; `lockguard restore` finishes them)" if stuck else ""))
+            return
+        sizes = {r.id: run_size(prefix, r.id) for r in going}
+        total = sum(sizes.values())
+        if not as_json:
+            ui.info(f"pruning deletes the quarantines of {counted(len(going), 'run')}, {human_size(total)}:")
+            for r in going:
+                after = "can no longer be restored" if r.state == "complete" else f"already {r.state}"
+                ui.info(f"  {r.id}  {human_size(sizes[r.id])}  {after}"
+                        + (f" (it took out {_short(r.removed)})" if r.state == "complete" and r.removed else ""))
+        if not yes:
+            if not sys.stdin.isatty():
+                raise InputError("restore --prune deletes quarantined files and stdin is not a terminal",
+                                 hint="review the list above, then pass --yes")
+            click.confirm("delete them?", abort=True, err=True)
+        for r in going:
+            drop_run(prefix, r.id)
+        left = {r.id for r in list_quarantines(prefix)}
+        gone = [r.id for r in going if r.id not in left]
+        freed = sum(sizes[i] for i in gone)
+        if as_json:
+            ui.emit_json({"pruned": gone, "freed_bytes": freed, "kept": sorted(left)})
+        else:
+            ui.info(f"pruned {counted(len(gone), 'run')}, freed {human_size(freed)}")

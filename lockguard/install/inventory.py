@@ -5,13 +5,16 @@ LG201 installed at another version         LG213 one distribution on two sys.pat
 LG202 installed but not in the lock        LG214 a .pth file injects directories into sys.path
 LG203 a file no longer matches its RECORD  LG215 nvidia -cuNN families of several CUDA majors
 LG204 a RECORD file is missing (or a shared library has another size)
+LG205 a locked package installed as a legacy .egg-info (no RECORD: reinstalled as a wheel)
 LG210 an unowned shared library            LG216 two files with one SONAME on the search path
 LG211 an unowned file in an owned folder   LG217 the loader's path holds another copy of a locked lib
 LG218 /usr/local/cuda points at another CUDA than the lock's
 LG219 a RECORD lists paths outside the prefix (never used)
 LG220 a symlink points out of the prefix
 LG221 a kept installer tool (pip, setuptools, wheel) requires another version of a locked package
-LG222 an interrupted clean-install left its transaction (found by the caller, which reads the state folder)
+LG222 an interrupted clean-install or restore left its transaction (found by the caller, which reads the state folder)
+LG223 compiled bytecode (__pycache__/*.pyc) whose source is gone; an error where it is all a folder holds
+      (the folder still imports, as a namespace package, where a fresh install has nothing)
 LG230 a locked conda record is missing or different
 
 Distributions that leave the prefix or change version are `outgoing`: a clean-install moves all
@@ -28,6 +31,7 @@ from lockguard.install.lock_diff import Outgoing
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family
 from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot
+from lockguard.model.sizes import counted
 
 
 @dataclass(frozen=True)
@@ -129,8 +133,11 @@ def _site_prefixes(snap: PrefixSnapshot) -> list[str]:
     return [site[len(snap.prefix) + 1:] + "/" for site in snap.site_dirs]
 
 
-def _ignorable(path: str) -> bool:
-    return path.endswith(".pyc") or "/__pycache__/" in path or "/.lockguard/" in path
+def _ignorable(path: str, present: set[str]) -> bool:
+    """Bytecode next to its source (a cache), and lockguard's own state."""
+    if "/__pycache__/" in path:
+        return True  # the bytecode rule (LG223) reads those
+    return path.endswith(".pyc") and path[:-1] in present or "/.lockguard/" in path
 
 
 # -- rules ---------------------------------------------------------------------------------------------
@@ -151,8 +158,10 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
     unowned = sorted(_unowned(snap))  # in C first: few files remain
     owned_tops = _owned_tops(snap, sites) if unowned else {}
     orphans: dict[str, list[str]] = {}
+    present = set(snap.files) if any(p.endswith(".pyc") for p in unowned) else set()  # only bytecode needs it
+    _orphan_bytecode(snap, [p for p in unowned if "/__pycache__/" in p and p.endswith(".pyc")], present, inv)
     for path in unowned:
-        if _ignorable(path):
+        if _ignorable(path, present):
             continue
         name = path.rsplit("/", 1)[-1]
         target = snap.symlinks.get(path)
@@ -175,7 +184,7 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
                 continue  # reported by the .pth rule
             if SHARED_LIBRARY.search(name):
                 _unowned_library(snap, path, inv)
-            elif name.endswith((".py", ".pyd")) or ".cpython-" in name:
+            elif name.endswith((".py", ".pyd", ".pyc")) or ".cpython-" in name:
                 orphans.setdefault(path, []).append(path)
             continue
         folder = site + top
@@ -192,6 +201,48 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
                                     "a leftover of an uninstalled package; clean-install quarantines it",
                                     os.path.join(snap.prefix, top)))
         inv.quarantine += [QuarantineItem(p, f"{top} belongs to no distribution", code="LG212") for p in sorted(paths)]
+
+
+def _orphan_bytecode(snap: PrefixSnapshot, compiled: list[str], present: set[str], inv: Inventory) -> None:
+    """LG223: __pycache__/NAME.TAG.pyc that no distribution lists and whose NAME.py is gone. Python
+    never imports it as a module, but a package folder holding nothing else still imports as a
+    namespace package (`import torch.ao.sparsity` works where a fresh torch has no such module):
+    an error there, a warning elsewhere. clean-install quarantines it; the folders it leaves empty go too."""
+    by_folder: dict[str, list[str]] = {}
+    for path in compiled:
+        folder, _, name = path.rpartition("/__pycache__/")
+        if f"{folder}/{name.split('.', 1)[0]}.py" not in present:
+            by_folder.setdefault(folder, []).append(path)
+    if not by_folder:
+        return
+    ordered = sorted(present)
+    for folder, paths in sorted(by_folder.items()):
+        alone = _only_bytecode(ordered, folder)
+        message = f"{folder}/__pycache__ holds {counted(len(paths), 'compiled file')} whose source is gone" + (
+            f"; they are all {folder} holds, so `import {_dotted(snap, folder)}` still succeeds (a namespace "
+            "package) where a fresh install has no such module" if alone else "")
+        inv.findings.append(Finding("LG223", ERROR if alone else WARNING, message,
+                                    "left by an older version or an uninstall; clean-install quarantines them",
+                                    os.path.join(snap.prefix, folder)))
+        inv.quarantine += [QuarantineItem(p, "compiled file whose source is gone", code="LG223") for p in sorted(paths)]
+
+
+def _only_bytecode(ordered: list[str], folder: str) -> bool:
+    """Whether every file under folder lies in one of its __pycache__ folders (at any depth)."""
+    import bisect
+
+    start = folder + "/"
+    for path in ordered[bisect.bisect_left(ordered, start):]:
+        if not path.startswith(start):
+            break
+        if "/__pycache__/" not in path[len(folder):]:
+            return False
+    return True
+
+
+def _dotted(snap: PrefixSnapshot, folder: str) -> str:
+    site = next((s for s in _site_prefixes(snap) if folder.startswith(s)), "")
+    return folder[len(site):].replace("/", ".") if site else folder
 
 
 def _owned_tops(snap: PrefixSnapshot, sites: list[str]) -> dict[str, str]:

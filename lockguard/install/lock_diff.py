@@ -1,5 +1,5 @@
-"""The installed distributions against the lock (LG200-LG204, LG230): which are missing, which
-leave or change version, which are damaged and reinstalled. Pure."""
+"""The installed distributions against the lock (LG200-LG205, LG230): which are missing, which
+leave or change version, which are damaged or legacy .egg-info installs and reinstalled. Pure."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lockguard.model.finding import ERROR, Finding
+from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name, cuda_family, same_version
 from lockguard.model.prefix import PrefixSnapshot
 
@@ -24,6 +24,7 @@ class Outgoing:
     version: str
     dist_info: str  # absolute
     reason: str
+    note: str = ""  # how its files are known, when not from a RECORD (a legacy .egg-info install)
 
 
 def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: dict[str, list[str]]) -> None:
@@ -45,14 +46,24 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: 
         for dist in have:
             if dist in good:
                 continue
-            inv.findings.append(Finding("LG201", ERROR, f"{name} {dist.version} is installed, the lock has {version}",
-                                        "run `lockguard clean-install`", dist.dist_info))
-            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _direction(dist.version, version)))
-        broken = [d for d in good if _damage(d, changed)]
+            inv.findings.append(Finding("LG201", ERROR, f"{name} {dist.version} is installed, the lock has {version}"
+                                        + _legacy(dist), "run `lockguard clean-install`", dist.dist_info))
+            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _direction(dist.version, version),
+                                         dist.ownership_note()))
+        legacy = [d for d in good if d.legacy]
+        for dist in legacy:
+            inv.findings.append(Finding(
+                "LG205", WARNING, f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
+                f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo them exactly",
+                f"`lockguard clean-install` reinstalls {name}=={version} from the "
+                "lock as a wheel (its .egg-info install moves into the quarantine)", dist.dist_info))
+            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: a legacy .egg-info install",
+                                         dist.ownership_note()))
+        broken = [d for d in good if not d.legacy and _damage(d, changed)]
         for dist in broken:
             inv.findings += _damage_findings(dist, changed)
             inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: " + _damage(dist, changed)))
-        if not good or broken:
+        if not good or broken or len(legacy) == len(good):
             inv.missing.append(f"{name}=={version}")
     for name, have in sorted(copies.items()):
         if name in lock.pip or (name in INSTALLER_TOOLS and name not in lock.pip):
@@ -60,9 +71,10 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: 
         for dist in have:
             if dist.installer == "conda" or name in conda_names:
                 continue  # the conda side's
-            inv.findings.append(Finding("LG202", ERROR, f"{name} {dist.version} is installed but not in the lock",
-                                        "clean-install moves it into the quarantine", dist.dist_info))
-            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _why_extra(name, lock)))
+            inv.findings.append(Finding("LG202", ERROR, f"{name} {dist.version} is installed but not in the lock"
+                                        + _legacy(dist), "clean-install moves it into the quarantine", dist.dist_info))
+            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _why_extra(name, lock),
+                                         dist.ownership_note()))
     if lock.conda_solved and snap.is_conda:
         present = {r.name: r for r in snap.conda}
         for name, (version, build) in sorted(lock.conda.items()):
@@ -72,6 +84,10 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: 
                 inv.findings.append(Finding("LG230", ERROR, f"conda {name}={version}={build} is locked, {have} is installed",
                                             "run `lockguard clean-install`", os.path.join(snap.prefix, "conda-meta")))
                 inv.conda_missing.append(name)
+
+
+def _legacy(dist) -> str:
+    return f" (a legacy .egg-info install; {dist.ownership_note()})" if dist.legacy else ""
 
 
 def _direction(have: str, want: str) -> str:

@@ -14,10 +14,11 @@ from lockguard.install.inventory import Inventory, QuarantineItem
 from lockguard.install.lock_diff import Outgoing
 from lockguard.model.finding import Finding
 from lockguard.model.prefix import PrefixSnapshot
+from lockguard.model.sizes import counted, human_size
 
 # findings a clean-install fixes inside the prefix; the rest are reported only
-FIXABLE = {"LG200", "LG201", "LG202", "LG203", "LG204", "LG210", "LG211", "LG212", "LG215", "LG216", "LG220",
-           "LG230"}
+FIXABLE = {"LG200", "LG201", "LG202", "LG203", "LG204", "LG205", "LG210", "LG211", "LG212", "LG215", "LG216",
+           "LG220", "LG223", "LG230"}
 
 
 @dataclass
@@ -32,10 +33,18 @@ class Plan:
     conda: list[str] = field(default_factory=list)
     reported: list[Finding] = field(default_factory=list)
     owners: dict[str, str] = field(default_factory=dict, repr=False)  # path -> owner, of what stays
+    sites: list[str] = field(default_factory=list)  # site-packages folders, relative to the prefix
+    # from the caller's survey of the files (io/env/preflight.py): their sizes, and what cannot move
+    sizes: dict[str, int] = field(default_factory=dict, repr=False)
+    blocked: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
 
     @property
     def changes_nothing(self) -> bool:
         return not (self.quarantine or self.outgoing or self.install or self.conda)
+
+    @property
+    def quarantine_folder(self) -> str:
+        return f"{self.prefix}/.lockguard/quarantine/"
 
     def moves(self) -> list[QuarantineItem]:
         """Every file that moves into the quarantine before pip runs, each once."""
@@ -48,42 +57,91 @@ class Plan:
                     out.append(QuarantineItem(path, f"{dist.name} {dist.version}: {dist.reason}", dist.name, "outgoing"))
         return out
 
+    def size_of(self, paths) -> int:
+        return sum(self.sizes.get(path, 0) for path in paths)
+
     def to_dict(self) -> dict:
+        moves = self.moves()
         return {
             "prefix": self.prefix, "python": self.python, "requirements": self.requirements,
-            "quarantine": [{"path": q.path, "reason": q.reason, "owner": q.owner, "code": q.code} for q in self.quarantine],
+            "quarantine": [{"path": q.path, "reason": q.reason, "owner": q.owner, "code": q.code,
+                            "bytes": self.sizes.get(q.path, 0)} for q in self.quarantine],
             "outgoing": [{"name": o.name, "version": o.version, "reason": o.reason,
-                          "files": len(self.outgoing_files.get(o.dist_info, ()))} for o in self.outgoing],
+                          "files": len(self.outgoing_files.get(o.dist_info, ())),
+                          "bytes": self.size_of(self.outgoing_files.get(o.dist_info, ())),
+                          **({"note": o.note} if o.note else {})} for o in self.outgoing],
             "install": self.install, "conda": self.conda,
             "reported": [f.to_dict() for f in self.reported],
+            "quarantine_files": len(moves), "quarantine_bytes": self.size_of(m.path for m in moves),
+            "quarantine_folder": self.quarantine_folder,
+            "blocked": [{"path": path, "why": why} for path, why in self.blocked],
         }
 
-    def text(self) -> str:
+    def text(self, *, verbose: bool = False) -> str:
+        """The plan for a person: stale files grouped by folder and reason (every file with
+        `verbose`), one distribution or package a line, sizes, where the quarantine lives."""
         lines = [f"plan for {self.prefix} (python {self.python})"]
         if self.changes_nothing:
             lines.append("  nothing to change: the environment matches the lock")
+        if self.blocked:
+            lines.append(f"  cannot move {counted(len(self.blocked), 'file')} into the quarantine: the run stops "
+                         "before it changes anything:")
+            lines += [f"    {path}: {why}" for path, why in self.blocked[: None if verbose else 20]]
+            if len(self.blocked) > 20 and not verbose:
+                lines.append(f"    ... and {len(self.blocked) - 20} more (-v lists them)")
         if self.quarantine:
-            lines.append(f"  quarantine {len(self.quarantine)} stale files (moved, never deleted; "
+            lines.append(f"  quarantine {counted(len(self.quarantine), 'stale file')}, "
+                         f"{human_size(self.size_of(q.path for q in self.quarantine))} (moved, never deleted; "
                          "`lockguard restore` undoes):")
-            lines += [f"    {q.path}  ({q.reason})" for q in self.quarantine]
+            for (folder, reason), items in self._stale_groups():
+                size = human_size(self.size_of(q.path for q in items))
+                lines.append(f"    {folder}  {counted(len(items), 'file')}, {size}: {reason}")
+                if verbose:
+                    lines += [f"      {q.path[len(folder):]}  ({human_size(self.sizes.get(q.path, 0))})" for q in items]
         if self.outgoing:
-            lines.append(f"  take out {len(self.outgoing)} distributions (all their files move into the quarantine "
-                         "before pip runs; pip uninstalls nothing):")
-            lines += [f"    {o.name} {o.version}  ({o.reason}; {len(self.outgoing_files.get(o.dist_info, ()))} files)"
-                      for o in self.outgoing]
+            lines.append(f"  take out {counted(len(self.outgoing), 'distribution')} (all their files move into the "
+                         "quarantine before pip runs; pip uninstalls nothing):")
+            for o in self.outgoing:
+                files = self.outgoing_files.get(o.dist_info, ())
+                note = f"; {o.note}" if o.note else ""
+                lines.append(f"    {o.name} {o.version}  ({o.reason}; {counted(len(files), 'file')}, "
+                             f"{human_size(self.size_of(files))}{note})")
         if self.install:
-            lines.append(f"  install from {self.requirements} (pip --require-hashes --no-deps): " + ", ".join(self.install))
+            lines.append(f"  install {counted(len(self.install), 'package')} from {self.requirements} "
+                         "(pip --require-hashes --no-deps):")
+            lines += [f"    {pin}" for pin in self.install]
             lines.append("    (a file of a staying package that pip writes over is kept by a hard link and joins the quarantine)")
         if self.conda:
-            lines.append("  conda records to install: " + ", ".join(self.conda))
+            lines.append("  conda records to install:")
+            lines += [f"    {name}" for name in self.conda]
+        moves = self.moves()
+        if moves:
+            lines.append(f"  the quarantine will hold {counted(len(moves), 'file')}, "
+                         f"{human_size(self.size_of(m.path for m in moves))}, in {self.quarantine_folder} "
+                         "(`lockguard restore --prune` gives the space back once you no longer need to undo)")
         if self.reported:
             lines.append("  reported, never changed (warnings; they fail the run only with --strict):")
             lines += [f"    {f.code} {f.message}" + (f"\n      hint: {f.hint}" if f.hint else "") for f in self.reported]
         return "\n".join(lines) + "\n"
 
+    def _stale_groups(self) -> list[tuple[tuple[str, str], list[QuarantineItem]]]:
+        """Stale files by (folder, reason): the folder two levels below site-packages (torch/lib/),
+        else the file's own folder."""
+        groups: dict[tuple[str, str], list[QuarantineItem]] = {}
+        for item in self.quarantine:
+            site = next((s for s in self.sites if item.path.startswith(s)), None)
+            if site is not None:
+                parts = item.path[len(site):].split("/")[:-1][:2]
+                folder = site + "".join(f"{part}/" for part in parts)
+            else:
+                folder = os.path.dirname(item.path) + "/" if "/" in item.path else ""
+            groups.setdefault((folder, item.reason), []).append(item)
+        return sorted(groups.items())
+
 
 def make_plan(inventory: Inventory, snap: PrefixSnapshot, *, requirements: str) -> Plan:
     plan = Plan(snap.prefix, snap.python, requirements)
+    plan.sites = [site[len(snap.prefix) + 1:] + "/" for site in snap.site_dirs]
     seen: set[str] = set()
     for item in inventory.quarantine:
         if item.path not in seen:
@@ -93,10 +151,29 @@ def make_plan(inventory: Inventory, snap: PrefixSnapshot, *, requirements: str) 
     plan.outgoing = sorted({o.dist_info: o for o in inventory.outgoing}.values(), key=lambda o: (o.name, o.version))
     plan.owners = _kept_owners(snap, leaving)
     plan.outgoing_files = _outgoing_files(snap, leaving, plan.owners)
+    plan.quarantine += _bytecode_of_moved(snap, [m.path for m in plan.moves()], plan.owners)
     plan.install = sorted(set(inventory.missing))
     plan.conda = sorted(set(inventory.conda_missing))
     plan.reported = [f for f in inventory.findings if f.code not in FIXABLE and f.severity != "info"]
     return plan
+
+
+def _bytecode_of_moved(snap: PrefixSnapshot, moving: list[str], kept: dict[str, str]) -> list[QuarantineItem]:
+    """The compiled files (__pycache__/NAME.*.pyc) of every source that moves go with it: left
+    behind, they keep a package folder importable as a namespace package."""
+    sources = {path[:-3] for path in moving if path.endswith(".py")}
+    if not sources:
+        return []
+    moving_set = set(moving)
+    out = []
+    for path in snap.files:
+        if not path.endswith(".pyc") or "/__pycache__/" not in path or path in moving_set or path in kept:
+            continue
+        folder, _, name = path.rpartition("/__pycache__/")
+        source = f"{folder}/{name.split('.', 1)[0]}"
+        if source in sources:
+            out.append(QuarantineItem(path, "bytecode of a source that moves into the quarantine", code="LG223"))
+    return sorted(out, key=lambda item: item.path)
 
 
 def _kept_owners(snap: PrefixSnapshot, leaving: set[str]) -> dict[str, str]:
@@ -112,16 +189,18 @@ def _kept_owners(snap: PrefixSnapshot, leaving: set[str]) -> dict[str, str]:
 
 
 def _outgoing_files(snap: PrefixSnapshot, leaving: set[str], kept: dict[str, str]) -> dict[str, tuple[str, ...]]:
-    """The files of each outgoing distribution that exist: its RECORD's and everything in its
-    .dist-info folder; a path a staying distribution also lists stays where it is."""
+    """The files of each outgoing distribution that exist: its RECORD's (a legacy install's
+    installed-files.txt, or its top-level folders) and everything in its .dist-info (.egg-info)
+    folder; a path a staying distribution also lists stays where it is."""
     out: dict[str, tuple[str, ...]] = {}
     infos = {os.path.relpath(d.dist_info, snap.prefix) + "/": d.dist_info for d in snap.dists if d.dist_info in leaving}
     extra: dict[str, list[str]] = {info: [] for info in infos.values()}
     if infos:
         for path in snap.files:
-            cut = path.find(".dist-info/")
-            if cut > 0 and path[: cut + 11] in infos:
-                extra[infos[path[: cut + 11]]].append(path)
+            for marker in (".dist-info/", ".egg-info/"):
+                cut = path.find(marker)
+                if cut > 0 and path[: cut + len(marker)] in infos:
+                    extra[infos[path[: cut + len(marker)]]].append(path)
     for dist in snap.dists:
         if dist.dist_info not in leaving:
             continue

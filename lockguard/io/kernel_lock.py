@@ -125,5 +125,28 @@ def _who(lock_path) -> str:
 
 def _write_holder(fd: int, holder: Holder | None) -> None:
     text = "" if holder is None else json.dumps({"command": holder.command, "pid": holder.pid, "run": holder.run})
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, text.encode("utf-8"), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, text.encode("utf-8"), 0)
+    except OSError:  # a full disk: the lock holds all the same; waiters say "another lockguard run"
+        pass
+
+
+def live_holder(lock_path: str | os.PathLike[str]) -> Holder | None:
+    """The exclusive holder of the lock when another open file holds it now, else None (free,
+    held shared, unreadable): lets a reader that takes no lock (a listing) tell a running run
+    from one that died, without waiting. Our own holding counts as another open file: the
+    caller compares the holder's pid with its own."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return read_holder(lock_path)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

@@ -30,10 +30,27 @@ class InstalledDist:
     absent: tuple[str, ...] = ()  # RECORD entries inside the prefix that do not exist
     resized: tuple[str, ...] = ()  # shared libraries whose size differs from the RECORD's
     requires: tuple[str, ...] = ()  # Requires-Dist (read for the installer tools only)
+    # where `paths` come from: "RECORD"; a legacy .egg-info install (`setup.py install`, pip before
+    # 23.1) has none: "installed-files.txt" (what pip recorded), or "top-level names" (inferred from
+    # top_level.txt: every file under those folders)
+    ownership: str = "RECORD"
 
     @property
     def record_file(self) -> str:
         return f"{self.dist_info}/RECORD"
+
+    @property
+    def legacy(self) -> bool:
+        """An .egg-info install: no RECORD, so no hashes to verify and no exact list to undo."""
+        return self.ownership != "RECORD"
+
+    def ownership_note(self) -> str:
+        """How lockguard knows this distribution's files, when not from a RECORD."""
+        if self.ownership == "installed-files.txt":
+            return "its files as its installed-files.txt lists them"
+        if self.ownership != "RECORD":
+            return "its files inferred from its top-level names (top_level.txt), not recorded"
+        return ""
 
 
 @dataclass(frozen=True)

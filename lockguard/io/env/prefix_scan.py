@@ -60,16 +60,30 @@ def interpreter_of(prefix: Path | None, python: Path | None) -> Path:
     directory), never a name looked up on PATH; the venv's symlink is kept, not resolved."""
     if python is not None:
         python = Path(os.path.abspath(python))
-        if not python.exists():
+        if not _reachable(python):
             raise InputError(f"{python} does not exist", file=str(python), hint="pass the environment's python")
         return python
     assert prefix is not None
     prefix = Path(os.path.abspath(prefix))
     for candidate in (prefix / "bin" / "python", prefix / "bin" / "python3", prefix / "python.exe"):
-        if candidate.exists():
+        if _reachable(candidate):
             return candidate
     raise InputError(f"{prefix} has no bin/python: not a virtual environment or conda prefix", file=str(prefix),
                      hint="create it first (python -m venv / conda create), or pass --python EXE")
+
+
+def _reachable(path: Path) -> bool:
+    """Whether path exists; a path this user may not look at (a folder on its way it cannot
+    enter, the interpreter a venv links to in such a folder) is bad input naming it, exit 2."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise InputError(f"cannot run {path}: {exc.strerror or exc} (stat {exc.filename or path})", file=str(path),
+                         hint="the interpreter, or a folder on its way, is not open to this user: run as a user "
+                              "that can run it, or pass another --python") from None
+    return True
 
 
 def ask_interpreter(python: Path, env: dict | None = None) -> dict:
@@ -122,7 +136,7 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
 
     environ = dict(os.environ if environ is None else environ)
     early = None
-    if python is None and prefix is not None and (prefix / "conda-meta").is_dir() and not (prefix / "bin" / "python").exists():
+    if python is None and prefix is not None and (prefix / "conda-meta").is_dir() and not _reachable(prefix / "bin" / "python"):
         # a conda prefix without its python yet (a clean-install creates it): no sys.path to ask
         facts = {"prefix": str(prefix), "path": [], "version": "", "user_site": None,
                  "purelib": str(prefix / "lib"), "platlib": str(prefix / "lib")}
@@ -163,6 +177,10 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
             snap.pth += _pth_files(entry)
     snap.conda = conda_records(root)
     snap.is_conda = (root / "conda-meta").is_dir()
+    if any(d.legacy for d in snap.dists) and snap.conda:
+        from lockguard.io.env.egg_info import mark_conda_owned
+
+        mark_conda_owned(snap, root)
     listing.collect(snap)
     _absent_files(snap, root, listing.prefixes, sizes, listing.sizes)
     if read_sonames:
@@ -282,6 +300,10 @@ def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) ->
             name=parsed.name, version=parsed.version, site=site, dist_info=info, installer=parsed.installer,
             paths=parsed.inside, outside=parsed.outside, in_prefix=in_prefix, requires=parsed.requires))
     memo.save()
+    if any(name.endswith(".egg-info") for name in names):
+        from lockguard.io.env.egg_info import egg_info_dists
+
+        out += egg_info_dists(site, root, names, _metadata)
     return out
 
 

@@ -8,41 +8,48 @@ every byte back with its mode (transaction.py).
 Phases in the journal: begin, moved*, rmdir*, quarantined, apply-start (before.json lists the tree
 pip starts from; shadow/ holds a hard link of each of its files), pip-start, [added, moved*: files
 pip wrote over], installed (installed.json lists what the run added or replaced), verified, done;
-an undo logs undo-start, removed, put-back*, restored [, aborted].
+an undo logs undo-start, removed, put-back*, restored [, aborted]. An undo is journaled like the
+run: one killed half-way (a restore interrupted during its put-backs) leaves the run
+"restore-interrupted", never "complete", and the next restore or clean-install finishes it.
 
-Fault injection for tests: LOCKGUARD_FAULT_AFTER_MOVES=N kills the process after N moves;
-LOCKGUARD_FAULT_EACCES_AT=N makes move N fail with a permission error (root ignores chmod).
+Every file operation that tests make fail or stop goes through a small named function here
+(move_file, and transaction.put_back_file), which the tests' fault seam wraps from outside
+(tests/support/fault_plugin/): production code holds no fault switches.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import stat
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.bounded import MIB, read_bytes, regular_file_sha256
 from lockguard.io.env.file_listing import STATE_DIR
 
-FAULT_ENV = "LOCKGUARD_FAULT_AFTER_MOVES"
-FAULT_EACCES_ENV = "LOCKGUARD_FAULT_EACCES_AT"
 _STATE_LIMIT = 512 * MIB  # manifests of a CUDA environment are a few MB
 
 
-@dataclass(frozen=True)
-class QuarantineInfo:
-    id: str
-    state: str  # "complete", "incomplete" (interrupted), "restored", "aborted"
-    count: int  # files quarantined
-    moved: int  # of them, still in the quarantine
-    created: str
-    removed: tuple[str, ...] = ()  # distributions taken out, "name version"
-    installed: tuple[str, ...] = ()  # distributions installed, "name==version"
-    phase: str = ""  # the last phase the journal reached
+def new_run_id() -> str:
+    """A run's id, sortable by time: 20261201-120304-123456-a3 (the prefix lock names it too)."""
+    now = time.time()
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + f"-{int(now % 1 * 1e6):06d}-{secrets.token_hex(1)}"
+
+
+def os_cause(exc: OSError) -> str:
+    """What an OSError says to a user: "No space left on device", "Permission denied: PATH"."""
+    text = exc.strerror or str(exc)
+    return f"{text}: {exc.filename}" if exc.filename and exc.errno != 28 else text
+
+
+def move_file(source: Path, target: Path) -> None:
+    """One move into or out of the quarantine: a rename, the prefix holding the quarantine."""
+    os.rename(source, target)
 
 
 def quarantine_root(prefix: Path) -> Path:
@@ -52,11 +59,16 @@ def quarantine_root(prefix: Path) -> Path:
 def fsync_write(path: Path, text: str) -> None:
     """Write atomically: a temporary file, fsynced, renamed over the target, folder fsynced."""
     temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a full disk: no half-written file left behind
+            os.unlink(temporary)
+        raise
     fsync_dir(path.parent)
 
 
@@ -130,28 +142,39 @@ class Quarantine:
 
     @classmethod
     def create(cls, prefix: Path, items: list, *, outgoing: list[dict] | None = None,
-               install: list[str] | None = None, anchors: set[str] | None = None) -> Quarantine:
-        """Write the manifest and the journal's first line (both fsynced) before any file moves.
-        `anchors`: folders (relative) never removed when a move empties them."""
-        now = time.time()
-        qid = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + f"-{int(now % 1 * 1e6):06d}-{secrets.token_hex(1)}"
-        q = cls(prefix, qid)
-        q.files.mkdir(parents=True)
-        manifest = {"id": qid, "prefix": str(q.prefix), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "entries": q._entries(items), "outgoing": outgoing or [], "install": install or [],
+               install: list[str] | None = None, anchors: set[str] | None = None, qid: str | None = None,
+               on_hashed: Callable[[int, int], None] | None = None) -> Quarantine:
+        """Hash every file that will move, then write the manifest and the journal's first line
+        (both fsynced) before any file moves. A file that cannot be read stops the run before the
+        quarantine folder exists; a state folder that cannot be written (a full disk) is removed
+        again: either way nothing changed (InstallFailed). `anchors`: folders (relative) never
+        removed when a move empties them; `on_hashed(files, bytes)` follows the hashing."""
+        import shutil
+
+        q = cls(prefix, qid or new_run_id())
+        entries = q._entries(items, on_hashed)
+        manifest = {"id": q.id, "prefix": str(q.prefix), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "entries": entries, "outgoing": outgoing or [], "install": install or [],
                     "anchors": sorted(anchors or ())}
-        fsync_write(q.manifest_path, json.dumps(manifest, indent=1) + "\n")
+        try:
+            q.files.mkdir(parents=True)
+            fsync_write(q.manifest_path, json.dumps(manifest, indent=1) + "\n")
+            with open(q.journal_path, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"event": "begin", "count": len(entries)}) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            fsync_dir(q.root)
+        except OSError as exc:
+            shutil.rmtree(q.root, ignore_errors=True)  # nothing has moved: the run never started
+            raise InstallFailed(f"cannot write the quarantine manifest in {q.root.parent}: {os_cause(exc)}; "
+                                "nothing was changed", hint=_SPACE_HINT if exc.errno == 28 else None) from None
         q._manifest = manifest
-        with open(q.journal_path, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps({"event": "begin", "count": len(manifest["entries"])}) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        fsync_dir(q.root)
         return q
 
-    def _entries(self, items: list) -> list[dict]:
+    def _entries(self, items: list, on_hashed: Callable[[int, int], None] | None = None) -> list[dict]:
         entries = []
         seen: dict[str, str] = {}
+        total = 0
         for item in items:
             full = safe_relative(self.prefix, item.path, seen)
             try:
@@ -161,11 +184,19 @@ class Quarantine:
             if stat.S_ISDIR(info.st_mode):
                 continue  # a RECORD that names a folder: files move, folders never do
             link = os.readlink(full) if stat.S_ISLNK(info.st_mode) else None
+            try:
+                digest = None if link is not None else sha256_of(full)
+            except OSError as exc:
+                raise InstallFailed(f"cannot read {full} to record it in the quarantine manifest: {os_cause(exc)}; "
+                                    "nothing was changed", hint=_MOVE_HINT) from None
             entries.append({
-                "path": item.path, "sha256": None if link is not None else sha256_of(full),
+                "path": item.path, "sha256": digest,
                 "mode": stat.S_IMODE(info.st_mode), "symlink": link, "owner": item.owner, "reason": item.reason,
                 "size": info.st_size, "mtime_ns": info.st_mtime_ns,  # a rename keeps both: restore's cheap check
             })
+            total += info.st_size
+            if on_hashed is not None:
+                on_hashed(len(entries), total)
         return entries
 
     def adopt(self, items: list[tuple[str, Path, str, str]]) -> None:
@@ -260,6 +291,32 @@ class Quarantine:
         if sync:
             os.fsync(self._journal.fileno())
 
+    def note(self, **event) -> str:
+        """log() for an undo, which must go on when the journal cannot be written (a full disk):
+        it goes by what lies in files/, not by the journal. The error's text, or ""."""
+        try:
+            self.log(sync=event.pop("sync", False), **event)
+        except OSError as exc:
+            if self._journal is not None:
+                with contextlib.suppress(OSError):
+                    self._journal.close()
+                self._journal = None
+            return os_cause(exc)
+        return ""
+
+    def mark(self, event: str, **fields) -> str:
+        """The event an undo ends with (restored, aborted), recorded even on a full disk: as a
+        journal line when one can be written, else as an empty marker file NAME.mark (an inode
+        and a name, no data block), which state() reads too. The journal's error, or ""."""
+        error = self.note(event=event, sync=True, **fields)
+        if error:
+            try:
+                os.close(os.open(self.root / f"{event}.mark", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+                fsync_dir(self.root)
+            except OSError as exc:
+                return f"{error}; no marker file either ({os_cause(exc)})"
+        return error
+
     def close(self) -> None:
         if self._journal is not None:
             self._journal.close()
@@ -272,8 +329,6 @@ class Quarantine:
         the moves emptied. On any error, undo everything and raise InstallFailed."""
         from lockguard.io.env.transaction import undo
 
-        fault = int(os.environ.get(FAULT_ENV, "0") or 0)
-        eacces = int(os.environ.get(FAULT_EACCES_ENV, "0") or 0)
         done = {e["path"] for e in self.journal() if e["event"] == "moved"}
         moved = len(done)
         parents: set[str] = set()
@@ -285,25 +340,23 @@ class Quarantine:
             source = safe_relative(self.prefix, entry["path"], seen)
             target = self.files / entry["path"]
             try:
-                if eacces and moved + 1 == eacces:
-                    raise PermissionError(13, "Permission denied", str(source))
                 if target.parent not in made:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     made.add(target.parent)
-                os.rename(source, target)  # same file system: the prefix holds the quarantine
+                move_file(source, target)  # same file system: the prefix holds the quarantine
+                self.log(event="moved", path=entry["path"], sync=False)
             except OSError as exc:
-                self.log(event="error", path=entry["path"], error=str(exc))
-                undo(self)
-                self.log(event="aborted")
-                raise InstallFailed(
-                    f"cannot move {entry['path']} into quarantine: {exc.strerror or exc}; everything moved so far "
-                    "was put back", hint="run as a user that owns the environment") from None
-            self.log(event="moved", path=entry["path"], sync=False)
+                self.note(event="error", path=entry["path"], error=str(exc))
+                rolled = undo(self)
+                marked = self.mark("aborted")
+                rolled.journal_error = rolled.journal_error or marked
+                back = "everything moved so far was put back" if not rolled.journal_error else \
+                    f"everything moved so far was put back (its journal could not record that: {rolled.journal_error})"
+                raise InstallFailed(f"cannot move {entry['path']} into quarantine: {os_cause(exc)}; {back}",
+                                    hint=_SPACE_HINT if exc.errno == 28 else _MOVE_HINT) from None
             done.add(entry["path"])
             parents.add(os.path.dirname(entry["path"]))
             moved += 1
-            if fault and moved >= fault:
-                os._exit(137)  # fault injection: die mid-run as a kill would
         self._remove_emptied(parents)
         self.log(event="quarantined")
         return moved
@@ -329,11 +382,15 @@ class Quarantine:
     # -- state ---------------------------------------------------------------------------------------
 
     def state(self, events: list[dict] | None = None) -> str:
+        """complete, incomplete (the run was interrupted), restored, aborted (rolled back), or
+        restore-interrupted (an undo of a complete run was): decided by the last undo, if any."""
         names = [e["event"] for e in (self.journal() if events is None else events)]
-        if "restored" in names:
-            return "aborted" if "aborted" in names else "restored"
+        names += [m for m in ("restored", "aborted") if (self.root / f"{m}.mark").exists()]  # see mark()
+        last_undo = max((i for i, n in enumerate(names) if n == "undo-start"), default=-1)
+        if last_undo >= 0 and "restored" in names[last_undo:]:
+            return "aborted" if "aborted" in names[last_undo:] else "restored"
         if "done" in names:
-            return "complete"
+            return "restore-interrupted" if last_undo > names.index("done") else "complete"
         return "incomplete"
 
     def moved_paths(self, events: list[dict] | None = None) -> list[str]:
@@ -363,31 +420,7 @@ def _short(value: object, width: int = 120) -> str:
     return text if len(text) <= width else text[:width] + "..."
 
 
+_MOVE_HINT = "run as a user that owns the environment and can read every file in it"
+_SPACE_HINT = "free some space on the environment's file system and run again"
 _DAMAGED = ("the quarantine folder is damaged: restore cannot trust it; move that folder out of "
             ".lockguard/quarantine/ (keep it: it holds the moved files) and run again")
-
-
-def list_quarantines(prefix: Path) -> list[QuarantineInfo]:
-    root = quarantine_root(prefix)
-    if not root.is_dir():
-        return []
-    out = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
-        q = Quarantine(prefix, folder.name)
-        if not q.manifest_path.exists() and not q.journal_path.exists():
-            continue  # not a transaction (nothing lockguard wrote)
-        manifest = q.manifest()
-        events = q.journal()
-        phase = events[-1]["event"] if events else ""
-        installed = tuple(str(x) for x in manifest.get("install", []))
-        removed = tuple(f"{o.get('name')} {o.get('version')}" for o in manifest.get("outgoing", [])
-                        if isinstance(o, dict))
-        out.append(QuarantineInfo(folder.name, q.state(events), len(manifest["entries"]),
-                                  len(q.moved_paths(events)), str(manifest.get("created", "")), removed, installed,
-                                  phase))
-    return out
-
-
-def interrupted_quarantines(prefix: Path) -> list[QuarantineInfo]:
-    """The clean-install runs of the prefix that were killed before they finished or were undone."""
-    return [q for q in list_quarantines(prefix) if q.state == "incomplete"]

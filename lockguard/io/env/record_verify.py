@@ -55,8 +55,8 @@ def verify_records(snap: PrefixSnapshot, names: set[str] | None = None) -> dict[
     """dist-info folder -> its changed files, for the distributions of the prefix (named ones only)."""
     out = {}
     for dist in snap.dists:
-        if not dist.in_prefix or (names is not None and dist.name not in names):
-            continue
+        if not dist.in_prefix or dist.legacy or (names is not None and dist.name not in names):
+            continue  # a legacy .egg-info install has no hashes to compare (LG205 says so)
         changed = changed_files(dist, snap.prefix)
         if changed:
             out[dist.dist_info] = changed

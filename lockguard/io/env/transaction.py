@@ -13,7 +13,10 @@ shadowed files back, removes the folders the run created, and puts every quarant
 with its mode, with the folders the moves emptied. A run killed during pip has no installed.json:
 whatever is not in before.json, or has another inode than it says, is pip's.
 
-Undo is idempotent: a restore that is itself interrupted is finished by the next one."""
+What the run installed and the user removed since (`pip uninstall`, `rm -rf`) is skipped and
+counted (`gone`): the quarantine still goes back. Undo is idempotent: a restore that is itself
+interrupted is finished by the next one. Its journal lines are written when they can be: on a
+full disk the undo goes on (it goes by what lies in files/), and says that its journal lags."""
 
 from __future__ import annotations
 
@@ -31,7 +34,8 @@ from pathlib import Path
 from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.bounded import MIB, read_text
 from lockguard.io.env.file_listing import list_tree
-from lockguard.io.env.quarantine import Quarantine, fsync_write, safe_relative
+from lockguard.io.env.quarantine import Quarantine, fsync_write, move_file, os_cause, safe_relative
+from lockguard.model.names import canonical_name
 
 _LISTING_LIMIT = 1024 * MIB
 
@@ -41,6 +45,21 @@ class UndoResult:
     removed: int = 0  # files the run had installed, removed
     put_back: int = 0  # quarantined (or shadowed) files put back
     displaced: list[str] = field(default_factory=list)  # changed since: moved aside, not deleted
+    displaced_in_quarantine: list[str] = field(default_factory=list)  # quarantined files changed since: left there
+    gone: list[str] = field(default_factory=list)  # installed by the run, removed since by someone else
+    journal_error: str = ""  # why the journal could not record the undo (a full disk), if it could not
+    resumed: bool = False  # an earlier undo of this run was interrupted: `gone` may be its work
+
+    def gone_packages(self) -> list[str]:
+        """The distributions among `gone` ("name version" from their .dist-info folders)."""
+        out = set()
+        for path in self.gone:
+            cut = path.find(".dist-info/")
+            if cut > 0:
+                stem = path[path.rfind("/", 0, cut) + 1: cut]
+                name, _, version = stem.partition("-")
+                out.add(f"{canonical_name(name)} {version}".strip())
+        return sorted(out)
 
 
 @dataclass
@@ -166,27 +185,43 @@ def _added(q: Quarantine) -> tuple[dict[str, list | None], list[str]]:
 
 
 def undo(q: Quarantine) -> UndoResult:
+    """Remove what the run installed and put the quarantine back. A file operation that fails
+    stops it (InstallFailed, naming the cause): what is not back yet stays in the quarantine, and
+    the next restore finishes the work."""
     events = q.journal()
     pip_part = _pip_part_pending(q, events)
     _must_stay_inside(q, events)
-    result = UndoResult()
-    q.log(event="undo-start", sync=False)
-    for leftover in q.root.glob("trash-*"):  # an earlier undo's, if its deleting process died
-        delete_later(leftover)
-    if pip_part:
-        _remove_added(q, result)
-        q.log(event="removed", count=result.removed, displaced=len(result.displaced))
-    changed = _put_back(q, result)
-    _recreate_folders(q, events)
-    shutil.rmtree(q.shadow, ignore_errors=True)
+    result = UndoResult(resumed=any(e["event"] == "undo-start" for e in events))
+    try:
+        _undo(q, events, pip_part, result)
+    except OSError as exc:
+        q.note(event="undo-failed", error=str(exc))
+        raise InstallFailed(f"undoing clean-install {q.id} stopped: {os_cause(exc)}; every file not put back yet "
+                            f"is still in {q.files}", hint=f"fix the cause, then `lockguard restore {q.id} --prefix "
+                            f"{q.prefix}` finishes the undo") from None
+    changed = result.displaced_in_quarantine
     if changed:
-        q.log(event="undo-incomplete", changed=changed[:100])
+        q.note(event="undo-incomplete", changed=changed[:100])
         raise InstallFailed(f"{len(changed)} quarantined files changed after they were moved; they stay in "
                             f"{q.files}: {', '.join(changed[:5])}",
                             hint="compare them with what you expect, put them back by hand, then move the "
                                  "quarantine folder out of .lockguard/quarantine/")
-    q.log(event="restored", put_back=result.put_back, removed=result.removed)
+    error = q.mark("restored", put_back=result.put_back, removed=result.removed, gone=len(result.gone))
+    result.journal_error = result.journal_error or error
     return result
+
+
+def _undo(q: Quarantine, events: list[dict], pip_part: bool, result: UndoResult) -> None:
+    result.journal_error = q.note(event="undo-start", sync=True)
+    for leftover in q.root.glob("trash-*"):  # an earlier undo's, if its deleting process died
+        delete_later(leftover)
+    if pip_part:
+        _remove_added(q, result)
+        result.journal_error = result.journal_error or q.note(
+            event="removed", count=result.removed, displaced=len(result.displaced), gone=len(result.gone), sync=True)
+    result.displaced_in_quarantine = _put_back(q, result)
+    _recreate_folders(q, events)
+    shutil.rmtree(q.shadow, ignore_errors=True)
 
 
 def _must_stay_inside(q: Quarantine, events: list[dict]) -> None:
@@ -222,6 +257,8 @@ def _remove_added(q: Quarantine, result: UndoResult) -> None:
     the environment is whole again before that). A file changed since goes to displaced/."""
     added, created = _added(q)
     files, _dirs = list_tree(str(q.prefix))
+    present = set(files)
+    result.gone += sorted(p for p in added if p not in present)
     keep: set[str] = set()  # created folders that hold something that is not the run's, as the run left it
     ours: dict[str, bool] = {}
     for path in files:
@@ -245,6 +282,8 @@ def _remove_added(q: Quarantine, result: UndoResult) -> None:
         if any(a in gone for a in _ancestors(folder)):
             continue
         source = safe_relative(q.prefix, folder, seen)
+        if not os.path.lexists(source):
+            continue  # removed since with everything in it (`rm -rf`, `pip uninstall`)
         (trash / folder).parent.mkdir(parents=True, exist_ok=True)
         os.rename(source, trash / folder)
         gone.add(folder)
@@ -252,7 +291,8 @@ def _remove_added(q: Quarantine, result: UndoResult) -> None:
         if any(a in gone for a in _ancestors(path)):
             result.removed += 1
         elif unchanged:
-            os.unlink(safe_relative(q.prefix, path, seen))
+            with contextlib.suppress(FileNotFoundError):  # removed meanwhile by someone else: gone either way
+                os.unlink(safe_relative(q.prefix, path, seen))
             result.removed += 1
         else:
             _aside(q, path, safe_relative(q.prefix, path, seen))
@@ -307,6 +347,13 @@ def _aside(q: Quarantine, path: str, full: Path) -> None:
     os.rename(full, target)
 
 
+def put_back_file(stored: Path, original: Path, mode: int | None) -> None:
+    """One quarantined file back to its place, with its mode (None: a symlink, no mode)."""
+    move_file(stored, original)
+    if mode is not None:
+        os.chmod(original, mode)
+
+
 def _put_back(q: Quarantine, result: UndoResult) -> list[str]:
     """Every file that lies in files/ goes back (the journal may lag a kill by one move)."""
     changed = []
@@ -331,11 +378,9 @@ def _put_back(q: Quarantine, result: UndoResult) -> list[str]:
         if original.parent not in made:
             original.parent.mkdir(parents=True, exist_ok=True)
             made.add(original.parent)
-        os.rename(stored, original)
-        if entry["symlink"] is None:
-            os.chmod(original, entry["mode"])
-        q.log(event="put-back", path=path, sync=False)
+        put_back_file(stored, original, entry["mode"] if entry["symlink"] is None else None)
         result.put_back += 1
+        result.journal_error = result.journal_error or q.note(event="put-back", path=path)
     return changed
 
 

@@ -1,0 +1,87 @@
+"""Before a clean-install changes anything: can lockguard move every file the plan moves, and how
+many bytes will the quarantine hold? A file it cannot read (its sha256 goes into the manifest), a
+folder it cannot write (a rename changes the folder), and an immutable or append-only file or
+folder (`chattr +i`, `+a`: not even root renames it) stop the run before the first move; a dry
+run lists them. Reads only: an lstat per file, and for regular files an open and the file
+system's flags (FS_IOC_GETFLAGS, the ioctl `lsattr` uses)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+from dataclasses import dataclass, field
+
+_FS_IOC_GETFLAGS = 0x80086601  # _IOR('f', 1, long) on 64-bit Linux
+_FS_IMMUTABLE_FL = 0x10
+_FS_APPEND_FL = 0x20
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    path: str  # relative to the prefix
+    why: str  # "unreadable (mode 000)", "immutable (chattr +i)", "its folder ... is not writable"
+
+
+@dataclass(frozen=True, slots=True)
+class MovesSurvey:
+    sizes: dict[str, int] = field(default_factory=dict)  # path -> bytes, of what exists
+    blocked: tuple[Blocked, ...] = ()
+
+
+def survey_moves(prefix: str, paths: list[str]) -> MovesSurvey:
+    sizes: dict[str, int] = {}
+    blocked: list[Blocked] = []
+    folders: dict[str, str | None] = {}  # folder -> why it blocks, or None
+    for path in paths:
+        full = f"{prefix}/{path}"
+        try:
+            info = os.lstat(full)
+        except OSError:
+            continue  # gone since the scan: nothing to move
+        sizes[path] = info.st_size
+        folder = os.path.dirname(full)
+        if folder not in folders:
+            folders[folder] = _folder_problem(folder)
+        why = folders[folder] or (_file_problem(full, info) if stat.S_ISREG(info.st_mode) else None)
+        if why:
+            blocked.append(Blocked(path, why))
+    return MovesSurvey(sizes, tuple(blocked))
+
+
+def _folder_problem(folder: str) -> str | None:
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"its folder {folder} is not writable by this user"
+    flags = _flags(folder, os.O_RDONLY | os.O_DIRECTORY)
+    if flags & _FS_IMMUTABLE_FL:
+        return f"its folder {folder} is immutable (chattr +i)"
+    if flags & _FS_APPEND_FL:
+        return f"its folder {folder} is append-only (chattr +a)"
+    return None
+
+
+def _file_problem(full: str, info: os.stat_result) -> str | None:
+    if not os.access(full, os.R_OK):
+        return f"unreadable by this user (mode {stat.S_IMODE(info.st_mode):03o})"
+    flags = _flags(full, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    if flags & _FS_IMMUTABLE_FL:
+        return "immutable (chattr +i)"
+    if flags & _FS_APPEND_FL:
+        return "append-only (chattr +a)"
+    return None
+
+
+def _flags(path: str, mode: int) -> int:
+    """The file system's inode flags; 0 where it has none to give (tmpfs, overlayfs on some kernels)."""
+    try:
+        fd = os.open(path, mode | os.O_CLOEXEC)
+    except OSError:
+        return 0
+    try:
+        buffer = bytearray(8)
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, buffer)
+        return int.from_bytes(buffer[:4], "little")
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)

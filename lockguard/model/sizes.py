@@ -1,0 +1,17 @@
+"""How sizes and counts read in messages: "5.52 GB", "1 file", "21,905 files"."""
+
+from __future__ import annotations
+
+
+def human_size(size: int) -> str:
+    """1536 -> "1.54 KB", 5_520_000_000 -> "5.52 GB" (decimal units, as pip and `df -H` print)."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.2f} {unit}" if value < 10 else f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return "1 byte" if size == 1 else f"{size} bytes"
+
+
+def counted(number: int, noun: str) -> str:
+    """counted(1, "file") -> "1 file", counted(21905, "file") -> "21,905 files"."""
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")
