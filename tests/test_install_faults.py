@@ -240,7 +240,8 @@ def test_a_full_file_system_is_rolled_back_with_exit_5(world, venv_template, sma
     assert "No space left on device" in err and "Traceback" not in err and "internal error" not in err
     filler.unlink()
     assert tree_hashes(venv) == before
-    assert all(r["state"] == "aborted" for r in runs(lg, venv))  # the run's end is recorded, even on a full disk
+    listed = runs(lg, venv)
+    assert all(r["state"] == "aborted" for r in listed), (listed, err)  # the run's end is recorded, even on a full disk
     assert not list((venv / ".lockguard").rglob("*.tmp"))  # no half-written state file
     assert not [f for f in check_env(lg, project, venv)[1] if f["code"] == "LG222"]
 
