@@ -11,6 +11,7 @@ from lockguard.errors import InputError
 from lockguard.io.project.parse_memo import ParseMemo
 from lockguard.knowledge import built_memo
 from lockguard.knowledge.loader import default_dir, load_knowledge
+from tests.support import cache_entries
 
 
 def _copy(tmp_path):
@@ -20,9 +21,7 @@ def _copy(tmp_path):
 
 
 def _entries(memo: ParseMemo) -> int:
-    from pathlib import Path
-
-    return len(list(Path(memo.root).glob("*.marshal")))
+    return len(cache_entries.entries("parsed", memo.root))
 
 
 @pytest.mark.parametrize("validate", [False, True])
@@ -69,8 +68,8 @@ def test_other_code_or_a_damaged_entry_builds_again(tmp_path, monkeypatch):
     monkeypatch.setattr(built_memo, "decode", lambda data, shared: calls.append(1) or real_decode(data, shared))
     assert load_knowledge(folder, validate=False, memo=ParseMemo(memo.root)) == knowledge
     assert calls == []  # another code stamp is another entry: built, not decoded
-    for entry in (tmp_path / "memo").iterdir():  # an entry of the right kind that does not rebuild
-        entry.write_bytes(__import__("marshal").dumps((built_memo.KIND, ("r", "NoSuchClass", ()))))
+    for entry in cache_entries.entries("parsed", memo.root):  # a valid entry of the right kind that does not rebuild
+        cache_entries.rewrite(entry, __import__("marshal").dumps((built_memo.KIND, ("r", "NoSuchClass", ()))))
     assert load_knowledge(folder, validate=False, memo=ParseMemo(memo.root)) == knowledge
 
 
