@@ -19,21 +19,26 @@ from lockguard.cli.common import get_ui, intent_option
 @click.option("--strict", is_flag=True, help="Also report a conda side pinned from knowledge only, and missing hashes.")
 @click.option("--verify-files", is_flag=True, help="With --env: also verify every installed file against its RECORD hash.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse the result of an identical earlier check.")
+@click.option("--no-wait", is_flag=True, help="Exit 2 instead of waiting while a resolve writes the lock files.")
 @click.pass_context
-def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache) -> int:
+def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache, no_wait) -> int:
     """Check that the intent, the lock files, the repository and (with --env) an installed
     environment agree. Exit 0 clean, 1 findings, 2 bad input.
 
     Without --env, an identical earlier check (same lockguard, constraints, options and file
     contents) is answered from the cache; --no-cache always runs the rules."""
     from lockguard.check.static import static_findings
-    from lockguard.cli.check_fast import emit
+    from lockguard.cli.check_fast import emit, lock_folder
     from lockguard.cli.common import load_project_intent
+    from lockguard.io.project.lock_set import LockSet
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "check")
     ui.json_mode = fmt == "json"
+    # the lock set is read under a shared lock: never half of a resolve's commit (held to the end)
+    ctx.with_resource(LockSet(lock_folder(intent_path), exclusive=False, command="check", wait=not no_wait,
+                              on_wait=ui.info, warn=ui.warn))
     intent = load_project_intent(intent_path, validate_conda=False, ui=ui)
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)

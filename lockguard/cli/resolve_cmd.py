@@ -14,9 +14,10 @@ from lockguard.cli.common import get_ui, intent_option, json_option, load_projec
 @click.option("--refresh", is_flag=True, help="Ignore cached index pages and the resolution memo (metadata stays cached: it never changes).")
 @click.option("--check", "check_only", is_flag=True, help="Exit 1 if the lock files are not what a resolve would write now; write nothing.")
 @click.option("--conda-from-knowledge", is_flag=True, help="Pin the conda side from the knowledge, without a solve.")
+@click.option("--no-wait", is_flag=True, help="Exit 2 instead of waiting when another lockguard run holds the lock files.")
 @json_option
 @click.pass_context
-def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_from_knowledge, as_json) -> int:
+def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_from_knowledge, no_wait, as_json) -> int:
     """Resolve the intent into fully pinned, hashed lock files.
 
     The CUDA stack (torch variant, toolkit, cuDNN, NCCL, compilers, sysroot) comes from lockguard's
@@ -29,6 +30,7 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_fro
     intent = load_project_intent(intent_path, ui=ui)
     session = ResolveSession(intent, ui, offline=offline, refresh=refresh,
                              conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms))
+    ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))  # held until the command ends
     resolved = session.resolve()
     outputs = resolved.outputs
     if not resolved.remembered:  # a remembered resolution passed this gate with the same inputs
