@@ -31,9 +31,6 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, conda_fro
     session = ResolveSession(intent, ui, offline=offline, refresh=refresh,
                              conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms))
     ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))  # held until the command ends
-    from lockguard.io.cache.store import WritesBehind
-
-    ctx.with_resource(WritesBehind())  # cache writes (and their fsyncs) off the resolver's path; on disk at the end
     resolved = session.resolve()
     outputs = resolved.outputs
     if not resolved.remembered:  # a remembered resolution passed this gate with the same inputs

@@ -62,10 +62,6 @@ class Store:
         digest = key_digest(self.kind, self.version, key)
         name = digest.hex()
         path = os.path.join(self.folder(), name[:2], name)
-        writer = _writer
-        queued = writer.pending.get(path) if writer is not None else None
-        if queued is not None:
-            return queued[1]  # queued, not written yet
         data = _read(path)
         if data is None:
             return None
@@ -75,8 +71,7 @@ class Store:
         return payload
 
     def put(self, key: str, payload: bytes) -> bool:
-        """Store `payload` under `key` atomically; False when it was not stored (never raises).
-        Inside `WritesBehind()`, queued for its writer thread (True: queued)."""
+        """Store `payload` under `key` atomically; False when it was not stored (never raises)."""
         root = self.root()
         if not writable(root):
             return False
@@ -84,11 +79,30 @@ class Store:
         name = digest.hex()
         folder = os.path.join(entries_folder(root), self.kind, name[:2])
         path = os.path.join(folder, name)
-        write = (root, self.version, digest, folder, path, payload)
-        writer = _writer
-        if writer is not None and writer.submit(path, payload, write):
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            try:
+                fd = os.open(tmp, _WRITE_FLAGS, 0o644)
+            except FileNotFoundError:
+                os.makedirs(folder, exist_ok=True)
+                fd = os.open(tmp, _WRITE_FLAGS, 0o644)
+        except OSError as exc:  # the folder cannot hold a new file
+            give_up(root, exc)
+            return False
+        try:
+            with open(fd, "wb") as handle:
+                handle.write(header(self.version, digest, payload))
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+            _replace(tmp, path)
+            _fsync_folder(folder)
             return True
-        return _write(*write)
+        except OSError as exc:
+            _unlink(tmp)
+            if exc.errno in _FOLDER_ERRORS - {errno.EEXIST}:
+                give_up(root, exc)
+            return False
 
     def discard(self, key: str) -> None:
         _remove(self.path_of(key))
@@ -109,95 +123,6 @@ class Store:
             _remove(path)
 
 
-def _write(root: str, version: int, digest: bytes, folder: str, path: str, payload: bytes) -> bool:
-    """The atomic write: a new temporary file in the entry's folder, fsync, rename, fsync the folder."""
-    name = os.path.basename(path)
-    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    try:
-        try:
-            fd = os.open(tmp, _WRITE_FLAGS, 0o644)
-        except FileNotFoundError:
-            os.makedirs(folder, exist_ok=True)
-            fd = os.open(tmp, _WRITE_FLAGS, 0o644)
-    except OSError as exc:  # the folder cannot hold a new file
-        give_up(root, exc)
-        return False
-    try:
-        with open(fd, "wb") as handle:
-            handle.write(header(version, digest, payload))
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        _replace(tmp, path)
-        _fsync_folder(folder)
-        return True
-    except OSError as exc:
-        _unlink(tmp)
-        if exc.errno in _FOLDER_ERRORS - {errno.EEXIST}:
-            give_up(root, exc)
-        return False
-
-
-class WritesBehind:
-    """`with WritesBehind():` every put in the block is queued and written, in order, by one
-    background thread, so that a resolve does not wait for hundreds of fsyncs; a get in the block
-    answers a queued entry from memory. The block ends when everything queued is on disk."""
-
-    def __init__(self) -> None:
-        self.pending: dict[str, tuple[int, bytes]] = {}  # entry path -> (submission number, payload)
-        self._count = 0
-        self._closed = False
-
-    def __enter__(self) -> WritesBehind:
-        global _writer
-        import queue
-        import shutil  # noqa: F401  (_remove may need it in the writer thread: imported here, not there)
-        import threading
-
-        if _writer is not None:  # nested: the outer one writes
-            return self
-        self._lock = threading.Lock()
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="lockguard-cache-writer", daemon=True)
-        self._thread.start()
-        _writer = self
-        return self
-
-    def submit(self, path: str, payload: bytes, write: tuple) -> bool:
-        """Queue a write (`_write`'s arguments); False once the block is ending (write it yourself)."""
-        with self._lock:
-            if self._closed:
-                return False
-            self._count += 1
-            self.pending[path] = (self._count, payload)
-            self._queue.put((self._count, write))
-            return True
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            number, write = item
-            try:
-                _write(*write)
-            finally:
-                with self._lock:
-                    if self.pending.get(write[4], (None,))[0] == number:
-                        del self.pending[write[4]]
-
-    def __exit__(self, *exc_info) -> None:
-        global _writer
-        if _writer is not self:
-            return
-        with self._lock:
-            self._closed = True
-            self._queue.put(None)
-        _writer = None  # later puts are written at once
-        self._thread.join()
-
-
-_writer: WritesBehind | None = None
 _DAMAGED = b""  # _read's answer for a path that holds something other than a readable regular file
 
 
