@@ -25,8 +25,8 @@ NOT_ON_THE_CHECK_PATH = ["click", "yaml", "dataclasses", "tomllib", "tomli", "tr
                          "hashlib", "inspect", "rich", "httpx", "resolvelib", "rattler", "json", "packaging",
                          "typing", "pathlib", "urllib.parse", "ipaddress", "datetime", "collections.abc",
                          # lockguard's own, for what a plain check of this example never meets: a
-                         # pylock.toml, a hand-edited lock, knowledge not yet kept by built_memo
-                         "lockguard.lockfiles.pylock", "lockguard.io.project.written", "lockguard.knowledge.schema"]
+                         # pylock.toml, a hand-edited lock
+                         "lockguard.lockfiles.pylock", "lockguard.io.project.written"]
 
 
 def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:
