@@ -82,6 +82,7 @@ def test_a_damaged_entry_is_a_miss_removed_and_never_waited_on(how, tmp_path):
     store = Store("test-kind", 1, str(root))
     assert store.put("k", b"the payload" * 100)
     _damaged(Path(store.path_of("k")), how)
+    assert store.exists("k") == (how in ("truncated", "garbled", "empty", "extended"))  # a regular file at least
     code = textwrap.dedent(f"""
         from lockguard.io.cache.store import Store
         store = Store("test-kind", 1, {str(root)!r})

@@ -53,8 +53,12 @@ class Store:
         return os.path.join(self.folder(), name[:2], name)
 
     def exists(self, key: str) -> bool:
-        """Whether an entry file is there (not validated: a hint, e.g. to skip an early request)."""
-        return os.path.exists(self.path_of(key))
+        """Whether a regular file is there for `key` (not read nor validated: a hint, e.g. to skip
+        an early request or a rewrite of a content-addressed entry)."""
+        try:
+            return stat.S_ISREG(os.lstat(self.path_of(key)).st_mode)
+        except OSError:
+            return False
 
     def get(self, key: str) -> bytes | None:
         """The payload stored under `key`, or None (absent, damaged, another version or key, not a
