@@ -9,6 +9,7 @@ so every race here is certain, never timed."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -142,3 +143,12 @@ def test_the_lock_leaves_no_file_in_the_project_and_readers_share_it(tmp_path):
     with LockSet(folder, exclusive=True, command="resolve", wait=False):
         assert list(folder.iterdir()) == []
     assert list(folder.iterdir()) == []
+
+
+def test_a_holder_note_replaced_by_a_fifo_is_never_waited_on(tmp_path):
+    """The note naming a lock's holder lives in the cache folder: hostile state like the rest."""
+    fifo = tmp_path / "note.json"
+    os.mkfifo(fifo)
+    code = f"from lockguard.io.kernel_lock import read_holder; print(read_holder({str(fifo)!r}))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stdout.strip() == "None", done.stderr

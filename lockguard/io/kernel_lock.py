@@ -40,8 +40,9 @@ class LockBusy(InputError):
 
 def read_holder(lock_path: str | os.PathLike[str]) -> Holder | None:
     """The exclusive holder a lock file names, or None (free, held shared, or unreadable)."""
-    try:
-        with open(lock_path, encoding="utf-8") as handle:
+    try:  # never blocks: a FIFO planted at the path reads as empty, a symlink is not followed
+        fd = os.open(lock_path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
+        with open(fd, encoding="utf-8") as handle:
             data = json.loads(handle.read(4096) or "null")
         return Holder(str(data["command"]), int(data["pid"]), str(data.get("run", "")))
     except (OSError, ValueError, TypeError, KeyError):
