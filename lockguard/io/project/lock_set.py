@@ -10,8 +10,8 @@ intents in one folder write the same lock files; not a file in the cache folder,
 another cache folder (another user, `LOCKGUARD_CACHE_DIR`) would not see. Every run on the project
 finds the same folder inode. Who holds it is written, best effort, to a note in the cache folder
 (`locks/`), so that a waiting run can name it. The kernel drops the lock when its holder dies.
-A file system that cannot lock a folder (NFS refuses `flock` on a read-only descriptor) runs
-unlocked, with a warning.
+A file system that cannot lock a folder (NFS emulates `flock` with byte-range locks, which may
+refuse an exclusive one on a read-only descriptor) runs unlocked, with a warning.
 
 The shared path takes its lock with `os` and `fcntl` alone: a plain `lockguard check` takes it on
 every commit, before anything costly is imported; only a busy lock loads io/kernel_lock.py.
