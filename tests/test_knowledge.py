@@ -131,3 +131,10 @@ def test_torch_pins_belong_to_the_cuda_release_of_their_build():
             assert bound.allows(exact[0]), f"torch {patch.version}: {req} is not CUDA {release.pypi_cuda}"
             checked += 1
     assert checked > 150
+
+
+def test_the_loader_names_the_schema_files_in_order():
+    from lockguard.knowledge.loader import FILES
+    from lockguard.knowledge.schema import SCHEMA
+
+    assert tuple(SCHEMA) == FILES

@@ -6,7 +6,7 @@ Against the local indexes of tests/support/world.py (no network)."""
 from __future__ import annotations
 
 import json
-import os
+import marshal
 import shutil
 from pathlib import Path
 
@@ -14,6 +14,7 @@ import pytest
 
 from lockguard.io.index import resolve_memo
 from lockguard.lockfiles import requirements_lock
+from tests.support import cache_entries
 from tests.support.wheels import build_wheel
 
 MEMO_LINE = "resolution memo:"
@@ -28,12 +29,8 @@ def pins(project: Path) -> dict[str, str]:
     return {name: e.version for name, e in requirements_lock.parse(text).entries.items()}
 
 
-def cache_root() -> Path:
-    return Path(os.environ["LOCKGUARD_CACHE_DIR"]) / "v1"
-
-
 def memo_entries() -> list[Path]:
-    return sorted((cache_root() / "resolutions").rglob("*.json"))
+    return cache_entries.entries("resolution")
 
 
 def test_an_unchanged_resolve_is_answered_by_the_memo_with_the_same_files_and_messages(tmp_path, world, lg,
@@ -73,9 +70,9 @@ def test_an_expired_page_that_changed_is_fetched_and_resolved_again(tmp_path, wo
     world.pypi.add(build_wheel(tmp_path / "new", "jinja2", "3.1.4", requires=["markupsafe>=2.0"]))
     within_ttl = resolve(lg, project)  # the page is served from the cache within its TTL, as before
     assert MEMO_LINE in within_ttl.stderr and pins(project)["jinja2"] == "1.0"
-    for meta in (cache_root() / "pages").rglob("*.json"):  # ten minutes later: every page has expired
-        page = json.loads(meta.read_text())
-        meta.write_text(json.dumps({**page, "fetched_at": page["fetched_at"] - 3600}))
+    for state in cache_entries.entries("page-state"):  # ten minutes later: every page has expired
+        url, content_type, etag, modified, fetched_at, sha = marshal.loads(cache_entries.payload(state))
+        cache_entries.rewrite(state, marshal.dumps((url, content_type, etag, modified, fetched_at - 3600, sha)))
     later = resolve(lg, project)
     assert later.exit_code == 0, later.stderr
     assert MEMO_LINE not in later.stderr  # resolved again, with the page that changed ...
@@ -139,14 +136,14 @@ def test_a_damaged_or_foreign_memo_entry_is_a_miss_never_an_answer(tmp_path, wor
     assert resolve(lg, project).exit_code == 0
     lock = (project / "requirements.lock").read_bytes()
     entries = memo_entries()  # under the lock it started from, and the one it wrote
-    good = json.loads(entries[0].read_text())
+    good = json.loads(cache_entries.payload(entries[0]))
     damaged = [b"", b"{", b"[]", json.dumps({**good, "format": 99}).encode(),
                json.dumps({**good, "outputs": {"../elsewhere.txt": "x"}}).encode(),  # not a file the intent has
                json.dumps({**good, "messages": [["shout", "x"]]}).encode(),
                json.dumps({**good, "pages": {}}).encode()]
     for data in damaged:
         for entry in entries:
-            entry.write_bytes(data)
+            cache_entries.rewrite(entry, data)  # a valid entry of the layer, holding a damaged memo
         result = resolve(lg, project)
         assert result.exit_code == 0, result.stderr
         assert MEMO_LINE not in result.stderr, data
@@ -160,9 +157,9 @@ def test_a_changed_page_body_is_a_miss_even_within_its_ttl(tmp_path, world, lg):
     world.intent(project, cuda="none", pip=["jinja2"])
     assert resolve(lg, project).exit_code == 0
     for entry in memo_entries():
-        remembered = json.loads(entry.read_text())
+        remembered = json.loads(cache_entries.payload(entry))
         url = next(u for u in remembered["pages"] if u.endswith("/jinja2/"))
-        entry.write_text(json.dumps({**remembered, "pages": {**remembered["pages"], url: "0" * 64}}))
+        cache_entries.rewrite(entry, json.dumps({**remembered, "pages": {**remembered["pages"], url: "0" * 64}}).encode())
     result = resolve(lg, project)
     assert result.exit_code == 0 and MEMO_LINE not in result.stderr
 

@@ -13,6 +13,7 @@ import pytest
 from lockguard.errors import InputError
 from lockguard.io.env import loader_paths, prefix_scan, scan_memo
 from lockguard.io.env.prefix_scan import scan_prefix
+from tests.support import cache_entries
 from tests.support.envs import compile_library
 from tests.support.fuzz_env import install_dist, site_of
 
@@ -49,7 +50,9 @@ def _dist(snap, name):
 
 
 def _memo_files(kind: str) -> list[Path]:
-    return sorted((Path(os.environ["LOCKGUARD_CACHE_DIR"]) / scan_memo.FORMAT).glob(f"{kind}-*.msgpack"))
+    """The cache entries holding the scan's memos of `kind` (their header names it)."""
+    return [p for p in cache_entries.entries("env-scan")
+            if f"{scan_memo.FORMAT} {kind}\0".encode() in cache_entries.payload(p)[:4096]]
 
 
 def test_a_second_scan_reads_the_parse_from_the_memo(env, memoizing, monkeypatch):
@@ -105,22 +108,16 @@ def test_a_damaged_memo_is_ignored(env, memoizing, monkeypatch, damage):
     [memo] = _memo_files("dist-info")
     data = memo.read_bytes()
     if damage == "checksum":  # a path changed inside a well-formed memo: the checksum no longer fits
-        data = data.replace(b"markupsafe/__init__.py", b"markupsafe/__init__.pz")
-    elif damage == "schema":  # well-formed msgpack, checksum fitting, entries of the wrong shape
-        import zlib
-
+        memo.write_bytes(data.replace(b"markupsafe/__init__.py", b"markupsafe/__init__.pz"))
+    elif damage == "schema":  # a valid cache entry holding well-formed msgpack of the wrong shape
         import msgspec
 
-        payload = msgspec.msgpack.encode([msgspec.msgpack.decode(data[4:])[0], {"x.dist-info": [[], [1, 2]]}])
-        data = zlib.crc32(payload).to_bytes(4, "big") + payload
+        header = msgspec.msgpack.decode(cache_entries.payload(memo))[0]
+        cache_entries.rewrite(memo, msgspec.msgpack.encode([header, {"x.dist-info": [[], [1, 2]]}]))
     elif damage == "truncated":
-        data = data[: len(data) // 2]
-    else:  # the memo of another lockguard version
-        import zlib
-
-        payload = data[4:].replace(b"lockguard ", b"lockguarD ", 1)
-        data = zlib.crc32(payload).to_bytes(4, "big") + payload
-    memo.write_bytes(data)
+        memo.write_bytes(data[: len(data) // 2])
+    else:  # a valid entry holding the memo of another lockguard version
+        cache_entries.rewrite(memo, cache_entries.payload(memo).replace(b"lockguard ", b"lockguarD ", 1))
     parsed = _parses(monkeypatch)
     second = scan_prefix(env)
     assert {"jinja2-3.1.3.dist-info", "markupsafe-2.1.5.dist-info"} <= set(parsed)

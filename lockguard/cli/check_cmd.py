@@ -20,8 +20,8 @@ from lockguard.cli.common import get_ui, intent_option, json_flag
               "with --env, warnings about the environment and the machine exit 1 too.")
 @click.option("--verify-files", is_flag=True, help="With --env: also verify every installed file against its RECORD hash.")
 @click.option("--no-cache", is_flag=True, help="Do not reuse the result of an identical earlier check.")
-@click.option("--no-wait", is_flag=True, help="With --env: exit 2 at once when a clean-install or restore is changing "
-              "the environment, instead of waiting for it.")
+@click.option("--no-wait", is_flag=True, help="Exit 2 at once, instead of waiting, while a resolve writes the lock files "
+              "or (with --env) a clean-install or restore changes the environment.")
 @json_flag
 @click.pass_context
 def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache, no_wait) -> int:
@@ -31,13 +31,17 @@ def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, n
     Without --env, an identical earlier check (same lockguard, constraints, options and file
     contents) is answered from the cache; --no-cache always runs the rules."""
     from lockguard.check.static import static_findings
-    from lockguard.cli.check_fast import emit, from_here, shown_path
+    from lockguard.cli.check_fast import emit, from_here, lock_folder, shown_path
     from lockguard.cli.common import load_project_intent
+    from lockguard.io.project.lock_set import LockSet
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "check")
     ui.json_mode = fmt == "json"
+    # the lock set is read under a shared lock: never half of a resolve's commit (held to the end)
+    ctx.with_resource(LockSet(lock_folder(intent_path), exclusive=False, command="check", wait=not no_wait,
+                              on_wait=ui.info, warn=ui.warn))
     intent = load_project_intent(intent_path, ui=ui)
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)

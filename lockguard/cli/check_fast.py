@@ -15,12 +15,14 @@ def fast_check_options(argv: list[str]) -> dict | None:
     """The options of a plain check, or None when the full CLI must handle the command line."""
     if not argv or argv[0] != "check":
         return None
-    options: dict = {"intent_path": None, "fmt": "text", "strict": False, "use_cache": True}
+    options: dict = {"intent_path": None, "fmt": "text", "strict": False, "use_cache": True, "wait": True}
     args = list(argv[1:])
     while args:
         arg = args.pop(0)
         if arg == "--strict":
             options["strict"] = True
+        elif arg == "--no-wait":
+            options["wait"] = False
         elif arg == "--no-cache":
             options["use_cache"] = False
         elif arg == "--json":  # the spelling every other command uses
@@ -40,9 +42,29 @@ def fast_check_options(argv: list[str]) -> dict | None:
     return options
 
 
-def run_check(ui: Ui, *, intent_path: str | None, fmt: str, strict: bool, use_cache: bool = True) -> int:
+def run_check(ui: Ui, *, intent_path: str | None, fmt: str, strict: bool, use_cache: bool = True,
+              wait: bool = True) -> int:
+    """The check, with the project's lock set held shared (a resolve writing it is waited for,
+    or with `wait` False refused: exit 2), so that it never reads a half-written set."""
+    from lockguard.io.project.lock_set import LockSet
+
     ui.command = "check"
     ui.json_mode = fmt == "json"
+    with LockSet(lock_folder(intent_path), exclusive=False, command="check", wait=wait, on_wait=ui.info, warn=ui.warn):
+        return _checked(ui, intent_path=intent_path, fmt=fmt, strict=strict, use_cache=use_cache)
+
+
+def lock_folder(intent_path) -> str:
+    """The folder whose lock set a check of this intent reads: the folder of the intent file, as
+    resolve locks it (Intent.source.root: the resolved file's folder)."""
+    import os
+
+    if intent_path is None:
+        intent_path = "lockguard.toml" if os.path.lexists("lockguard.toml") else "pyproject.toml"
+    return os.path.dirname(os.path.realpath(intent_path))
+
+
+def _checked(ui: Ui, *, intent_path: str | None, fmt: str, strict: bool, use_cache: bool) -> int:
     cache = None
     if use_cache:
         from lockguard.io.project.check_cache import CheckCache, find_intent_path

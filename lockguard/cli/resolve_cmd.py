@@ -18,10 +18,11 @@ from lockguard.errors import InputError, UnknownProject
 @click.option("--upgrade-package", "upgrade_packages", multiple=True, metavar="NAME[==VERSION]",
               help="Let NAME move (to VERSION, if given); torch, torchvision or torchaudio frees the whole torch family. Repeatable.")
 @click.option("--conda-from-knowledge", is_flag=True, help="Pin the conda side from the knowledge, without a solve.")
+@click.option("--no-wait", is_flag=True, help="Exit 2 instead of waiting when another lockguard run holds the lock files.")
 @json_option
 @click.pass_context
 def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, upgrade_packages, conda_from_knowledge,
-            as_json) -> int:
+            no_wait, as_json) -> int:
     """Resolve the intent into fully pinned, hashed lock files.
 
     The CUDA stack (torch variant, toolkit, cuDNN, NCCL, compilers, sysroot) comes from lockguard's
@@ -39,6 +40,7 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, 
     wanted = upgrade_request(upgrade, upgrade_packages)
     session = ResolveSession(intent, ui, offline=offline, refresh=refresh,
                              conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms), upgrade=wanted)
+    ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))  # held until the command ends
     try:
         resolved = session.resolve()
     except UnknownProject as exc:

@@ -294,11 +294,23 @@ class ResolveSession:
                 out.append(path)
         return out
 
+    def lock_set(self, *, exclusive: bool = True, wait: bool = True):
+        """The kernel lock on the project's lock set (io/project/lock_set.py), for the command's
+        whole run: exclusive to write it, shared to compare with it (`--check`)."""
+        from lockguard.io.project.lock_set import LockSet
+
+        return LockSet(self._root(), exclusive=exclusive, command="resolve", wait=wait, on_wait=self.ui.info,
+                       warn=self.ui.warn)
+
     def write(self, outputs: dict[Path, str]) -> list[Path]:
         """Write the lock files whose bytes differ from what is on disk (a file already holding
-        exactly these bytes is left alone: rewriting it would cost an fsync and change nothing)."""
-        from lockguard.io.project.files import write_all_atomic
+        exactly these bytes is left alone: rewriting it would cost an fsync and change nothing).
+        Temporary files a killed earlier write left next to them are removed first (the lock set
+        is held: no other run is writing them)."""
+        from lockguard.io.project.files import remove_leftovers, write_all_atomic
 
+        for leftover in remove_leftovers(outputs):
+            self.ui.info(f"removed {leftover}, left by an interrupted write")
         changed = set(self.stale(outputs))
         write_all_atomic({p: t for p, t in outputs.items() if p in changed},
                          root=self.intent.source.root if self.intent.source else None)

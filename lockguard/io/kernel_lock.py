@@ -40,8 +40,9 @@ class LockBusy(InputError):
 
 def read_holder(lock_path: str | os.PathLike[str]) -> Holder | None:
     """The exclusive holder a lock file names, or None (free, held shared, or unreadable)."""
-    try:
-        with open(lock_path, encoding="utf-8") as handle:
+    try:  # never blocks: a FIFO planted at the path reads as empty, a symlink is not followed
+        fd = os.open(lock_path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
+        with open(fd, encoding="utf-8") as handle:
             data = json.loads(handle.read(4096) or "null")
         return Holder(str(data["command"]), int(data["pid"]), str(data.get("run", "")))
     except (OSError, ValueError, TypeError, KeyError):
@@ -57,28 +58,49 @@ def held(
     what: str,
     wait: bool = True,
     on_wait: Callable[[str], None] | None = None,
+    note_path: str | os.PathLike[str] | None = None,
 ) -> Iterator[None]:
     """Hold the lock on `lock_path` (created if missing) for the `with` block.
 
     `what` names the locked thing in messages ("the prefix .venv"). Busy: without `wait`, raise
     LockBusy (exit 2); with it, tell `on_wait` once whom we wait for, then block until free.
+    `note_path`: lock `lock_path` as it is, read-only (a folder can be locked so), and name the
+    exclusive holder in the file `note_path` instead (best effort: unnamed when it cannot be written).
     """
-    fd = _open(lock_path, exclusive=exclusive)
+    fd = _open(lock_path, exclusive=exclusive) if note_path is None else os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
     if fd is None:  # a reader of state it cannot write (a read-only prefix): nobody can be changing it
         yield
         return
     try:
-        _acquire(fd, lock_path, exclusive=exclusive, what=what, wait=wait, on_wait=on_wait)
-        if exclusive:
-            _write_holder(fd, holder)
+        _acquire(fd, note_path or lock_path, exclusive=exclusive, what=what, wait=wait, on_wait=on_wait)
+        named = (fd if note_path is None else _open_note(note_path)) if exclusive else None
+        if named is not None:
+            with _unless_a_note(named != fd):
+                _write_holder(named, holder)
         try:
             yield
         finally:
-            if exclusive:
-                _write_holder(fd, None)
+            if named is not None:
+                with _unless_a_note(named != fd):
+                    _write_holder(named, None)
+                if named != fd:
+                    os.close(named)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _unless_a_note(note: bool):
+    """A note that cannot be written (a full cache folder) only leaves the holder unnamed."""
+    return contextlib.suppress(OSError) if note else contextlib.nullcontext()
+
+
+def _open_note(note_path) -> int | None:
+    try:
+        os.makedirs(os.path.dirname(os.fspath(note_path)) or ".", exist_ok=True)
+        return os.open(note_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError:
+        return None
 
 
 def _open(lock_path, *, exclusive: bool) -> int | None:

@@ -10,7 +10,6 @@ from functools import lru_cache
 
 from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
-from lockguard.knowledge.built_memo import remembered
 from lockguard.knowledge.components import ComponentPolicy, ComponentRelease, Components
 from lockguard.model.path_text import name_of, plain
 from lockguard.model.toml_lines import TomlLines
@@ -21,8 +20,7 @@ if TYPE_CHECKING:
 
     from lockguard.knowledge.schema import Field
 
-# schema.SCHEMA's files, in its order (a test holds them equal): named here too, so that knowledge
-# kept by built_memo loads without making the schema
+# schema.SCHEMA's files, in its order (a test holds them equal)
 FILES = ("torch.toml", "cuda.toml", "components.toml", "conda.toml", "extensions.toml", "hazards.toml")
 
 ENV_DIR = "LOCKGUARD_CONSTRAINTS"
@@ -66,34 +64,17 @@ def load_knowledge(directory: Path | None = None, *, validate: bool = True, memo
 @lru_cache(maxsize=4)
 def _load(directory: str, validate: bool, memo) -> t.Knowledge:
     paths = {name: os.path.join(directory, name) if plain(directory) else _path(directory) / name for name in FILES}
-    texts = _texts(paths) if memo is not None and not validate else None
-    if texts is None:
-        return _checked(paths, validate, memo, {})
-    # the check path: the typed tables of these very texts, kept from an earlier run
-    return remembered(memo, list(texts.values()), validate, lambda: _checked(paths, validate, memo, texts))
+    return _checked(paths, validate, memo)
 
 
-def _checked(paths: dict, validate: bool, memo, texts: dict[str, str]) -> t.Knowledge:
+def _checked(paths: dict, validate: bool, memo) -> t.Knowledge:
     from lockguard.knowledge.schema import SCHEMA
 
     rows: dict[str, list[dict]] = {}
     for file_name, tables in SCHEMA.items():
-        for table_name, row_list in _read_file(paths[file_name], tables, validate, memo, texts.get(file_name)).items():
+        for table_name, row_list in _read_file(paths[file_name], tables, validate, memo).items():
             rows[table_name] = row_list
     return _build(rows, tuple(sorted(FILES)))
-
-
-def _texts(paths: dict) -> dict[str, str] | None:
-    """Every file's text; None when one cannot be read: the files are then read one at a time,
-    so that the error reported is the one the files' order meets first, as ever."""
-    texts = {}
-    for name, path in paths.items():
-        try:
-            with open(path, encoding="utf-8") as handle:
-                texts[name] = handle.read()
-        except (OSError, ValueError):
-            return None
-    return texts
 
 
 def parse_file(text: str) -> tuple[dict, dict[str, list[int | None]]]:
@@ -119,14 +100,12 @@ def _path(directory: str) -> Path:
     return Path(directory)
 
 
-def _read_file(path: Path | str, tables: dict[str, dict[str, Field]], validate: bool, memo=None,
-               text: str | None = None) -> dict[str, list[dict]]:
-    """`path`: a Path, or a plain text (model/path_text.py) that messages print the same;
-    `text`: the file's text when already read."""
+def _read_file(path: Path | str, tables: dict[str, dict[str, Field]], validate: bool,
+               memo=None) -> dict[str, list[dict]]:
+    """`path`: a Path, or a plain text (model/path_text.py) that messages print the same."""
     try:
-        if text is None:
-            with open(path, encoding="utf-8") as handle:  # what Path.read_text does
-                text = handle.read()
+        with open(path, encoding="utf-8") as handle:  # what Path.read_text does
+            text = handle.read()
     except FileNotFoundError:
         raise InputError(f"knowledge file {path} is missing", file=str(path),
                          hint="reinstall lockguard, or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder") from None

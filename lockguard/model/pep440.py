@@ -167,18 +167,6 @@ class Spec:
         if self._clauses is None:
             self.specifier  # noqa: B018 - validates now: a broken knowledge row is named at load
 
-    def plain_state(self) -> tuple[str, list] | None:
-        """(text, clauses) when decided here without packaging, for from_plain_state (the
-        knowledge memo, knowledge/built_memo.py); None when packaging decides it."""
-        return None if self._clauses is None else (self.text, self._clauses)
-
-    @classmethod
-    def from_plain_state(cls, text: str, clauses: list) -> Spec:
-        """The Spec that plain_state() described, without parsing its text again."""
-        spec = cls.__new__(cls)
-        spec.text, spec._clauses, spec._packaging = text, clauses, None
-        return spec
-
     @property
     def specifier(self):
         """packaging's SpecifierSet of the same text (for the resolver, and for other forms)."""

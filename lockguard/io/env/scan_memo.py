@@ -4,29 +4,28 @@ every file it came from (type and mode, device, inode, size, mtime, ctime) is un
 
 Only parses are memoized, never what exists: the scan lists the prefix every time, so a RECORD
 file that disappeared is reported whatever a memo says. A file changed in the last seconds is not
-memoized ("racy git": two writes within one timestamp tick would leave the stat equal); a memo
-file whose checksum is wrong or that does not decode to its schema is ignored and rewritten.
-The files are msgpack decoded into checked types through io/msgspec_adapter.py (never pickle or
-marshal for a cache)."""
+memoized ("racy git": two writes within one timestamp tick would leave the stat equal). Each memo
+is one entry of the cache layer (io/cache/: checksummed, versioned, written atomically) keyed by
+its header; an entry that fails the layer's checks or does not decode to its schema is ignored
+and rewritten. The payload is msgpack decoded into checked types through io/msgspec_adapter.py
+(never pickle or marshal for a cache)."""
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
 import stat
 import time
-import zlib
 from pathlib import Path
 
 import lockguard
+from lockguard.io.cache.store import Store
 from lockguard.io.msgspec_adapter import TypedMsgpack
 
-FORMAT = "env-scan-v1"
+FORMAT = "env-scan-v1"  # in every memo's header: another format is another entry
+MEMOS = Store("env-scan", 1)
 RACY_NS = 5 * 10**9  # wider than any filesystem's timestamp tick (FAT's mtime: 2 s)
 MISSING: tuple[int, ...] = ()  # the key of a file that does not exist (a state the parse reads too)
 FileKey = tuple[int, ...]
-_CRC = 4
 
 
 def file_key(path: str | Path) -> FileKey | None:
@@ -60,18 +59,14 @@ class Memo:
         if not _encodable(self.header):  # a folder name that is not UTF-8: no memo for it
             self.path = None
             return
-        digest = hashlib.sha256(self.header.encode()).hexdigest()[:32]
-        self.path = _memo_dir() / f"{kind}-{digest}.msgpack"
+        self.path = MEMOS.path_of(self.header)
         self._old = self._load()
 
     def _load(self) -> dict:
-        try:
-            data = self.path.read_bytes()
-        except OSError:
+        data = MEMOS.get(self.header)
+        if data is None:
             return {}
-        if len(data) < _CRC or int.from_bytes(data[:_CRC], "big") != zlib.crc32(data[_CRC:]):
-            return {}
-        memo = self._codec.decode(data[_CRC:])
+        memo = self._codec.decode(data)
         return memo[1] if memo is not None and memo[0] == self.header else {}
 
     def get(self, name: str, keys: tuple[FileKey | None, ...]):
@@ -96,10 +91,7 @@ class Memo:
         payload = self._codec.encode(self.header, self._new)
         if payload is None:
             return  # a parse holding text that is not UTF-8: parsed again next time
-        from lockguard.io.index.cache import replace_with
-
-        with contextlib.suppress(OSError):  # a cache that cannot be written costs time, nothing else
-            replace_with(self.path, zlib.crc32(payload).to_bytes(_CRC, "big") + payload)
+        MEMOS.put(self.header, payload)  # a cache that cannot be written costs time, nothing else
 
 
 def _encodable(text: str) -> bool:
@@ -110,8 +102,3 @@ def _encodable(text: str) -> bool:
         return False
     return True
 
-
-def _memo_dir() -> Path:
-    from lockguard.io.index.cache import default_cache_dir
-
-    return default_cache_dir() / FORMAT

@@ -1,55 +1,34 @@
-"""Persistent cache under the user cache dir, with a format version in its folder name.
+"""The index side of lockguard's cache: each value a kind of entry of the one cache layer
+(lockguard/io/cache/), keyed by everything it depends on.
 
-- metadata of a file is immutable: keyed by the file's sha256, never refetched;
-- index pages carry their ETag / Last-Modified and the time they were fetched, so the client can
-  revalidate them or serve them within a short TTL (and always when offline).
-
-Writes are atomic (a temporary file per process and thread, then a rename), so concurrent
-lockguard processes and threads never see half a file.
+- a page's state (content type, ETag, Last-Modified, when it was fetched, the body's sha256), by
+  the page URL: the client revalidates it, or serves it within a short TTL (always when offline);
+- a page's body, by its sha256 (two mirrors serving the same bytes share it: the bytes are equal);
+- a page's parsed rows, by the page URL, the body's sha256 and the file filter: a row's URL is
+  made absolute against the URL that served the page, so two indexes serving the same relative
+  links never share rows;
+- a file's METADATA, by the file's sha256 (immutable; the fetcher checks it against the hash the
+  index advertises for it, PEP 658, before using it);
+- whole resolutions, by io/index/resolve_memo.py's key.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import marshal
-import os
-import threading
 import time
 from pathlib import Path
 
+from lockguard.io.cache.store import Store
 from lockguard.model.record import record  # not dataclasses: a memoized resolve imports little else
 
-CACHE_FORMAT = "v1"
-ENV_CACHE_DIR = "LOCKGUARD_CACHE_DIR"
 PAGE_TTL_SECONDS = 600.0  # a page this young is served without asking the index again
 
-
-def default_cache_dir() -> Path:
-    if os.environ.get(ENV_CACHE_DIR):
-        return Path(os.environ[ENV_CACHE_DIR])
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("lockguard"))
-
-
-def replace_with(path: Path, data: bytes) -> None:
-    """Write a cache file: a temporary name of its own per process and thread, then an atomic
-    rename, so a reader sees the old file or the new one, never half of one, without a lock (a
-    cold resolve writes hundreds of files; a lock file per write cost more CPU than the writes)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        try:
-            tmp.write_bytes(data)
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise
+PAGE_STATES = Store("page-state", 1)
+PAGE_BODIES = Store("page-body", 1)
+PAGE_ROWS = Store("page-rows", 1)
+METADATA = Store("metadata", 1)
+RESOLUTIONS = Store("resolution", 1)
 
 
 @record
@@ -71,98 +50,102 @@ class CachedPage:
 
 
 class Cache:
-    def __init__(self, root: Path | None = None) -> None:
-        self.root = (root or default_cache_dir()) / CACHE_FORMAT
-        self.root.mkdir(parents=True, exist_ok=True)
+    """The index client's, the metadata fetcher's and the resolution memo's view of the cache."""
 
-    # -- helpers -------------------------------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        """The folder where rattler keeps its own caches (`root / "conda"`, `root / "pkgs"`)."""
+        from lockguard.io.cache.root import tools_folder
 
-    def _path(self, kind: str, key: str, suffix: str) -> Path:
-        return self.root / kind / key[:2] / f"{key}{suffix}"
-
-    def _write(self, path: Path, data: bytes) -> None:
-        replace_with(path, data)
+        return Path(tools_folder())
 
     # -- metadata (immutable, by file sha256) -------------------------------------------------
 
     def get_metadata(self, file_sha256: str) -> bytes | None:
-        path = self._path("metadata", file_sha256, ".METADATA")
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            return None
+        return METADATA.get(file_sha256)
 
     def put_metadata(self, file_sha256: str, data: bytes) -> None:
-        self._write(self._path("metadata", file_sha256, ".METADATA"), data)
+        METADATA.put(file_sha256, data)
+
+    def discard_metadata(self, file_sha256: str) -> None:
+        METADATA.discard(file_sha256)
 
     # -- index pages (revalidated) -------------------------------------------------------------
 
-    @staticmethod
-    def _page_key(url: str) -> str:
-        return hashlib.sha256(url.encode()).hexdigest()
-
-    def page_meta_path(self, url: str) -> Path:
-        """Where the page of `url` is kept (its metadata half); absent: never fetched."""
-        return self._path("pages", self._page_key(url), ".json")
+    def has_page(self, url: str) -> bool:
+        """Whether a page of `url` is kept (not validated: a hint for io/index/early.py)."""
+        return PAGE_STATES.exists(url)
 
     def get_page(self, url: str) -> CachedPage | None:
-        key = self._page_key(url)
-        try:
-            meta = json.loads(self._path("pages", key, ".json").read_text())
-            body = self._path("pages", key, ".body").read_bytes()
-        except (FileNotFoundError, ValueError):
+        state = _state(url)
+        if state is None:
             return None
-        digest = hashlib.sha256(body).hexdigest()
-        if digest != meta.get("body_sha256"):
-            return None  # a torn pair from an interrupted write: treat as missing
-        return CachedPage(url, meta["content_type"], body, meta.get("etag"), meta.get("last_modified"),
-                          meta["fetched_at"], digest)
+        content_type, etag, last_modified, fetched_at, sha = state
+        body = PAGE_BODIES.get(sha)
+        if body is None:
+            return None
+        return CachedPage(url, content_type, body, etag, last_modified, fetched_at, sha)
 
     def put_page(self, page: CachedPage) -> None:
-        key = self._page_key(page.url)
-        self._write(self._path("pages", key, ".body"), page.body)
-        meta = {"url": page.url, "content_type": page.content_type, "etag": page.etag,
-                "last_modified": page.last_modified, "fetched_at": page.fetched_at,
-                "body_sha256": page.body_sha256}
-        self._write(self._path("pages", key, ".json"), json.dumps(meta).encode())
-
-    def page_state(self, url: str) -> tuple[str, float] | None:
-        """(body sha256, fetched at) of the cached page of `url`, from its metadata half alone
-        (None: not cached, or its body is gone); `get_page` still verifies the body it reads."""
-        key = self._page_key(url)
-        try:
-            meta = json.loads(self._path("pages", key, ".json").read_text())
-            if not self._path("pages", key, ".body").is_file():
-                return None
-            sha, fetched_at = meta["body_sha256"], meta["fetched_at"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        if not isinstance(sha, str) or not isinstance(fetched_at, (int, float)):
-            return None
-        return sha, float(fetched_at)
+        if PAGE_BODIES.put(page.body_sha256, page.body):  # the body first: a state never names a missing one
+            _put_state(page)
 
     def touch_page(self, page: CachedPage) -> None:
+        """The page was revalidated (HTTP 304): its state is rewritten, its body stays."""
         page.fetched_at = time.time()
-        self.put_page(page)
+        _put_state(page)
 
-    # -- parsed pages (a digest of a page body, so warm runs skip JSON/HTML parsing) ------------
-
-    def get_digest(self, body_sha256: str):
-        try:
-            return marshal.loads(self._path("digests", body_sha256, ".marshal").read_bytes())
-        except (FileNotFoundError, EOFError, ValueError, TypeError):
+    def page_state(self, url: str) -> tuple[str, float] | None:
+        """(body sha256, fetched at) of the kept page of `url`, from its state alone (None: not
+        kept, or its body is gone); `get_page` still checks the body it reads."""
+        state = _state(url)
+        if state is None or not PAGE_BODIES.exists(state[4]):
             return None
+        return state[4], state[3]
 
-    def put_digest(self, body_sha256: str, value) -> None:
-        self._write(self._path("digests", body_sha256, ".marshal"), marshal.dumps(value))
+    # -- parsed pages (rows of a page body, so warm runs skip JSON/HTML parsing) ------------------
+
+    def get_rows(self, url: str, body_sha256: str, file_filter: str) -> list | None:
+        data = PAGE_ROWS.get(_rows_key(url, body_sha256, file_filter))
+        if data is None:
+            return None
+        try:
+            rows = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return None
+        return rows if type(rows) is list and all(type(r) is tuple and len(r) == 8 for r in rows) else None
+
+    def put_rows(self, url: str, body_sha256: str, file_filter: str, rows: list) -> None:
+        PAGE_ROWS.put(_rows_key(url, body_sha256, file_filter), marshal.dumps(rows))
 
     # -- whole resolutions (io/index/resolve_memo.py decides when one still holds) ---------------
 
     def get_resolution(self, key: str) -> bytes | None:
-        try:
-            return self._path("resolutions", key, ".json").read_bytes()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            return None
+        return RESOLUTIONS.get(key)
 
     def put_resolution(self, key: str, data: bytes) -> None:
-        self._write(self._path("resolutions", key, ".json"), data)
+        RESOLUTIONS.put(key, data)
+
+
+def _rows_key(url: str, body_sha256: str, file_filter: str) -> str:
+    return f"{url}\0{body_sha256}\0{file_filter}"
+
+
+def _state(url: str) -> tuple | None:
+    data = PAGE_STATES.get(url)
+    if data is None:
+        return None
+    try:
+        state = marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not (type(state) is tuple and len(state) == 6 and state[0] == url and type(state[1]) is str
+            and all(v is None or type(v) is str for v in state[2:4]) and type(state[4]) is float
+            and type(state[5]) is str and len(state[5]) == 64):
+        return None
+    return state[1], state[2], state[3], state[4], state[5]
+
+
+def _put_state(page: CachedPage) -> None:
+    PAGE_STATES.put(page.url, marshal.dumps((page.url, page.content_type, page.etag, page.last_modified,
+                                            float(page.fetched_at), page.body_sha256)))

@@ -41,7 +41,7 @@ class IndexClient:
         self.refresh = refresh
         self.ttl = ttl
         self.keep_file = keep_file  # filename -> bool: drop files the target cannot use, unparsed
-        self.digest_suffix = f"-{keep_key}" if keep_file else ""  # digests are per file filter
+        self.file_filter = keep_key if keep_file else ""  # kept rows are per file filter
         self._pages: dict[str, ProjectPage | None] = {}
         self._failed: dict[str, SourceUnreachable] = {}  # pages that could not be read in this run
         # every page URL asked for -> the sha256 of the body that answered (None: no such project
@@ -127,11 +127,11 @@ class IndexClient:
         return files
 
     def _parse(self, page: CachedPage) -> list[DistFile]:
-        """Every file of the page, from a cached digest when there is one (parsing large pages
-        is most of a warm resolve), then filtered by `keep_file`."""
-        key = page.body_sha256 + self.digest_suffix
-        rows = self.cache.get_digest(key)
+        """Every file of the page, from its kept rows when there are (parsing large pages is most
+        of a warm resolve), then filtered by `keep_file`. The rows are kept by page URL as well
+        as body: relative links are made absolute against the URL that served the page."""
+        rows = self.cache.get_rows(page.url, page.body_sha256, self.file_filter)
         if rows is None:
             rows = project_rows(page.body, page.content_type, page.url, self.keep_file)
-            self.cache.put_digest(key, rows)
+            self.cache.put_rows(page.url, page.body_sha256, self.file_filter, rows)
         return [row_to_file(r) for r in rows]

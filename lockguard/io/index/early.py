@@ -18,7 +18,6 @@ every early thread and a resolve that waited for their answers for ever.
 
 from __future__ import annotations
 
-import os
 import threading
 
 _ANSWERS: dict[str, list] = {}  # url -> [threading.Event, response | None, exception | None]
@@ -93,7 +92,7 @@ def _urls(argv: list[str]) -> list[str]:
         from lockguard.io.index.cache import Cache
 
         cache = Cache()
-        urls = [u for u in urls if not os.path.exists(cache.page_meta_path(u))]
+        urls = [u for u in urls if not cache.has_page(u)]
     return urls
 
 

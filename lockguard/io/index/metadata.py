@@ -103,6 +103,10 @@ class MetadataFetcher:
             return self._count(parse_metadata(override, "override"))
         key = file.sha256 or "url-" + hashlib.sha256(file.url.encode()).hexdigest()
         cached = self.cache.get_metadata(key)
+        if cached is not None and _advertised_sha256(file) not in (None, hashlib.sha256(cached).hexdigest()):
+            # not the METADATA the index vouches for (PEP 658's hash), as pip and uv check it: fetched again
+            self.cache.discard_metadata(key)
+            cached = None
         if cached is not None:
             return self._count(parse_metadata(cached, "cache"))
         if self.offline:
@@ -179,7 +183,7 @@ class MetadataFetcher:
         answer = self.http.get(file.url + ".metadata", max_bytes=MAX_METADATA_BYTES)
         if answer.status != 200:
             return None  # not advertised and not served: fall back to range requests
-        expected = file.metadata.get("sha256") if isinstance(file.metadata, dict) else None
+        expected = _advertised_sha256(file)
         if expected and hashlib.sha256(answer.content).hexdigest() != expected:
             self.warn(f"{file.filename}.metadata does not match its advertised sha256; reading the wheel instead")
             return None
@@ -209,6 +213,12 @@ def _side_requests() -> DaemonPool:
     if _SIDE is None:
         _SIDE = DaemonPool(32, "lockguard-side")
     return _SIDE
+
+
+def _advertised_sha256(file: DistFile) -> str | None:
+    """The sha256 of the file's METADATA that the index page gives (PEP 658/714), if any."""
+    digest = file.metadata.get("sha256") if isinstance(file.metadata, dict) else None
+    return digest.lower() if isinstance(digest, str) and digest else None
 
 
 def _where(file: DistFile) -> str:

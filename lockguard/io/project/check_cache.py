@@ -5,6 +5,8 @@ the intent file and the files it reads (lock files, requirements*, Dockerfiles, 
 setup.cfg). When none of those bytes changed, the previous output is printed again without
 importing or parsing anything else. Standard library only, and not even pathlib (a quarter of
 this path's cost): this runs before the rest of lockguard is imported. A miss simply runs the check.
+Each result is an entry of the cache layer (io/cache/), keyed by all of the above but the files'
+bytes, which the entry lists and whose digest it holds.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import os
 
 from lockguard import __version__
 from lockguard.errors import InputError
-from lockguard.io.project.cache_folder import cache_folder
+from lockguard.io.cache.store import Store
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.textfile import LOCK_LIMIT, is_regular_file, read_bytes
 from lockguard.model.digest import sha256
 
 ABSENT = b"\0absent\0"
 UNREADABLE = b"\0unreadable\0"
+RESULTS = Store("check", 1)
 
 
 def constraints_fingerprint() -> str:
@@ -76,14 +79,16 @@ class CheckCache:
                      repr(sorted((k, str(v)) for k, v in options.items()))):
             h.update(part.encode() + b"\0")
         h.update(_bytes(self.intent_path))
-        self.path = os.path.join(cache_folder("check"), f"{h.hexdigest()}.marshal")
+        self.key = h.hexdigest()
 
     def lookup(self) -> tuple[str, int] | None:
         """(output, exit code) of an identical earlier check, or None."""
+        data = RESULTS.get(self.key)
+        if data is None:
+            return None
         try:
-            with open(self.path, "rb") as handle:
-                entry = marshal.loads(handle.read())  # marshal, not json: json's import is a tenth of this path
-        except (OSError, ValueError, EOFError, TypeError):
+            entry = marshal.loads(data)  # marshal, not json: json's import is a tenth of this path
+        except (ValueError, EOFError, TypeError):
             return None
         if not isinstance(entry, dict) or not isinstance(entry.get("output"), str) or type(entry.get("code")) is not int:
             return None
@@ -100,11 +105,4 @@ class CheckCache:
         repo = repository_paths(self.root)
         files = sorted(set(lock_files) | set(repo))
         entry = {"repo": repo, "files": files, "digest": _digest(self.root, files), "output": output, "code": code}
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            tmp = os.path.join(os.path.dirname(self.path), f".{os.path.basename(self.path)}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as handle:
-                handle.write(marshal.dumps(entry))
-            os.replace(tmp, self.path)
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
+        RESULTS.put(self.key, marshal.dumps(entry))  # a cache that cannot be written only costs speed

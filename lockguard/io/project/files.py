@@ -3,16 +3,22 @@
 A set of lock files changes all together or not at all: every target is checked first (a regular
 file or nothing, inside the project folder after resolving symlinks), every file is staged and
 fsynced next to its target, and only then renamed into place; if one rename fails, the ones
-already renamed are put back from hard-link backups."""
+already renamed are put back from hard-link backups. SIGINT and SIGTERM are held back while the
+set is staged and committed (io/deferred_signals.py): a signal in the middle ends the process just
+after the commit, with the whole new set in place and no temporary file left. Temporary files of a
+run killed outright (SIGKILL, a crash) are named `.<target>.<8 characters>.tmp[.old]`;
+`remove_leftovers` clears them (resolve calls it under the project's lock)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from pathlib import Path
 
 from lockguard.errors import InputError
+from lockguard.io.deferred_signals import DeferredSignals
 
 
 def write_atomic(path: Path, data: str | bytes, *, root: Path | None = None) -> None:
@@ -54,6 +60,11 @@ def write_all_atomic(files: dict[Path, str | bytes], *, root: Path | None = None
     check_targets(files, root)
     if not files:
         return
+    with DeferredSignals():
+        _stage_and_commit(files)
+
+
+def _stage_and_commit(files: dict[Path, str | bytes]) -> None:
     import tempfile  # here, not at the top: an unchanged resolve writes nothing
 
     staged: list[tuple[str, Path]] = []
@@ -94,8 +105,8 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
 
                     shutil.copy2(path, backup)
             backups.append((path, backup))
-            os.replace(tmp, path)
-    except OSError:
+            _put_in_place(tmp, path)
+    except BaseException:  # an error, or an exception raised by a signal handler: the old set comes back
         for path, backup in reversed(backups):
             with contextlib.suppress(OSError):
                 if backup is not None:
@@ -115,6 +126,28 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+def _put_in_place(tmp: str, path: Path) -> None:
+    """One staged file renamed over its target (a named step: the tests' fault seam stops here)."""
+    os.replace(tmp, path)
+
+
+def remove_leftovers(paths) -> list[Path]:
+    """Remove the temporary files a killed write of these targets left next to them; the removed."""
+    removed = []
+    for path in map(Path, paths):
+        pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp(\.old)?")
+        try:
+            candidates = [p for p in path.parent.iterdir() if pattern.fullmatch(p.name)]
+        except OSError:
+            continue
+        for candidate in candidates:
+            with contextlib.suppress(OSError):
+                if stat.S_ISREG(candidate.lstat().st_mode):
+                    candidate.unlink()
+                    removed.append(candidate)
+    return removed
 
 
 def _umask() -> int:

@@ -1,0 +1,48 @@
+"""The one encoding of a cache entry: a header that says what the entry is, then the payload.
+
+    MAGIC (5 bytes: b"LGCE" and the encoding's own version)
+    the kind's schema version (4 bytes, big-endian)
+    the sha256 of (kind, schema version, key) (32 bytes)
+    the payload's length (8 bytes, big-endian)
+    the CRC-32 of the four fields above and of the payload (4 bytes, big-endian)
+    the payload
+
+An entry is used only when every field is what the reader expects: the magic, its kind's version,
+the digest of the very key it asked for (an entry copied, renamed or swapped under another key's
+name is a miss), the length (a truncated or extended file is a miss) and the CRC (a garbled one is
+a miss). Pure functions over bytes; store.py does the file system.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from lockguard.model.digest import sha256
+
+MAGIC = b"LGCE\x01"
+HEADER_SIZE = len(MAGIC) + 4 + 32 + 8 + 4
+
+
+def key_digest(kind: str, version: int, key: str) -> bytes:
+    """What names an entry: its kind, the kind's schema version and the full key."""
+    return sha256(f"{kind}\0{version}\0{key}".encode("utf-8", "surrogatepass")).digest()
+
+
+def header(version: int, digest: bytes, payload: bytes) -> bytes:
+    """The header to write before `payload` (written apart: a page body is not copied again)."""
+    fields = MAGIC + version.to_bytes(4, "big") + digest + len(payload).to_bytes(8, "big")
+    return fields + zlib.crc32(payload, zlib.crc32(fields[len(MAGIC):])).to_bytes(4, "big")
+
+
+def payload_of(data: bytes, version: int, digest: bytes) -> bytes | None:
+    """The payload of an entry read whole, or None when any field is not what is expected."""
+    if len(data) < HEADER_SIZE or not data.startswith(MAGIC):
+        return None
+    at = len(MAGIC)
+    if int.from_bytes(data[at:at + 4], "big") != version or data[at + 4:at + 36] != digest:
+        return None
+    if int.from_bytes(data[at + 36:at + 44], "big") != len(data) - HEADER_SIZE:
+        return None
+    payload = data[HEADER_SIZE:]
+    crc = zlib.crc32(payload, zlib.crc32(data[at:at + 44]))
+    return payload if crc == int.from_bytes(data[at + 44:HEADER_SIZE], "big") else None
