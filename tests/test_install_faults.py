@@ -366,3 +366,26 @@ def test_restore_skips_what_the_user_removed_since_and_puts_the_quarantine_back(
     assert "oldlib 2.0" in result.stderr and "; skipped" in result.stderr
     assert tree_hashes(venv) == before  # the quarantine is back, byte for byte
     assert [r["state"] for r in runs(lg, venv)] == ["restored"]
+
+
+def test_a_journal_line_cut_short_by_a_full_disk_is_taken_back(tmp_path, monkeypatch):
+    """A part line in the middle of the journal made every later reading refuse the run (seen on a
+    real full tmpfs): an event written in part is cut off again, so the journal holds whole lines."""
+    from lockguard.io.env import quarantine
+
+    q = quarantine.Quarantine(tmp_path, "20261201-000000-000000-aa")
+    q.root.mkdir(parents=True)
+    q.log(event="begin")
+    real_write = os.write
+
+    def half(fd, data):
+        real_write(fd, data[: len(data) // 2])
+        return len(data) // 2
+
+    monkeypatch.setattr(quarantine.os, "write", half)
+    with pytest.raises(OSError, match="No space left on device"):
+        q.log(event="moved", path="lib/a.so")
+    monkeypatch.setattr(quarantine.os, "write", real_write)
+    q.log(event="aborted")
+    q.close()
+    assert [e["event"] for e in q.journal()] == ["begin", "aborted"]

@@ -20,6 +20,7 @@ Every file operation that tests make fail or stop goes through a small named fun
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -136,7 +137,7 @@ class Quarantine:
         self.before_path = self.root / "before.json"
         self.installed_path = self.root / "installed.json"
         self._manifest: dict | None = None
-        self._journal = None
+        self._journal: int | None = None  # the journal, opened for appending on the first event
 
     # -- creating ------------------------------------------------------------------------------------
 
@@ -284,12 +285,21 @@ class Quarantine:
         """Append an event. Per-file events are flushed to the kernel (a killed process loses
         nothing) but fsynced only with the next phase event: an fsync per file would cost minutes
         for a CUDA environment, and undo goes by what lies in files/, not by the journal alone."""
+        data = (json.dumps(event) + "\n").encode("utf-8")
         if self._journal is None:
-            self._journal = open(self.journal_path, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
-        self._journal.write(json.dumps(event) + "\n")
-        self._journal.flush()
+            self._journal = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        size = os.fstat(self._journal).st_size
+        try:
+            # one write per event: on a full disk it may land in part, and a part line in the middle
+            # of the journal would make every later reading refuse it; so it is cut off again
+            if os.write(self._journal, data) != len(data):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.journal_path))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._journal, size)
+            raise
         if sync:
-            os.fsync(self._journal.fileno())
+            os.fsync(self._journal)
 
     def note(self, **event) -> str:
         """log() for an undo, which must go on when the journal cannot be written (a full disk):
@@ -299,8 +309,8 @@ class Quarantine:
         except OSError as exc:
             if self._journal is not None:
                 with contextlib.suppress(OSError):
-                    self._journal.close()
-                self._journal = None
+                    os.close(self._journal)
+                self._journal: int | None = None  # the journal, opened for appending on the first event
             return os_cause(exc)
         return ""
 
@@ -319,8 +329,8 @@ class Quarantine:
 
     def close(self) -> None:
         if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+            os.close(self._journal)
+            self._journal: int | None = None  # the journal, opened for appending on the first event
 
     # -- moving --------------------------------------------------------------------------------------
 
