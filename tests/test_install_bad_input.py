@@ -333,3 +333,21 @@ def test_site_packages_read_early_are_the_ones_the_interpreter_names(project, ve
     assert result.exit_code in (0, 1), result.stderr
     names = {f["message"] for f in json.loads(result.stdout)["data"]["findings"]}
     assert not any("ghost" in n for n in names), names
+
+
+def test_a_record_the_csv_module_refuses_is_bad_input_naming_its_line(project, venv, lg):
+    """Issue 25: a RECORD field over the csv module's 131,072 characters was exit 70."""
+    dist_info = site_packages(venv) / "odd-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: odd\nVersion: 1.0\n")
+    field = '"' + "x" * 200_000 + '"'
+    (dist_info / "RECORD").write_text(f'odd-1.0.dist-info/METADATA,,\n"odd/__init__.py",,\n{field},,\n')
+    before = with_state(venv)
+    before.pop(".lockguard/", None)  # the state folder that holds the prefix's lock may appear
+    for args in (["check", *intent(project), "--env", str(venv)],
+                 ["clean-install", *intent(project), "--prefix", str(venv), "--dry-run"]):
+        result = lg(*args)
+        clear_error(result, f"{dist_info / 'RECORD'}:3: this RECORD cannot be read", "--force-reinstall")
+    after = with_state(venv)
+    after.pop(".lockguard/", None)
+    assert after == before

@@ -355,7 +355,7 @@ def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[s
     text = read_text(path, RECORD_LIMIT)
     quoted = '"' in text
     if quoted:
-        rows = [row for row in csv.reader(text.splitlines()) if row and row[0]]
+        rows = [row for row in _csv_rows(text, path) if row and row[0]]
         names = [row[0] for row in rows]
     else:
         names = [n for n in (line.split(",", 1)[0] for line in text.splitlines()) if n]
@@ -410,8 +410,21 @@ def _plain(name: str) -> bool:
             and not name.endswith(("/", "/.")) and name != ".")
 
 
-def _record_rows(text: str):
-    return csv.reader(text.splitlines()) if '"' in text else (line.split(",") for line in text.splitlines())
+def _record_rows(text: str, path: str = "RECORD"):
+    return _csv_rows(text, path) if '"' in text else (line.split(",") for line in text.splitlines())
+
+
+def _csv_rows(text: str, path: str) -> list[list[str]]:
+    """The rows of a quoted RECORD; a RECORD the csv module refuses (a field over its 131,072
+    characters, a stray quote) is damage, named with its line, never a crash."""
+    reader = csv.reader(text.splitlines())
+    try:
+        return list(reader)
+    except csv.Error as exc:
+        raise InputError(f"{path}:{reader.line_num}: this RECORD cannot be read ({exc})", file=path,
+                         line=reader.line_num,
+                         hint="the distribution's RECORD is damaged: reinstall it (pip install --force-reinstall "
+                              "--no-deps NAME==VERSION), or remove its .dist-info folder") from None
 
 
 def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
@@ -453,7 +466,7 @@ def _replace(dist: InstalledDist, **changes) -> InstalledDist:
 def record_entries(dist: InstalledDist, root: str) -> list[RecordEntry]:
     """The RECORD of a distribution with its digests (for --verify-files)."""
     out = []
-    for row in _record_rows(read_text(dist.record_file, RECORD_LIMIT)):
+    for row in _record_rows(read_text(dist.record_file, RECORD_LIMIT), dist.record_file):
         if not row or not row[0]:
             continue
         raw = row[0]
