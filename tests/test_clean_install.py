@@ -204,7 +204,7 @@ def test_python_option_and_verify_files(world, project, venv, lg):
     plan = json.loads(clean_install(lg, project, venv, "--dry-run", "--json").stdout)["data"]["plan"]
     assert plan["install"] == []  # without hashing, nothing looks wrong
     plan = json.loads(clean_install(lg, project, venv, "--dry-run", "--json", "--verify-files").stdout)["data"]["plan"]
-    assert plan["install"] == ["jinja2==1.0"] and plan["outgoing"][0]["reason"] == "repair: 1 files changed"
+    assert plan["install"] == ["jinja2==1.0"] and plan["outgoing"][0]["reason"] == "repair: 1 file changed"
     assert clean_install(lg, project, venv, "--yes", "--verify-files").exit_code == 0
     assert env_check(lg, project, venv, "--verify-files") == (0, [])
 

@@ -4,6 +4,7 @@ and JSON data. Pure."""
 from __future__ import annotations
 
 from lockguard.check.lock_changes import ChangeReport, PackageChange, PlatformChanges
+from lockguard.model.wording import counted
 
 
 def summary(platform: PlatformChanges) -> str:
@@ -11,7 +12,7 @@ def summary(platform: PlatformChanges) -> str:
         return "unchanged"
     if platform.new_lock:
         sides = {side: sum(1 for c in platform.packages if c.side == side) for side in ("pip", "conda")}
-        return "new lock, " + ", ".join(f"{n} {side} packages" for side, n in sides.items() if n)
+        return "new lock, " + ", ".join(f"{counted(n, side + ' package')}" for side, n in sides.items() if n)
     counts = ", ".join(f"{n} {kind}" for kind, n in platform.counts().items())
     facts = f"{len(platform.facts)} CUDA fact{'s' if len(platform.facts) != 1 else ''} moved" if platform.facts else ""
     return ", ".join(part for part in (counts, facts) if part)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from lockguard.cli.common import get_ui, intent_option, json_option
+from lockguard.model.wording import counted
 
 
 @click.command("clean-install")
@@ -56,7 +57,7 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
     from lockguard.io.project.intent_file import project_here
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.knowledge import load_knowledge
-    from lockguard.model.sizes import counted, human_size
+    from lockguard.model.wording import counted, human_size
 
     ui = get_ui(ctx, "clean-install")
     progress = Progress(ui)
@@ -126,7 +127,7 @@ def _report_interrupted(ui, root: Path, previews: list[dict], as_json: bool) -> 
                 else f"clean-install {item['id']} in {root} was interrupted")
         ui.out(f"{what} (last step: {item['phase']}).\n"
                f"  `lockguard restore {item['id']} --prefix {root}` (or a clean-install without --dry-run, which "
-               f"finishes it first) would remove {item['remove']} files the interrupted run installed and put back "
+               f"finishes it first) would remove {counted(item['remove'], 'file')} the interrupted run installed and put back "
                f"{item['put_back']} quarantined files.")
     ui.out("no plan: it depends on the environment after that undo; nothing was changed.")
     return 1

@@ -28,7 +28,7 @@ from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.lock_paths import lock_file
 from lockguard.model.prefix import PrefixSnapshot
-from lockguard.model.sizes import counted, human_size
+from lockguard.model.wording import counted, human_size
 
 
 def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:
@@ -72,7 +72,7 @@ def undo_interrupted(prefix: Path, progress: Progress) -> list[str]:
         result = undo(Quarantine(prefix, info.id))
         what = (f"the restore of clean-install {info.id} was interrupted; finished it" if info.state == "restore-interrupted"
                 else f"clean-install {info.id} was interrupted; undone")
-        progress.warn(f"{what}: removed {result.removed} files it had installed, put back {result.put_back} files")
+        progress.warn(f"{what}: removed {counted(result.removed, 'file')} it had installed, put back {counted(result.put_back, 'file')}")
         undone.append(info.id)
     return undone
 

@@ -14,7 +14,7 @@ from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, blocking
 from lockguard.install.verify import smoke_modules
 from lockguard.model.names import canonical_name, same_version
-from lockguard.model.sizes import counted
+from lockguard.model.wording import counted
 
 if TYPE_CHECKING:
     from lockguard.check.snapshot import Snapshot

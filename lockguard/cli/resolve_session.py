@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from lockguard.cli.output import Ui
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_file, lock_paths
+from lockguard.model.wording import counted
 
 if TYPE_CHECKING:  # the lock's model is imported by the resolution, not by a memo hit
     from lockguard.model.lock import Lock
@@ -204,10 +205,10 @@ class ResolveSession:
 
             early_bytes, early_requests = fetched()
             self.ui.debug(f"fetched {(self.http.bytes_fetched + early_bytes) / 1e6:.1f} MB in "
-                          f"{self.http.requests + early_requests} requests")
+                          f"{counted(self.http.requests + early_requests, 'request')}")
         for platform in lock.platforms:
             torch = platform.pip.pin("torch")
-            conda_note = ("conda: " + (f"{len(platform.conda.records)} records" if platform.conda.solved
+            conda_note = ("conda: " + (f"{counted(len(platform.conda.records), 'record')}" if platform.conda.solved
                                        else f"{len(platform.conda.specs)} specs from knowledge (not solved)")
                           if platform.conda else "pip only")
             torch_note = f", torch {torch.version} ({platform.stack.variant})" if torch else ""

@@ -75,7 +75,7 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
     from lockguard.io.env.quarantine import Quarantine
     from lockguard.io.env.quarantine_runs import RESTORABLE, list_quarantines
     from lockguard.io.env.transaction import undo
-    from lockguard.model.sizes import counted
+    from lockguard.model.wording import counted
 
     found = list_quarantines(prefix)
     candidates = [q for q in found if q.state in RESTORABLE]
@@ -114,7 +114,7 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
 
 def _list(ui, prefix: Path, as_json: bool) -> None:
     from lockguard.io.env.quarantine_runs import list_quarantines, run_size
-    from lockguard.model.sizes import human_size
+    from lockguard.model.wording import human_size
 
     found = list_quarantines(prefix)
     sizes = {q.id: run_size(prefix, q.id) for q in found}
@@ -144,7 +144,7 @@ def _prune(ui, prefix: Path, shown: Path, *, keep: int, yes: bool, wait: bool, a
         prunable,
         run_size,
     )
-    from lockguard.model.sizes import counted, human_size
+    from lockguard.model.wording import counted, human_size
 
     with locked_prefix(prefix, "restore --prune", exclusive=True, wait=wait, on_wait=ui.info, shown=str(shown)):
         clear_trash(prefix)

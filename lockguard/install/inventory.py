@@ -31,7 +31,7 @@ from lockguard.install.lock_diff import Outgoing
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family
 from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot
-from lockguard.model.sizes import counted
+from lockguard.model.wording import counted
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
         else:
             orphans.setdefault(folder, []).append(path)
     for top, paths in sorted(orphans.items()):
-        inv.findings.append(Finding("LG212", ERROR, f"{top} belongs to no installed distribution ({len(paths)} files)",
+        inv.findings.append(Finding("LG212", ERROR, f"{top} belongs to no installed distribution ({counted(len(paths), 'file')})",
                                     "a leftover of an uninstalled package; clean-install quarantines it",
                                     os.path.join(snap.prefix, top)))
         inv.quarantine += [QuarantineItem(p, f"{top} belongs to no distribution", code="LG212") for p in sorted(paths)]
@@ -323,7 +323,7 @@ def _sonames(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> No
     for name, paths in sorted(by_soname.items()):
         if len(paths) > 1:
             listed = ", ".join(f"{p} ({owners.get(p, 'unowned')})" for p in sorted(paths))
-            inv.findings.append(Finding("LG216", ERROR, f"{len(paths)} files have the SONAME {name}: {listed}",
+            inv.findings.append(Finding("LG216", ERROR, f"{counted(len(paths), 'file')} {'has' if len(paths) == 1 else 'have'} the SONAME {name}: {listed}",
                                         "which one loads depends on RPATH and search order; keep only the locked one",
                                         os.path.join(snap.prefix, sorted(paths)[0])))
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name, cuda_family, same_version
 from lockguard.model.prefix import PrefixSnapshot
+from lockguard.model.wording import counted
 
 if TYPE_CHECKING:
     from lockguard.install.inventory import Inventory, LockView
@@ -120,11 +121,11 @@ def _damage(dist, changed: dict[str, list[str]]) -> str:
     parts = []
     missing = [p for p in dist.absent if _significant(p)]
     if missing:
-        parts.append(f"{len(missing)} files missing")
+        parts.append(f"{counted(len(missing), 'file')} missing")
     if dist.resized:
         parts.append(f"{len(dist.resized)} shared libraries of another size")
     if changed.get(dist.dist_info):
-        parts.append(f"{len(changed[dist.dist_info])} files changed")
+        parts.append(f"{counted(len(changed[dist.dist_info]), 'file')} changed")
     return ", ".join(parts)
 
 
@@ -139,13 +140,13 @@ def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
     if missing or dist.resized:
         what = []
         if missing:
-            what.append(f"{len(missing)} files of its RECORD are missing: {_shown(missing)}")
+            what.append(f"{counted(len(missing), 'file')} of its RECORD {'is' if len(missing) == 1 else 'are'} missing: {_shown(missing)}")
         if dist.resized:
             what.append(f"{len(dist.resized)} shared libraries differ in size from the RECORD: {_shown(list(dist.resized))}")
         out.append(Finding("LG204", ERROR, f"{dist.name} {dist.version}: " + "; ".join(what), fix, dist.dist_info))
     if changed.get(dist.dist_info):
         files = changed[dist.dist_info]
-        out.append(Finding("LG203", ERROR, f"{dist.name} {dist.version}: {len(files)} files differ from its RECORD "
+        out.append(Finding("LG203", ERROR, f"{dist.name} {dist.version}: {counted(len(files), 'file')} {'differs' if len(files) == 1 else 'differ'} from its RECORD "
                            f"({_shown(files)})", fix.replace("clean-install`", "clean-install --verify-files`"),
                            dist.dist_info))
     return out

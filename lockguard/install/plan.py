@@ -14,7 +14,7 @@ from lockguard.install.inventory import Inventory, QuarantineItem
 from lockguard.install.lock_diff import Outgoing
 from lockguard.model.finding import Finding
 from lockguard.model.prefix import PrefixSnapshot
-from lockguard.model.sizes import counted, human_size
+from lockguard.model.wording import counted, human_size
 
 # findings a clean-install fixes inside the prefix; the rest are reported only
 FIXABLE = {"LG200", "LG201", "LG202", "LG203", "LG204", "LG205", "LG210", "LG211", "LG212", "LG215", "LG216",
