@@ -160,7 +160,7 @@ def test_a_deleted_shared_library_is_found_and_reinstalled(world, lg, tmp_path, 
     assert "gpulib 1.0" in findings[0]["message"] and "gpulib/libgpu.so.1" in findings[0]["message"]
     assert "reinstalls gpulib==1.0" in findings[0]["hint"]
     plan = json.loads(run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run", "--json").stdout)["data"]["plan"]
-    assert plan["install"] == ["gpulib==1.0"] and plan["outgoing"][0]["reason"] == "repair: 1 files missing"
+    assert plan["install"] == ["gpulib==1.0"] and plan["outgoing"][0]["reason"] == "repair: 1 file missing"
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert result.exit_code == 0, result.stderr
     assert library.exists() and check_env(lg, project, venv, "--verify-files") == (0, [])
