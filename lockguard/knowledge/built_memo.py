@@ -3,7 +3,7 @@ once, and rebuilt from plain data after.
 
 Checking the ~110 rows into typed values (CUDA and Python versions, GPU archs, specifiers) costs
 about a third of an uncached `lockguard check` of its own work, on every commit. The tables are
-a function of the six files' text, of `validate` and of lockguard's code, so, like a parse in the
+a function of the knowledge files' text, of `validate` and of lockguard's code, so, like a parse in the
 parse memo (io/project/parse_memo.py), they are kept in marshal form under the digest of all of
 that: the code by the size and modification time of the modules that type the rows, as Python
 checks its bytecode. Plain values (str, int, bool, float, None, tuples, lists, dicts) and the
@@ -19,6 +19,7 @@ import os
 
 import lockguard
 from lockguard.knowledge import components as c
+from lockguard.knowledge import shared_files as sf
 from lockguard.knowledge import tables as t
 from lockguard.model import names, versions
 from lockguard.model.pep440 import Spec
@@ -27,6 +28,7 @@ KIND = "knowledge-built"
 # the modules whose code makes the typed rows (files under lockguard/): a change to any of them is
 # another memo entry
 CODE = ("knowledge/loader.py", "knowledge/schema.py", "knowledge/tables.py", "knowledge/components.py",
+        "knowledge/shared_files.py",
         "knowledge/built_memo.py", "model/versions.py", "model/pep440.py", "model/names.py", "model/record.py",
         "model/toml_lines.py")
 
@@ -38,8 +40,8 @@ class NotKept(Exception):
 def _classes() -> dict[str, type]:
     found = (t.Knowledge, t.TorchRelease, t.TorchPatch, t.ArchRow, t.Toolkit, t.CondaSpecsRow, t.SysrootRow,
              t.LibraryRow, t.PythonNameRow, t.NvccRule, t.GpuRule, t.TorchPinRule, t.Hazard, c.Components,
-             c.ComponentRelease, c.ComponentPolicy, versions.CudaVersion, versions.DriverVersion,
-             versions.GpuArch, versions.PythonVersion, names.NamedSpec)
+             c.ComponentRelease, c.ComponentPolicy, sf.WheelFiles, sf.SharedFiles, sf.SeparateFiles,
+             versions.CudaVersion, versions.DriverVersion, versions.GpuArch, versions.PythonVersion, names.NamedSpec)
     return {cls.__qualname__: cls for cls in found}
 
 
