@@ -144,7 +144,10 @@ class ResolveSession:
             keep, keep_key = coarse_filename_filter(target)
             index = IndexClient(self.http, cache, self.intent.indexes, offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
             self.index_clients.append(index)
-            fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn)
+            from lockguard.io.index.failed_builds import FailedBuilds
+
+            fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn,
+                                      failed_builds=FailedBuilds(cache.root / "failed-builds", refresh=self.refresh))
             from lockguard.resolve.candidates import CandidateFilter
             from lockguard.resolve.speculate import Speculator
 

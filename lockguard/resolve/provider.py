@@ -26,6 +26,7 @@ from lockguard.errors import BuildFailed, SourceUnreachable
 from lockguard.knowledge.tables import Hazard
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
+from lockguard.resolve.dependency_order import fastest_first
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.requirements import PYTHON, Req, exact_version, parse_requirement, split_key
 from lockguard.resolve.torch_builds import PAIRED, TorchBuild, index_urls, label_of
@@ -332,8 +333,9 @@ class Provider(AbstractProvider):
         if not candidate.extras:
             rules += self._hazard_constraints(candidate, parent) + self._pairing_constraints(candidate, parent)
         # constraints first: resolvelib looks at a name's candidates as each requirement arrives,
-        # and a candidate the constraint excludes must never be looked at (an sdist gets built)
-        return rules + deps
+        # and a candidate the constraint excludes must never be looked at (an sdist gets built);
+        # then what decides without the network (resolve/dependency_order.py)
+        return fastest_first(rules + deps)
 
     def _marker_holds(self, marker: Marker | None, extras: frozenset[str]) -> bool:
         if marker is None:
