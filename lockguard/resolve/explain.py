@@ -84,11 +84,23 @@ def why_few(name: str, provider, target: Target, torch_problem: Unsatisfiable | 
         return [f"{name} is installed by the conda side at {provider.context.conda_provided[name]}"]
     candidates = provider.candidates_of(name)
     if not candidates:
-        return [why_none(name, provider, target)]
+        return [why_none(name, provider, target)] + (_cut_off(provider) if name == "torch" else [])
     if name == "torch" and provider.context.torch_builds is not None:
         allowed = ", ".join(b.version for b in provider.context.torch_builds[:6])
-        return [f"the CUDA stack allows torch {allowed}"]
+        return [f"the CUDA stack allows torch {allowed}"] + _cut_off(provider)
     return []
+
+
+def _cut_off(provider) -> list[str]:
+    """The index-only torch builds the cut-off excluded (by their release date, from the knowledge)."""
+    cut = list(provider.after_cutoff.values())
+    if not cut:
+        return []
+    dates = sorted({b.released for b in cut})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    labels = ", ".join(dict.fromkeys(b.label for b in cut))
+    return [f"{labels} (PyTorch index builds) came out {when}, after exclude-newer "
+            f"{provider.files.exclude_newer.date().isoformat()}"]
 
 
 def why_none(name: str, provider, target: Target) -> str:

@@ -109,8 +109,9 @@ def _torch_builds(knowledge: Knowledge, target: Target, stacks: list[CudaStack])
         minor = ".".join(stack.torch.split("+")[0].split(".")[:2])
         release = knowledge.release(minor)
         pypi = release.pypi_cuda_for(target.platform) if release else None
+        patch = knowledge.patch(stack.torch)  # PyPI's upload of the release: no build of it is older
         out.append(TorchBuild(stack.torch, stack.index_url, f"torch {minor} {stack.variant}",
-                              pypi.variant if pypi else None))
+                              pypi.variant if pypi else None, patch.uploaded if patch else None))
     return out
 
 

@@ -12,19 +12,23 @@ from packaging.version import Version
 from resolvelib import Resolver
 from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
-from lockguard.errors import SourceUnreachable, Unsatisfiable
+from lockguard.errors import Unsatisfiable
 from lockguard.knowledge.tables import Hazard
 from lockguard.model.dist import DistFile
 from lockguard.model.lock import INTENT
 from lockguard.model.target import Target
-from lockguard.model.versions import CudaVersion
 from lockguard.resolve.candidates import CandidateFilter
 from lockguard.resolve.conflicts import ConflictWatcher, Decisive, SearchExhausted
 from lockguard.resolve.explain import explain
 from lockguard.resolve.ports import PackageSource
-from lockguard.resolve.provider import Provider, ProviderContext, Unreached
+from lockguard.resolve.provider import Provider, ProviderContext
 from lockguard.resolve.requirements import PYTHON, Req, split_key
 from lockguard.resolve.torch_builds import TorchBuild
+from lockguard.resolve.unreached import (
+    lock_may_depend_on,
+    raise_if_the_only_way_out,
+    unreached_text,
+)
 
 MAX_ROUNDS = 20_000
 
@@ -90,13 +94,13 @@ def resolve_pip(
     try:
         result = Resolver(provider, watcher).resolve(top, max_rounds=MAX_ROUNDS)
     except ResolutionImpossible as exc:
-        _unreached_is_the_answer(provider)
+        raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
         raise explain(exc.causes, provider, target, torch_problem, explain_torch) from None
     except Decisive as exc:
-        _unreached_is_the_answer(provider)
+        raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
         raise explain(exc.causes, provider, target, torch_problem, explain_torch, proof=exc.lines) from None
     except SearchExhausted as exc:
-        _unreached_is_the_answer(provider)
+        raise_if_the_only_way_out(provider.unreached.values(), exc.first_causes)
         found = explain(exc.first_causes, provider, target, torch_problem, explain_torch)
         raise Unsatisfiable(f"no resolution found after {exc.conflicts} conflicts; the first was: {found.message}",
                             conflicts=found.conflicts,
@@ -107,10 +111,9 @@ def resolve_pip(
     if files.missing_upload_times:
         warn("exclude-newer could not be applied to files from " + ", ".join(sorted(files.missing_upload_times))
              + " (their index gives no upload times)")
-    for missed in provider.unreached.values():
-        if missed.builds or missed.names:
-            warn(f"{_unreached_text(missed)}; resolved without it, so the lock may differ from one made "
-                 "where that index can be reached")
+    for missed in lock_may_depend_on(provider.unreached.values(), result.criteria):
+        warn(f"{unreached_text(missed)}; resolved without it, so the lock may differ from one made "
+             "where that index can be reached")
     return _pins(result, target)
 
 
@@ -127,29 +130,6 @@ def merged_requirements(requirements: Sequence[str]) -> list[Req]:
         else:
             merged.setdefault(key, req)
     return list(merged.values())
-
-
-def _unreached_text(missed: Unreached) -> str:
-    labels = list(dict.fromkeys(b.label for b in missed.builds)) or sorted(missed.names)
-    what = ", ".join(labels)
-    only = "is" if len(labels) == 1 else "are"
-    return f"{what} {only} published only on the PyTorch index ({missed.index_url}), which cannot be reached"
-
-
-def _unreached_is_the_answer(provider: Provider) -> None:
-    """With no PyPI answer, an unreachable PyTorch index that held candidates is the reason."""
-    missed = [m for m in provider.unreached.values() if m.builds or m.names]
-    if not missed:
-        return
-    first = missed[0]
-    alternatives = sorted({b.pypi_variant for m in missed for b in m.builds if b.pypi_variant})
-    hint = 'use a mirror of the PyTorch index (pytorch-index = "https://..." in the intent)'
-    if alternatives:
-        cudas = " or ".join(f'cuda = "{CudaVersion.from_variant(v)}"' for v in alternatives if v != "cpu")
-        if cudas:
-            hint += f", or the variant PyPI itself carries ({', '.join(alternatives)}: {cudas})"
-    raise SourceUnreachable(f"{'; '.join(_unreached_text(m) for m in missed)} ({first.error.message})",
-                            url=first.index_url, hint=hint)
 
 
 def _pins(result, target: Target) -> PipResolution:

@@ -29,7 +29,13 @@ from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVers
 from lockguard.resolve.dependency_order import fastest_first
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.requirements import PYTHON, Req, exact_version, parse_requirement, split_key
-from lockguard.resolve.torch_builds import PAIRED, TorchBuild, index_urls, label_of
+from lockguard.resolve.torch_builds import (
+    PAIRED,
+    TorchBuild,
+    index_urls,
+    label_of,
+    released_after_cutoff,
+)
 
 MAX_FAILED_BUILDS = 3
 
@@ -71,6 +77,7 @@ class Provider(AbstractProvider):
         self._rules: dict[str, list[Req]] = {}
         self.unreached: dict[str, Unreached] = {}  # index url -> what it would have served
         self.build_failures: dict[str, BuildFailed] = {}  # "name version" -> why it was skipped
+        self.after_cutoff: dict[str, TorchBuild] = {}  # index-only builds released after exclude-newer
         self._builds = {Version(b.version): b for b in context.torch_builds or ()}
         self._labels = index_urls(context.torch_builds)
 
@@ -187,6 +194,9 @@ class Provider(AbstractProvider):
         for build in self.context.torch_builds or ():
             version = Version(build.version)
             if not accept(version):
+                continue
+            if build.index_url is not None and released_after_cutoff(build, self.files.exclude_newer):
+                self.after_cutoff.setdefault(build.version, build)  # never asked for: no answer of it counts
                 continue
             if build.index_url is None:
                 pages = self._project_versions("torch")
