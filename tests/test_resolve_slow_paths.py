@@ -58,6 +58,8 @@ def index(local_index, tmp_path):
     # sgl 2.0 needs an sdist that cannot be built and a torch with no build for CUDA 12.1
     add(build_wheel(w, "sgl", "2.0", requires=["slowsdist==1.0", "torch==2.8.0"]))
     add(build_wheel(w, "sgl", "1.0", requires=["hjson"]))
+    for version in ("3.0", "3.1", "3.2"):  # wheels for glibc 2.34 only
+        add(build_wheel(w, "sgl", version, tag="cp311-cp311-manylinux_2_34_x86_64", requires=["hjson"]))
     add(build_sdist(w, "slowsdist", "1.0", metadata_version="2.1", pyproject=IN_TREE_PYPROJECT,
                     files={"backend.py": NEEDS_TORCH_BACKEND}))
     # static metadata: PKG-INFO 2.4 with only Requires-Python Dynamic; a static [project] table
@@ -148,3 +150,25 @@ def test_the_resolvers_metadata_never_waits_behind_queued_guesses():
     finally:
         gate.set()
         source.close()
+
+
+def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(tmp_path, index, lg):
+    project = tmp_path / "p"
+    path = intent(project, index, ["sgl"])
+    result = lg("resolve", "--intent", str(path))
+    assert result.exit_code == 0, result.stderr
+    assert pins(project)["sgl"] == "1.0"
+    line = next(x for x in result.stderr.splitlines() if "sgl 1.0, not newer" in x)
+    assert "4 newer versions the intent allows passed over" in line
+    assert "3.2 (its wheels need glibc 2.34 (manylinux_2_34), the target's is 2.28); 3.1 (the same); 3.0 (the same)" \
+        in line
+    assert line.endswith("and 1 more (lockguard -v resolve names them all)")  # the three newest, by default
+    verbose = lg("-v", "resolve", "--intent", str(path), "--refresh")
+    line = [x for x in verbose.stderr.splitlines() if "sgl 1.0, not newer" in x][-1]
+    assert "2.0 (it needs torch==2.8.0: torch 2.8 was published for" in line and "not cu121" in line
+    assert "more" not in line  # -v: every one
+    glibc = tmp_path / "glibc"
+    (glibc / "lockguard.toml").parent.mkdir()
+    (glibc / "lockguard.toml").write_text(path.read_text() + 'glibc = "2.34"\n')
+    result = lg("resolve", "--intent", str(glibc / "lockguard.toml"))
+    assert result.exit_code == 0 and pins(glibc)["sgl"] == "3.2" and "not newer" not in result.stderr

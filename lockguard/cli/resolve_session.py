@@ -163,7 +163,8 @@ class ResolveSession:
             conda = RattlerSolver(cache.root / "conda", offline=self.offline)
             self.conda_solved = True
         options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
-                                 progress=self.ui.progress, warn=self.ui.warn)
+                                 progress=self.ui.progress, warn=self.ui.warn, note=self.ui.info,
+                                 detail=self.ui.debug)
         import gc
 
         # the collector's full passes walk every page row and metadata object kept so far, again

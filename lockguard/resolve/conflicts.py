@@ -53,6 +53,12 @@ class ConflictWatcher(BaseReporter):
     conflicts: int = 0
     first_causes: list = field(default_factory=list)
     _forced: dict[str, list[Req]] | None = None
+    # (name, version) -> why resolvelib rejected it: the information of the dependency that had no
+    # candidate (resolve/rejections.py names the newer versions of a direct requirement with it)
+    rejected: dict = field(default_factory=dict)
+
+    def rejecting_candidate(self, criterion, candidate) -> None:
+        self.rejected.setdefault((candidate.name, candidate.version), list(criterion.information))
 
     def resolving_conflicts(self, causes) -> None:
         self.conflicts += 1

@@ -37,6 +37,8 @@ class ResolveOptions:
     platforms: tuple[str, ...] = ()  # a subset of the intent's platforms (empty: all)
     progress: Callable[[str], None] = lambda _m: None
     warn: Callable[[str], None] = lambda _m: None
+    note: Callable[[str], None] = lambda _m: None  # facts worth knowing that are no warning
+    detail: Callable[[str], None] = lambda _m: None  # more of them, for -v
 
 
 def resolve_lock(intent: Intent, knowledge: Knowledge, machine: MachineFacts | None,
@@ -78,6 +80,8 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
             conda_provided=provided, exclude_newer=intent.exclude_newer, warn=options.warn,
             explain_torch=lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
             name_rules=name_rules(knowledge, target),
+            note=lambda text: options.note(f"{target.platform}: {text}"),
+            detail=lambda text: options.detail(f"{target.platform}: {text}"),
         )
         final = _stack_for(pip, stacks) if pip.pin("torch") else no_torch  # no torch: the stack without it
         final = final or first

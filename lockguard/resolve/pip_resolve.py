@@ -22,6 +22,7 @@ from lockguard.resolve.conflicts import ConflictWatcher, Decisive, SearchExhaust
 from lockguard.resolve.explain import explain
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.provider import Provider, ProviderContext
+from lockguard.resolve.rejections import SHOWN, newer_rejected
 from lockguard.resolve.requirements import PYTHON, Req, split_key
 from lockguard.resolve.torch_builds import TorchBuild
 from lockguard.resolve.unreached import (
@@ -75,9 +76,13 @@ def resolve_pip(
     warn: Callable[[str], None] = lambda _m: None,
     explain_torch: Callable[[SpecifierSet], str | None] = lambda _s: None,
     name_rules: Callable[[str], list[Req]] = lambda _n: [],
+    note: Callable[[str], None] = lambda _m: None,
+    detail: Callable[[str], None] = lambda _m: None,
 ) -> PipResolution:
     """`explain_torch(spec)` says why the CUDA stack has no torch for `spec` (or None);
-    `name_rules(name)` are the knowledge's constraints on a name wherever it is required."""
+    `name_rules(name)` are the knowledge's constraints on a name wherever it is required; `note`
+    hears which newer versions of a direct requirement were passed over, and why (the newest few),
+    `detail` every one of them (-v)."""
     files = CandidateFilter(target, exclude_newer)
     context = ProviderContext(
         target=target,
@@ -87,7 +92,7 @@ def resolve_pip(
         name_rules=name_rules,
     )
     provider = Provider(source, files, context)
-    top = merged_requirements(requirements)
+    top = direct = merged_requirements(requirements)
     top = [rule for name in dict.fromkeys(r.name for r in top) for rule in provider.rules_for(name)] + top
     source.prefetch_projects(sorted({r.name for r in top if not r.constraint_only}))
     watcher = ConflictWatcher(provider, top)
@@ -114,6 +119,11 @@ def resolve_pip(
     for missed in lock_may_depend_on(provider.unreached.values(), result.criteria):
         warn(f"{unreached_text(missed)}; resolved without it, so the lock may differ from one made "
              "where that index can be reached")
+    chosen = {c.name: str(c.version) for c in result.mapping.values() if not c.extras and not c.absent}
+    for report in newer_rejected(provider, watcher.rejected, direct, chosen, explain_torch):
+        note(report.line(everything=False))
+        if len(report.newer) > SHOWN:
+            detail(report.line(everything=True))
     return _pins(result, target)
 
 
