@@ -20,6 +20,8 @@ def hf(world, tmp_path):
                    upload_time="2023-12-18T00:00:00Z")
     world.pypi.add(build_wheel(w, "transformers", "4.36.0", requires=["tokenizers<0.19,>=0.14"]),
                    upload_time="2023-12-11T00:00:00Z")
+    world.pypi.add(build_wheel(w, "transformers", "4.35.2", requires=["tokenizers<0.19,>=0.14"]),
+                   upload_time="2023-11-16T00:00:00Z")
     return world
 
 
@@ -48,7 +50,7 @@ def test_a_cut_off_older_than_the_index_build_is_exit_3_naming_the_cut_off(tmp_p
                                  extra='exclude-newer = "2023-12-01T00:00:00Z"\n'), dead_url())
     result = resolve(lg, pinned)
     assert result.exit_code == 3, result.stderr
-    assert "transformers has no release before exclude-newer 2023-12-01" in result.stderr
+    assert "transformers 4.36.0 was uploaded on 2023-12-11, after exclude-newer 2023-12-01" in result.stderr
     assert "cannot be reached" not in result.stderr
 
 
