@@ -152,3 +152,54 @@ def test_a_component_of_another_cuda_major_is_refused_by_its_release(tmp_path, i
     result = lg("resolve", "--intent", str(path))
     assert result.exit_code == 3, result.stderr
     assert "LG129: nvidia-cuda-cccl-cu12 is a CUDA 12 wheel; CUDA 13.0 uses nvidia-cuda-cccl" in result.stderr
+
+
+# -- live PyPI (opt-in: -m network); download.pytorch.org may or may not be reachable -----------------------
+
+def live(tmp_path: Path, name: str, body: str) -> Path:
+    project = tmp_path / name
+    project.mkdir()
+    (project / "lockguard.toml").write_text('channels = []\n' + body)
+    return project / "lockguard.toml"
+
+
+@pytest.mark.network
+@pytest.mark.parametrize(("name", "body", "wanted"), [
+    ("cutlass", 'python = "3.12"\ncuda = "13.0"\npip = ["nvidia-cutlass-dsl[cu13]==4.8.0"]\n',
+     {"nvidia-cutlass-dsl-libs-cu12": "4.8.0", "nvidia-cutlass-dsl-libs-cu13": "4.8.0"}),
+    ("vllm", 'python = "3.12"\ncuda = "13.0"\npip = ["vllm==0.33.0"]\n', {"vllm": "0.33.0", "torch": "2.14.0"}),
+    ("sglang", 'python = "3.12"\ncuda = "13.0"\nglibc = "2.34"\npip = ["sglang==0.5.23"]\n', {"sglang": "0.5.23"}),
+    ("nvcc", 'python = "3.12"\ncuda = "13.0"\npip = ["nvidia-cuda-nvcc"]\n', {}),
+])
+def test_live_cuda13_stacks_resolve(tmp_path, lg, name, body, wanted):
+    path = live(tmp_path, name, body)
+    result = lg("resolve", "--intent", str(path))
+    assert result.exit_code == 0, result.stderr
+    found = pins(path.parent)
+    assert {n: found.get(n) for n in wanted} == wanted
+    for component in ("nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-nvcc"):
+        if component in found:  # CUDA 13's split nvcc: of the intent's release
+            assert found[component].startswith("13.0."), (component, found[component])
+    assert lg("check", "--intent", str(path), "--no-cache").exit_code == 0
+
+
+@pytest.mark.network
+@pytest.mark.parametrize(("name", "body", "fragment"), [
+    ("tokenizers", 'python = "3.11"\ncuda = "12.1"\npip = ["torch", "transformers==4.36.2", "tokenizers>=0.20"]\n',
+     "transformers 4.36.2 needs tokenizers<0.19,>=0.14"),
+    ("cutoff", 'python = "3.11"\ncuda = "12.1"\nexclude-newer = "2023-12-01T00:00:00Z"\n'
+               'pip = ["torch", "transformers==4.36.0"]\n',
+     "transformers 4.36.0 was uploaded on 2023-12-11, after exclude-newer 2023-12-01"),
+])
+def test_live_conflicts_that_are_not_the_pytorch_index(tmp_path, lg, name, body, fragment):
+    result = lg("resolve", "--intent", str(live(tmp_path, name, body)))
+    assert result.exit_code == 3, result.stderr
+    assert fragment in result.stderr
+
+
+@pytest.mark.network
+def test_live_unpinned_sglang_names_what_it_passed_over(tmp_path, lg):
+    result = lg("resolve", "--intent", str(live(tmp_path, "sglang", 'python = "3.12"\ncuda = "13.0"\npip = ["sglang"]\n')))
+    assert result.exit_code == 0, result.stderr
+    line = next(x for x in result.stderr.splitlines() if "not newer:" in x)
+    assert "its wheels need glibc 2.34 (manylinux_2_34), the target's is 2.28" in line
