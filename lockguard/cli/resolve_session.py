@@ -181,6 +181,9 @@ class ResolveSession:
             for source in self.sources:
                 source.close()
             self.http.close()
+            if self.http.in_flight:  # never closed under them (io/index/http.py says why)
+                self.ui.debug(f"{self.http.in_flight} prefetches still in flight: their connections close "
+                              "when they end")
             from lockguard.io.index.early import fetched
 
             early_bytes, early_requests = fetched()

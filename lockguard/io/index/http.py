@@ -108,6 +108,12 @@ class HttpClient:
         if idle is not None:
             idle.close()
 
+    @property
+    def in_flight(self) -> int:
+        """Requests between their start and their end now."""
+        with self._lock:
+            return self._in_flight
+
     def _request_started(self) -> None:
         with self._lock:
             if self._closed:
