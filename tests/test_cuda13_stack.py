@@ -123,6 +123,9 @@ def test_split_nvcc_gets_nvvm_and_crt_of_the_intents_release(tmp_path, index, lg
     found = pins(project)
     assert found["nvidia-cuda-nvcc"] == "13.0.88"
     assert found["nvidia-nvvm"] == "13.0.88" and found["nvidia-cuda-crt"] == "13.0.88"  # not 13.5.37
+    # why not the newer nvcc: the rule that bounds it, with its row
+    assert ('nvidia-cuda-nvcc 13.0.88, not newer: 1 newer version the intent allows passed over: 13.5.37 (the '
+            'intent\'s cuda = "13.0" needs nvidia-cuda-nvcc<13.1.80,>=13.0.48 [LG129: CUDA 13.0 ships') in result.stderr
     edit(project / "requirements.lock", "nvidia-nvvm==13.0.88", "nvidia-nvvm==13.5.37", reseal=True)
     checked = lg("check", "--intent", str(path), "--no-cache")
     assert checked.exit_code == 1

@@ -120,7 +120,7 @@ def resolve_pip(
         warn(f"{unreached_text(missed)}; resolved without it, so the lock may differ from one made "
              "where that index can be reached")
     chosen = {c.name: str(c.version) for c in result.mapping.values() if not c.extras and not c.absent}
-    for report in newer_rejected(provider, watcher.rejected, direct, chosen, explain_torch):
+    for report in newer_rejected(provider, watcher.rejected, direct, chosen, explain_torch, result.criteria):
         note(report.line(everything=False))
         if len(report.newer) > SHOWN:
             detail(report.line(everything=True))

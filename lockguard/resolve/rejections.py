@@ -20,6 +20,7 @@ from packaging.version import Version
 
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import ProjectVersions
+from lockguard.resolve.explain import requirement_fact
 from lockguard.resolve.requirements import Req
 
 SHOWN = 3  # newer versions named by default; -v names all
@@ -51,10 +52,11 @@ class NewerRejected:
 
 
 def newer_rejected(provider, rejected: dict, top: Sequence[Req], chosen: dict[str, str],
-                   explain_torch: Callable) -> list[NewerRejected]:
+                   explain_torch: Callable, criteria=None) -> list[NewerRejected]:
     """For each direct requirement: its newer versions that the intent's specifier allows, and why
     each was passed over. `rejected`: (name, version) -> resolvelib's failing criterion information
-    (the reporter's record); `chosen`: name -> the locked version."""
+    (the reporter's record); `chosen`: name -> the locked version; `criteria`: resolvelib's final
+    criteria (the requirements every locked name meets)."""
     out = []
     for req in top:
         if req.constraint_only or req.url or req.name not in chosen:
@@ -68,14 +70,16 @@ def newer_rejected(provider, rejected: dict, top: Sequence[Req], chosen: dict[st
                     continue
                 if version.is_prerelease and not locked.is_prerelease and not req.specifier.prereleases:
                     continue
+                final = criteria[req.name].information if criteria and req.name in criteria else ()
                 newer.append(Passed(str(version), _why(provider, rejected, versions, req.name, version,
-                                                       explain_torch)))
+                                                       explain_torch, final)))
         if newer:
             out.append(NewerRejected(req.name, chosen[req.name], tuple(newer)))
     return out
 
 
-def _why(provider, rejected: dict, versions: ProjectVersions, name: str, version: Version, explain_torch) -> str:
+def _why(provider, rejected: dict, versions: ProjectVersions, name: str, version: Version, explain_torch,
+         final=()) -> str:
     infos = rejected.get((name, version))
     if infos:
         return _dependency_reason(provider, infos, explain_torch)
@@ -87,7 +91,17 @@ def _why(provider, rejected: dict, versions: ProjectVersions, name: str, version
         return f"its sdist could not be built ({failed.message})"
     if candidate.yanked:
         return "yanked"
+    excluding = [i for i in final if not _allows(i.requirement, version)]
+    if excluding:  # a requirement the lock meets, this version does not: a knowledge rule, a pin
+        info = excluding[0]
+        return requirement_fact(info.requirement, info.parent)
     return "it conflicts with the rest of the intent"
+
+
+def _allows(req: Req, version: Version) -> bool:
+    if req.url:
+        return True
+    return req.specifier.contains(version, prereleases=True)
 
 
 def _dependency_reason(provider, infos, explain_torch) -> str:
