@@ -206,3 +206,16 @@ def test_live_unpinned_sglang_names_what_it_passed_over(tmp_path, lg):
     assert result.exit_code == 0, result.stderr
     line = next(x for x in result.stderr.splitlines() if "not newer:" in x)
     assert "its wheels need glibc 2.34 (manylinux_2_34), the target's is 2.28" in line
+
+
+def test_a_version_a_release_lists_belongs_to_it_where_numbers_go_back():
+    """nvJPEG: CUDA 12.1.1 pins 12.2.0.2, CUDA 12.2.0 pins 12.1.1.14 (cuda-toolkit METADATA)."""
+    from lockguard.knowledge import load_knowledge
+    from lockguard.model.versions import CudaVersion
+
+    components = load_knowledge().components
+    assert str(components.release_of("nvidia-nvjpeg-cu12", "12.2.0.2")) == "12.1"
+    assert str(components.release_of("nvidia-nvjpeg-cu12", "12.1.1.14")) == "12.2"
+    bound = components.bound(CudaVersion.parse("12.1"), "nvidia-nvjpeg-cu12")
+    assert bound.allows("12.1.0.39") and bound.allows("12.2.0.2") and not bound.allows("12.1.1.14")
+    assert components.bound(CudaVersion.parse("12.2"), "nvidia-nvjpeg-cu12").allows("12.1.1.14")
