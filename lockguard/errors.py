@@ -70,9 +70,10 @@ class BuildFailed(InputError):
     """An sdist's metadata could not be built: the resolver skips that candidate while it looks
     for others, and reports this error only when the candidate mattered."""
 
-    def __init__(self, message: str, *, filename: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, filename: str, hint: str | None = None, lasting: bool = False) -> None:
         super().__init__(message, hint=hint)
         self.filename = filename
+        self.lasting = lasting  # the sdist itself fails (its backend), not the network: worth remembering
 
 
 class UnknownProject(InputError):

@@ -67,6 +67,9 @@ def more(world, tmp_path):
     add(build_wheel(wheels, "tflike", "2.15.0", requires=["nvidia-cuda-runtime-cu12==12.2.140"]))
     add(build_wheel(wheels, "flash-attn", "2.5.8", tag=CP311, requires=["torch"]))
     add(build_wheel(wheels, "oldcuda", "1.0", requires=["nvidia-cublas-cu11"]))
+    add(build_wheel(wheels, "nvidia-nccl-cu11", "2.21.5", tag=ANY_LINUX,
+                    files={"nvidia/nccl/lib/libnccl.so.2": b"\x7fELF-cu11", "nvidia/nccl/include/nccl.h": b"/* 11 */"}))
+    add(build_wheel(wheels, "oldnccl", "1.0", requires=["nvidia-nccl-cu11"]))
     return world
 
 
@@ -202,7 +205,8 @@ RULE_CASES = {
     # code: (intent keywords, fragment the refusal must contain)
     "LG120": ({"pip": ["torch==2.1.*"], "extra": 'conda = ["cuda-version=11.8"]\n', "channels": ["conda-forge"]},
               "contradicts the CUDA stack's 'cuda-version=12.1'"),
-    "LG121": ({"pip": ["torch==2.1.*", "oldcuda"]}, "LG121: nvidia-cublas-cu11 is a CUDA 11 wheel"),
+    "LG121": ({"pip": ["torch==2.1.*", "oldnccl"]},
+              "[LG121: nvidia-nccl-cu11 and nvidia-nccl-cu12 both install nvidia/nccl/lib/libnccl.so.2"),
     "LG122": ({"pip": ["torch==2.1.*"], "extra": 'conda = ["gcc_linux-64=13"]\n', "channels": ["conda-forge"]},
               "contradicts the CUDA stack's 'gcc_linux-64=12'"),
     "LG123": ({"pip": ["torch==2.1.*"], "extra": 'driver = "470.82"\n'},

@@ -5,7 +5,6 @@ from __future__ import annotations
 from lockguard.check.snapshot import Snapshot
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model import pep440
-from lockguard.model.names import cuda_family
 from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion
 
@@ -23,16 +22,6 @@ class LockFacts:
     torch_cuda: CudaVersion | None = None  # None: CPU build or no torch
     torch_variant: str | None = None
     torch_cuda_why: str = ""
-
-    @property
-    def cuda_families(self) -> dict[int, list[str]]:
-        """nvidia-*-cuNN packages by CUDA major."""
-        out: dict[int, list[str]] = {}
-        for name in self.pip:
-            family = cuda_family(name)
-            if family:
-                out.setdefault(int(family), []).append(name)
-        return out
 
     def conda_cuda(self) -> CudaVersion | None:
         for name in ("cuda-version", "cudatoolkit"):

@@ -2,9 +2,11 @@
 
 The intent's `cuda` (and the conda side's cuda-version) holds for every component wheel
 (nvidia-cuda-runtime-cu12, nvidia-cuda-nvcc-cu12, cublas, cufft, ...), not only for torch's: a
-ptxas newer than the driver allows fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION, and two releases
-of one library in the nvidia/ folder shadow each other. Which versions belong to which release is
-constraints/components.toml (NVIDIA's per-release pins).
+ptxas newer than the driver allows fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA 13's nvcc
+with the nvvm and crt of another release fails with `ptxas fatal: Unsupported .version`, and two
+releases of one library in the nvidia/ folder shadow each other. Which versions belong to which
+release is constraints/components.toml (NVIDIA's per-release pins); a component wheel of another
+CUDA major belongs to none of the intent's.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from lockguard.check.lock_facts import LockFacts
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.finding import ERROR, Finding
 from lockguard.model.intent import Intent
-from lockguard.model.names import cuda_family
 from lockguard.model.versions import CudaVersion
 
 HINT = "run `lockguard resolve`: it bounds every CUDA component wheel to the intent's CUDA release"
@@ -31,9 +32,6 @@ def component_findings(intent: Intent, facts: LockFacts, knowledge: Knowledge) -
     for name in sorted(facts.pip):
         version = facts.pip[name]
         for cuda, what, _file, _line in references:
-            family = cuda_family(name)
-            if family and int(family) != cuda.major:
-                continue  # another major's wheel: LG120/LG121 say so
             bound = knowledge.components.bound(cuda, name)
             if bound is None or bound.allows(version):
                 continue

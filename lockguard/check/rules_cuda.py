@@ -1,7 +1,7 @@
 """CUDA coherence inside one lock: the stack must hold together.
 
 LG120 conda's CUDA differs from torch's CUDA    LG125 a knowledge hazard is broken (NumPy ABI, ...)
-LG121 -cu11 and -cu12 packages side by side     LG126 DeepSpeed JIT: nvcc does not match torch's CUDA
+LG121 two wheels that install the same files    LG126 DeepSpeed JIT: nvcc does not match torch's CUDA
 LG122 gcc newer than nvcc accepts               LG127 a package's exact torch pin is broken (xformers)
 LG123 driver floor below what the CUDA needs    LG128 flash-attn cannot run on an intent GPU / CUDA
 LG124 a GPU of the intent is missing from the torch build
@@ -32,12 +32,13 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
                            f"conda pins CUDA {conda_cuda} but {facts.torch_cuda_why}: extensions built with "
                            f"this nvcc will not match torch.version.cuda {facts.torch_cuda}",
                            RELOCK, env, facts.conda_lines.get("cuda-version") or facts.conda_lines.get("cudatoolkit")))
-    families = facts.cuda_families
-    if len(families) > 1:
-        listed = "; ".join(f"cu{major}: {', '.join(sorted(names))}" for major, names in sorted(families.items()))
-        out.append(Finding("LG121", ERROR, f"nvidia packages of several CUDA majors side by side ({listed})",
-                           "they share the nvidia/ namespace and overwrite each other's libraries; " + RELOCK,
-                           req, min(facts.pip_lines.get(n, 0) for names in families.values() for n in names) or None))
+    for row, names in knowledge.wheel_files.clashes_among(facts.pip):
+        shown = " and ".join(f"{n} {facts.pip[n]}" for n in names)
+        out.append(Finding("LG121", ERROR, f"{shown} both install {row.path} ({row.origin}): each overwrites "
+                           "the other's files, and uninstalling one removes files the other needs",
+                           "they cannot share an environment; " + RELOCK,
+                           req, min(facts.pip_lines.get(n, 0) for n in names) or None))
+    families = _cuda_families(facts, knowledge)
     if facts.torch_cuda and families and facts.torch_cuda.major not in families:
         major = sorted(families)[0]
         out.append(Finding("LG120", ERROR, f"{facts.torch_cuda_why}, but the lock has nvidia-*-cu{major} packages",
@@ -78,6 +79,18 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
     out += _hazards(facts, knowledge)
     out += _extension_rules(intent, facts, knowledge)
     out += component_findings(intent, facts, knowledge)
+    return out
+
+
+def _cuda_families(facts: LockFacts, knowledge: Knowledge) -> dict[int, list[str]]:
+    """The CUDA wheels of the knowledge in the lock (toolkit components, the wheels of
+    constraints/shared_files.toml), by CUDA major; other names say nothing of a major."""
+    out: dict[int, list[str]] = {}
+    for name in facts.pip:
+        component = knowledge.components.key_of(name)
+        major = (component[1] or 13) if component else knowledge.wheel_files.major_of(name)
+        if major is not None:
+            out.setdefault(major, []).append(name)
     return out
 
 

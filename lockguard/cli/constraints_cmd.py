@@ -57,15 +57,24 @@ def show(ctx, kind, version, platform, python, as_json) -> None:
 
 @constraints.command()
 @click.option("--index", "index_url", default="https://pypi.org/simple", show_default=True,
-              help="Simple index to read torch wheels from.")
+              help="Simple index to read torch, cuda-toolkit and CUDA wheels from.")
 @json_option
 @click.pass_context
 def verify(ctx, index_url, as_json) -> int:
-    """Re-read every torch [[patch]] row from live wheel METADATA (range requests) and report differences."""
+    """Re-read the knowledge's facts from the index (range requests, no wheel download) and report
+    differences: every torch [[patch]] row from torch's wheel METADATA, every [[cuda-release]] row
+    from NVIDIA's cuda-toolkit METADATA, every [[shared-files]] row from the CUDA wheels' RECORD."""
+    from lockguard.io.index.cuda_wheels import read_toolkit_manifests, read_wheel_paths
     from lockguard.io.index.http import HttpClient
     from lockguard.io.index.torch_wheels import live_versions, project_files, read_live_wheels
     from lockguard.knowledge import load_knowledge
     from lockguard.knowledge.verify import compare_patch, missing_releases
+    from lockguard.knowledge.verify_cuda import (
+        component_differences,
+        component_wheels,
+        shared_file_differences,
+        toolkit_pins,
+    )
 
     ui = get_ui(ctx, "constraints verify")
     knowledge = load_knowledge()
@@ -74,19 +83,31 @@ def verify(ctx, index_url, as_json) -> int:
         wanted = {p.version: p.wheel for p in knowledge.patches}
         ui.info(f"reading METADATA of {len(wanted)} torch wheels from {index_url} by range requests...")
         live = read_live_wheels(client, files, wanted)
+        ui.info("reading METADATA of every cuda-toolkit release...")
+        manifests = {v: toolkit_pins(text) for v, text in read_toolkit_manifests(client, index_url).items()}
+        names = sorted(set(component_wheels(knowledge.components)) | set(knowledge.wheel_files.listed))
+        ui.info(f"reading the RECORD of {len(names)} CUDA wheels by range requests...")
+        paths = read_wheel_paths(client, index_url, names)
         fetched = client.bytes_fetched
     differences = [d for p in knowledge.patches for d in compare_patch(p, live[p.version])]
     differences += missing_releases(knowledge, live_versions(files))
+    differences += component_differences(knowledge.components, manifests)
+    listed = set(knowledge.wheel_files.listed)
+    differences += shared_file_differences(knowledge.wheel_files,
+                                           {n: found for n, found in paths.items() if found is not None or n in listed})
+    read = sum(1 for found in paths.values() if found is not None)
     if as_json:
-        ui.emit_json({"index": index_url, "checked": len(wanted), "bytes_fetched": fetched,
+        ui.emit_json({"index": index_url, "checked": len(wanted), "cuda_toolkit_releases": len(manifests),
+                      "wheels_read": read, "bytes_fetched": fetched,
                       "differences": [d.to_dict() for d in differences]}, ok=not differences,
                      exit_code=1 if differences else 0)
     else:
-        ui.info(f"checked {len(wanted)} patch rows; fetched {fetched / 1e6:.1f} MB")
+        ui.info(f"checked {len(wanted)} patch rows, {len(manifests)} cuda-toolkit releases and the RECORD of {read} "
+                f"CUDA wheels; fetched {fetched / 1e6:.1f} MB")
         if differences:
-            ui.table(["torch", "field", "knowledge", "live", "row"],
+            ui.table(["what", "field", "knowledge", "live", "row"],
                      [(d.version, d.field, d.knowledge, d.live, d.origin or "") for d in differences],
-                     title=f"{counted(len(differences), 'difference')} between constraints/torch.toml and {index_url}")
+                     title=f"{counted(len(differences), 'difference')} between constraints/ and {index_url}")
         else:
-            ui.out("the torch rows match live PyPI metadata")
+            ui.out("the torch rows, the CUDA components and the shared files match the index")
     return 1 if differences else 0

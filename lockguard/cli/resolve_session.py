@@ -163,7 +163,10 @@ class ResolveSession:
             keep, keep_key = coarse_filename_filter(target)
             index = IndexClient(self.http, cache, self.intent.indexes, offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
             self.index_clients.append(index)
-            fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn)
+            from lockguard.io.index.failed_builds import FailedBuilds
+
+            fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn,
+                                      failed_builds=FailedBuilds(refresh=self.refresh))
             from lockguard.resolve.candidates import CandidateFilter
             from lockguard.resolve.speculate import Speculator
 
@@ -182,8 +185,8 @@ class ResolveSession:
         for note in self.relock.prior().notes:
             self.ui.warn(note)
         options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
-                                 progress=self.ui.progress, warn=self.ui.warn,
-                                 preferences=self.relock.preferences, locked=self.relock.locked,
+                                 progress=self.ui.progress, warn=self.ui.warn, note=self.ui.info,
+                                 detail=self.ui.debug, preferences=self.relock.preferences, locked=self.relock.locked,
                                  on_notes=self.relock.notes.append)
         import gc
 
@@ -201,6 +204,9 @@ class ResolveSession:
             for source in self.sources:
                 source.close()
             self.http.close()
+            if self.http.in_flight:  # never closed under them (io/index/http.py says why)
+                self.ui.debug(f"{self.http.in_flight} prefetches still in flight: their connections close "
+                              "when they end")
             from lockguard.io.index.early import fetched
 
             early_bytes, early_requests = fetched()

@@ -1,10 +1,13 @@
 """CUDA toolkit component wheels and the CUDA release each version belongs to.
 
 `constraints/components.toml` lists, per CUDA major.minor, the versions NVIDIA published for every
-component (cuda-runtime, cuda-nvcc, cublas, ...). A version belongs to release X.Y from the first
-X.Y version up to (not including) the first version of the next release of the same major, so an
-update the table does not list still maps to its release. A component with a `newer-within-major`
-policy (nvJitLink) may be newer than the release, never older.
+component its `cuda-toolkit` manifest names (cuda-runtime, cuda-nvcc, nvvm, cuda-cccl, cublas,
+nvjpeg, ...). A version belongs to release X.Y from the first X.Y version up to (not including) the
+first version of the next release of the same major, so an update the table does not list still
+maps to its release; a version a release lists belongs to it in any case (nvJPEG's numbers go back
+once, between CUDA 12.1 and 12.2). A component with a `newer-within-major` policy (nvJitLink) may be
+newer than the release, never older. A component wheel of another CUDA major never belongs to the
+intent's release (LG129).
 """
 
 from __future__ import annotations
@@ -91,6 +94,24 @@ class Components:
         following = min(later, key=lambda r: r.cuda)
         return pep440.sorted_versions(following.versions[key])[0]
 
+    def _span(self, row: ComponentRelease, key: str) -> tuple[str, str | None, bool, tuple[str, ...]] | None:
+        """(lowest, upper, upper included, versions of other releases inside) of a release's versions
+        of `key`: from its first version to the next release's first (excluded) or, where its own
+        versions reach past that, to its last (included), less what another release lists."""
+        versions = pep440.sorted_versions(row.versions.get(key, ()))
+        if not versions:
+            return None
+        low, high = versions[0], versions[-1]
+        upper = self._next_first(row, key)
+        included = upper is not None and not pep440.less(high, upper)
+        if included:
+            upper = high
+        others = {v for r in self.releases if r.cuda.major == row.cuda.major and r is not row
+                  for v in r.versions.get(key, ()) if v not in versions}
+        inside = tuple(v for v in pep440.sorted_versions(others)
+                       if not pep440.less(v, low) and (upper is None or pep440.less(v, upper)))
+        return low, upper, included, inside
+
     def bound(self, cuda: CudaVersion, name: str) -> ComponentBound | None:
         """The versions of wheel `name` that belong to CUDA `cuda`; None when `name` is not a
         component or lockguard has no row for that release."""
@@ -100,22 +121,23 @@ class Components:
             return None
         key, family = found
         if (family is not None and family != cuda.major) or (family is None and cuda.major < 13):
+            own = f"uses {_wheel(key, cuda.major)}" if row.versions.get(key) else f"has no {key} wheel"
             return ComponentBound(name, Spec("<0"), cuda,
-                                  f"{name} is a CUDA {family or '13+'} wheel; CUDA {cuda} uses "
-                                  f"{_wheel(key, cuda.major)}", row.origin)
-        versions = pep440.sorted_versions(row.versions.get(key, ()))
-        if not versions:
+                                  f"{name} is a CUDA {family or '13+'} wheel; CUDA {cuda} {own}", row.origin)
+        span = self._span(row, key)
+        if span is None:
             return None
-        low = versions[0]
+        low, upper, included, inside = span
+        versions = pep440.sorted_versions(row.versions[key])
         policy = self.policy(key)
         if policy is not None:
             spec = Spec(f">={low},<{cuda.major + 1}")
             return ComponentBound(name, spec, cuda, f"CUDA {cuda} needs {name} >= {low} (a newer one of "
                                   f"CUDA {cuda.major} is fine, {policy.origin})", row.origin)
-        upper = self._next_first(row, key)
-        spec = Spec(f">={low},<{upper}") if upper else Spec(f">={low}")
+        clauses = [f">={low}"] + ([f"{'<=' if included else '<'}{upper}"] if upper else [])
+        clauses += [f"!={v}" for v in inside]
         shown = f"{versions[0]}" if len(versions) == 1 else f"{versions[0]} to {versions[-1]}"
-        return ComponentBound(name, spec, cuda, f"CUDA {cuda} ships {name} {shown}", row.origin)
+        return ComponentBound(name, Spec(",".join(clauses)), cuda, f"CUDA {cuda} ships {name} {shown}", row.origin)
 
     def release_of(self, name: str, version: str) -> CudaVersion | None:
         """The CUDA release a component wheel version belongs to (None: unknown)."""
@@ -125,18 +147,26 @@ class Components:
         key, family = found
         if pep440.release_and_local(version) is None:
             return None  # not a version
-        for row in self.releases:
-            if family is not None and row.cuda.major != family:
+        rows = [r for r in self.releases
+                if (r.cuda.major == family if family is not None else r.cuda.major >= 13)]
+        listed = next((r for r in rows if any(v == version or _same(v, version) for v in r.versions.get(key, ()))),
+                      None)
+        if listed is not None:
+            return listed.cuda
+        for row in rows:
+            span = self._span(row, key)
+            if span is None:
                 continue
-            if family is None and row.cuda.major < 13:
+            low, upper, included, inside = span
+            if pep440.less(version, low) or any(_same(v, version) for v in inside):
                 continue
-            versions = pep440.sorted_versions(row.versions.get(key, ()))
-            if not versions or pep440.less(version, versions[0]):
-                continue
-            upper = self._next_first(row, key)
-            if upper is None or pep440.less(version, upper):
+            if upper is None or pep440.less(version, upper) or (included and _same(version, upper)):
                 return row.cuda
         return None
+
+
+def _same(a: str, b: str) -> bool:
+    return not pep440.less(a, b) and not pep440.less(b, a)
 
 
 def _wheel(key: str, major: int) -> str:

@@ -83,6 +83,25 @@ def _requirements(value: list) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _wheel_names(value: list) -> tuple[str, ...]:
+    from lockguard.model.names import canonical_name
+
+    names = tuple(_str(v) for v in value)
+    for name in names:
+        if canonical_name(name) != name:
+            raise ValueError(f"{name!r} is not a canonical wheel name (write {canonical_name(name)!r})")
+    if len(set(names)) != len(names):
+        raise ValueError("names a wheel twice")
+    return names
+
+
+def _two_or_more(value: list) -> tuple[str, ...]:
+    names = _wheel_names(value)
+    if len(names) < 2:
+        raise ValueError("a path shared by fewer than two wheels is no clash")
+    return names
+
+
 def _non_empty(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty: every row cites where its fact comes from")
@@ -146,6 +165,10 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
             "why": Field(str),
             "source": SOURCE,
         },
+    },
+    "shared_files.toml": {
+        "shared-files": {"wheels": Field(list, check=_two_or_more), "path": Field(str, check=_str), "source": SOURCE},
+        "separate-files": {"wheels": Field(list, check=_wheel_names), "source": SOURCE},
     },
     "conda.toml": {
         "cuda-specs": {"cuda": Field(str, check=Spec), "specs": STRINGS, "source": SOURCE},

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
     from lockguard.knowledge.components import Components
+    from lockguard.knowledge.shared_files import WheelFiles
 
 
 @record(frozen=True)
@@ -172,6 +173,12 @@ def _no_components() -> Components:
     return Components((), ())
 
 
+def _no_wheel_files() -> WheelFiles:
+    from lockguard.knowledge.shared_files import WheelFiles
+
+    return WheelFiles((), ())
+
+
 def _version_key(text: str):
     from packaging.version import Version
 
@@ -195,6 +202,7 @@ class Knowledge:
     torch_pins: tuple[TorchPinRule, ...]
     hazards: tuple[Hazard, ...]
     components: Components = field(default_factory=lambda: _no_components())
+    wheel_files: WheelFiles = field(default_factory=lambda: _no_wheel_files())
     files: tuple[str, ...] = field(default=())
 
     # -- torch ---------------------------------------------------------------------------------

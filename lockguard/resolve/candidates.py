@@ -94,6 +94,10 @@ class ProjectVersions:
         self.versions = sorted(groups, reverse=True)
         self._candidates: dict[Version, Candidate | None] = {}
 
+    def files_of(self, version: Version) -> list[DistFile]:
+        """Every file of `version` the index lists (fitting the target or not)."""
+        return list(self._groups.get(version, []))
+
     def candidate(self, version: Version) -> Candidate | None:
         """The candidate for `version`, or None when no file of it fits the target."""
         if version not in self._candidates:
@@ -140,6 +144,13 @@ class CandidateFilter:
             return 1_000_000 if canonicalize_name(sdist_name) == name else None  # after every wheel
         except (InvalidWheelFilename, InvalidSdistFilename):
             return None
+
+    def fits_python(self, file: DistFile) -> bool:
+        return self._python_ok(file)
+
+    def fits_time(self, file: DistFile) -> bool:
+        """Uploaded no later than exclude-newer (a file without an upload time counts as fitting)."""
+        return self._time_ok(file)
 
     def _python_ok(self, file: DistFile) -> bool:
         if not file.requires_python:

@@ -53,6 +53,12 @@ class ConflictWatcher(BaseReporter):
     conflicts: int = 0
     first_causes: list = field(default_factory=list)
     _forced: dict[str, list[Req]] | None = None
+    # (name, version) -> why resolvelib rejected it: the information of the dependency that had no
+    # candidate (resolve/rejections.py names the newer versions of a direct requirement with it)
+    rejected: dict = field(default_factory=dict)
+
+    def rejecting_candidate(self, criterion, candidate) -> None:
+        self.rejected.setdefault((candidate.name, candidate.version), list(criterion.information))
 
     def resolving_conflicts(self, causes) -> None:
         self.conflicts += 1
@@ -75,7 +81,9 @@ class ConflictWatcher(BaseReporter):
         forced: dict[str, list[Req]] = {}
         for req in self.top:
             forced.setdefault(req.key, []).append(req)
-        queue = [r.key for r in self.top if exact_version(r.specifier) and not r.constraint_only]
+        # an intent requirement with a single candidate is as forced as an exact pin (oldnccl 1.0 is
+        # the only oldnccl: its nvidia-nccl-cu11, and the wheels that clashes with, are forced too)
+        queue = [r.key for r in self.top if not r.constraint_only]
         done: set[str] = set()
         while queue and len(forced) < MAX_FORCED:
             key = queue.pop(0)
@@ -119,7 +127,7 @@ class ConflictWatcher(BaseReporter):
             parents = {c.parent.key for c in causes if c.parent is not None and c.requirement.key == key}
             for parent in sorted(parents):
                 if parent in forced:
-                    lines = self._dead_parent(parent, key, forced)
+                    lines = self._dead_parent(parent, key, forced) or self._dead_name(parent, forced[parent], forced)
                     if lines:
                         return lines
         return None
@@ -171,10 +179,15 @@ class ConflictWatcher(BaseReporter):
         """Why a candidate can never be installed (a dependency with no candidate), or None."""
         if candidate.best_file is None or not candidate.best_file.is_wheel:
             return None  # its metadata would need a build: no proof
-        for dep in self.provider.get_dependencies(candidate):
+        deps = self.provider.get_dependencies(candidate)
+        for dep in deps:
             if dep.name == PYTHON or dep.constraint_only:
                 continue
-            if not self._options(dep.key, forced.get(dep.key, []) + [dep], limit=1):
+            own = [d for d in deps if d.constraint_only and d.key == dep.key]  # knowledge rules it carries
+            if not self._options(dep.key, forced.get(dep.key, []) + own + [dep], limit=1):
+                if own and self._options(dep.key, forced.get(dep.key, []) + [dep], limit=1):
+                    rules = "; ".join(dict.fromkeys(fact(r, r.by or "knowledge") for r in own))
+                    return f"needs {dep.key}{dep.specifier or ''}, but {rules}"
                 return f"needs {dep.key}{dep.specifier or ''}, which has no candidate" + self._why_none(dep.name)
         return None
 
@@ -191,6 +204,8 @@ def _allowed(reqs: list[Req]) -> str:
     """'the intent (torchvision==0.16.*)' / 'vllm 0.6.3.post1 (outlines<0.1,>=0.0.43)'."""
     parts = []
     for req in reqs:
+        if req.constraint_only and req.local is not None and not req.specifier:
+            continue  # torch's pairing with torchvision: the pins say it
         who = req.by or (req.parent.replace("==", " ") if req.parent else "the intent")
         parts.append(f"{who} ({req.key}{req.specifier or ''})")
     return " and ".join(dict.fromkeys(parts))

@@ -42,8 +42,9 @@ def explain(causes, provider, target: Target, torch_problem: Unsatisfiable | Non
         excluded = any(str(r.specifier) == "<0" for r in asked[name])  # a rule that allows none says why
         if not notes and not excluded and name != PYTHON and not provider.candidates_of(name, asked[name]):
             found = [str(c.version) for c in provider.candidates_of(name)][:5]
-            notes = [f"no version of {name} satisfies them all ({name} has {', '.join(found)}"
-                     f"{', ...' if len(found) == 5 else ''})"]
+            notes = _after_cutoff(name, asked[name], provider, target) or [
+                f"no version of {name} satisfies them all ({name} has {', '.join(found)}"
+                f"{', ...' if len(found) == 5 else ''})"]
         for note in notes:
             if note not in lines:
                 lines.append(note)
@@ -96,11 +97,42 @@ def why_few(name: str, provider, target: Target, torch_problem: Unsatisfiable | 
         return [f"{name} is installed by the conda side at {provider.context.conda_provided[name]}"]
     candidates = provider.candidates_of(name)
     if not candidates:
-        return [why_none(name, provider, target)]
+        return [why_none(name, provider, target)] + (_cut_off(provider) if name == "torch" else [])
     if name == "torch" and provider.context.torch_builds is not None:
         allowed = ", ".join(b.version for b in provider.context.torch_builds[:6])
-        return [f"the CUDA stack allows torch {allowed}"]
+        return [f"the CUDA stack allows torch {allowed}"] + _cut_off(provider)
     return []
+
+
+def _after_cutoff(name: str, reqs: list[Req], provider, target: Target) -> list[str]:
+    """The versions the requirements allow that exclude-newer alone removed, with their upload
+    dates: `transformers==4.36.0` and a cut-off of 2023-12-01 is that cut-off, not a clash."""
+    cutoff = provider.files.exclude_newer
+    if cutoff is None:
+        return []
+    untimed = CandidateFilter(target, None)
+    for project in provider.source.projects(name):
+        versions = ProjectVersions(project, untimed)
+        for version in versions.versions:
+            candidate = versions.candidate(version)
+            if candidate is None or not all(r.url or r.specifier.contains(version, prereleases=True) for r in reqs):
+                continue
+            uploaded = sorted(f.upload_time for f in candidate.files if f.upload_time)
+            when = f" on {uploaded[0][:10]}" if uploaded else ""
+            return [f"{name} {version} was uploaded{when}, after exclude-newer {cutoff.date().isoformat()}"]
+    return []
+
+
+def _cut_off(provider) -> list[str]:
+    """The index-only torch builds the cut-off excluded (by their release date, from the knowledge)."""
+    cut = list(provider.after_cutoff.values())
+    if not cut:
+        return []
+    dates = sorted({b.released for b in cut})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    labels = ", ".join(dict.fromkeys(b.label for b in cut))
+    return [f"{labels} (PyTorch index builds) came out {when}, after exclude-newer "
+            f"{provider.files.exclude_newer.date().isoformat()}"]
 
 
 def why_none(name: str, provider, target: Target) -> str:

@@ -1,9 +1,11 @@
 """Knowledge rules that `lockguard check` enforces, as constraints on names during resolution, so
 that resolve refuses (exit 3, naming the rule and its source) what check would reject:
 
-- LG129: a CUDA toolkit component wheel (nvidia-cuda-nvcc-cu12, cublas, ...) must belong to the
-  intent's CUDA release (constraints/components.toml);
-- LG121: an nvidia-*-cuXX wheel of another CUDA major has no place in the lock;
+- LG129: a CUDA toolkit component wheel (nvidia-cuda-nvcc-cu12, cublas, nvvm, cccl, ...) must belong
+  to the intent's CUDA release (constraints/components.toml): a component of another CUDA major
+  never does;
+- LG121: two wheels that install the same file never share a lock (constraints/shared_files.toml,
+  read from their RECORD): a name that requires one forbids the others, whatever the intent's CUDA;
 - LG128: a package with a GPU rule (flash-attn needs sm_80+, CUDA >= 11.7) is excluded when a GPU
   or the CUDA of the intent is below it.
 """
@@ -15,7 +17,6 @@ from collections.abc import Callable
 from packaging.specifiers import SpecifierSet
 
 from lockguard.knowledge.tables import Knowledge
-from lockguard.model.names import cuda_family
 from lockguard.model.target import Target
 from lockguard.resolve.requirements import Req
 
@@ -30,15 +31,12 @@ def name_rules(knowledge: Knowledge, target: Target) -> Callable[[str], list[Req
         out: list[Req] = []
         if cuda is not None:
             bound = knowledge.components.bound(cuda, name)
-            family = cuda_family(name)
             if bound is not None:
-                code = "LG121" if bound.specifier == NOTHING else "LG129"  # another major's wheel, or release
                 out.append(Req(name, bound.specifier, constraint_only=True, by=asked,
-                               why=f"{code}: {bound.reason}, {bound.origin}"))
-            elif family and int(family) != cuda.major:
-                out.append(Req(name, NOTHING, constraint_only=True, by=asked,
-                               why=f"LG121: {name} is a CUDA {family} wheel; CUDA {cuda.major} wheels "
-                                   "share its nvidia/ folder and overwrite its libraries"))
+                               why=f"LG129: {bound.reason}, {bound.origin}"))
+        for clash in knowledge.wheel_files.clashes_of(name):
+            # wherever `name` is required, the wheels that install its files are not
+            out.append(Req(clash.other, NOTHING, constraint_only=True, by=name, why=clash.why))
         rule = knowledge.gpu_rule(name)
         if rule is not None:
             for gpu in target.gpu_archs:

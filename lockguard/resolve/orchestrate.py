@@ -50,6 +50,8 @@ class ResolveOptions:
     preferences: Callable[[str], Preferences | None] = lambda _platform: None
     locked: Callable[[str], LockedPlatform | None] = lambda _platform: None
     on_notes: Callable[[RelockNotes], None] = lambda _notes: None
+    note: Callable[[str], None] = lambda _m: None  # facts worth knowing that are no warning
+    detail: Callable[[str], None] = lambda _m: None  # more of them, for -v
 
 
 def resolve_lock(intent: Intent, knowledge: Knowledge, machine: MachineFacts | None,
@@ -93,6 +95,8 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
             conda_provided=provided, exclude_newer=intent.exclude_newer, warn=options.warn,
             explain_torch=lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
             name_rules=name_rules(knowledge, target), preferences=preferences,
+            note=lambda text: options.note(f"{target.platform}: {text}"),
+            detail=lambda text: options.detail(f"{target.platform}: {text}"),
         )
         final = _stack_for(pip, stacks) if pip.pin("torch") else no_torch  # no torch: the stack without it
         final = final or first
@@ -132,8 +136,9 @@ def _torch_builds(knowledge: Knowledge, target: Target, stacks: list[CudaStack])
         minor = ".".join(stack.torch.split("+")[0].split(".")[:2])
         release = knowledge.release(minor)
         pypi = release.pypi_cuda_for(target.platform) if release else None
+        patch = knowledge.patch(stack.torch)  # PyPI's upload of the release: no build of it is older
         out.append(TorchBuild(stack.torch, stack.index_url, f"torch {minor} {stack.variant}",
-                              pypi.variant if pypi else None))
+                              pypi.variant if pypi else None, patch.uploaded if patch else None))
     return out
 
 

@@ -12,20 +12,25 @@ from packaging.version import Version
 from resolvelib import Resolver
 from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
-from lockguard.errors import SourceUnreachable, Unsatisfiable
+from lockguard.errors import Unsatisfiable
 from lockguard.knowledge.tables import Hazard
 from lockguard.model.dist import DistFile
 from lockguard.model.lock import INTENT
 from lockguard.model.target import Target
-from lockguard.model.versions import CudaVersion
 from lockguard.resolve.candidates import CandidateFilter
 from lockguard.resolve.conflicts import ConflictWatcher, Decisive, SearchExhausted
 from lockguard.resolve.explain import explain
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
-from lockguard.resolve.provider import Provider, ProviderContext, Unreached
+from lockguard.resolve.provider import Provider, ProviderContext
+from lockguard.resolve.rejections import SHOWN, newer_rejected
 from lockguard.resolve.requirements import PYTHON, Req, split_key
 from lockguard.resolve.torch_builds import TorchBuild
+from lockguard.resolve.unreached import (
+    lock_may_depend_on,
+    raise_if_the_only_way_out,
+    unreached_text,
+)
 
 MAX_ROUNDS = 20_000
 
@@ -73,10 +78,14 @@ def resolve_pip(
     explain_torch: Callable[[SpecifierSet], str | None] = lambda _s: None,
     name_rules: Callable[[str], list[Req]] = lambda _n: [],
     preferences: Preferences | None = None,
+    note: Callable[[str], None] = lambda _m: None,
+    detail: Callable[[str], None] = lambda _m: None,
 ) -> PipResolution:
     """`explain_torch(spec)` says why the CUDA stack has no torch for `spec` (or None);
     `name_rules(name)` are the knowledge's constraints on a name wherever it is required;
-    `preferences`: the existing lock's versions, tried first (resolve/preferences.py)."""
+    `preferences`: the existing lock's versions, tried first (resolve/preferences.py); `note`
+    hears which newer versions of a direct requirement were passed over, and why (the newest few),
+    `detail` every one of them (-v)."""
     files = CandidateFilter(target, exclude_newer)
     context = ProviderContext(
         target=target,
@@ -87,7 +96,7 @@ def resolve_pip(
         preferences=preferences,
     )
     provider = Provider(source, files, context)
-    top = merged_requirements(requirements)
+    top = direct = merged_requirements(requirements)
     top = [rule for name in dict.fromkeys(r.name for r in top) for rule in provider.rules_for(name)] + top
     if preferences is not None:
         top = preferences.demands() + top  # --upgrade-package NAME==VERSION
@@ -96,13 +105,13 @@ def resolve_pip(
     try:
         result = Resolver(provider, watcher).resolve(top, max_rounds=MAX_ROUNDS)
     except ResolutionImpossible as exc:
-        _unreached_is_the_answer(provider)
+        raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
         raise explain(exc.causes, provider, target, torch_problem, explain_torch) from None
     except Decisive as exc:
-        _unreached_is_the_answer(provider)
+        raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
         raise explain(exc.causes, provider, target, torch_problem, explain_torch, proof=exc.lines) from None
     except SearchExhausted as exc:
-        _unreached_is_the_answer(provider)
+        raise_if_the_only_way_out(provider.unreached.values(), exc.first_causes)
         found = explain(exc.first_causes, provider, target, torch_problem, explain_torch)
         raise Unsatisfiable(f"no resolution found after {exc.conflicts} conflicts; the first was: {found.message}",
                             conflicts=found.conflicts,
@@ -113,10 +122,18 @@ def resolve_pip(
     if files.missing_upload_times:
         warn("exclude-newer could not be applied to files from " + ", ".join(sorted(files.missing_upload_times))
              + " (their index gives no upload times)")
-    for missed in provider.unreached.values():
-        if missed.builds or missed.names:
-            warn(f"{_unreached_text(missed)}; resolved without it, so the lock may differ from one made "
-                 "where that index can be reached")
+    for missed in lock_may_depend_on(provider.unreached.values(), result.criteria):
+        warn(f"{unreached_text(missed)}; resolved without it, so the lock may differ from one made "
+             "where that index can be reached")
+    chosen = {c.name: str(c.version) for c in result.mapping.values() if not c.extras and not c.absent}
+    # a name the lock kept at its version was not "passed over": nothing newer was tried (outdated
+    # and --upgrade-package are for that; the relock notes say what held an upgrade back)
+    kept = {n for n, v in chosen.items() if preferences is not None and preferences.version(n) == Version(v)}
+    considered = [r for r in direct if r.name not in kept]
+    for report in newer_rejected(provider, watcher.rejected, considered, chosen, explain_torch, result.criteria):
+        note(report.line(everything=False))
+        if len(report.newer) > SHOWN:
+            detail(report.line(everything=True))
     return _pins(result, target)
 
 
@@ -133,29 +150,6 @@ def merged_requirements(requirements: Sequence[str]) -> list[Req]:
         else:
             merged.setdefault(key, req)
     return list(merged.values())
-
-
-def _unreached_text(missed: Unreached) -> str:
-    labels = list(dict.fromkeys(b.label for b in missed.builds)) or sorted(missed.names)
-    what = ", ".join(labels)
-    only = "is" if len(labels) == 1 else "are"
-    return f"{what} {only} published only on the PyTorch index ({missed.index_url}), which cannot be reached"
-
-
-def _unreached_is_the_answer(provider: Provider) -> None:
-    """With no PyPI answer, an unreachable PyTorch index that held candidates is the reason."""
-    missed = [m for m in provider.unreached.values() if m.builds or m.names]
-    if not missed:
-        return
-    first = missed[0]
-    alternatives = sorted({b.pypi_variant for m in missed for b in m.builds if b.pypi_variant})
-    hint = 'use a mirror of the PyTorch index (pytorch-index = "https://..." in the intent)'
-    if alternatives:
-        cudas = " or ".join(f'cuda = "{CudaVersion.from_variant(v)}"' for v in alternatives if v != "cpu")
-        if cudas:
-            hint += f", or the variant PyPI itself carries ({', '.join(alternatives)}: {cudas})"
-    raise SourceUnreachable(f"{'; '.join(_unreached_text(m) for m in missed)} ({first.error.message})",
-                            url=first.index_url, hint=hint)
 
 
 def _pins(result, target: Target) -> PipResolution:

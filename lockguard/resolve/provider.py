@@ -26,10 +26,17 @@ from lockguard.errors import BuildFailed, SourceUnreachable
 from lockguard.knowledge.tables import Hazard
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
+from lockguard.resolve.dependency_order import fastest_first
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
 from lockguard.resolve.requirements import PYTHON, Req, exact_version, parse_requirement, split_key
-from lockguard.resolve.torch_builds import PAIRED, TorchBuild, index_urls, label_of
+from lockguard.resolve.torch_builds import (
+    PAIRED,
+    TorchBuild,
+    index_urls,
+    label_of,
+    released_after_cutoff,
+)
 
 MAX_FAILED_BUILDS = 3
 
@@ -72,6 +79,7 @@ class Provider(AbstractProvider):
         self._rules: dict[str, list[Req]] = {}
         self.unreached: dict[str, Unreached] = {}  # index url -> what it would have served
         self.build_failures: dict[str, BuildFailed] = {}  # "name version" -> why it was skipped
+        self.after_cutoff: dict[str, TorchBuild] = {}  # index-only builds released after exclude-newer
         self._builds = {Version(b.version): b for b in context.torch_builds or ()}
         self._labels = index_urls(context.torch_builds)
 
@@ -200,6 +208,9 @@ class Provider(AbstractProvider):
         for build in self.context.torch_builds or ():
             version = Version(build.version)
             if not accept(version):
+                continue
+            if build.index_url is not None and released_after_cutoff(build, self.files.exclude_newer):
+                self.after_cutoff.setdefault(build.version, build)  # never asked for: no answer of it counts
                 continue
             if build.index_url is None:
                 pages = self._project_versions("torch")
@@ -350,8 +361,9 @@ class Provider(AbstractProvider):
         if not candidate.extras:
             rules += self._hazard_constraints(candidate, parent) + self._pairing_constraints(candidate, parent)
         # constraints first: resolvelib looks at a name's candidates as each requirement arrives,
-        # and a candidate the constraint excludes must never be looked at (an sdist gets built)
-        return rules + deps
+        # and a candidate the constraint excludes must never be looked at (an sdist gets built);
+        # then what decides without the network (resolve/dependency_order.py)
+        return fastest_first(rules + deps)
 
     def _marker_holds(self, marker: Marker | None, extras: frozenset[str]) -> bool:
         if marker is None:

@@ -22,10 +22,20 @@ class TorchBuild:
     index_url: str | None  # None: PyPI; else the PyTorch index variant that alone publishes it
     label: str  # "torch 2.1 cu118", for messages
     pypi_variant: str | None = None  # the variant PyPI's wheel of this release is, on this platform
+    released: str | None = None  # "2024-10-29": when this torch release came out (knowledge), for exclude-newer
 
     @property
     def local(self) -> str:
         return Version(self.version).local or ""
+
+
+def released_after_cutoff(build: TorchBuild, exclude_newer) -> bool:
+    """A build of a torch release that came out after the cut-off: the PyTorch index cannot have
+    had it then (its PEP 691 upload times, where it gives any, are no older than the release), so
+    it is excluded without asking the index."""
+    if exclude_newer is None or not build.released:
+        return False
+    return build.released > exclude_newer.date().isoformat()
 
 
 def label_of(version: Version) -> str:

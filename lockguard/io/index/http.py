@@ -7,6 +7,14 @@ errors and 5xx/429 answers are retried with backoff, a timeout once; a host that
 connected to at all is not asked again in this session, so an unreachable PyTorch index costs one
 failure, not one per variant page. `bytes_fetched` counts body bytes so benchmarks can report what a resolve
 downloaded.
+
+`close()` never closes a connection a request is still reading from: fetch threads (prefetches
+nobody waits for any more) may still be in `get` when a resolve ends, and a socket closed under
+them frees its descriptor number while OpenSSL in that thread goes on reading "its" socket, now
+whatever file the process opens next under that number. Render's imports opened lockguard's own
+sources there and lost their first bytes to it (issue 23: `SyntaxError: unterminated
+triple-quoted string literal` importing lockfiles/headers.py). So the connection pool is closed by
+whichever comes last: `close()`, or the last request in flight; a request after `close()` fails.
 """
 
 from __future__ import annotations
@@ -51,6 +59,10 @@ class _TooSlow(Exception):
     pass
 
 
+class _Closed(Exception):
+    pass
+
+
 class HttpClient:
     def __init__(self, *, timeout: float | None = None, retries: int = 3, backoff: float | None = None) -> None:
         self.timeout = timeout if timeout is not None else float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
@@ -59,6 +71,8 @@ class HttpClient:
         self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
         self._client = None  # created on the first request: a warm resolve makes none
         self._lock = threading.Lock()
+        self._in_flight = 0  # requests between their start and their end (see the module's note)
+        self._closed = False
         self._down: dict[str, str] = {}  # host -> why every attempt failed
         self.bytes_fetched = 0
         self.requests = 0
@@ -66,6 +80,8 @@ class HttpClient:
     def _http(self):
         with self._lock:
             if self._client is None:
+                if self._closed:  # a closed pool is never made again (a request in flight keeps it open)
+                    raise _Closed()
                 import httpx
 
                 self._client = httpx.Client(
@@ -83,8 +99,35 @@ class HttpClient:
         self._http()
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        """Close the connection pool now if no request is in flight, else once the last one ends."""
+        with self._lock:
+            self._closed = True
+            idle = self._client if self._in_flight == 0 else None
+            if idle is not None:
+                self._client = None
+        if idle is not None:
+            idle.close()
+
+    @property
+    def in_flight(self) -> int:
+        """Requests between their start and their end now."""
+        with self._lock:
+            return self._in_flight
+
+    def _request_started(self) -> None:
+        with self._lock:
+            if self._closed:
+                raise _Closed()
+            self._in_flight += 1
+
+    def _request_ended(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+            last = self._client if self._closed and self._in_flight == 0 else None
+            if last is not None:
+                self._client = None
+        if last is not None:
+            last.close()
 
     def __enter__(self) -> HttpClient:
         return self
@@ -97,11 +140,21 @@ class HttpClient:
         answer in time, or answers with more than `max_bytes`."""
         if url.startswith("file://"):
             return self._get_file(url, max_bytes)
-        import httpx
-
         host = urlsplit(url).netloc
         if host in self._down:
             raise SourceUnreachable(f"cannot reach {url}: {self._down[host]}", url=url, hint=self._hint())
+        try:
+            self._request_started()
+            try:
+                return self._get(url, headers, host, max_bytes)
+            finally:
+                self._request_ended()
+        except _Closed:
+            raise SourceUnreachable(f"{url}: not fetched, the HTTP client was closed", url=url) from None
+
+    def _get(self, url: str, headers: dict[str, str] | None, host: str, max_bytes: int) -> Response:
+        import httpx
+
         client = self._http()
         last_error = ""
         timeouts = 0

@@ -124,6 +124,26 @@ def _metadata_from_zip(archive: zipfile.ZipFile) -> bytes:
     return archive.read(names[0])
 
 
+def read_wheel_record(client: HttpClient, url: str) -> tuple[str, ...]:
+    """The paths a wheel installs, from its *.dist-info/RECORD, read by the same range requests as
+    METADATA (the tail holds the zip's directory, and RECORD is written last, next to it)."""
+    import csv
+
+    try:
+        remote = _RangeFile(client, url.split("#", 1)[0])
+        with zipfile.ZipFile(remote) as archive:
+            names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/RECORD", n)]
+            if not names:
+                raise MetadataNotFound("no .dist-info/RECORD in the archive")
+            if archive.getinfo(names[0]).file_size > MAX_METADATA:
+                raise MetadataNotFound(f"its {names[0]} is larger than lockguard reads")
+            text = archive.read(names[0]).decode("utf-8", errors="replace")
+    except (zipfile.BadZipFile, MetadataNotFound, OSError, ValueError, EOFError) as exc:
+        raise SourceUnreachable(f"{url} is not a readable wheel: {exc}", url=url,
+                                hint="the index serves a broken file; use another index or mirror") from None
+    return tuple(row[0] for row in csv.reader(text.splitlines()) if row and row[0])
+
+
 def read_wheel_metadata(client: HttpClient, url: str, tail=None, cancelled=None) -> tuple[bytes, bool] | None:
     """The METADATA bytes of the wheel at `url`, and whether the server refused ranges.
     `tail`: the answer of `fetch_tail` when the caller started it already. `cancelled`: an Event;

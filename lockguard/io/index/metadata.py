@@ -2,8 +2,10 @@
 
 Order: `dependency-metadata` overrides (no fetch), the cache (by the file's sha256), PEP 658
 metadata (advertised, or the `<file>.metadata` URL tried directly), HTTP range requests into the
-wheel, an sdist's PKG-INFO when Metadata-Version >= 2.2 and the fields are not Dynamic, and last a
-PEP 517 `prepare_metadata_for_build_wheel` in an isolated build environment.
+wheel, an sdist's static metadata (PKG-INFO of Metadata-Version >= 2.2 whose Requires-Dist is not
+Dynamic, or pyproject.toml's static [project] table: io/index/sdist_static.py), and last a PEP 517
+`prepare_metadata_for_build_wheel` in an isolated build environment. A build that failed is
+remembered (io/index/failed_builds.py) and not tried again until --refresh.
 """
 
 from __future__ import annotations
@@ -86,7 +88,8 @@ def synthesize_metadata(name: str, version: str, requires_dist, requires_python:
 class MetadataFetcher:
     def __init__(self, http: HttpClient, cache: Cache, *, offline: bool = False,
                  overrides: dict[tuple[str, str], bytes] | None = None,
-                 warn: Callable[[str], None] = lambda _m: None) -> None:
+                 warn: Callable[[str], None] = lambda _m: None, failed_builds=None) -> None:
+        self.failed_builds = failed_builds  # io/index/failed_builds.FailedBuilds, or None: no memo
         self.http = http
         self.cache = cache
         self.offline = offline
@@ -112,14 +115,14 @@ class MetadataFetcher:
         if self.offline:
             raise SourceUnreachable(f"--offline: the metadata of {file.filename} is not in the cache",
                                     url=file.url, hint="run once without --offline to fill the cache")
-        raw, how = self._fetch(file, try_unadvertised)
+        raw, how = self._fetch(file, try_unadvertised, version)
         if len(raw) > MAX_METADATA_BYTES:
             raise SourceUnreachable(f"the METADATA of {file.filename} is {len(raw) / 1e6:.1f} MB, more than "
                                     f"lockguard reads ({MAX_METADATA_BYTES // 2**20} MB): {_where(file)}",
                                     url=file.url, hint="the index serves a broken file; use another index or mirror")
         metadata = parse_metadata(raw, how)
         problem = metadata_problem(metadata, name, str(Version(version)))
-        if problem and how in ("pkg-info", "pep517"):  # pip discards such an sdist too, and goes on
+        if problem and how in ("pkg-info", "pyproject", "pep517"):  # pip discards such an sdist too, and goes on
             raise BuildFailed(f"the metadata of {file.filename} ({_how(how)}) is unusable: {problem}",
                               filename=file.filename)
         if problem:
@@ -135,7 +138,7 @@ class MetadataFetcher:
         self.counts[metadata.how] = self.counts.get(metadata.how, 0) + 1
         return metadata
 
-    def _fetch(self, file: DistFile, try_unadvertised: bool) -> tuple[bytes, str]:
+    def _fetch(self, file: DistFile, try_unadvertised: bool, version: str = "") -> tuple[bytes, str]:
         if file.is_wheel:
             if file.metadata:
                 raw = self._pep658(file)
@@ -149,7 +152,7 @@ class MetadataFetcher:
                           f"{file.filename} to read its METADATA")
                 return raw, "download"
             return raw, "range"
-        return self._sdist(file)
+        return self._sdist(file, version)
 
     def _race(self, file: DistFile) -> tuple[bytes, str]:
         """An unadvertised `.metadata` against range requests, both at once: a mirror may serve
@@ -189,20 +192,28 @@ class MetadataFetcher:
             return None
         return answer.content
 
-    def _sdist(self, file: DistFile) -> tuple[bytes, str]:
+    def _sdist(self, file: DistFile, version: str) -> tuple[bytes, str]:
+        from lockguard.io.index.sdist_static import static_metadata
+
+        remembered = self.failed_builds.recall(file.sha256) if self.failed_builds and file.sha256 else None
+        if remembered is not None:  # the same sdist failed in this build environment before
+            raise BuildFailed(f"{remembered} (remembered from an earlier run: --refresh builds it again)",
+                              filename=file.filename, hint=_BUILD_HINT)
         answer = self.http.get(file.url)
         if answer.status != 200:
             raise SourceUnreachable(f"{file.url}: HTTP {answer.status}", url=file.url)
         archive = answer.content
         if file.sha256 and hashlib.sha256(archive).hexdigest() != file.sha256:
             raise SourceUnreachable(f"{file.filename}: sha256 does not match the index", url=file.url)
-        pkg_info = _pkg_info(file.filename, archive)
-        if pkg_info is not None:
-            message = HeaderParser().parsestr(pkg_info.decode("utf-8", errors="replace"))
-            dynamic = {d.lower() for d in message.get_all("Dynamic") or ()}
-            if _metadata_version(message) >= (2, 2) and not dynamic & {"requires-dist", "requires-python"}:
-                return pkg_info, "pkg-info"
-        return _prepare_metadata(file.filename, archive), "pep517"
+        static = static_metadata(file.filename, version, archive)
+        if static is not None:
+            return static
+        try:
+            return _prepare_metadata(file.filename, archive), "pep517"
+        except BuildFailed as failure:
+            if self.failed_builds and file.sha256 and failure.lasting:
+                self.failed_builds.remember(file.sha256, failure.message)
+            raise
 
 
 _SIDE: DaemonPool | None = None
@@ -227,35 +238,8 @@ def _where(file: DistFile) -> str:
 
 def _how(how: str) -> str:
     return {"pep658": "its PEP 658 .metadata file", "range": "read from the wheel", "download": "read from the wheel",
-            "pkg-info": "the sdist's PKG-INFO", "pep517": "built from the sdist"}.get(how, how)
-
-
-def _metadata_version(message) -> tuple[int, ...]:
-    try:
-        return tuple(int(p) for p in message.get("Metadata-Version", "1.0").split("."))
-    except ValueError:
-        return (1, 0)
-
-
-def _pkg_info(filename: str, archive: bytes) -> bytes | None:
-    """The sdist's top-level PKG-INFO; BuildFailed when the file is not the archive its name says."""
-    try:
-        return _read_pkg_info(filename, archive)
-    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, ValueError) as exc:
-        raise _build_failed(filename, f"the archive cannot be unpacked ({type(exc).__name__}: {exc})") from None
-
-
-def _read_pkg_info(filename: str, archive: bytes) -> bytes | None:
-    if filename.endswith(".zip"):
-        with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
-            names = [n for n in zipped.namelist() if n.count("/") == 1 and n.endswith("/PKG-INFO")]
-            return zipped.read(names[0]) if names else None
-    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
-        for member in tarred.getmembers():
-            if member.name.count("/") == 1 and member.name.endswith("/PKG-INFO"):
-                extracted = tarred.extractfile(member)
-                return extracted.read() if extracted else None
-    return None
+            "pkg-info": "the sdist's PKG-INFO", "pyproject": "the sdist's pyproject.toml",
+            "pep517": "built from the sdist"}.get(how, how)
 
 
 def _prepare_metadata(filename: str, archive: bytes) -> bytes:
@@ -294,24 +278,36 @@ def _prepare_metadata(filename: str, archive: bytes) -> bytes:
                 with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
                     tarred.extractall(root, filter="data")
         except (zipfile.BadZipFile, tarfile.TarError, OSError) as exc:
-            raise _build_failed(filename, f"the archive cannot be unpacked ({exc})") from None
+            raise _build_failed(filename, f"the archive cannot be unpacked ({exc})", lasting=True) from None
         tops = [p for p in root.iterdir() if p.is_dir()]
         source = tops[0] if len(tops) == 1 else root
+        # what failed decides whether the failure lasts: the sdist's own project and backend fail the
+        # same way next time; installing build requirements (the network) or a timeout may not
+        stage = "project"
         try:
             with DefaultIsolatedEnv() as env:
                 builder = ProjectBuilder.from_isolated_env(env, source, runner=runner)
+                stage = "install"
                 env.install(builder.build_system_requires)
-                env.install(builder.get_requires_for_build("wheel"))
+                stage = "backend"
+                requires = builder.get_requires_for_build("wheel")
+                stage = "install"
+                env.install(requires)
+                stage = "backend"
                 info = Path(builder.metadata_path(Path(tmp) / "out"))
                 return (info / "METADATA").read_bytes()
         except (BuildException, BuildBackendException, subprocess.SubprocessError, OSError, Exception) as exc:
             last = next((line.strip() for line in reversed(output) if line.strip()), "")
             reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
-            raise _build_failed(filename, reason + (f"; the build said: {last[:200]}" if last else "")) from None
+            timed_out = any(line.startswith("timed out after") for line in output)
+            raise _build_failed(filename, reason + (f"; the build said: {last[:200]}" if last else ""),
+                                lasting=stage in ("project", "backend") and not timed_out) from None
 
 
-def _build_failed(filename: str, reason: str) -> BuildFailed:
-    return BuildFailed(
-        f"cannot read the metadata of {filename}: its build failed ({reason})", filename=filename,
-        hint="sdists whose build imports torch need static metadata: add a [[dependency-metadata]] "
-             "entry (name, version, requires-dist) to the intent")
+_BUILD_HINT = ("sdists whose build imports torch need static metadata: add a [[dependency-metadata]] entry "
+               "(name, version, requires-dist) to the intent")
+
+
+def _build_failed(filename: str, reason: str, *, lasting: bool = False) -> BuildFailed:
+    return BuildFailed(f"cannot read the metadata of {filename}: its build failed ({reason})", filename=filename,
+                       hint=_BUILD_HINT, lasting=lasting)

@@ -1,7 +1,10 @@
 """The PackageSource the resolver uses: index pages and metadata, prefetched in parallel.
 
 The resolver (pure) only hints what it will need next; this module turns the hints into
-background fetches so that page and metadata round trips overlap with resolvelib's work.
+background fetches so that page and metadata round trips overlap with resolvelib's work. What the
+resolver asks for itself never waits behind those guesses: a page or a metadata fetch still queued
+behind hundreds of speculative ones is done at once in the resolver's own thread (unpinned sglang
+with `cuda = "13.0"` waited ~10 s per rejected version for the queue to drain, issue 23).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class IndexPackageSource:
         self._metadata: dict[str, Future] = {}
         self._pages: dict[str, Future] = {}
         self._advertises: dict[str, bool] = {}  # file url -> its page advertises PEP 658 metadata
+        self._jobs: dict[Future, tuple] = {}  # a metadata future not started yet -> its fetch's arguments
         self._guard = threading.Lock()
 
     def close(self) -> None:
@@ -39,6 +43,7 @@ class IndexPackageSource:
         with self._guard:
             for future in self._metadata.values():
                 future.cancel()  # still queued: nobody will run it (running ones cannot be cancelled)
+            self._jobs.clear()
 
     def __enter__(self) -> IndexPackageSource:
         return self
@@ -49,11 +54,10 @@ class IndexPackageSource:
     # -- PackageSource ---------------------------------------------------------------------------
 
     def projects(self, name: str) -> list[Project]:
-        """For the resolver (main thread). Workers call `_load_projects`: a worker must never
-        wait on a future that may be queued behind it in the same pool."""
-        future = self._pages.get(canonicalize_name(name))
-        if future is not None:
-            future.exception()  # wait; a failed prefetch is retried below and raises here
+        """For the resolver (main thread): loaded here, never waiting for a prefetch still queued
+        (the index client loads each page once: a prefetch already running is waited for there,
+        one that runs later finds the page loaded; a failed one is asked again and raises here).
+        Workers call `_load_projects` too: a worker must never wait on a future queued behind it."""
         return self._load_projects(name)
 
     def _load_projects(self, name: str) -> list[Project]:
@@ -75,6 +79,10 @@ class IndexPackageSource:
 
     def metadata(self, name: str, version: str, file: DistFile) -> DistMetadata:
         future = self._submit_metadata(name, version, file)
+        with self._guard:
+            job = self._jobs.get(future)
+        if job is not None:  # still queued: fetched here, now (a worker that gets to it later finds it claimed)
+            self._fetch_into(future, *job)
         return future.result()
 
     def prefetch_metadata(self, name: str, version: str, file: DistFile) -> None:
@@ -93,6 +101,8 @@ class IndexPackageSource:
         """In a worker: load a page, then the metadata of the candidate the resolver will likely pick."""
         for page in self._load_projects(name):
             guess = self.speculator.best_file(page, specifier)
+            if guess is not None and not guess[1].is_wheel:
+                return  # never build an sdist on a guess: a build can take minutes of every CPU
             if guess is not None:
                 # fetched right here, not queued behind other work: this worker is free, and the
                 # dependency chain (page -> metadata -> the dependencies' pages) is a cold resolve's
@@ -131,6 +141,7 @@ class IndexPackageSource:
             # a mirror may serve PEP 658 files without advertising them (this is tried);
             # a page that advertises metadata for some files has none for the others
             try_unadvertised = not self._advertises.get(file.url, False)
+            self._jobs[future] = (name, version, file, try_unadvertised)
         # outside the lock (the resolver's thread waits on it): the submit may start a thread, and
         # a future that is already done runs its callback right here
         if self.speculator is not None:
@@ -142,6 +153,9 @@ class IndexPackageSource:
         return future
 
     def _fetch_into(self, future: Future, name: str, version: str, file: DistFile, try_unadvertised: bool) -> None:
+        with self._guard:  # whoever claims the job first runs it: a worker, or the resolver's thread
+            if self._jobs.pop(future, None) is None:
+                return
         if not future.set_running_or_notify_cancel():
             return
         try:

@@ -1,0 +1,89 @@
+"""Which wheels install the same files: the fact behind LG121.
+
+`constraints/shared_files.toml` lists groups of wheels that all install one path (read from their
+RECORD): nvidia-nccl-cu12 and nvidia-nccl-cu13 both write nvidia/nccl/lib/libnccl.so.2, so one lock
+can never hold both. A wheel in no group shares no file with any other wheel lockguard knows of,
+whatever its name says (nvidia-cutlass-dsl-libs-cu12 installs into nvidia_cutlass_dsl/cu12/).
+
+The rows are typed with model/record.py like every other knowledge row: they live in the checked
+knowledge that knowledge/built_memo.py keeps for the pre-commit path, which must not import
+dataclasses (tests/test_check_imports.py); the issue that retires `record` moves them with the rest.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from lockguard.knowledge.tables import Row
+from lockguard.model.record import record
+
+
+@record(frozen=True)
+class SharedFiles(Row):
+    wheels: tuple[str, ...]  # canonical names of the wheels that all install `path`
+    path: str
+
+
+@record(frozen=True)
+class SeparateFiles(Row):
+    wheels: tuple[str, ...]  # read, and found to share no path
+
+
+@record(frozen=True)
+class Clash:
+    """`name` and `other` cannot both be in a lock: they both install `path`."""
+
+    name: str
+    other: str
+    path: str
+    origin: str  # constraints/shared_files.toml:NN
+
+    @property
+    def why(self) -> str:
+        return (f"LG121: {self.name} and {self.other} both install {self.path}, so each overwrites the other's "
+                f"files; {self.origin}")
+
+
+@record(frozen=True)
+class WheelFiles:
+    shared: tuple[SharedFiles, ...]
+    separate: tuple[SeparateFiles, ...]
+
+    @cached_property
+    def _by_name(self) -> dict[str, tuple[SharedFiles, ...]]:
+        found: dict[str, list[SharedFiles]] = {}
+        for row in self.shared:
+            for name in row.wheels:
+                found.setdefault(name, []).append(row)
+        return {name: tuple(rows) for name, rows in found.items()}
+
+    def clashes_of(self, name: str) -> list[Clash]:
+        """The wheels that cannot be installed next to wheel `name` (canonical), each once."""
+        out: dict[str, Clash] = {}
+        for row in self._by_name.get(name, ()):
+            for other in row.wheels:
+                if other != name and other not in out:
+                    out[other] = Clash(name, other, row.path, row.origin)
+        return list(out.values())
+
+    def clashes_among(self, names) -> list[tuple[SharedFiles, tuple[str, ...]]]:
+        """(row, the names of `names` in it) for each row that two or more of `names` are in."""
+        present = set(names)
+        out = []
+        for row in self.shared:
+            found = tuple(n for n in row.wheels if n in present)
+            if len(found) > 1:
+                out.append((row, found))
+        return out
+
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """Every wheel a row names, in table order, each once (what verify reads)."""
+        return tuple(dict.fromkeys(n for row in (*self.shared, *self.separate) for n in row.wheels))
+
+    def major_of(self, name: str) -> int | None:
+        """The CUDA major of a wheel a shared-files row names (its -cuNN); None: not named there."""
+        if name not in self._by_name:
+            return None
+        head, _, tail = name.rpartition("-cu")
+        return int(tail) if head and tail.isdigit() else None
