@@ -295,3 +295,29 @@ def test_lg102_on_a_lock_without_a_pins_digest_states_no_guess(world, lg, tmp_pa
     lock.write_text(lock.read_text() + "# a comment\n")
     message = _lg102(lg, project)
     assert message.endswith("was edited by hand: its body changed since lockguard wrote it"), message
+
+
+def test_a_resolve_says_what_it_is_doing_on_a_ci_log_one_line_per_phase_and_build(world, lg, tmp_path):
+    intent = world.intent(tmp_path / "p", cuda="none", pip=["static-sdist", "built-sdist"])
+    result = lg("resolve", "--intent", str(intent))
+    assert result.exit_code == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert "resolving linux-64: pip side (2 requirements)" in lines
+    build = next(i for i, line in enumerate(lines) if line.startswith("building the metadata of built_sdist-"))
+    assert re.match(r"built the metadata of built_sdist-\S+ in \d+\.\d s$", lines[build + 1]), lines
+    quiet = lg("resolve", "--intent", str(intent), "--json", "--refresh", "--upgrade")
+    assert "resolving" not in quiet.stderr and "building the metadata" not in quiet.stderr
+
+
+def test_the_live_line_counts_requests_metadata_and_running_builds():
+    from lockguard.cli.output import Ui
+    from lockguard.cli.resolve_progress import ResolveProgress
+
+    progress = ResolveProgress(Ui(), counts=lambda: (48, 120))
+    progress.phase("linux-64: pip side (3 requirements)")
+    progress.build("start", "causal_conv1d-1.7.0.tar.gz")
+    text = progress.status_text()
+    assert text.startswith("resolving linux-64: pip side (3 requirements): 48 requests, 120 metadata read, "
+                           "building causal_conv1d-1.7.0.tar.gz ("), text
+    progress.build("end", "causal_conv1d-1.7.0.tar.gz")
+    assert "building" not in progress.status_text()

@@ -142,6 +142,7 @@ class ResolveSession:
     # -- resolution ------------------------------------------------------------------------------
 
     def run(self) -> Lock:
+        from lockguard.cli.resolve_progress import ResolveProgress
         from lockguard.io.index.cache import Cache
         from lockguard.io.index.http import HttpClient
         from lockguard.io.project.parse_memo import default_memo
@@ -153,6 +154,9 @@ class ResolveSession:
         cache = Cache()
         self.http = HttpClient()
         overrides = self._metadata_overrides()
+        fetchers: list = []
+        progress = ResolveProgress(self.ui, lambda: (self.http.requests,
+                                                     sum(sum(f.counts.copy().values()) for f in list(fetchers))))
 
         def make_source(target, torch_versions):
             from lockguard.io.index.client import IndexClient
@@ -166,7 +170,8 @@ class ResolveSession:
             from lockguard.io.index.failed_builds import FailedBuilds
 
             fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn,
-                                      failed_builds=FailedBuilds(refresh=self.refresh))
+                                      failed_builds=FailedBuilds(refresh=self.refresh), on_build=progress.build)
+            fetchers.append(fetcher)
             from lockguard.resolve.candidates import CandidateFilter
             from lockguard.resolve.speculate import Speculator
 
@@ -185,7 +190,7 @@ class ResolveSession:
         for note in self.relock.prior().notes:
             self.ui.warn(note)
         options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
-                                 progress=self.ui.progress, warn=self.ui.warn, note=self.ui.info,
+                                 progress=progress.phase, warn=self.ui.warn, note=self.ui.info,
                                  detail=self.ui.debug, preferences=self.relock.preferences, locked=self.relock.locked,
                                  on_notes=self.relock.notes.append)
         import gc
@@ -196,7 +201,8 @@ class ResolveSession:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            lock = resolve_lock(self.intent, knowledge, machine, make_source, conda, options)
+            with progress:
+                lock = resolve_lock(self.intent, knowledge, machine, make_source, conda, options)
         finally:
             if collecting:
                 gc.enable()

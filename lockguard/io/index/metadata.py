@@ -88,8 +88,10 @@ def synthesize_metadata(name: str, version: str, requires_dist, requires_python:
 class MetadataFetcher:
     def __init__(self, http: HttpClient, cache: Cache, *, offline: bool = False,
                  overrides: dict[tuple[str, str], bytes] | None = None,
-                 warn: Callable[[str], None] = lambda _m: None, failed_builds=None) -> None:
+                 warn: Callable[[str], None] = lambda _m: None, failed_builds=None,
+                 on_build: Callable[[str, str], None] = lambda _event, _filename: None) -> None:
         self.failed_builds = failed_builds  # io/index/failed_builds.FailedBuilds, or None: no memo
+        self.on_build = on_build  # ("start" | "end", sdist file name): builds take long, progress says so
         self.http = http
         self.cache = cache
         self.offline = offline
@@ -208,12 +210,15 @@ class MetadataFetcher:
         static = static_metadata(file.filename, version, archive)
         if static is not None:
             return static
+        self.on_build("start", file.filename)
         try:
             return _prepare_metadata(file.filename, archive), "pep517"
         except BuildFailed as failure:
             if self.failed_builds and file.sha256 and failure.lasting:
                 self.failed_builds.remember(file.sha256, failure.message)
             raise
+        finally:
+            self.on_build("end", file.filename)
 
 
 _SIDE: DaemonPool | None = None
