@@ -78,8 +78,9 @@ class RattlerSolver:
             raise SourceUnreachable(
                 f"cannot read conda channel(s) {', '.join(channels)} for {platform}: {_first_line(exc)}",
                 url=channels[0] if channels else None,
-                hint="check the channel names or the network; --conda-from-knowledge pins the conda side "
-                     "from lockguard's knowledge without a solve",
+                hint="check the channel names or the network; where the channels are out of reach, "
+                     "`lockguard resolve --conda-from-knowledge` (or conda-from-knowledge = true in the intent) "
+                     "pins the conda side from lockguard's knowledge without a solve",
             ) from None
         except SolverError as exc:
             raise Unsatisfiable(
