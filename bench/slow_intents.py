@@ -28,7 +28,7 @@ from _measure import machine, run  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TARGET = 3.0  # issue 23: no intent slower than 3x uv cold
-NOTE = ("uv reads the Requires-Dist of a PKG-INFO that marks it `Dynamic: requires-dist` (setuptools writes the name in lower case; uv compares case-sensitively: astral-sh/uv#18667, the fix #18669 was reverted in #18692), so it builds neither causal-conv1d nor flash-attn. lockguard builds them, as pip does (PEP 643: a Dynamic field may differ in the built wheel; slepc4py is a real case where uv's reading drops a dependency): causal-conv1d's build installs torch into its isolated environment (~30 s of the cold figure; the warm run reads the built metadata from the cache). flash-attn's build fails (its setup.py imports torch): exit 2, remembered, 0.2 s on the next run. mamba-ssm 2.3.x is read from its static PKG-INFO/pyproject.toml, not built.")
+NOTE = ("uv reads the Requires-Dist of a PKG-INFO that marks it `Dynamic: requires-dist` (setuptools writes the name in lower case; uv compares case-sensitively: astral-sh/uv#18667, the fix #18669 was reverted in #18692), so it builds neither causal-conv1d nor flash-attn. lockguard does not build them either, for another reason: their Requires-Dist comes from its knowledge (constraints/sdist_metadata.toml, read from every release's sdist on PyPI and checked by `constraints verify`); a release no row covers is built, as pip does (PEP 643: a Dynamic field may differ in the built wheel; slepc4py is a real case where uv's reading drops a dependency). mamba-ssm 2.3.x is read from its static PKG-INFO/pyproject.toml, not built.")
 
 # name: (python, cuda, glibc, requirements)
 INTENTS = {

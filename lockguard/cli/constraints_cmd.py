@@ -63,9 +63,11 @@ def show(ctx, kind, version, platform, python, as_json) -> None:
 def verify(ctx, index_url, as_json) -> int:
     """Re-read the knowledge's facts from the index (range requests, no wheel download) and report
     differences: every torch [[patch]] row from torch's wheel METADATA, every [[cuda-release]] row
-    from NVIDIA's cuda-toolkit METADATA, every [[shared-files]] row from the CUDA wheels' RECORD."""
+    from NVIDIA's cuda-toolkit METADATA, every [[shared-files]] row from the CUDA wheels' RECORD,
+    every [[sdist-metadata]] row from the PKG-INFO (or egg-info/requires.txt) of the sdists it covers."""
     from lockguard.io.index.cuda_wheels import read_toolkit_manifests, read_wheel_paths
     from lockguard.io.index.http import HttpClient
+    from lockguard.io.index.sdist_pkg_info import read_sdist_facts
     from lockguard.io.index.torch_wheels import live_versions, project_files, read_live_wheels
     from lockguard.knowledge import load_knowledge
     from lockguard.knowledge.verify import compare_patch, missing_releases
@@ -75,6 +77,7 @@ def verify(ctx, index_url, as_json) -> int:
         shared_file_differences,
         toolkit_pins,
     )
+    from lockguard.knowledge.verify_sdist import sdist_metadata_differences
 
     ui = get_ui(ctx, "constraints verify")
     knowledge = load_knowledge()
@@ -88,6 +91,9 @@ def verify(ctx, index_url, as_json) -> int:
         names = sorted(set(component_wheels(knowledge.components)) | set(knowledge.wheel_files.listed))
         ui.info(f"reading the RECORD of {len(names)} CUDA wheels by range requests...")
         paths = read_wheel_paths(client, index_url, names)
+        ui.info(f"reading PKG-INFO of the sdists {counted(len(knowledge.sdist_metadata.rows), '[[sdist-metadata]] row')} "
+                "cover...")
+        sdists = read_sdist_facts(client, index_url, knowledge.sdist_metadata)
         fetched = client.bytes_fetched
     differences = [d for p in knowledge.patches for d in compare_patch(p, live[p.version])]
     differences += missing_releases(knowledge, live_versions(files))
@@ -95,19 +101,21 @@ def verify(ctx, index_url, as_json) -> int:
     listed = set(knowledge.wheel_files.listed)
     differences += shared_file_differences(knowledge.wheel_files,
                                            {n: found for n, found in paths.items() if found is not None or n in listed})
+    differences += sdist_metadata_differences(knowledge.sdist_metadata, sdists)
     read = sum(1 for found in paths.values() if found is not None)
+    sdists_read = sum(len(found or ()) for found in sdists.values())
     if as_json:
         ui.emit_json({"index": index_url, "checked": len(wanted), "cuda_toolkit_releases": len(manifests),
-                      "wheels_read": read, "bytes_fetched": fetched,
+                      "wheels_read": read, "sdists_read": sdists_read, "bytes_fetched": fetched,
                       "differences": [d.to_dict() for d in differences]}, ok=not differences,
                      exit_code=1 if differences else 0)
     else:
-        ui.info(f"checked {len(wanted)} patch rows, {len(manifests)} cuda-toolkit releases and the RECORD of {read} "
-                f"CUDA wheels; fetched {fetched / 1e6:.1f} MB")
+        ui.info(f"checked {len(wanted)} patch rows, {len(manifests)} cuda-toolkit releases, the RECORD of {read} "
+                f"CUDA wheels and the metadata of {counted(sdists_read, 'sdist')}; fetched {fetched / 1e6:.1f} MB")
         if differences:
             ui.table(["what", "field", "knowledge", "live", "row"],
                      [(d.version, d.field, d.knowledge, d.live, d.origin or "") for d in differences],
                      title=f"{counted(len(differences), 'difference')} between constraints/ and {index_url}")
         else:
-            ui.out("the torch rows, the CUDA components and the shared files match the index")
+            ui.out("the torch rows, the CUDA components, the shared files and the sdist metadata match the index")
     return 1 if differences else 0

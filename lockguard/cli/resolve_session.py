@@ -154,6 +154,7 @@ class ResolveSession:
         cache = Cache()
         self.http = HttpClient()
         overrides = self._metadata_overrides()
+        known = self._known_metadata(knowledge)
         fetchers: list = []
         progress = ResolveProgress(self.ui, lambda: (self.http.requests,
                                                      sum(sum(f.counts.copy().values()) for f in list(fetchers))))
@@ -170,7 +171,8 @@ class ResolveSession:
             from lockguard.io.index.failed_builds import FailedBuilds
 
             fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn,
-                                      failed_builds=FailedBuilds(refresh=self.refresh), on_build=progress.build)
+                                      failed_builds=FailedBuilds(refresh=self.refresh), on_build=progress.build,
+                                      known=known)
             fetchers.append(fetcher)
             from lockguard.resolve.candidates import CandidateFilter
             from lockguard.resolve.speculate import Speculator
@@ -247,6 +249,31 @@ class ResolveSession:
             (d.name, d.version): synthesize_metadata(d.name, d.version, d.requires_dist, d.requires_python)
             for d in self.intent.dependency_metadata
         }
+
+    def _known_metadata(self, knowledge):
+        """(name, version) -> the core metadata constraints/sdist_metadata.toml gives the sdist of
+        that version, or None; said once per version with -v. The intent's own
+        [[dependency-metadata]] is asked first (MetadataFetcher), so it wins."""
+        import threading
+
+        from lockguard.io.index.metadata import synthesize_metadata
+
+        table = knowledge.sdist_metadata
+        said: set[tuple[str, str]] = set()
+        guard = threading.Lock()  # fetches run in worker threads
+
+        def known(name: str, version: str) -> bytes | None:
+            row = table.row_for(name, version)
+            if row is None:
+                return None
+            with guard:
+                first = (row.name, version) not in said
+                said.add((row.name, version))
+            if first:
+                self.ui.debug(f"metadata of {row.name} {version} from lockguard's knowledge ({row.origin})")
+            return synthesize_metadata(row.name, version, row.requires_dist, row.requires_python)
+
+        return known
 
     # -- files -----------------------------------------------------------------------------------
 

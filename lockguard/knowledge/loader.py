@@ -11,6 +11,7 @@ from functools import lru_cache
 from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
 from lockguard.knowledge.components import ComponentPolicy, ComponentRelease, Components
+from lockguard.knowledge.sdist_metadata import SdistMetadata, SdistMetadataRow
 from lockguard.knowledge.shared_files import SeparateFiles, SharedFiles, WheelFiles
 from lockguard.model.path_text import name_of, plain
 from lockguard.model.toml_lines import TomlLines
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 # schema.SCHEMA's files, in its order (a test holds them equal)
 FILES = ("torch.toml", "cuda.toml", "components.toml", "shared_files.toml", "conda.toml", "extensions.toml",
-         "hazards.toml")
+         "hazards.toml", "sdist_metadata.toml")
 
 ENV_DIR = "LOCKGUARD_CONSTRAINTS"
 
@@ -211,5 +212,6 @@ def _build(rows: dict[str, list[dict]], files: tuple[str, ...]) -> t.Knowledge:
         hazards=make(t.Hazard, "hazard"),
         components=Components(make(ComponentRelease, "cuda-release"), make(ComponentPolicy, "component-policy")),
         wheel_files=WheelFiles(make(SharedFiles, "shared-files"), make(SeparateFiles, "separate-files")),
+        sdist_metadata=SdistMetadata(make(SdistMetadataRow, "sdist-metadata")),
         files=files,
     )

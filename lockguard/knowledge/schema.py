@@ -102,6 +102,32 @@ def _two_or_more(value: list) -> tuple[str, ...]:
     return names
 
 
+def _project_name(value: str) -> str:
+    from lockguard.model.names import canonical_name
+
+    if canonical_name(value) != value:
+        raise ValueError(f"{value!r} is not a canonical project name (write {canonical_name(value)!r})")
+    return value
+
+
+def _bounded_specifier(value: str) -> str:
+    """A PEP 440 specifier with an upper bound: a row states what was read from released sdists,
+    never what a future release will say."""
+    from packaging.specifiers import SpecifierSet
+
+    spec = SpecifierSet(value)  # raises InvalidSpecifier with the reason
+    if not any(s.operator in ("==", "===", "<", "<=", "~=") for s in spec):
+        raise ValueError("needs an upper bound (==, <= or <): a row covers only releases whose sdists were read")
+    return value
+
+
+def _specifier(value: str) -> str:
+    from packaging.specifiers import SpecifierSet
+
+    SpecifierSet(value)
+    return value
+
+
 def _non_empty(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty: every row cites where its fact comes from")
@@ -203,6 +229,15 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
             "platforms": STRINGS,
             "constrain": Field(str, check=NamedSpec.parse),
             "why": Field(str),
+            "source": SOURCE,
+        },
+    },
+    "sdist_metadata.toml": {
+        "sdist-metadata": {
+            "name": Field(str, check=_project_name),
+            "versions": Field(str, check=_bounded_specifier, attr="versions_text", deep=True),
+            "requires-dist": Field(list, check=_requirements, deep=True),
+            "requires-python": Field(str, required=False, check=_specifier, deep=True),
             "source": SOURCE,
         },
     },

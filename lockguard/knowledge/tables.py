@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
     from lockguard.knowledge.components import Components
+    from lockguard.knowledge.sdist_metadata import SdistMetadata
     from lockguard.knowledge.shared_files import WheelFiles
 
 
@@ -179,6 +180,12 @@ def _no_wheel_files() -> WheelFiles:
     return WheelFiles((), ())
 
 
+def _no_sdist_metadata() -> SdistMetadata:
+    from lockguard.knowledge.sdist_metadata import SdistMetadata
+
+    return SdistMetadata(())
+
+
 def _version_key(text: str):
     from packaging.version import Version
 
@@ -203,6 +210,7 @@ class Knowledge:
     hazards: tuple[Hazard, ...]
     components: Components = field(default_factory=lambda: _no_components())
     wheel_files: WheelFiles = field(default_factory=lambda: _no_wheel_files())
+    sdist_metadata: SdistMetadata = field(default_factory=lambda: _no_sdist_metadata())
     files: tuple[str, ...] = field(default=())
 
     # -- torch ---------------------------------------------------------------------------------

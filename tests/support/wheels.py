@@ -60,12 +60,14 @@ def build_wheel(directory: Path, name: str, version: str, *, requires=(), requir
 
 def build_sdist(directory: Path, name: str, version: str, *, requires=(), metadata_version: str = "2.2",
                 dynamic: tuple[str, ...] = (), setup_py: str | None = None,
-                pyproject: str | None = None, files: dict[str, str] | None = None) -> Path:
+                pyproject: str | None = None, files: dict[str, str] | None = None,
+                requires_python: str | None = None) -> Path:
     """Write `{name}-{version}.tar.gz` with PKG-INFO (and a buildable project when asked)."""
     directory.mkdir(parents=True, exist_ok=True)
     dist = canonicalize_name(name).replace("-", "_")
     root = f"{dist}-{version}"
     lines = [f"Metadata-Version: {metadata_version}", f"Name: {name}", f"Version: {version}"]
+    lines += [f"Requires-Python: {requires_python}"] if requires_python else []
     lines += [f"Dynamic: {d}" for d in dynamic]
     lines += [f"Requires-Dist: {r}" for r in requires]
     members = {f"{root}/PKG-INFO": ("\n".join(lines) + "\n").encode()}

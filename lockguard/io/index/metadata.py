@@ -1,6 +1,7 @@
 """Core metadata of a distribution file, fetched as cheaply as possible and cached forever.
 
-Order: `dependency-metadata` overrides (no fetch), the cache (by the file's sha256), PEP 658
+Order: `dependency-metadata` overrides (no fetch), for an sdist the knowledge's metadata of its
+version (constraints/sdist_metadata.toml: no fetch, no build), the cache (by the file's sha256), PEP 658
 metadata (advertised, or the `<file>.metadata` URL tried directly), HTTP range requests into the
 wheel, an sdist's static metadata (PKG-INFO of Metadata-Version >= 2.2 whose Requires-Dist is not
 Dynamic, or pyproject.toml's static [project] table: io/index/sdist_static.py), and last a PEP 517
@@ -89,7 +90,9 @@ class MetadataFetcher:
     def __init__(self, http: HttpClient, cache: Cache, *, offline: bool = False,
                  overrides: dict[tuple[str, str], bytes] | None = None,
                  warn: Callable[[str], None] = lambda _m: None, failed_builds=None,
-                 on_build: Callable[[str, str], None] = lambda _event, _filename: None) -> None:
+                 on_build: Callable[[str, str], None] = lambda _event, _filename: None,
+                 known: Callable[[str, str], bytes | None] | None = None) -> None:
+        self.known = known  # (name, version) -> core metadata lockguard's knowledge gives an sdist of it
         self.failed_builds = failed_builds  # io/index/failed_builds.FailedBuilds, or None: no memo
         self.on_build = on_build  # ("start" | "end", sdist file name): builds take long, progress says so
         self.http = http
@@ -106,6 +109,10 @@ class MetadataFetcher:
         override = self.overrides.get((canonicalize_name(name), str(Version(version).public)))
         if override is not None:
             return self._count(parse_metadata(override, "override"))
+        if not file.is_wheel and self.known is not None:  # a wheel's own METADATA is cheaper and exact
+            known = self.known(name, version)
+            if known is not None:
+                return self._count(parse_metadata(known, "knowledge"))
         key = file.sha256 or "url-" + hashlib.sha256(file.url.encode()).hexdigest()
         cached = self.cache.get_metadata(key)
         if cached is not None and _advertised_sha256(file) not in (None, hashlib.sha256(cached).hexdigest()):
