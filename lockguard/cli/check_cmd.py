@@ -47,7 +47,7 @@ def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, n
     findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
     checked = shown_path(intent.source.path)
     if env_prefix or python_exe:
-        from lockguard.cli.env_check import environment_exit_code, environment_findings
+        from lockguard.app.env_check import environment_exit_code, environment_findings
 
         environment = environment_findings(snapshot, load_knowledge(), prefix=env_prefix, python=python_exe,
                                            verify_files=verify_files, wait=not no_wait, on_wait=ui.info)

@@ -54,14 +54,7 @@ def get_ui(ctx: click.Context, command: str) -> Ui:
 
 
 def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True, ui: Ui | None = None):
-    """Find and parse the intent; MatchSpecs are validated through the rattler adapter."""
-    from lockguard.io.project.intent_file import load_project
+    """Find and parse the intent (lockguard.app.project), warnings through the Ui."""
+    from lockguard.app.project import load_project_intent as load
 
-    validator = None
-    if validate_conda:
-        def validator(spec: str):  # the rattler adapter is imported only for an intent with conda specs
-            from lockguard.io.index.conda import matchspec_problem
-
-            return matchspec_problem(spec)
-    return load_project(intent_path, validate_matchspec=validator, warn=ui.warn if ui else None)
-
+    return load(intent_path, validate_conda=validate_conda, warn=ui.warn if ui else None)
