@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import click
 
 from lockguard.cli.output import Ui
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _json_mode(ctx: click.Context, _param, value):
@@ -43,6 +46,10 @@ def json_flag(func):
 
 
 def intent_option(func):
+    from pathlib import (
+        Path,  # not at import: `check` takes its options as text (pathlib costs its start-up)
+    )
+
     return click.option("--intent", "intent_path", type=click.Path(path_type=Path, dir_okay=False),
                         default=None, help="Intent file (default: ./lockguard.toml, else pyproject.toml).")(func)
 
