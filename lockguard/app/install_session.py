@@ -22,8 +22,9 @@ from lockguard.app.reporting import InstallProgress
 from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
-from lockguard.io.env.quarantine import Quarantine, os_cause
+from lockguard.io.env.quarantine import os_cause
 from lockguard.io.env.quarantine_runs import QuarantineInfo, interrupted_quarantines
+from lockguard.io.env.transaction import Transaction
 from lockguard.model.prefix import PrefixSnapshot
 from lockguard.model.wording import counted, human_size
 
@@ -64,19 +65,15 @@ def interrupted_runs(prefix: Path) -> list[QuarantineInfo]:
 
 def describe_interrupted(prefix: Path, infos: list[QuarantineInfo]) -> list[dict]:
     """What `restore` would do for each interrupted transaction (reads only)."""
-    from lockguard.io.env.transaction import preview
-
-    return [{**preview(Quarantine(prefix, info.id)), "state": info.state} for info in infos]
+    return [{**Transaction.of(prefix, info.id).preview(), "state": info.state} for info in infos]
 
 
 def undo_interrupted(prefix: Path, progress: InstallProgress) -> list[str]:
     """A run killed mid-way left its journal: undo it (pip's part included) before anything else;
     a restore killed mid-way is finished the same way."""
-    from lockguard.io.env.transaction import undo
-
     undone = []
     for info in reversed(interrupted_quarantines(prefix)):  # newest first, as restore goes
-        result = undo(Quarantine(prefix, info.id))
+        result = Transaction.of(prefix, info.id).undo()
         what = (f"the restore of clean-install {info.id} was interrupted; finished it" if info.state == "restore-interrupted"
                 else f"clean-install {info.id} was interrupted; undone")
         progress.warn(f"{what}: removed {counted(result.removed, 'file')} it had installed, put back {counted(result.put_back, 'file')}")
@@ -152,7 +149,6 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: I
     """The transaction. On failure or interrupt everything is undone and the error re-raised
     (InstallFailed: exit 5, with its cause and what the rollback did; an interrupt: exit 130)."""
     from lockguard.app.install_steps import install_conda, install_pip, verify
-    from lockguard.io.env.transaction import record_before, record_installed, undo
 
     if plan.blocked:
         shown = "\n    ".join(f"{path}: {why}" for path, why in plan.blocked[:10])
@@ -164,27 +160,28 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: I
     moves = plan.moves()
     applied = Applied(run_id)
     applied.removed = [f"{o.name} {o.version}" for o in plan.outgoing]
-    q = None
+    t = None
     with _interrupts_as_exceptions():
         try:
             if moves:
                 progress.say(f"hashing {counted(len(moves), 'file')} ({human_size(plan.size_of(m.path for m in moves))}) "
                              "for the quarantine manifest")
-            q = Quarantine.create(Path(plan.prefix), moves, install=plan.install, anchors=_anchors(scan), qid=run_id,
+            t = Transaction.begin(Path(plan.prefix), moves, install=plan.install, anchors=_anchors(scan), qid=run_id,
                                   outgoing=[{"name": o.name, "version": o.version, "reason": o.reason}
                                             for o in plan.outgoing], on_hashed=_hashing(progress, len(moves)))
+            q = t.quarantine
             applied.root = str(q.root)
-            moved = q.move_all()
+            moved = t.move_out()
             applied.quarantined = moved
             applied.quarantined_bytes = sum(e.get("size") or 0 for e in q.manifest()["entries"])
             if moved:
                 progress.say(f"quarantined {counted(moved, 'file')} ({human_size(applied.quarantined_bytes)}) in {q.root}")
-            record_before(q)
+            t.record_before()
             if plan.conda:
                 install_conda(plan, source, progress)
             if plan.install:
                 applied.installed = install_pip(plan, scan, source, q, progress)
-            installed = record_installed(q, plan.owners)
+            installed = t.record_installed(plan.owners)
             if installed.replaced:
                 progress.say(f"pip wrote over {counted(len(installed.replaced), 'file')} that staying packages share "
                              "with the new ones; their old copies are in the quarantine")
@@ -195,7 +192,7 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: I
             q.log(event="verified")
         except BaseException as exc:  # anything, a bug of lockguard's included: the environment goes back first
             progress.close()
-            rolled = _roll_back(q, undo) if q is not None else "nothing in the environment was changed"
+            rolled = _roll_back(t) if t is not None else "nothing in the environment was changed"
             if isinstance(exc, InstallFailed):
                 raise InstallFailed(exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint) from None
             if isinstance(exc, OSError):  # a full disk, a permission: the cause, and that it was undone
@@ -206,10 +203,10 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: I
                 progress.say("interrupted; " + (rolled or "the run had undone itself already"))
             raise
         else:
-            q.finish()
+            t.quarantine.finish()
         finally:
-            if q is not None:
-                q.close()
+            if t is not None:
+                t.quarantine.close()
     progress.close()
     return applied
 
@@ -231,13 +228,14 @@ def _hashing(progress: InstallProgress, total: int):
     return on_hashed
 
 
-def _roll_back(q: Quarantine, undo) -> str:
+def _roll_back(t: Transaction) -> str:
     """Undo the run; what it did, in words. An undo that stops (its own cause) says so: the
     quarantine keeps what is not back yet, and restore finishes it."""
+    q = t.quarantine
     if q.state() != "incomplete":  # the move step undid itself already (and said so)
         return ""
     try:
-        result = undo(q)
+        result = t.undo()
     except InstallFailed as exc:
         return f"rolling back stopped: {exc.message} ({exc.hint})"
     marked = q.mark("aborted")  # always: the run's end is recorded even when its journal lagged

@@ -32,8 +32,7 @@ class Restored:
 
 def restore_run(prefix: Path, quarantine_id: str | None) -> Restored:
     """Undo the run named (default: the newest restorable one); runs are undone newest first."""
-    from lockguard.io.env.quarantine import Quarantine
-    from lockguard.io.env.transaction import undo
+    from lockguard.io.env.transaction import Transaction
 
     found = list_quarantines(prefix)
     candidates = [q for q in found if q.state in RESTORABLE]
@@ -49,8 +48,8 @@ def restore_run(prefix: Path, quarantine_id: str | None) -> Restored:
     if newer:
         raise InputError(f"clean-install {quarantine_id} is older than {', '.join(newer)}, which changed the same "
                          "environment afterwards", hint=f"restore {newer[-1]} first (runs are undone newest first)")
-    q = Quarantine(prefix, quarantine_id)
-    return Restored(quarantine_id, undo(q), q.root / "displaced")
+    run = Transaction.of(prefix, quarantine_id)
+    return Restored(quarantine_id, run.undo(), run.quarantine.root / "displaced")
 
 
 def runs(prefix: Path) -> list[tuple[QuarantineInfo, int]]:

@@ -26,7 +26,7 @@ def run(argv: list[str]) -> int:
             from lockguard.io.index.early import start
 
             start(argv)
-        from lockguard.cli.app import invoke
+        from lockguard.cli.commands import invoke
 
         return invoke(argv, ui)
     except KeyboardInterrupt:

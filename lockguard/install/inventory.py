@@ -27,23 +27,11 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from lockguard.install.lock_diff import Outgoing
+from lockguard.install.lock_diff import LockView, Outgoing, against_lock
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family
 from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot
 from lockguard.model.wording import counted
-
-
-@dataclass(frozen=True)
-class LockView:
-    """The lock as the inventory needs it."""
-
-    pip: dict[str, str]  # canonical name -> version
-    conda: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (version, build)
-    conda_solved: bool = False
-    cuda: str | None = None  # "12.1" (torch's CUDA, else conda's)
-    nccl: str | None = None  # version of the locked nvidia-nccl-* wheel
-    cudnn: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +59,6 @@ class Inventory:
 def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
                    changed: dict[str, list[str]] | None = None) -> Inventory:
     """`changed`: dist-info -> files whose bytes differ from the RECORD (from --verify-files)."""
-    from lockguard.install.lock_diff import against_lock
     from lockguard.install.tools import tool_conflicts
 
     inv = Inventory()
@@ -83,7 +70,11 @@ def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
     _families(snap, inv)
     _sonames(snap, owners, inv)
     if lock is not None:
-        against_lock(snap, lock, inv, changed or {})
+        diff = against_lock(snap, lock, changed or {})
+        inv.findings += diff.findings
+        inv.outgoing += diff.outgoing
+        inv.missing += diff.missing
+        inv.conda_missing += diff.conda_missing
         _loader_path(snap, lock, inv)
         _cuda_link(snap, lock, inv)
         inv.findings += tool_conflicts(snap, lock.pip)

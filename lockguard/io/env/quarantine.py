@@ -125,6 +125,15 @@ def safe_relative(prefix: Path, relative: str, seen: dict[str, str] | None = Non
 _ENTRY_TYPES = {"path": str, "mode": int, "owner": str, "reason": str}
 
 
+class MoveFailed(Exception):
+    """A file could not move into the quarantine: `path` (relative), and the OSError."""
+
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__(path, error)
+        self.path = path
+        self.error = error
+
+
 class Quarantine:
     def __init__(self, prefix: Path, qid: str) -> None:
         self.prefix = Path(os.path.realpath(prefix))
@@ -336,9 +345,8 @@ class Quarantine:
 
     def move_all(self) -> int:
         """Move every manifest entry not moved yet into the quarantine, then remove the folders
-        the moves emptied. On any error, undo everything and raise InstallFailed."""
-        from lockguard.io.env.transaction import undo
-
+        the moves emptied. A move that fails stops it (MoveFailed): the transaction that owns this
+        quarantine undoes what was moved (transaction.py)."""
         done = {e["path"] for e in self.journal() if e["event"] == "moved"}
         moved = len(done)
         parents: set[str] = set()
@@ -357,13 +365,7 @@ class Quarantine:
                 self.log(event="moved", path=entry["path"], sync=False)
             except OSError as exc:
                 self.note(event="error", path=entry["path"], error=str(exc))
-                rolled = undo(self)
-                marked = self.mark("aborted")
-                rolled.journal_error = rolled.journal_error or marked
-                back = "everything moved so far was put back" if not rolled.journal_error else \
-                    f"everything moved so far was put back (its journal could not record that: {rolled.journal_error})"
-                raise InstallFailed(f"cannot move {entry['path']} into quarantine: {os_cause(exc)}; {back}",
-                                    hint=_SPACE_HINT if exc.errno == 28 else _MOVE_HINT) from None
+                raise MoveFailed(entry["path"], exc) from None
             done.add(entry["path"])
             parents.add(os.path.dirname(entry["path"]))
             moved += 1
