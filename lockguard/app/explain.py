@@ -12,7 +12,7 @@ from lockguard.lockfiles.syntax import clip
 def explain_package(package: str, intent_path: Path | None, platform: str | None, *, warn=None):
     """(the explanation, the platform read); InputError for a platform or package the lock lacks."""
     from lockguard.app.project import load_project_intent
-    from lockguard.check.explain import explain_conda, explain_pip
+    from lockguard.check.why_pinned import explain_conda, explain_pip
     from lockguard.io.project.project_files import parse_lock, read_lock_text
     from lockguard.knowledge import load_knowledge
     from lockguard.model.lock_paths import lock_file

@@ -63,7 +63,7 @@ class Relock:
         """--upgrade-package NAME of a name neither in the lock nor in the intent is exit 2."""
         if not self.upgrade.packages:
             return
-        from lockguard.resolve.conda_specs import spec_name
+        from lockguard.model.names import spec_name
         from lockguard.resolve.pip_resolve import merged_requirements
         from lockguard.resolve.preferences import unknown_names
 

@@ -14,7 +14,7 @@ from lockguard.model.record import field, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:  # the check path reads lock files without importing the resolver
-    from lockguard.resolve.pip_resolve import PipResolution
+    from lockguard.model.pip_lock import PipResolution
 
 
 
