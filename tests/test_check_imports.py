@@ -216,8 +216,8 @@ def test_a_changed_knowledge_file_is_read_again(tmp_path, monkeypatch):
     import shutil
 
     from lockguard.errors import InputError
+    from lockguard.io.knowledge_files import default_dir, load_knowledge
     from lockguard.io.project.parse_memo import ParseMemo
-    from lockguard.knowledge.loader import default_dir, load_knowledge
 
     folder = tmp_path / "constraints"
     shutil.copytree(default_dir(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))

@@ -41,10 +41,10 @@ class Checked:
 def static_check(intent_path, *, strict: bool, warn) -> Checked:
     """The intent against its lock files and the repository; no network, no solve."""
     from lockguard.check.static import static_findings
+    from lockguard.io.knowledge_files import load_knowledge
     from lockguard.io.project.intent_file import load_project
     from lockguard.io.project.parse_memo import default_memo
     from lockguard.io.project.project_files import read_snapshot
-    from lockguard.knowledge import load_knowledge
     from lockguard.model.lock_paths import lock_paths
 
     intent = load_project(intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=warn)
@@ -66,8 +66,8 @@ def environment_check(intent_path, *, prefix, python, strict: bool, verify_files
     from lockguard.app.env_check import environment_exit_code, environment_findings
     from lockguard.app.project import load_project_intent
     from lockguard.check.static import static_findings
+    from lockguard.io.knowledge_files import load_knowledge
     from lockguard.io.project.project_files import read_snapshot
-    from lockguard.knowledge import load_knowledge
 
     intent = load_project_intent(intent_path, warn=warn)
     snapshot = read_snapshot(intent)

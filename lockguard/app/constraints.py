@@ -11,7 +11,7 @@ from lockguard.knowledge.tables import Knowledge
 
 
 def knowledge() -> Knowledge:
-    from lockguard.knowledge import load_knowledge
+    from lockguard.io.knowledge_files import load_knowledge
 
     return load_knowledge()
 
@@ -31,7 +31,7 @@ def verify(index_url: str, say: Callable[[str], None]) -> Verified:
     from lockguard.io.index.cuda_wheels import read_toolkit_manifests, read_wheel_paths
     from lockguard.io.index.http import HttpClient
     from lockguard.io.index.torch_wheels import live_versions, project_files, read_live_wheels
-    from lockguard.knowledge import load_knowledge
+    from lockguard.io.knowledge_files import load_knowledge
     from lockguard.knowledge.verify import compare_patch, missing_releases
     from lockguard.knowledge.verify_cuda import (
         component_differences,

@@ -12,8 +12,8 @@ from lockguard.errors import InputError
 def changes_between(pairs: list):
     """The change report of (before, after) views, with the knowledge's CUDA facts."""
     from lockguard.check.lock_changes import report
+    from lockguard.io.knowledge_files import load_knowledge
     from lockguard.io.project.parse_memo import default_memo
-    from lockguard.knowledge import load_knowledge
 
     return report(pairs, load_knowledge(memo=default_memo()))
 

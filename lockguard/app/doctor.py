@@ -26,11 +26,11 @@ def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> 
 
     from lockguard.doctor.checks import run_checks
     from lockguard.doctor.imports import GPU_IMPORTS
+    from lockguard.io.knowledge_files import load_knowledge
     from lockguard.io.machine.nvml import detect_machine
     from lockguard.io.machine.probe_runner import pid_alive, run_probe
     from lockguard.io.machine.system_cuda import gather_system, node_identity
     from lockguard.io.project.parse_memo import default_memo
-    from lockguard.knowledge import load_knowledge
 
     # the probe (a child process: `import torch` dominates) and the system facts run while NVML,
     # the knowledge and the lock are read here

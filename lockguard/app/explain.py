@@ -13,8 +13,8 @@ def explain_package(package: str, intent_path: Path | None, platform: str | None
     """(the explanation, the platform read); InputError for a platform or package the lock lacks."""
     from lockguard.app.project import load_project_intent
     from lockguard.check.why_pinned import explain_conda, explain_pip
+    from lockguard.io.knowledge_files import load_knowledge
     from lockguard.io.project.project_files import parse_lock, read_lock_text
-    from lockguard.knowledge import load_knowledge
     from lockguard.model.lock_paths import lock_file
 
     intent = load_project_intent(intent_path, warn=warn)

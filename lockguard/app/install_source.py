@@ -75,9 +75,9 @@ def lock_source(intent_path: Path | None, from_file: Path | None, *, warn=None) 
     """What to apply: the project's lock, which must be current; a pylock.toml inside the project,
     which must agree with it; or a pylock.toml on its own (outside any project)."""
     from lockguard.app.project import load_project_intent
+    from lockguard.io.knowledge_files import load_knowledge
     from lockguard.io.project.intent_file import project_here
     from lockguard.io.project.project_files import read_snapshot
-    from lockguard.knowledge import load_knowledge
 
     knowledge = load_knowledge()
     snapshot = None

@@ -133,8 +133,8 @@ class Relock:
             pairs.append((before, after))
         knowledge = None
         if needs_facts:  # an unchanged lock (a memo hit, most often) never loads the knowledge
+            from lockguard.io.knowledge_files import load_knowledge
             from lockguard.io.project.parse_memo import default_memo
-            from lockguard.knowledge import load_knowledge
 
             knowledge = load_knowledge(memo=default_memo())
         return report(pairs, knowledge)

@@ -55,6 +55,14 @@ class _Recorder:
         return getattr(self._ui, name)
 
 
+def prefetch(intent_path: Path | None, *, refresh: bool, offline: bool) -> None:
+    """Request the index pages of the intent's own names now, in the background, while the intent
+    is read and the resolver is imported (io/index/early.py); the resolve takes their answers."""
+    from lockguard.io.index.early import start
+
+    start(intent_path, refresh=refresh, offline=offline)
+
+
 class ResolveSession:
     def __init__(self, intent: Intent, ui: Messages, *, offline: bool = False, refresh: bool = False,
                  conda_from_knowledge: bool = False, platforms: tuple[str, ...] = (),
@@ -145,8 +153,8 @@ class ResolveSession:
     def run(self) -> Lock:
         from lockguard.io.index.cache import Cache
         from lockguard.io.index.http import HttpClient
+        from lockguard.io.knowledge_files import load_knowledge
         from lockguard.io.project.parse_memo import default_memo
-        from lockguard.knowledge import load_knowledge
         from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
 
         knowledge = load_knowledge(memo=default_memo())
@@ -283,8 +291,8 @@ class ResolveSession:
 
     def refuse_what_check_rejects(self, platforms: tuple[str, ...], outputs: dict[Path, str]) -> None:
         """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
+        from lockguard.io.knowledge_files import load_knowledge
         from lockguard.io.project.parse_memo import default_memo
-        from lockguard.knowledge import load_knowledge
         from lockguard.resolve.gate import refuse_what_check_rejects
 
         root = self._root()

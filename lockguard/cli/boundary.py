@@ -22,10 +22,6 @@ def run(argv: list[str]) -> int:
         answered = _answered_before(argv, ui)
         if answered is not None:
             return answered
-        if "resolve" in argv:  # the index pages of the intent's names, requested while click and the resolver load
-            from lockguard.io.index.early import start
-
-            start(argv)
         from lockguard.cli.commands import invoke
 
         return invoke(argv, ui)

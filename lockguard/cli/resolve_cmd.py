@@ -31,7 +31,9 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, 
     Every version of the existing lock that still fits is kept: only what the intent change forces
     moves, unless --upgrade or --upgrade-package says otherwise. What changed is reported.
     """
-    from lockguard.app.resolve_session import ResolveSession, at_its_line
+    from lockguard.app.resolve_session import ResolveSession, at_its_line, prefetch
+
+    prefetch(intent_path, refresh=refresh, offline=offline)  # first: the pages come while the rest loads
     from lockguard.check.changes_render import text_lines, to_data
     from lockguard.cli.resolve_progress import ResolveProgress
     from lockguard.model.upgrades import upgrade_request

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from lockguard.install.lock_diff import LockView, Outgoing, against_lock
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family
-from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot
+from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot, relative_path
 from lockguard.model.wording import counted
 
 
@@ -100,7 +100,7 @@ def _unowned(snap: PrefixSnapshot) -> set[str]:
 
 def _asked_owners(snap: PrefixSnapshot) -> set[str]:
     """The paths whose owner a finding may name: .pth files and the libraries with a SONAME."""
-    return {os.path.relpath(pth.path, snap.prefix) for pth in snap.pth} | set(snap.sonames)
+    return {relative_path(pth.path, snap.prefix) for pth in snap.pth} | set(snap.sonames)
 
 
 def _owners_of(snap: PrefixSnapshot, paths: set[str]) -> dict[str, str]:
@@ -260,7 +260,7 @@ def _unowned_library(snap: PrefixSnapshot, path: str, inv: Inventory) -> None:
 
 
 def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
-    order = {os.path.realpath(p): i for i, p in reversed(list(enumerate(snap.sys_path)))}
+    order = {p: i for i, p in reversed(list(enumerate(snap.real_sys_path or snap.sys_path)))}
     by_name: dict[str, list] = {}
     for dist in snap.dists:
         by_name.setdefault(dist.name, []).append(dist)
@@ -281,9 +281,9 @@ def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
 
 def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
     for pth in snap.pth:
-        relative = os.path.relpath(pth.path, snap.prefix)
+        relative = relative_path(pth.path, snap.prefix)
         owner = owners.get(relative)
-        existing = [d for d in pth.injected if os.path.isdir(d)]
+        existing = list(pth.existing)
         if not existing:
             continue
         severity = INFO if owner else WARNING

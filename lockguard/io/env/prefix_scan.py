@@ -156,6 +156,7 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     root = Path(os.path.realpath(prefix or facts["prefix"]))
     snap = PrefixSnapshot(prefix=str(root), python=str(exe), python_version=facts["version"],
                           sys_path=[p for p in facts["path"] if p], user_site=facts.get("user_site"))
+    snap.real_sys_path = [os.path.realpath(p) for p in snap.sys_path]
     snap.scheme = {k: os.path.realpath(facts[k]) for k in ("purelib", "platlib", "scripts", "data", "include")
                    if facts.get(k)}
     site_dirs = []
@@ -167,7 +168,7 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     listing = early.listing_for(root, site_dirs) if early else None
     listing = listing or FileListing(str(root), site_dirs)  # find runs while the RECORDs below are read
     sizes: dict[str, list[tuple[str, int]]] = {}  # dist-info -> shared libraries with their RECORD size
-    for entry in dict.fromkeys(os.path.realpath(p) for p in snap.sys_path):
+    for entry in dict.fromkeys(snap.real_sys_path):
         if os.path.isdir(entry) and not entry.endswith(".zip"):
             read = early.site(entry, root) if early else None
             dists, more = read if read else (_dists_in(entry, root, sizes), None)
@@ -492,7 +493,8 @@ def _pth_files(site: str) -> list[PthFile]:
             directory = line if os.path.isabs(line) else os.path.join(site, line)
             injected.append(os.path.normpath(directory))
         if injected:
-            out.append(PthFile(os.path.join(site, name), tuple(injected)))
+            out.append(PthFile(os.path.join(site, name), tuple(injected),
+                               existing=tuple(d for d in injected if os.path.isdir(d))))
     return out
 
 
