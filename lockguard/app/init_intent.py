@@ -33,6 +33,6 @@ def validate_intent(text: str, target: Path) -> None:
 
 
 def write_intent(target: Path, text: str) -> None:
-    from lockguard.io.project.files import write_atomic
+    from lockguard.io.project.files import write_file
 
-    write_atomic(target, text)
+    write_file(target, text)

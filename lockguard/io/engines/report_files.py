@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from lockguard.fleet.records import Malformed, NodeReport, node_report
-from lockguard.io.project.files import write_all_atomic, write_atomic
+from lockguard.io.project.files import write_all_atomic, write_file
 
 
 def read_reports(paths: list[Path]) -> tuple[list[NodeReport], list[tuple[str, str]]]:
@@ -78,4 +78,4 @@ def write_node_files(folder: Path, records: list[dict]) -> list[Path]:
 
 
 def write_output(path: Path, text: str) -> None:
-    write_atomic(path, text)
+    write_file(path, text)

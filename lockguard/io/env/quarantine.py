@@ -32,6 +32,7 @@ from pathlib import Path
 from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.bounded import MIB, read_bytes, regular_file_sha256
 from lockguard.io.env.file_listing import STATE_DIR
+from lockguard.io.write import sync_folder, write_atomic
 
 _STATE_LIMIT = 512 * MIB  # manifests of a CUDA environment are a few MB
 
@@ -55,30 +56,6 @@ def move_file(source: Path, target: Path) -> None:
 
 def quarantine_root(prefix: Path) -> Path:
     return Path(prefix) / STATE_DIR / "quarantine"
-
-
-def fsync_write(path: Path, text: str) -> None:
-    """Write atomically: a temporary file, fsynced, renamed over the target, folder fsynced."""
-    temporary = path.with_name(path.name + ".tmp")
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):  # a full disk: no half-written file left behind
-            os.unlink(temporary)
-        raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def sha256_of(path: Path) -> str | None:
@@ -168,12 +145,8 @@ class Quarantine:
                     "anchors": sorted(anchors or ())}
         try:
             q.files.mkdir(parents=True)
-            fsync_write(q.manifest_path, json.dumps(manifest, indent=1) + "\n")
-            with open(q.journal_path, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps({"event": "begin", "count": len(entries)}) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            fsync_dir(q.root)
+            write_atomic(q.manifest_path, json.dumps(manifest, indent=1) + "\n")
+            write_atomic(q.journal_path, json.dumps({"event": "begin", "count": len(entries)}) + "\n")
         except OSError as exc:
             shutil.rmtree(q.root, ignore_errors=True)  # nothing has moved: the run never started
             raise InstallFailed(f"cannot write the quarantine manifest in {q.root.parent}: {os_cause(exc)}; "
@@ -224,7 +197,7 @@ class Quarantine:
                             "mtime_ns": info.st_mtime_ns})
         manifest = self.manifest()
         manifest["entries"] = manifest["entries"] + entries
-        fsync_write(self.manifest_path, json.dumps(manifest, indent=1) + "\n")
+        write_atomic(self.manifest_path, json.dumps(manifest, indent=1) + "\n")
         self._manifest = manifest
         self.log(event="added", count=len(entries))
         for path, source, _owner, _reason in items:
@@ -331,7 +304,7 @@ class Quarantine:
         if error:
             try:
                 os.close(os.open(self.root / f"{event}.mark", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
-                fsync_dir(self.root)
+                sync_folder(self.root, strict=True)
             except OSError as exc:
                 return f"{error}; no marker file either ({os_cause(exc)})"
         return error

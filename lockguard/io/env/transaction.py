@@ -38,11 +38,11 @@ from lockguard.io.env.file_listing import list_tree
 from lockguard.io.env.quarantine import (
     MoveFailed,
     Quarantine,
-    fsync_write,
     move_file,
     os_cause,
     safe_relative,
 )
+from lockguard.io.write import write_atomic
 from lockguard.model.names import canonical_name
 
 _LISTING_LIMIT = 1024 * MIB
@@ -162,7 +162,7 @@ def record_before(q: Quarantine) -> None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 made.add(target.parent)
             _link(full, target)
-    fsync_write(q.before_path, json.dumps({"files": signatures, "dirs": dirs}) + "\n")
+    write_atomic(q.before_path, json.dumps({"files": signatures, "dirs": dirs}) + "\n")
     q.log(event="apply-start")
 
 
@@ -217,7 +217,7 @@ def record_installed(q: Quarantine, owners: dict[str, str]) -> Installed:
     added, replaced, modified, created = _changes(q, _load(q.before_path))
     q.adopt([(p, q.shadow / p, owners.get(p, "unowned"), "pip wrote the new version's copy over it")
              for p in replaced if (q.shadow / p).is_file()])
-    fsync_write(q.installed_path, json.dumps({"files": added, "dirs": created, "modified": modified}) + "\n")
+    write_atomic(q.installed_path, json.dumps({"files": added, "dirs": created, "modified": modified}) + "\n")
     q.log(event="installed", count=len(added))
     shutil.rmtree(q.shadow, ignore_errors=True)
     return Installed(len(added) - len(replaced), replaced, modified)
