@@ -21,7 +21,7 @@ class Project:
 def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
     from lockguard.io.project.intent_file import find_intent, load_intent
     from lockguard.io.project.project_files import read_snapshot
-    from lockguard.io.project.textfile import INTENT_LIMIT, read_text
+    from lockguard.io.read import INTENT_LIMIT, read_text
     from lockguard.lockfiles.headers import body_hash_of
 
     try:

@@ -19,7 +19,7 @@ def existing_intent(root: Path) -> Path | None:
 
 
 def pyproject_text(path: Path) -> str:
-    from lockguard.io.project.textfile import INTENT_LIMIT, read_text
+    from lockguard.io.read import INTENT_LIMIT, read_text
 
     return read_text(path, what="pyproject.toml", limit=INTENT_LIMIT)
 

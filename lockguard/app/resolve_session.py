@@ -369,7 +369,7 @@ def at_its_line(exc, intent: Intent):
     from packaging.utils import canonicalize_name
 
     from lockguard.errors import InputError
-    from lockguard.io.project.textfile import INTENT_LIMIT, read_text
+    from lockguard.io.read import INTENT_LIMIT, read_text
     from lockguard.model.intent_parse import PYPROJECT
     from lockguard.model.toml_lines import TomlLines
 

@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from lockguard.errors import InputError
 from lockguard.io.path_text import plain
+from lockguard.io.read import MIB, read_text
 from lockguard.knowledge.loader import knowledge_from_files
 from lockguard.knowledge.tables import Knowledge
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 ENV_DIR = "LOCKGUARD_CONSTRAINTS"
+KNOWLEDGE_LIMIT = 16 * MIB  # the shipped files are a few hundred KiB together
 
 
 def default_dir() -> Path:
@@ -72,8 +74,7 @@ def _path(directory: str) -> Path:
 def _read(path: Path | str) -> str:
     """`path`: a Path, or a plain text (io/path_text.py) that messages print the same."""
     try:
-        with open(path, encoding="utf-8") as handle:  # what Path.read_text does
-            return handle.read()
+        return read_text(path, what="knowledge file", limit=KNOWLEDGE_LIMIT)
     except FileNotFoundError:
         raise InputError(f"knowledge file {path} is missing", file=str(path),
                          hint="reinstall lockguard, or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder") from None

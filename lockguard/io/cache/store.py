@@ -19,12 +19,13 @@ import errno
 import os
 import stat
 
+from lockguard.errors import InputError
 from lockguard.io.cache.entry import HEADER_SIZE, header, key_digest, payload_of
 from lockguard.io.cache.root import cache_root, entries_folder, give_up, writable
+from lockguard.io.read import read_regular
 from lockguard.io.write import remove_quietly, sync_folder, temporary_beside, write_and_sync
 
 MAX_ENTRY = 256 * 1024 * 1024  # larger than any entry lockguard writes (a page body is a few MB)
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 # a write that fails with one of these says the cache folder is unusable, not one entry
 _FOLDER_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST}
 
@@ -123,23 +124,15 @@ _DAMAGED = b""  # _read's answer for a path that holds something other than a re
 
 
 def _read(path: str) -> bytes | None:
-    """The bytes of a regular file at `path`; None when there is none; _DAMAGED for anything else."""
+    """The bytes of a regular file at `path` (never through a symlink); None when there is none;
+    _DAMAGED for anything else (a symlink, a FIFO, a socket, too short or too large, unreadable)."""
     try:
-        fd = os.open(path, _READ_FLAGS)
+        data = read_regular(path, MAX_ENTRY, follow_links=False)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except OSError:  # a symlink (ELOOP), a socket (ENXIO), unreadable: never trusted
+    except (OSError, InputError):  # never trusted
         return _DAMAGED
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or not HEADER_SIZE <= info.st_size <= MAX_ENTRY:
-            return _DAMAGED
-        with open(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_ENTRY + 1)
-    except OSError:
-        return _DAMAGED
-    finally:
-        os.close(fd)
+    return data if len(data) >= HEADER_SIZE else _DAMAGED
 
 
 def _remove(path: str) -> None:

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
-from lockguard.io.env.bounded import MIB, read_bytes, regular_file_sha256
 from lockguard.io.env.file_listing import STATE_DIR
+from lockguard.io.read import MIB, read_env_bytes, regular_file_sha256
 from lockguard.io.write import sync_folder, write_atomic
 
 _STATE_LIMIT = 512 * MIB  # manifests of a CUDA environment are a few MB
@@ -393,7 +393,7 @@ class Quarantine:
 
 def _read_utf8(path: Path) -> str:
     """lockguard writes its state as UTF-8 JSON: bytes that are not UTF-8 are damage, not text."""
-    data = read_bytes(path, _STATE_LIMIT, missing_ok=False)
+    data = read_env_bytes(path, _STATE_LIMIT, missing_ok=False)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
-from lockguard.io.env.bounded import MIB, read_text
 from lockguard.io.env.file_listing import list_tree
 from lockguard.io.env.quarantine import (
     MoveFailed,
@@ -42,6 +41,7 @@ from lockguard.io.env.quarantine import (
     os_cause,
     safe_relative,
 )
+from lockguard.io.read import MIB, read_env_text
 from lockguard.io.write import write_atomic
 from lockguard.model.names import canonical_name
 
@@ -178,7 +178,7 @@ def _link(source: Path, target: Path) -> None:
 
 def _load(path: Path) -> dict:
     try:
-        data = json.loads(read_text(path, _LISTING_LIMIT, missing_ok=False))
+        data = json.loads(read_env_text(path, _LISTING_LIMIT, missing_ok=False))
     except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict) or not isinstance(data.get("dirs"), list):

@@ -68,7 +68,7 @@ def _urls(intent_path, *, refresh: bool, offline: bool) -> list[str]:
     if not intent.endswith("lockguard.toml"):
         return []  # [tool.lockguard] in pyproject.toml: leave it to the resolve
     from lockguard.io.project.parse_memo import default_memo
-    from lockguard.io.project.textfile import INTENT_LIMIT, read_text
+    from lockguard.io.read import INTENT_LIMIT, read_text
     from lockguard.model.intent_parse import parse_toml
 
     data = default_memo()("toml", read_text(intent, what="intent file", limit=INTENT_LIMIT), parse_toml)

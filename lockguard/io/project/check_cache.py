@@ -22,7 +22,7 @@ from lockguard import __version__
 from lockguard.errors import InputError
 from lockguard.io.cache.store import Store
 from lockguard.io.project.repo_scan import repository_paths
-from lockguard.io.project.textfile import LOCK_LIMIT, is_regular_file, read_bytes
+from lockguard.io.read import LOCK_LIMIT, is_regular_file, read_bytes
 from lockguard.model.digest import sha256
 
 ABSENT = b"\0absent\0"

@@ -12,7 +12,7 @@ import os
 from lockguard.errors import InputError
 from lockguard.io.path_text import exists_or_link, name_of, plain, resolved
 from lockguard.io.project.parse_memo import default_memo
-from lockguard.io.project.textfile import INTENT_LIMIT, is_regular_file, read_bytes, read_text
+from lockguard.io.read import INTENT_LIMIT, is_regular_file, read_bytes, read_text
 from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import (
     INTENT_FILE,

@@ -8,7 +8,7 @@ import os
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
 from lockguard.io.project.repo_scan import repository_paths
-from lockguard.io.project.textfile import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
+from lockguard.io.read import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
 from lockguard.lockfiles.headers import body_hash_of
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401 (lock_file: re-used by callers)
