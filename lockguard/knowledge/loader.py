@@ -27,10 +27,11 @@ FILES = ("torch.toml", "cuda.toml", "components.toml", "shared_files.toml", "con
 
 def knowledge_from_files(read, validate: bool, memo=None) -> t.Knowledge:
     """The knowledge from the text of each of FILES, in their order: `read(name)` gives (the path
-    messages name, its text) (io/knowledge_files.py reads them). `validate=False` (the fast check path) skips the costly
-    checks of `deep` fields (PEP 508 parsing of torch's Requires-Dist); the shipped files are
-    validated by the test suite. `memo(kind, text, parse)` may return a parse of the same text made
-    earlier (io/project/parse_memo.py): the rows are checked against the schema either way."""
+    messages name, its text) (io/knowledge_files.py reads them). `validate=False` (the plain
+    check) skips the costly checks of `deep` fields (PEP 508 parsing of torch's Requires-Dist);
+    the shipped files are validated by the test suite. `memo(kind, text, parse)` may return a parse
+    of the same text made earlier (io/project/parse_memo.py): the rows are checked against the
+    schema either way."""
     from lockguard.knowledge.schema import SCHEMA
 
     rows: dict[str, list[dict]] = {}

@@ -51,7 +51,7 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     from lockguard.lockfiles.headers import read_header
 
     # the folder as text: the files are opened by name (messages spell them with pathlib,
-    # io/project/textfile.py), so os.path.join opens what root / relative would
+    # io/read.py), so os.path.join opens what root / relative would
     root = intent.source.folder
     snapshot = Snapshot(intent, intent.source.name)
     for relative, kind, platform in lock_paths(intent):
