@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `lockguard check` (the pre-commit path) against bare Python start-up, on examples/gpu-training.
-# Targets: `check --no-cache` under 3x `python -c pass`; a cached result about 2x.
+# Targets (DESIGN.md): a cached result under 2x `python -c pass` (answered before click is imported),
+# `check --no-cache` (the click command) under 5x.
 # lockguard is installed from a wheel into a scratch venv: an editable install adds an import hook
 # to every start-up of that Python (the yardstick's too) and the measure would flatter lockguard.
 # Writes the "check" section of bench/RESULTS.md.

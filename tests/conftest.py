@@ -66,7 +66,7 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 @pytest.fixture
 def lg(capsys):
     """Run the lockguard CLI in-process: lg("check", "--format", "json") -> Result."""
-    from lockguard.cli.app import run
+    from lockguard.cli.boundary import run
 
     def invoke(*args: str) -> Result:
         capsys.readouterr()

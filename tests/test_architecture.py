@@ -1,6 +1,14 @@
-"""The layering of DESIGN.md: only lockguard.io touches the outside world. The pure packages
-(model, knowledge, resolve, check, install, doctor's checks, lockfiles) never import it, nor the
-third-party clients io/ wraps, at module level or inside functions."""
+"""The layering of DESIGN.md, read from the code's own imports (ast; module-level and function-level
+imports alike, TYPE_CHECKING ones included):
+
+- dependencies point one way: cli -> app -> core (model, knowledge, resolve, check, lockfiles,
+  install, doctor, fleet, adopt) and io; io and the core never import app or cli; app never
+  imports cli; the cli reaches io only through app;
+- no two lockguard modules import each other, directly or through others (no import cycle);
+- only lockguard.io touches the outside world: the pure packages import neither io nor the
+  clients it wraps, and do no file or environment I/O of their own (no open(), shutil, os beyond
+  its path-text functions, no file-system method of a Path).
+"""
 
 from __future__ import annotations
 
@@ -11,38 +19,211 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lockguard"
 PURE = ["model", "knowledge", "resolve", "check", "install", "lockfiles", "doctor", "fleet", "adopt"]
-OUTSIDE_WORLD = ("lockguard.io", "httpx", "rattler", "pynvml", "subprocess", "socket", "urllib.request")
+OUTSIDE_WORLD = ("lockguard.io", "httpx", "rattler", "pynvml", "subprocess", "socket", "urllib.request",
+                 "shutil", "tempfile", "glob", "fcntl", "io")
 # the doctor's probe is a script run by the target interpreter (stdlib only), not an import
 SCRIPTS = {PACKAGE / "doctor" / "probe.py"}
+# os.path's functions that only read the text of a path (no file system, no working folder)
+PATH_TEXT = {"join", "dirname", "basename", "split", "splitext", "normpath", "isabs", "commonpath", "sep"}
+OS_TEXT = {"path", "sep", "fspath", "PathLike"}
+# pathlib's methods that touch the file system (a Path held as a value is fine)
+PATH_IO = {"exists", "is_file", "is_dir", "is_symlink", "resolve", "read_text", "read_bytes", "write_text",
+           "write_bytes", "iterdir", "glob", "rglob", "mkdir", "unlink", "rmdir", "touch", "samefile", "lstat",
+           "expanduser", "absolute", "chmod", "symlink_to", "readlink", "cwd", "home", "stat"}
+LAYERS = {"core": set(PURE) | {"errors"}, "io": {"io"}, "app": {"app"}, "cli": {"cli", "__main__"}}
+# who may import whom, by layer (a layer may always import itself)
+ALLOWED = {"cli": {"app", "core"}, "app": {"core", "io"}, "io": {"core"}, "core": set()}
+# the cli reaching io without app: none
+CLI_TO_IO: set[str] = set()
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    """lockguard.io.env.quarantine for <package>/io/env/quarantine.py (`package`: the lockguard folder)."""
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, package_root: Path = PACKAGE) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file, relative ones made absolute; `from a import b`
+    also gives a.b (b may be a module)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    name = _module_name(path, package_root) if path.is_relative_to(package_root) else path.stem
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out.append((node.lineno, node.module))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            out.append((node.lineno, module))
+            out += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
+    return out
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """module -> the modules of the same package it imports."""
+    modules = {_module_name(p, package): p for p in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for _line, imported in _imports(path, package):
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name:
+                targets.add(imported)
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def _layer(module: str) -> str | None:
+    top = module.split(".")[1] if module.count(".") else "(lockguard)"
+    return next((layer for layer, packages in LAYERS.items() if top in packages), None)
+
+
+# -- no cycle -------------------------------------------------------------------------------------
+
+def test_no_two_modules_import_each_other():
+    found = cycles(import_graph(PACKAGE))
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_a_cycle_is_found(tmp_path):
+    """Function-level and relative imports count; a cycle through three modules is one circle."""
+    package = tmp_path / "lockguard"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "a.py").write_text("from . import b\n")
+    (package / "sub" / "b.py").write_text("def f():\n    from lockguard.sub.c import g\n")
+    (package / "sub" / "c.py").write_text("from lockguard.sub import a\n")
+    (package / "sub" / "d.py").write_text("import lockguard.sub.a\n")  # imports into the circle: not in it
+    assert cycles(import_graph(package)) == [["lockguard.sub.a", "lockguard.sub.b", "lockguard.sub.c"]]
+
+
+# -- layers ---------------------------------------------------------------------------------------
+
+def test_dependencies_point_from_cli_to_app_to_core_and_io():
+    graph = import_graph(PACKAGE)
+    offenders = []
+    for module, targets in sorted(graph.items()):
+        layer = _layer(module)
+        for target in sorted(targets):
+            other = _layer(target)
+            if layer is None or other is None or other == layer:
+                continue
+            if other not in ALLOWED[layer]:
+                offenders.append(f"{module} ({layer}) imports {target} ({other})")
+            if layer == "cli" and other == "io" and module not in CLI_TO_IO:
+                offenders.append(f"{module} reaches io without app: {target}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_a_back_arrow_is_found(tmp_path):
+    package = tmp_path / "lockguard"
+    for folder in ("io", "app", "cli"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "io" / "store.py").write_text("def f():\n    from lockguard.app.session import run\n")
+    (package / "app" / "session.py").write_text("from lockguard.io.store import f\n")
+    graph = import_graph(package)
+    assert _layer("lockguard.io.store") == "io" and "lockguard.app.session" in graph["lockguard.io.store"]
+    assert "app" not in ALLOWED["io"]
+
+
+# -- the pure packages do no I/O ------------------------------------------------------------------
+
+def _pure_files() -> list[Path]:
+    return [p for package in PURE for p in sorted((PACKAGE / package).rglob("*.py")) if p not in SCRIPTS]
+
+
+def _io_uses(path: Path) -> list[str]:
+    """What in the file touches the outside world: open(), os beyond path text, Path's file-system
+    methods."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+            out.append(f"{node.lineno}: open()")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PATH_IO \
+                and not (node.func.attr == "resolve" and node.args):  # resolvelib's Resolver.resolve(requirements)
+            out.append(f"{node.lineno}: .{node.func.attr}()")
+        elif isinstance(node, ast.Attribute):
+            value = node.value
+            if isinstance(value, ast.Name) and value.id == "os" and node.attr not in OS_TEXT:
+                out.append(f"{node.lineno}: os.{node.attr}")
+            elif (isinstance(value, ast.Attribute) and value.attr == "path" and isinstance(value.value, ast.Name)
+                  and value.value.id == "os" and node.attr not in PATH_TEXT):
+                out.append(f"{node.lineno}: os.path.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "os.path") and not node.level:
+            out += [f"{node.lineno}: from {node.module} import {a.name}" for a in node.names
+                    if a.name not in (OS_TEXT | PATH_TEXT)]
     return out
 
 
 @pytest.mark.parametrize("package", PURE)
 def test_pure_packages_do_not_touch_the_outside_world(package):
-    folder = PACKAGE / package
-    if not folder.is_dir():
-        pytest.skip(f"no lockguard/{package} yet")
     offenders = []
-    for path in sorted(folder.rglob("*.py")):
-        if path in SCRIPTS:
+    for path in _pure_files():
+        if path.relative_to(PACKAGE).parts[0] != package:
             continue
         for line, module in _imports(path):
             if any(module == banned or module.startswith(banned + ".") for banned in OUTSIDE_WORLD):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{line} imports {module}")
+        offenders += [f"{path.relative_to(PACKAGE)}:{use}" for use in _io_uses(path)]
     assert not offenders, "\n".join(offenders)
 
 
 def test_the_check_detects_an_offender(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from lockguard.io.index.http import Http\n")
-    assert _imports(bad) == [(2, "lockguard.io.index.http")]
+    bad.write_text("def f(p):\n    from lockguard.io.index.http import Http\n    import shutil\n"
+                   "    p.read_text()\n    open(p)\n    os.path.realpath(p)\n    os.environ.get('X')\n"
+                   "    return os.path.join('a', 'b'), os.sep\n")
+    assert (3, "shutil") in _imports(bad) and (2, "lockguard.io.index.http") in _imports(bad)
+    assert _io_uses(bad) == ["4: .read_text()", "5: open()", "6: os.path.realpath", "7: os.environ"]

@@ -237,6 +237,35 @@ def test_cached_result_is_reused_and_invalidated(project, lg, monkeypatch):
     assert lg("check").exit_code == 0 and calls == [1, 1]
 
 
+def test_the_same_command_line_elsewhere_is_another_check(templates, tmp_path, lg, monkeypatch):
+    """The memo is keyed by the command line and where it runs: two identical projects, one with a
+    requirements file that contradicts its lock, each get their own answer to `lockguard check`."""
+    clean = copy_project(templates["solved"], tmp_path / "a")
+    drifted = copy_project(templates["solved"], tmp_path / "b")
+    (drifted / "requirements-dev.txt").write_text("numpy==2.0.0\n")
+    for _ in range(2):  # the second round is answered from the memo
+        monkeypatch.chdir(clean)
+        assert lg("check").exit_code == 0
+        monkeypatch.chdir(drifted)
+        result = lg("check")
+        assert result.exit_code == 1 and "requirements-dev.txt" in result.stdout
+
+
+def test_an_intent_link_pointed_elsewhere_is_checked_again(templates, tmp_path, lg, monkeypatch):
+    """`--intent link.toml` names another project once the link is moved: never the old answer."""
+    clean = copy_project(templates["solved"], tmp_path / "a")
+    drifted = copy_project(templates["solved"], tmp_path / "b")
+    (drifted / "requirements-dev.txt").write_text("numpy==2.0.0\n")
+    monkeypatch.chdir(tmp_path)
+    link = tmp_path / "intent.toml"
+    link.symlink_to(clean / "lockguard.toml")
+    assert lg("check", "--intent", "intent.toml").exit_code == 0
+    assert lg("check", "--intent", "intent.toml").exit_code == 0  # from the memo
+    link.unlink()
+    link.symlink_to(drifted / "lockguard.toml")  # the same intent text, another project
+    assert lg("check", "--intent", "intent.toml").exit_code == 1
+
+
 def test_an_empty_intent_option_is_bad_input_on_both_paths(project, lg, monkeypatch):
     """`--intent ''` names the folder "." (as click reads it), never "no --intent": exit 2, cached or not."""
     monkeypatch.chdir(project)

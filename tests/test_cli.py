@@ -43,7 +43,7 @@ def test_user_error_in_json_mode_is_an_envelope_too(lg):
 
 
 def test_internal_error_has_no_traceback_unless_verbose(lg, monkeypatch):
-    from lockguard.knowledge import show
+    from lockguard.cli import constraints_views as show
 
     def boom(*_args, **_kwargs):
         raise RuntimeError("kaboom")

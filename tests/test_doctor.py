@@ -13,9 +13,9 @@ import pytest
 from lockguard.doctor.check import Facts
 from lockguard.doctor.checks import decode_cudnn, run_checks
 from lockguard.install.inventory import LockView
+from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.machine.nvml import detect_machine
 from lockguard.io.machine.probe_runner import run_probe
-from lockguard.knowledge import load_knowledge
 from lockguard.model.probe import ProbeResult
 from lockguard.model.system_facts import Compiler, Nvcc, SystemFacts, Toolkit
 from lockguard.model.target import GpuInfo, GpuProcess, MachineFacts

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lockguard.io.machine.bounded_run import run_bounded
 from lockguard.io.machine.probe_runner import parse_output
+from lockguard.io.run import run_bounded
 from lockguard.model.probe import ProbeResult
 from tests.support.envs import make_venv
 from tests.support.native_libs import script
@@ -132,7 +132,7 @@ def test_bad_python_values_are_bad_input(lg, tmp_path):
 
 def test_output_past_the_cap_kills_the_child():
     done = run_bounded(["sh", "-c", "yes garbage"], timeout=30, cap=1 << 16)
-    assert done.truncated and len(done.stdout) == 1 << 16 and "printed more than" in done.problem
+    assert done.flooded and len(done.stdout) == 1 << 16 and "printed more than" in done.problem
     assert done.returncode is not None and done.returncode < 0
 
 

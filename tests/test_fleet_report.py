@@ -42,7 +42,7 @@ def reports(machine, tmp_path_factory):
             patch.setenv("LOCKGUARD_NODE", node)
             if node == "gpu05":
                 patch.setenv("LD_LIBRARY_PATH", str(nccl.parent))
-            from lockguard.cli.app import run as lockguard
+            from lockguard.cli.boundary import run as lockguard
 
             out = folder / f"{node}.json"
             _run_into(lockguard, ["doctor", "--json", "--python", str(venv / "bin" / "python"), "--intent", INTENT], out)

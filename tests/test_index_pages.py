@@ -101,7 +101,7 @@ def test_early_requests_are_taken_by_the_resolve_never_made_twice(tmp_path, worl
 
     project = tmp_path / "p"
     world.intent(project, pip=["torch==2.1.*", "jinja2"])
-    assert early._urls(["resolve", "--intent", str(project / "lockguard.toml")]) == [
+    assert early._urls(project / "lockguard.toml", refresh=False, offline=False) == [
         f"{world.pypi.url}/torch/", f"{world.pypi.url}/jinja2/"]
     world.pypi.requests.clear()
     result = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"))
@@ -113,23 +113,25 @@ def test_early_requests_are_taken_by_the_resolve_never_made_twice(tmp_path, worl
     assert "torch" in requirements_lock.parse((project / "requirements.lock").read_text()).entries
     # a second resolve finds the pages cached: nothing is requested early, the lock is the same
     before = (project / "requirements.lock").read_text()
-    assert early._urls(["resolve", "--intent", str(project / "lockguard.toml")]) == []
+    assert early._urls(project / "lockguard.toml", refresh=False, offline=False) == []
     assert lg("resolve", "--intent", str(project / "lockguard.toml")).exit_code == 0
     assert (project / "requirements.lock").read_text() == before
 
 
-def test_early_requests_are_not_made_offline_or_for_other_commands(tmp_path, world):
+def test_early_requests_are_not_made_offline_or_for_a_pyproject_intent(tmp_path, world, lg):
     from lockguard.io.index import early
 
     project = tmp_path / "p"
     world.intent(project, pip=["jinja2"])
-    intent = str(project / "lockguard.toml")
-    assert early._urls(["resolve", "--offline", "--intent", intent]) == []
-    assert early._urls(["check", "--intent", intent]) == []
-    assert early._urls(["resolve", "--intent", str(tmp_path / "pyproject.toml")]) == []
-    assert early._urls(["-v", "resolve", "--refresh", f"--intent={intent}"]) == [f"{world.pypi.url}/jinja2/"]
-    early.start(["resolve", "--intent", str(tmp_path / "missing" / "lockguard.toml")])  # no intent: nothing
+    intent = project / "lockguard.toml"
+    assert early._urls(intent, refresh=False, offline=True) == []
+    assert early._urls(tmp_path / "pyproject.toml", refresh=False, offline=False) == []
+    assert early._urls(intent, refresh=True, offline=False) == [f"{world.pypi.url}/jinja2/"]
+    early.start(tmp_path / "missing" / "lockguard.toml", refresh=False, offline=False)  # no intent: nothing
     assert early._ANSWERS == {}
+    world.pypi.requests.clear()
+    assert lg("check", "--intent", str(intent)).exit_code in (0, 1)  # only resolve asks early
+    assert early._ANSWERS == {} and world.pypi.requests == []
 
 
 def test_a_cold_and_a_warm_resolve_import_nothing_in_their_threads(tmp_path, world):
@@ -167,7 +169,7 @@ def test_an_early_request_that_fails_unexpectedly_is_asked_again_never_waited_fo
         raise SourceUnreachable(f"cannot reach {url}: refused", url=url)
 
     monkeypatch.setattr(HttpClient, "get", broken_get)
-    early.start(["resolve", "--intent", str(project / "lockguard.toml")])
+    early.start(project / "lockguard.toml", refresh=False, offline=False)
     answers: dict[str, object] = {}
 
     def taker():

@@ -168,8 +168,8 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_journal_undone(projec
 
 
 @pytest.mark.parametrize("where, target, said", [
-    ("writing the manifest", "lockguard.io.env.quarantine:fsync_write", "nothing was changed"),
-    ("after the moves", "lockguard.io.env.transaction:fsync_write", "rolled back: removed 0 files"),
+    ("writing the manifest", "lockguard.io.env.quarantine:write_atomic", "nothing was changed"),
+    ("after the moves", "lockguard.io.env.transaction:write_atomic", "rolled back: removed 0 files"),
 ])
 def test_no_space_left_is_rolled_back_with_exit_5_and_its_cause(project, dirty, lg, where, target, said):
     venv = dirty

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from lockguard.install.inventory import LockView, take_inventory
 from lockguard.install.plan import make_plan
 from lockguard.install.verify import direct_names, smoke_modules
@@ -93,3 +95,15 @@ def test_loader_path_libraries_count_only_under_the_locked_soname():
     found = [f.message for f in take_inventory(snap, lock).findings if f.code == "LG217"]
     assert len(found) == 2
     assert any("libcudart.so.12.4.127" in m for m in found) and any("libnccl.so.2.19.3" in m for m in found)
+
+
+@pytest.mark.parametrize("path, start", [("/env/lib/x.pth", "/env"), ("/env", "/env"), ("/home/u/.local/x.pth", "/env"),
+                                         ("/env/lib/python3.11/site-packages/a-1.dist-info", "/env"), ("/", "/env")])
+def test_relative_path_is_relpath_without_the_file_system(path, start):
+    """The planning code is pure: relative_path answers what os.path.relpath answers for the
+    absolute, normalized paths a PrefixSnapshot holds."""
+    import os
+
+    from lockguard.model.prefix import relative_path
+
+    assert relative_path(path, start) == os.path.relpath(path, start)

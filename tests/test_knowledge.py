@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from lockguard.errors import InputError
-from lockguard.knowledge import load_knowledge
-from lockguard.knowledge.loader import default_dir
+from lockguard.io.knowledge_files import default_dir, load_knowledge
 
 
 @pytest.fixture

@@ -108,6 +108,26 @@ def test_no_wait_refuses_while_a_resolve_commits_and_check_never_reads_half_a_se
     assert consistent(lg, project)
 
 
+def test_a_check_answered_from_its_memo_holds_the_lock_set_too(project, world, tmp_path, lg):
+    """A repeated check (answered before click is imported) takes the shared lock as a full one
+    does: while a resolve holds the set, `--no-wait` is refused and a plain check waits for it."""
+    intent = str(project / "lockguard.toml")
+    for args in (("check", "--intent", intent, "--no-wait"), ("check", "--intent", intent)):
+        assert lg(*args).exit_code == 0  # each command line's answer kept
+    holding = {"target": "lockguard.io.index.resolve_memo:memo_key", "action": "pause", "dir": str(tmp_path)}
+    first = lockguard("resolve", "--intent", intent, fault=holding)  # holds the set; no file changed yet
+    wait_paused(tmp_path, process=first)
+    refused = subprocess.run([sys.executable, "-m", "lockguard", "check", "--intent", intent, "--no-wait"],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and f"resolve (pid {first.pid})" in refused.stderr
+    reader = lockguard("check", "--intent", intent)
+    assert said_before_exit(reader, "waiting for") is not None
+    release(tmp_path)
+    assert finish(first)[0] == 0
+    code, said = finish(reader)
+    assert code == 0 and "no findings" in said
+
+
 @pytest.mark.parametrize("signum, exit_code", [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, 130)])
 def test_a_signal_in_the_commit_leaves_the_whole_new_set_and_no_temporary_file(project, world, lg, signum,
                                                                                exit_code):

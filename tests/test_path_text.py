@@ -1,4 +1,4 @@
-"""model/path_text.py answers what pathlib answers: the check path reads the project through it
+"""io/path_text.py answers what pathlib answers: the check path reads the project through it
 (pathlib is off that path), and its error messages and paths must stay byte for byte the same."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from lockguard.io.knowledge_files import _folder_text, default_dir
+from lockguard.io.path_text import exists_or_link, name_of, plain, resolved
 from lockguard.io.project.intent_file import _choose_in_cwd, choose_intent, load_project
-from lockguard.knowledge.loader import _folder_text, default_dir
-from lockguard.model.path_text import exists_or_link, name_of, plain, resolved
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "gpu-training"

@@ -110,7 +110,7 @@ def test_invalid_specifiers_are_refused_like_packaging(text):
 
 def test_the_check_knowledge_needs_no_packaging_fallback():
     """The shipped knowledge's specifiers are all simple: the check decides them itself."""
-    from lockguard.knowledge import load_knowledge
+    from lockguard.io.knowledge_files import load_knowledge
 
     knowledge = load_knowledge(validate=False)
     specs = [r.torch for r in knowledge.archs] + [r.requires_python for r in knowledge.patches]

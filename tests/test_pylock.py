@@ -172,17 +172,17 @@ def test_the_pylock_key_is_validated_and_leaves_other_intent_hashes_alone(tmp_pa
 
 def test_a_file_without_hashes_is_refused_not_written(world, tmp_path):
     from lockguard.errors import InputError
+    from lockguard.model.cuda_stack import CudaStack
     from lockguard.model.dist import DistFile
     from lockguard.model.lock import PlatformLock
+    from lockguard.model.pip_lock import Pin, PipResolution
     from lockguard.model.target import targets_for
-    from lockguard.resolve.pip_resolve import Pin, PipResolution
-    from lockguard.resolve.stack import CudaStack
 
     intent = parse_intent('python = "3.11"\ncuda = "none"\n', tmp_path / "lockguard.toml")
     target = targets_for(intent)[0]
     pin = Pin("plain", "1.0", "https://example.invalid/simple",
               (DistFile("plain-1.0-py3-none-any.whl", "https://example.invalid/plain-1.0-py3-none-any.whl"),), ())
-    stack = CudaStack("linux-64", None, None, (), None, None, None)
+    stack = CudaStack("linux-64", None, (), None, None, None)
     platform = PlatformLock(target, stack, PipResolution("linux-64", (pin,)))
     with pytest.raises(InputError) as refused:
         pylock.render(platform, intent_hash="0" * 64, intent_name="lockguard.toml", python="3.11")

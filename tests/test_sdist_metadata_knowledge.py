@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from lockguard.knowledge import load_knowledge
+from lockguard.io.knowledge_files import load_knowledge
 from lockguard.knowledge.loader import default_dir
 from lockguard.lockfiles import requirements_lock
 from tests.conftest import REFERENCE_METADATA

@@ -6,7 +6,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from lockguard.errors import Unsatisfiable
-from lockguard.knowledge import load_knowledge
+from lockguard.io.knowledge_files import load_knowledge
 from lockguard.model.intent import CudaRequest
 from lockguard.model.target import Target
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion

@@ -1,8 +1,9 @@
 """The one error boundary: every exception becomes an exit code and a message, never a traceback
 for a user error (`-v` shows one for internal errors).
 
-Plain `lockguard check` (the pre-commit path) is dispatched before click is imported: click costs
-as much as Python's own start-up, and the check must stay under three start-ups.
+A command line that an identical earlier `lockguard check` answered is answered again before
+click is imported (app/check_replay.py): click costs as much as Python's own start-up, and a
+repeated check (the pre-commit path) must stay under two start-ups.
 """
 
 from __future__ import annotations
@@ -16,19 +17,12 @@ from lockguard.errors import EXIT_INTERNAL, InputError, LockguardError, Unsatisf
 def run(argv: list[str]) -> int:
     _tolerant_streams()
     ui = Ui()
+    ui.command_line = tuple(argv)
     try:
-        from lockguard.cli.check_fast import fast_check_options
-
-        options = fast_check_options(argv)
-        if options is not None:
-            from lockguard.cli.check_fast import run_check
-
-            return run_check(ui, **options)
-        if "resolve" in argv:  # the index pages of the intent's names, requested while click and the resolver load
-            from lockguard.io.index.early import start
-
-            start(argv)
-        from lockguard.cli.app import invoke
+        answered = _answered_before(argv, ui)
+        if answered is not None:
+            return answered
+        from lockguard.cli.commands import invoke
 
         return invoke(argv, ui)
     except KeyboardInterrupt:
@@ -49,6 +43,21 @@ def run(argv: list[str]) -> int:
         ui.error(f"internal error: {type(exc).__name__}: {exc}",
                  hint="this is a bug in lockguard; rerun with -v for the traceback and report it")
         return EXIT_INTERNAL
+
+
+def _answered_before(argv: list[str], ui: Ui) -> int | None:
+    """The exit code of an identical earlier check whose files are unchanged (its output printed
+    again), else None."""
+    from lockguard.app.check_replay import earlier_check, replay
+
+    earlier = earlier_check(argv)
+    if earlier is None:
+        return None
+    ui.command, ui.json_mode = "check", earlier.json  # a busy lock set with --no-wait: its envelope
+    code = replay(earlier, on_wait=ui.info, warn=ui.warn)
+    if code is None:
+        ui.command, ui.json_mode = "", False
+    return code
 
 
 def _tolerant_streams() -> None:

@@ -1,19 +1,26 @@
-"""`lockguard check`: reject drift. Static (no network, no solve) and fast: it runs on every commit."""
+"""`lockguard check`: reject drift. Static (no network, no solve) and fast: it runs on every commit.
+
+A plain check stores its output under its command line; the next identical command line is
+answered before click is imported (cli/boundary.py, app/check_replay.py) while the files it read
+keep their bytes. `--no-cache` always runs the rules."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
 
 import click
 
-from lockguard.cli.common import get_ui, intent_option, json_flag
+from lockguard.cli.common import get_ui, json_flag
+from lockguard.cli.output import Ui
 
 
+# the paths are taken as text, without pathlib (a fifth of Python's start-up, on every commit)
 @click.command()
-@intent_option
-@click.option("--env", "env_prefix", type=click.Path(path_type=Path, file_okay=False), default=None,
+@click.option("--intent", "intent_path", default=None,
+              help="Intent file (default: ./lockguard.toml, else pyproject.toml).")
+@click.option("--env", "env_prefix", type=click.Path(file_okay=False), default=None,
               help="Also check an installed environment (a venv or conda prefix) against the lock.")
-@click.option("--python", "python_exe", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--python", "python_exe", type=click.Path(dir_okay=False), default=None,
               help="Also check the environment of this interpreter against the lock.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="Also report a conda side pinned from knowledge only, and missing hashes; "
@@ -30,30 +37,50 @@ def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, n
 
     Without --env, an identical earlier check (same lockguard, constraints, options and file
     contents) is answered from the cache; --no-cache always runs the rules."""
-    from lockguard.check.static import static_findings
-    from lockguard.cli.check_fast import emit, from_here, lock_folder, shown_path
-    from lockguard.cli.common import load_project_intent
-    from lockguard.io.project.lock_set import LockSet
-    from lockguard.io.project.project_files import read_snapshot
-    from lockguard.knowledge import load_knowledge
+    from lockguard.app.check import environment_check, project_lock, remember, static_check
 
     ui = get_ui(ctx, "check")
     ui.json_mode = fmt == "json"
     # the lock set is read under a shared lock: never half of a resolve's commit (held to the end)
-    ctx.with_resource(LockSet(lock_folder(intent_path), exclusive=False, command="check", wait=not no_wait,
-                              on_wait=ui.info, warn=ui.warn))
-    intent = load_project_intent(intent_path, ui=ui)
-    snapshot = read_snapshot(intent)
-    findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
-    checked = shown_path(intent.source.path)
-    if env_prefix or python_exe:
-        from lockguard.cli.env_check import environment_exit_code, environment_findings
+    ctx.with_resource(project_lock(intent_path, wait=not no_wait, on_wait=ui.info, warn=ui.warn))
+    if env_prefix is not None or python_exe is not None:
+        from pathlib import Path
 
-        environment = environment_findings(snapshot, load_knowledge(), prefix=env_prefix, python=python_exe,
-                                           verify_files=verify_files, wait=not no_wait, on_wait=ui.info)
-        checked += f" and {env_prefix or python_exe}"
-        code = environment_exit_code(findings, environment, strict=strict)
-        interrupted = [f for f in environment if f.code == "LG222"]  # first, with its fix: the rest may be its doing
-        rest = [f for f in environment if f.code != "LG222"]
-        return emit(ui, from_here(interrupted + findings + rest, intent.source.root), fmt, checked, code)
-    return emit(ui, from_here(findings, intent.source.root), fmt, checked)
+        env_prefix, python_exe = (Path(p) if p is not None else None for p in (env_prefix, python_exe))
+        checked = environment_check(_intent_file(ctx, intent_path), prefix=env_prefix, python=python_exe,
+                                    strict=strict, verify_files=verify_files, wait=not no_wait, on_wait=ui.info,
+                                    warn=ui.warn)
+    else:
+        intent_path = "." if intent_path == "" else intent_path  # what an empty path names (pathlib's reading)
+        checked = static_check(intent_path, strict=strict, warn=ui.warn)
+    output, code = render_findings(ui, checked.findings, fmt, checked.shown, checked.code)
+    sys.stdout.write(output)
+    if env_prefix is None and python_exe is None and not (no_cache or ui.verbose) and ui.command_line is not None:
+        remember(ui.command_line, checked, intent_path, wait=not no_wait, json=fmt == "json", output=output, code=code)
+    return code
+
+
+def _intent_file(ctx: click.Context, value: str | None):
+    """--intent as the other commands take it (a Path; a folder is a usage error)."""
+    if value is None:
+        return None
+    from pathlib import Path
+
+    param = next(p for p in ctx.command.params if p.name == "intent_path")
+    return click.Path(path_type=Path, dir_okay=False).convert(value, param, ctx)
+
+
+def render_findings(ui: Ui, findings: list, fmt: str, checked: str, code: int | None = None) -> tuple[str, int]:
+    from lockguard.check import render
+    from lockguard.model.finding import failing
+
+    if code is None:
+        code = 1 if failing(findings) else 0
+    if fmt == "json":
+        import json
+
+        body = ui.envelope(render.json_data(findings, checked=checked), ok=code == 0, exit_code=code)
+        return json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", code
+    if fmt == "github":
+        return render.github(findings), code
+    return render.text(findings, checked=checked), code

@@ -38,25 +38,18 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
     finished run, `lockguard restore --prune` gives the quarantine's disk space back. The
     environment is locked while this runs: a second run waits for it (or, with --no-wait, exits 2).
     Exit 0 when the environment matches the lock."""
-    from lockguard.cli.common import load_project_intent
-    from lockguard.cli.install_progress import Progress
-    from lockguard.cli.install_session import (
+    from lockguard.app.install_session import (
         apply_plan,
         build_plan,
         describe_interrupted,
-        lock_must_be_current,
-        project_source,
-        pylock_source,
+        held_environment,
+        interrupted_runs,
         target_prefix,
         undo_interrupted,
     )
+    from lockguard.app.install_source import lock_source
+    from lockguard.cli.install_progress import Progress
     from lockguard.errors import InputError
-    from lockguard.io.env.prefix_lock import locked_prefix
-    from lockguard.io.env.quarantine import new_run_id
-    from lockguard.io.env.quarantine_runs import interrupted_quarantines
-    from lockguard.io.project.intent_file import project_here
-    from lockguard.io.project.project_files import read_snapshot
-    from lockguard.knowledge import load_knowledge
     from lockguard.model.wording import counted, human_size
 
     ui = get_ui(ctx, "clean-install")
@@ -64,18 +57,11 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
     if (prefix is None) == (python_exe is None):
         raise InputError("clean-install needs exactly one of --prefix PREFIX or --python EXE",
                          hint="e.g. lockguard clean-install --prefix .venv --dry-run")
-    knowledge = load_knowledge()
-    snapshot = None
-    if from_file is None or intent_path is not None or project_here():
-        intent = load_project_intent(intent_path, ui=ui)
-        snapshot = read_snapshot(intent, scan_repo=False)
-        lock_must_be_current(snapshot, knowledge)
-    source = pylock_source(from_file, snapshot, knowledge) if from_file else project_source(snapshot, knowledge)
+    source = lock_source(intent_path, from_file, warn=ui.warn)
     root = target_prefix(prefix, python_exe)
-    run_id = new_run_id()
-    with locked_prefix(root, "clean-install", exclusive=not dry_run, run=run_id, wait=not no_wait,
-                       on_wait=progress.say, shown=str(prefix or root)):
-        stuck = interrupted_quarantines(root)
+    with held_environment(root, exclusive=not dry_run, wait=not no_wait, on_wait=progress.say,
+                          shown=str(prefix or root)) as run_id:
+        stuck = interrupted_runs(root)
         if stuck and dry_run:
             return _report_interrupted(ui, root, describe_interrupted(root, stuck), as_json)
         if stuck:

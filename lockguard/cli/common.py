@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import click
 
 from lockguard.cli.output import Ui
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _json_mode(ctx: click.Context, _param, value):
@@ -43,6 +46,10 @@ def json_flag(func):
 
 
 def intent_option(func):
+    from pathlib import (
+        Path,  # not at import: `check` takes its options as text (pathlib costs its start-up)
+    )
+
     return click.option("--intent", "intent_path", type=click.Path(path_type=Path, dir_okay=False),
                         default=None, help="Intent file (default: ./lockguard.toml, else pyproject.toml).")(func)
 
@@ -54,14 +61,7 @@ def get_ui(ctx: click.Context, command: str) -> Ui:
 
 
 def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True, ui: Ui | None = None):
-    """Find and parse the intent; MatchSpecs are validated through the rattler adapter."""
-    from lockguard.io.project.intent_file import load_project
+    """Find and parse the intent (lockguard.app.project), warnings through the Ui."""
+    from lockguard.app.project import load_project_intent as load
 
-    validator = None
-    if validate_conda:
-        def validator(spec: str):  # the rattler adapter is imported only for an intent with conda specs
-            from lockguard.io.index.conda import matchspec_problem
-
-            return matchspec_problem(spec)
-    return load_project(intent_path, validate_matchspec=validator, warn=ui.warn if ui else None)
-
+    return load(intent_path, validate_conda=validate_conda, warn=ui.warn if ui else None)

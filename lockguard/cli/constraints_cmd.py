@@ -25,8 +25,8 @@ def constraints() -> None:
 @click.pass_context
 def show(ctx, kind, version, platform, python, as_json) -> None:
     """Show the knowledge: `show`, `show torch 2.1`, `show cuda 12.1`."""
-    from lockguard.knowledge import load_knowledge
-    from lockguard.knowledge import show as views
+    from lockguard.app.constraints import knowledge as load_knowledge
+    from lockguard.cli import constraints_views as views
 
     ui = get_ui(ctx, "constraints show")
     if python is not None:
@@ -65,53 +65,20 @@ def verify(ctx, index_url, as_json) -> int:
     differences: every torch [[patch]] row from torch's wheel METADATA, every [[cuda-release]] row
     from NVIDIA's cuda-toolkit METADATA, every [[shared-files]] row from the CUDA wheels' RECORD,
     every [[sdist-metadata]] row from the PKG-INFO (or egg-info/requires.txt) of the sdists it covers."""
-    from lockguard.io.index.cuda_wheels import read_toolkit_manifests, read_wheel_paths
-    from lockguard.io.index.http import HttpClient
-    from lockguard.io.index.sdist_pkg_info import read_sdist_facts
-    from lockguard.io.index.torch_wheels import live_versions, project_files, read_live_wheels
-    from lockguard.knowledge import load_knowledge
-    from lockguard.knowledge.verify import compare_patch, missing_releases
-    from lockguard.knowledge.verify_cuda import (
-        component_differences,
-        component_wheels,
-        shared_file_differences,
-        toolkit_pins,
-    )
-    from lockguard.knowledge.verify_sdist import sdist_metadata_differences
+    from lockguard.app.constraints import verify as verify_knowledge
 
     ui = get_ui(ctx, "constraints verify")
-    knowledge = load_knowledge()
-    with HttpClient() as client:
-        files = project_files(client, index_url, "torch")
-        wanted = {p.version: p.wheel for p in knowledge.patches}
-        ui.info(f"reading METADATA of {len(wanted)} torch wheels from {index_url} by range requests...")
-        live = read_live_wheels(client, files, wanted)
-        ui.info("reading METADATA of every cuda-toolkit release...")
-        manifests = {v: toolkit_pins(text) for v, text in read_toolkit_manifests(client, index_url).items()}
-        names = sorted(set(component_wheels(knowledge.components)) | set(knowledge.wheel_files.listed))
-        ui.info(f"reading the RECORD of {len(names)} CUDA wheels by range requests...")
-        paths = read_wheel_paths(client, index_url, names)
-        ui.info(f"reading PKG-INFO of the sdists {counted(len(knowledge.sdist_metadata.rows), '[[sdist-metadata]] row')} "
-                "cover...")
-        sdists = read_sdist_facts(client, index_url, knowledge.sdist_metadata)
-        fetched = client.bytes_fetched
-    differences = [d for p in knowledge.patches for d in compare_patch(p, live[p.version])]
-    differences += missing_releases(knowledge, live_versions(files))
-    differences += component_differences(knowledge.components, manifests)
-    listed = set(knowledge.wheel_files.listed)
-    differences += shared_file_differences(knowledge.wheel_files,
-                                           {n: found for n, found in paths.items() if found is not None or n in listed})
-    differences += sdist_metadata_differences(knowledge.sdist_metadata, sdists)
-    read = sum(1 for found in paths.values() if found is not None)
-    sdists_read = sum(len(found or ()) for found in sdists.values())
+    found = verify_knowledge(index_url, ui.info)
+    differences, read, fetched = found.differences, found.wheels_read, found.bytes_fetched
     if as_json:
-        ui.emit_json({"index": index_url, "checked": len(wanted), "cuda_toolkit_releases": len(manifests),
-                      "wheels_read": read, "sdists_read": sdists_read, "bytes_fetched": fetched,
+        ui.emit_json({"index": index_url, "checked": found.checked, "cuda_toolkit_releases": found.toolkit_releases,
+                      "wheels_read": read, "sdists_read": found.sdists_read, "bytes_fetched": fetched,
                       "differences": [d.to_dict() for d in differences]}, ok=not differences,
                      exit_code=1 if differences else 0)
     else:
-        ui.info(f"checked {len(wanted)} patch rows, {len(manifests)} cuda-toolkit releases, the RECORD of {read} "
-                f"CUDA wheels and the metadata of {counted(sdists_read, 'sdist')}; fetched {fetched / 1e6:.1f} MB")
+        ui.info(f"checked {found.checked} patch rows, {found.toolkit_releases} cuda-toolkit releases, the RECORD of "
+                f"{read} CUDA wheels and the metadata of {counted(found.sdists_read, 'sdist')}; "
+                f"fetched {fetched / 1e6:.1f} MB")
         if differences:
             ui.table(["what", "field", "knowledge", "live", "row"],
                      [(d.version, d.field, d.knowledge, d.live, d.origin or "") for d in differences],

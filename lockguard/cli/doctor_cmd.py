@@ -29,45 +29,24 @@ def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
     """Check the NVIDIA driver, the GPUs, the system CUDA toolkits and libraries, the libraries torch
     actually loads, nvcc and gcc, /dev/shm and the installed packages against the lock; say what is
     wrong and how to fix it. Exit 1 when an error-level problem is found."""
-    from concurrent.futures import ThreadPoolExecutor
     from datetime import datetime, timezone
 
     from lockguard import __version__
+    from lockguard.app.doctor import diagnose
     from lockguard.doctor import record, report
-    from lockguard.doctor.check import Facts
-    from lockguard.doctor.checks import run_checks
-    from lockguard.doctor.imports import GPU_IMPORTS
-    from lockguard.io.machine.nvml import detect_machine
-    from lockguard.io.machine.probe_runner import pid_alive, run_probe
-    from lockguard.io.machine.system_cuda import gather_system, node_identity
-    from lockguard.io.project.parse_memo import default_memo
-    from lockguard.knowledge import load_knowledge
 
     ui = get_ui(ctx, "doctor")
     python = target_python(python_value)
     limit = timeout or (SMOKE_TIMEOUT if smoke else PROBE_TIMEOUT)
-    # the probe (a child process: `import torch` dominates) and the system facts run while NVML,
-    # the knowledge and the lock are read here
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        probe_job = pool.submit(run_probe, python, smoke=smoke, timeout=limit, imports=GPU_IMPORTS)
-        system_job = pool.submit(gather_system)
-        # the shipped tables are validated by the test suite; their parse is kept in the cache folder
-        knowledge = load_knowledge(validate=False, memo=default_memo())
-        lock, lock_reason, lock_meta = _lock(intent_path, knowledge, ui.warn)
-        machine = detect_machine()
-        probe, system = probe_job.result(), system_job.result()
-    node, node_source = node_identity()
-    alive = {p.pid: pid_alive(p.pid) for g in machine.gpus for p in g.processes}
-    facts = Facts(probe, machine, system, lock, knowledge, alive=alive, lock_reason=lock_reason, smoke_requested=smoke)
-    checks = run_checks(facts)
-    code = 1 if any(c.status == "error" for c in checks) else 0
+    found = diagnose(python, intent_path=intent_path, smoke=smoke, timeout=limit, warn=ui.warn)
+    code = found.exit_code
     if as_json:
         now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        ui.emit_json(record.node_record(facts, checks, node=node, node_source=node_source, time=now,
-                                        version=__version__, exit_code=code, lock_meta=lock_meta),
+        ui.emit_json(record.node_record(found.facts, found.checks, node=found.node, node_source=found.node_source,
+                                        time=now, version=__version__, exit_code=code, lock_meta=found.lock_meta),
                      ok=code == 0, exit_code=code)
     else:
-        ui.out(report.text(facts, checks, header=f"lockguard doctor: {python} (node {node})").rstrip())
+        ui.out(report.text(found.facts, found.checks, header=f"lockguard doctor: {python} (node {found.node})").rstrip())
     return code
 
 
@@ -106,27 +85,3 @@ def _default_python() -> str:
             if candidate.exists():
                 return str(candidate)
     return sys.executable
-
-
-def _lock(intent_path, knowledge, warn):
-    """(lock view, why there is none, {intent, file, body_hash})."""
-    from lockguard.errors import InputError
-    from lockguard.io.project.intent_file import load_project
-
-    try:
-        intent = load_project(intent_path, validate=False, warn=warn)
-    except InputError:
-        if intent_path:
-            raise
-        return None, "no lockguard.toml here (pass --intent FILE to compare with a lock)", None
-    from lockguard.cli.env_check import lock_view
-    from lockguard.io.project.project_files import read_snapshot
-    from lockguard.lockfiles.headers import body_hash_of
-
-    snapshot = read_snapshot(intent, scan_repo=False)
-    requirements = snapshot.of_kind("requirements")
-    if requirements is None or requirements.text is None:
-        return None, f"{intent.source.path.name} has no lock yet (run `lockguard resolve`)", None
-    meta = {"intent": str(intent.source.path), "file": requirements.path,
-            "body_hash": "sha256:" + body_hash_of(requirements.text)}
-    return lock_view(snapshot, knowledge), "", meta

@@ -74,10 +74,9 @@ def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir
     Ray, Slurm, ClusterShell or Kubernetes; print the merged report. Exit 0 when every node matches
     the lock with no error (--strict: no warning either), 1 otherwise, 2 on bad input, 4 when the
     engine cannot be reached."""
-    from lockguard.cli.fleet_session import collect, emit, load_project
+    from lockguard.app.fleet_session import load_project, node_reports
     from lockguard.fleet.groups import merge
-    from lockguard.fleet.node_protocol import NodeRequest, node_script, parse_node_output
-    from lockguard.fleet.records import node_report
+    from lockguard.fleet.node_protocol import NodeRequest
 
     ui = get_ui(ctx, "fleet run")
     ui.json_mode = fmt == "json"
@@ -87,20 +86,12 @@ def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir
     request = NodeRequest(python=python_exe, env=env_prefix, lockguard=lockguard_cmd)
     ui.info(f"lockguard fleet: doctor on every node through {engine}"
             + (f", judged against {project.intent}" if project else ", no lockguard.toml here: nodes compare with no lock"))
-    outputs = collect(engine, node_script, {**settings, "request": request}, timeout, project)
-    records = [parse_node_output(o, engine=engine, timeout=timeout) for o in outputs]
+    reports, written = node_reports(engine, request, settings, timeout, project, out_dir)
     if out_dir is not None:
-        from lockguard.io.engines.report_files import write_node_files
-
-        paths = write_node_files(out_dir, records)
-        ui.info(f"wrote {len(paths)} node reports to {out_dir}")
-        sources = [str(p) for p in paths]
-    else:
-        sources = [f"{engine}:{r['node']}" for r in records]
-    reports = [node_report(record, file=source, default_node=record["node"]) for record, source in zip(records, sources, strict=True)]
+        ui.info(f"wrote {len(written)} node reports to {out_dir}")
     lock = project.lock_hash if project else None
     report = merge(reports, lock=lock, lock_source=f"{project.intent}" if lock else None, strict=strict)
-    return emit(ui, report, fmt, output)
+    return _emit(ui, report, fmt, output)
 
 
 @fleet.command()
@@ -113,18 +104,17 @@ def report(ctx, paths, intent_path, fmt, output, strict) -> int:
     groups of identical nodes and one drift table. Exit 0 when every node matches the lock with no
     error (--strict: no warning either), 1 otherwise, 2 when a report cannot be read (the others
     are still merged)."""
-    from lockguard.cli.fleet_session import emit, load_project
+    from lockguard.app.fleet_session import load_project, stored_reports
     from lockguard.fleet.groups import merge
-    from lockguard.io.engines.report_files import read_reports
 
     ui = get_ui(ctx, "fleet report")
     ui.json_mode = fmt == "json"
     project = load_project(intent_path, required=True) if intent_path else None
-    reports, unreadable = read_reports(list(paths))
+    reports, unreadable = stored_reports(list(paths))
     lock = project.lock_hash if project else None
     merged = merge(reports, unreadable=unreadable, lock=lock, lock_source=str(project.intent) if lock else None,
                    strict=strict)
-    return emit(ui, merged, fmt, output)
+    return _emit(ui, merged, fmt, output)
 
 
 @fleet.command()
@@ -148,7 +138,7 @@ def manifest(ctx, image, kind, nodes, namespace, node_selector, gpus, run_id, en
     project's intent and lock in a ConfigMap. Read the reports with `kubectl logs` and `fleet report`."""
     import yaml
 
-    from lockguard.cli.fleet_session import load_project, manifest_options
+    from lockguard.app.fleet_session import load_project, manifest_options, write_report
     from lockguard.fleet.k8s import PROJECT_MOUNT, manifests
     from lockguard.fleet.node_protocol import NodeRequest, node_script
 
@@ -162,10 +152,38 @@ def manifest(ctx, image, kind, nodes, namespace, node_selector, gpus, run_id, en
                                 "node_selector": node_selector}, project, run_id=run_id)
     text = yaml.safe_dump_all(manifests(options, node_script(request)), sort_keys=False, width=1000)
     if output is not None:
-        from lockguard.io.engines.report_files import write_output
-
-        write_output(output, text)
+        write_report(output, text)
         ui.info(f"wrote {output}")
     else:
         ui.out(text.rstrip("\n"))
     return 0
+
+
+def _emit(ui, report, fmt: str, output: Path | None) -> int:
+    """Print (or write to --output) the merged report; the exit code of the contract."""
+    import json
+
+    from lockguard.fleet import render
+
+    code = report.exit_code
+    if fmt == "json":
+        text = json.dumps(ui.envelope(render.json_data(report), ok=code == 0, exit_code=code), indent=2,
+                          sort_keys=True) + "\n"
+    elif fmt == "html":
+        from lockguard.fleet.render_html import page
+
+        text = page(report)
+    else:
+        text = render.text(report)
+    if output is not None:
+        from lockguard.app.fleet_session import write_report
+
+        write_report(output, text)
+        ui.info(f"wrote {output}: {render.summary(report)}")
+    else:
+        ui.out(text.rstrip("\n"))
+    for file, why in report.unreadable:
+        ui.error(f"{file}: {why}", hint="the other reports were merged; fix or remove this file")
+    if not report.groups:
+        ui.error("no node report to merge")
+    return code

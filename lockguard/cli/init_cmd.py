@@ -37,15 +37,18 @@ def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env
     With --from, the values come from the files (`lockguard init --from requirements.txt --from Dockerfile`);
     files that disagree are refused until --python/--cuda decide.
     """
-    from lockguard.io.index.conda import matchspec_problem
-    from lockguard.io.project.files import write_atomic
-    from lockguard.model.intent_parse import parse_intent
+    from lockguard.app.init_intent import (
+        existing_intent,
+        pyproject_text,
+        validate_intent,
+        write_intent,
+    )
     from lockguard.model.intent_write import add_intent_to_pyproject, new_intent_document
 
     ui = get_ui(ctx, "init")
     root = Path.cwd()
     target = root / ("pyproject.toml" if pyproject else "lockguard.toml")
-    existing = _existing_intent(root)
+    existing = existing_intent(root)
     if existing and not force:
         where = f"{existing} [tool.lockguard]" if existing.name == "pyproject.toml" else str(existing)
         raise InputError(f"an intent already exists: {where}", file=str(existing),
@@ -58,7 +61,7 @@ def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env
     notes: dict = {}
     header: list[str] = []
     if from_files or from_env is not None:
-        from lockguard.cli.init_from import adopted_values
+        from lockguard.app.init_from import adopted_values
 
         values, notes, header = adopted_values(ui, files=from_files, env=from_env, python=python, cuda=cuda,
                                                indexes=indexes, top_level_only=top_level_only)
@@ -75,18 +78,16 @@ def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env
     if pylock:
         values["outputs"] = {"pylock": "pylock.toml"}
     if pyproject:
-        from lockguard.io.project.textfile import INTENT_LIMIT, read_text
-
-        text = add_intent_to_pyproject(read_text(target, what="pyproject.toml", limit=INTENT_LIMIT), values,
+        text = add_intent_to_pyproject(pyproject_text(target), values,
                                        force=force, path=target, notes=notes)
     else:
         text = new_intent_document(values, notes, header)
     # validate before writing: a bad --cuda or package never reaches the disk
     try:
-        parse_intent(text, target, validate_matchspec=matchspec_problem)
+        validate_intent(text, target)
     except InputError as exc:
         raise _blame_the_source(exc, notes, written=target) from None
-    write_atomic(target, text)
+    write_intent(target, text)
     where = f"{target.name} [tool.lockguard]" if pyproject else target.name
     summary = f"python {values['python']}, cuda {values['cuda']}, {counted(len(values.get('pip') or []), 'pip requirement')}"
     if values.get("conda"):
@@ -131,12 +132,3 @@ def _add_command_line(values: dict, notes: dict, channels, conda_specs, packages
                 current.append(item)
                 current_notes.append("command line")
         values[key], notes[key] = current, current_notes
-
-
-def _existing_intent(root: Path) -> Path | None:
-    from lockguard.io.project.intent_file import find_intent
-
-    try:
-        return find_intent(root)
-    except InputError:
-        return None

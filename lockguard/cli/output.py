@@ -28,6 +28,7 @@ class Ui:
         self.command = command
         self.json_mode = json_mode
         self.verbose = verbose
+        self.command_line: tuple[str, ...] | None = None  # as given: the key of the check's result memo
         self._status: object = None
 
     def __repr__(self) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from lockguard.cli.common import get_ui, intent_option, json_option, load_project_intent
-from lockguard.errors import InputError, UnknownProject
+from lockguard.errors import UnknownProject
 
 
 @click.command()
@@ -31,20 +31,24 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, 
     Every version of the existing lock that still fits is kept: only what the intent change forces
     moves, unless --upgrade or --upgrade-package says otherwise. What changed is reported.
     """
+    from lockguard.app.resolve_session import ResolveSession, at_its_line, prefetch
+
+    prefetch(intent_path, refresh=refresh, offline=offline)  # first: the pages come while the rest loads
     from lockguard.check.changes_render import text_lines, to_data
-    from lockguard.cli.resolve_session import ResolveSession
+    from lockguard.cli.resolve_progress import ResolveProgress
     from lockguard.model.upgrades import upgrade_request
 
     ui = get_ui(ctx, "resolve")
     intent = load_project_intent(intent_path, ui=ui)
     wanted = upgrade_request(upgrade, upgrade_packages)
     session = ResolveSession(intent, ui, offline=offline, refresh=refresh,
-                             conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms), upgrade=wanted)
+                             conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms), upgrade=wanted,
+                             watch=lambda counts: ResolveProgress(ui, counts))
     ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))  # held until the command ends
     try:
         resolved = session.resolve()
     except UnknownProject as exc:
-        raise _at_its_line(exc, intent) from None
+        raise at_its_line(exc, intent) from None
     outputs = resolved.outputs
     if not resolved.remembered:  # a remembered resolution passed this gate with the same inputs
         session.refuse_what_check_rejects(resolved.platforms, outputs)
@@ -75,27 +79,3 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, 
     if as_json:
         ui.emit_json({**session.summary(resolved, written), "changes": to_data(changes)})
     return 0
-
-
-def _at_its_line(exc: UnknownProject, intent) -> InputError:
-    """The unknown project's requirement, at its line of the intent, with the pages that said so."""
-    from packaging.utils import canonicalize_name
-
-    from lockguard.io.project.textfile import INTENT_LIMIT, read_text
-    from lockguard.model.intent_parse import PYPROJECT
-    from lockguard.model.toml_lines import TomlLines
-
-    path = intent.source.path
-    element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == exc.name), None)
-    base = ("tool", "lockguard") if path.name == PYPROJECT else ()
-    line = TomlLines(read_text(path, what="intent file", limit=INTENT_LIMIT), base).line_of("pip", element=element)
-    pages = ", ".join(f"{index}/{exc.name}/" for index in intent.indexes)
-    where = f"{path}:{line}" if line else str(path)
-    return InputError(f"{where}: pip: no index has a project named {exc.name} ({pages}: not found)",
-                      file=str(path), line=line, key="pip", hint=exc.hint)
-
-
-def _name_of(requirement: str) -> str:
-    from packaging.requirements import Requirement
-
-    return Requirement(requirement).name

@@ -44,7 +44,7 @@ def restore(ctx, quarantine_id, prefix, list_only, prune, keep, yes, no_wait, as
     since (`pip uninstall`) are skipped, with a note. Runs are undone newest first."""
     import os
 
-    from lockguard.cli.env_check import must_be_environment
+    from lockguard.app.env_check import must_be_environment
     from lockguard.errors import InputError
 
     ui = get_ui(ctx, "restore")
@@ -59,40 +59,21 @@ def restore(ctx, quarantine_id, prefix, list_only, prune, keep, yes, no_wait, as
         if quarantine_id is not None:
             raise InputError("--prune takes no run id", hint="--keep N keeps the newest N restorable runs")
         return _prune(ui, root, prefix, keep=keep, yes=yes, wait=not no_wait, as_json=as_json)
-    from lockguard.io.env.prefix_lock import locked_prefix
-    from lockguard.io.env.quarantine_runs import RESTORABLE, list_quarantines
+    from lockguard.app.restore import held, newest_restorable
 
     # the lock names the run it restores: the newest restorable one as things stand (chosen again
     # once the lock is held, in case a run that was waited for changed them)
-    named = quarantine_id or next((q.id for q in reversed(list_quarantines(root)) if q.state in RESTORABLE), "")
-    with locked_prefix(root, "restore", exclusive=True, run=named, wait=not no_wait, on_wait=ui.info,
-                       shown=str(prefix)):
+    named = quarantine_id or newest_restorable(root)
+    with held(root, "restore", run=named, wait=not no_wait, on_wait=ui.info, shown=str(prefix)):
         return _restore(ui, root, quarantine_id, as_json)
 
 
 def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None:
-    from lockguard.errors import InputError
-    from lockguard.io.env.quarantine import Quarantine
-    from lockguard.io.env.quarantine_runs import RESTORABLE, list_quarantines
-    from lockguard.io.env.transaction import undo
+    from lockguard.app.restore import restore_run
     from lockguard.model.wording import counted
 
-    found = list_quarantines(prefix)
-    candidates = [q for q in found if q.state in RESTORABLE]
-    if quarantine_id is None:
-        if not candidates:
-            raise InputError(f"nothing to restore in {prefix}", hint="`lockguard restore --list` shows the runs")
-        quarantine_id = candidates[-1].id
-    elif quarantine_id not in {q.id for q in found}:
-        raise InputError(f"no clean-install {quarantine_id} in {prefix}", hint="`lockguard restore --list` shows them")
-    elif quarantine_id not in {q.id for q in candidates}:
-        raise InputError(f"clean-install {quarantine_id} was already undone")
-    newer = [q.id for q in candidates if q.id > quarantine_id]
-    if newer:
-        raise InputError(f"clean-install {quarantine_id} is older than {', '.join(newer)}, which changed the same "
-                         "environment afterwards", hint=f"restore {newer[-1]} first (runs are undone newest first)")
-    q = Quarantine(prefix, quarantine_id)
-    result = undo(q)
+    restored = restore_run(prefix, quarantine_id)
+    quarantine_id, result = restored.id, restored.result
     if as_json:
         ui.emit_json({"restored": quarantine_id, "files": result.put_back, "removed": result.removed,
                       "displaced": result.displaced, "gone": result.gone, "gone_packages": result.gone_packages()})
@@ -105,7 +86,7 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
         ui.info(f"note: {counted(len(result.gone), 'file')} the run had installed were already gone ({why})"
                 + (f": {', '.join(packages)}" if packages else "") + "; skipped")
     if result.displaced:
-        ui.warn(f"{counted(len(result.displaced), 'file')} changed after the run were kept in {q.root / 'displaced'}: "
+        ui.warn(f"{counted(len(result.displaced), 'file')} changed after the run were kept in {restored.displaced_folder}: "
                 f"{', '.join(result.displaced[:5])}")
     if result.journal_error:
         ui.warn(f"the run's journal could not record every step of the restore ({result.journal_error}); the "
@@ -113,11 +94,12 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
 
 
 def _list(ui, prefix: Path, as_json: bool) -> None:
-    from lockguard.io.env.quarantine_runs import list_quarantines, run_size
+    from lockguard.app.restore import runs
     from lockguard.model.wording import human_size
 
-    found = list_quarantines(prefix)
-    sizes = {q.id: run_size(prefix, q.id) for q in found}
+    listed = runs(prefix)
+    found = [q for q, _size in listed]
+    sizes = {q.id: size for q, size in listed}
     if as_json:
         ui.emit_json([{**q.to_dict(), "bytes": sizes[q.id]} for q in found])
     elif not found:
@@ -135,30 +117,20 @@ def _prune(ui, prefix: Path, shown: Path, *, keep: int, yes: bool, wait: bool, a
     prefix's lock. The freed bytes are measured before the deletion, which is checked after."""
     import sys
 
+    from lockguard.app.restore import held, prune, prune_plan
     from lockguard.errors import InputError
-    from lockguard.io.env.prefix_lock import locked_prefix
-    from lockguard.io.env.quarantine_runs import (
-        clear_trash,
-        drop_run,
-        list_quarantines,
-        prunable,
-        run_size,
-    )
     from lockguard.model.wording import counted, human_size
 
-    with locked_prefix(prefix, "restore --prune", exclusive=True, wait=wait, on_wait=ui.info, shown=str(shown)):
-        clear_trash(prefix)
-        runs = list_quarantines(prefix)
-        going = prunable(runs, keep)
-        stuck = [r.id for r in runs if r.state not in ("complete", "restored", "aborted")]
+    with held(prefix, "restore --prune", wait=wait, on_wait=ui.info, shown=str(shown)):
+        pruning = prune_plan(prefix, keep)
+        going, sizes, stuck = pruning.going, pruning.sizes, pruning.stuck
         if not going:
             if as_json:
-                ui.emit_json({"pruned": [], "freed_bytes": 0, "kept": [r.id for r in runs]})
+                ui.emit_json({"pruned": [], "freed_bytes": 0, "kept": pruning.kept})
             else:
                 ui.info(f"nothing to prune in {prefix}" + (f" (kept: {', '.join(stuck)}: interrupted runs are "
                         "never pruned; `lockguard restore` finishes them)" if stuck else ""))
             return
-        sizes = {r.id: run_size(prefix, r.id) for r in going}
         total = sum(sizes.values())
         if not as_json:
             ui.info(f"pruning deletes the quarantines of {counted(len(going), 'run')}, {human_size(total)}:")
@@ -171,12 +143,8 @@ def _prune(ui, prefix: Path, shown: Path, *, keep: int, yes: bool, wait: bool, a
                 raise InputError("restore --prune deletes quarantined files and stdin is not a terminal",
                                  hint="review the list above, then pass --yes")
             click.confirm("delete them?", abort=True, err=True)
-        for r in going:
-            drop_run(prefix, r.id)
-        left = {r.id for r in list_quarantines(prefix)}
-        gone = [r.id for r in going if r.id not in left]
-        freed = sum(sizes[i] for i in gone)
+        gone, freed, left = prune(prefix, pruning)
         if as_json:
-            ui.emit_json({"pruned": gone, "freed_bytes": freed, "kept": sorted(left)})
+            ui.emit_json({"pruned": gone, "freed_bytes": freed, "kept": left})
         else:
             ui.info(f"pruned {counted(len(gone), 'run')}, freed {human_size(freed)}")

@@ -27,23 +27,11 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from lockguard.install.lock_diff import Outgoing
+from lockguard.install.lock_diff import LockView, Outgoing, against_lock
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family
-from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot
+from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot, relative_path
 from lockguard.model.wording import counted
-
-
-@dataclass(frozen=True)
-class LockView:
-    """The lock as the inventory needs it."""
-
-    pip: dict[str, str]  # canonical name -> version
-    conda: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (version, build)
-    conda_solved: bool = False
-    cuda: str | None = None  # "12.1" (torch's CUDA, else conda's)
-    nccl: str | None = None  # version of the locked nvidia-nccl-* wheel
-    cudnn: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +59,6 @@ class Inventory:
 def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
                    changed: dict[str, list[str]] | None = None) -> Inventory:
     """`changed`: dist-info -> files whose bytes differ from the RECORD (from --verify-files)."""
-    from lockguard.install.lock_diff import against_lock
     from lockguard.install.tools import tool_conflicts
 
     inv = Inventory()
@@ -83,7 +70,11 @@ def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
     _families(snap, inv)
     _sonames(snap, owners, inv)
     if lock is not None:
-        against_lock(snap, lock, inv, changed or {})
+        diff = against_lock(snap, lock, changed or {})
+        inv.findings += diff.findings
+        inv.outgoing += diff.outgoing
+        inv.missing += diff.missing
+        inv.conda_missing += diff.conda_missing
         _loader_path(snap, lock, inv)
         _cuda_link(snap, lock, inv)
         inv.findings += tool_conflicts(snap, lock.pip)
@@ -109,7 +100,7 @@ def _unowned(snap: PrefixSnapshot) -> set[str]:
 
 def _asked_owners(snap: PrefixSnapshot) -> set[str]:
     """The paths whose owner a finding may name: .pth files and the libraries with a SONAME."""
-    return {os.path.relpath(pth.path, snap.prefix) for pth in snap.pth} | set(snap.sonames)
+    return {relative_path(pth.path, snap.prefix) for pth in snap.pth} | set(snap.sonames)
 
 
 def _owners_of(snap: PrefixSnapshot, paths: set[str]) -> dict[str, str]:
@@ -269,7 +260,7 @@ def _unowned_library(snap: PrefixSnapshot, path: str, inv: Inventory) -> None:
 
 
 def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
-    order = {os.path.realpath(p): i for i, p in reversed(list(enumerate(snap.sys_path)))}
+    order = {p: i for i, p in reversed(list(enumerate(snap.real_sys_path or snap.sys_path)))}
     by_name: dict[str, list] = {}
     for dist in snap.dists:
         by_name.setdefault(dist.name, []).append(dist)
@@ -290,9 +281,9 @@ def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
 
 def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
     for pth in snap.pth:
-        relative = os.path.relpath(pth.path, snap.prefix)
+        relative = relative_path(pth.path, snap.prefix)
         owner = owners.get(relative)
-        existing = [d for d in pth.injected if os.path.isdir(d)]
+        existing = list(pth.existing)
         if not existing:
             continue
         severity = INFO if owner else WARNING

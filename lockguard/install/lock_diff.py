@@ -4,16 +4,24 @@ leave or change version, which are damaged or legacy .egg-info installs and rein
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name, cuda_family, same_version
 from lockguard.model.prefix import PrefixSnapshot
 from lockguard.model.wording import counted
 
-if TYPE_CHECKING:
-    from lockguard.install.inventory import Inventory, LockView
+
+@dataclass(frozen=True)
+class LockView:
+    """The lock as the inventory needs it."""
+
+    pip: dict[str, str]  # canonical name -> version
+    conda: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (version, build)
+    conda_solved: bool = False
+    cuda: str | None = None  # "12.1" (torch's CUDA, else conda's)
+    nccl: str | None = None  # version of the locked nvidia-nccl-* wheel
+    cudnn: str | None = None
 
 
 @dataclass(frozen=True)
@@ -28,9 +36,20 @@ class Outgoing:
     note: str = ""  # how its files are known, when not from a RECORD (a legacy .egg-info install)
 
 
-def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: dict[str, list[str]]) -> None:
-    """LG200-LG204 and LG230: what the lock says against what is installed; fills inv's outgoing,
-    missing and conda_missing."""
+@dataclass
+class LockDiff:
+    """What the lock says against what is installed."""
+
+    findings: list[Finding] = field(default_factory=list)
+    outgoing: list[Outgoing] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # name==version to install
+    conda_missing: list[str] = field(default_factory=list)
+
+
+def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[str]]) -> LockDiff:
+    """LG200-LG205 and LG230: the findings, the distributions that go (outgoing), what pip and the
+    conda side must install."""
+    diff = LockDiff()
     copies: dict[str, list] = {}
     for dist in snap.dists:
         if dist.in_prefix:
@@ -39,42 +58,42 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: 
     for name, version in sorted(lock.pip.items()):
         have = copies.get(name, [])
         if not have:
-            inv.findings.append(Finding("LG200", ERROR, f"{name}=={version} is in the lock but not installed",
+            diff.findings.append(Finding("LG200", ERROR, f"{name}=={version} is in the lock but not installed",
                                         "run `lockguard clean-install`", snap.prefix))
-            inv.missing.append(f"{name}=={version}")
+            diff.missing.append(f"{name}=={version}")
             continue
         good = [d for d in have if same_version(d.version, version)]
         for dist in have:
             if dist in good:
                 continue
-            inv.findings.append(Finding("LG201", ERROR, f"{name} {dist.version} is installed, the lock has {version}"
+            diff.findings.append(Finding("LG201", ERROR, f"{name} {dist.version} is installed, the lock has {version}"
                                         + _legacy(dist), "run `lockguard clean-install`", dist.dist_info))
-            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _direction(dist.version, version),
+            diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _direction(dist.version, version),
                                          dist.ownership_note()))
         legacy = [d for d in good if d.legacy]
         for dist in legacy:
-            inv.findings.append(Finding(
+            diff.findings.append(Finding(
                 "LG205", WARNING, f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
                 f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo them exactly",
                 f"`lockguard clean-install` reinstalls {name}=={version} from the "
                 "lock as a wheel (its .egg-info install moves into the quarantine)", dist.dist_info))
-            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: a legacy .egg-info install",
+            diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: a legacy .egg-info install",
                                          dist.ownership_note()))
         broken = [d for d in good if not d.legacy and _damage(d, changed)]
         for dist in broken:
-            inv.findings += _damage_findings(dist, changed)
-            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: " + _damage(dist, changed)))
+            diff.findings += _damage_findings(dist, changed)
+            diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: " + _damage(dist, changed)))
         if not good or broken or len(legacy) == len(good):
-            inv.missing.append(f"{name}=={version}")
+            diff.missing.append(f"{name}=={version}")
     for name, have in sorted(copies.items()):
         if name in lock.pip or (name in INSTALLER_TOOLS and name not in lock.pip):
             continue
         for dist in have:
             if dist.installer == "conda" or name in conda_names:
                 continue  # the conda side's
-            inv.findings.append(Finding("LG202", ERROR, f"{name} {dist.version} is installed but not in the lock"
+            diff.findings.append(Finding("LG202", ERROR, f"{name} {dist.version} is installed but not in the lock"
                                         + _legacy(dist), "clean-install moves it into the quarantine", dist.dist_info))
-            inv.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _why_extra(name, lock),
+            diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _why_extra(name, lock),
                                          dist.ownership_note()))
     if lock.conda_solved and snap.is_conda:
         present = {r.name: r for r in snap.conda}
@@ -82,9 +101,10 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, inv: Inventory, changed: 
             record = present.get(name)
             if record is None or record.version != version or (build and record.build != build):
                 have = f"{record.version}={record.build}" if record else "nothing"
-                inv.findings.append(Finding("LG230", ERROR, f"conda {name}={version}={build} is locked, {have} is installed",
+                diff.findings.append(Finding("LG230", ERROR, f"conda {name}={version}={build} is locked, {have} is installed",
                                             "run `lockguard clean-install`", os.path.join(snap.prefix, "conda-meta")))
-                inv.conda_missing.append(name)
+                diff.conda_missing.append(name)
+    return diff
 
 
 def _legacy(dist) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from lockguard.install.inventory import Inventory, QuarantineItem
 from lockguard.install.lock_diff import Outgoing
 from lockguard.model.finding import Finding
-from lockguard.model.prefix import PrefixSnapshot
+from lockguard.model.prefix import PrefixSnapshot, relative_path
 from lockguard.model.wording import counted, human_size
 
 # findings a clean-install fixes inside the prefix; the rest are reported only
@@ -193,7 +193,7 @@ def _outgoing_files(snap: PrefixSnapshot, leaving: set[str], kept: dict[str, str
     installed-files.txt, or its top-level folders) and everything in its .dist-info (.egg-info)
     folder; a path a staying distribution also lists stays where it is."""
     out: dict[str, tuple[str, ...]] = {}
-    infos = {os.path.relpath(d.dist_info, snap.prefix) + "/": d.dist_info for d in snap.dists if d.dist_info in leaving}
+    infos = {relative_path(d.dist_info, snap.prefix) + "/": d.dist_info for d in snap.dists if d.dist_info in leaving}
     extra: dict[str, list[str]] = {info: [] for info in infos.values()}
     if infos:
         for path in snap.files:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from lockguard.errors import InputError
+from lockguard.io.read import read_head
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +41,10 @@ class LockBusy(InputError):
 
 def read_holder(lock_path: str | os.PathLike[str]) -> Holder | None:
     """The exclusive holder a lock file names, or None (free, held shared, or unreadable)."""
-    try:  # never blocks: a FIFO planted at the path reads as empty, a symlink is not followed
-        fd = os.open(lock_path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
-        with open(fd, encoding="utf-8") as handle:
-            data = json.loads(handle.read(4096) or "null")
+    try:  # never blocks: a FIFO planted at the path names no one, a symlink is not followed
+        data = json.loads(read_head(lock_path, 4096, follow_links=False).decode("utf-8") or "null")
         return Holder(str(data["command"]), int(data["pid"]), str(data.get("run", "")))
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, InputError):
         return None
 
 

@@ -1,6 +1,6 @@
-"""The compatibility knowledge in `constraints/*.toml`, loaded, validated and queried."""
+"""The compatibility knowledge in `constraints/*.toml`, validated and queried (its files are read
+by lockguard.io.knowledge_files)."""
 
-from lockguard.knowledge.loader import load_knowledge
 from lockguard.knowledge.tables import Knowledge
 
-__all__ = ["Knowledge", "load_knowledge"]
+__all__ = ["Knowledge"]

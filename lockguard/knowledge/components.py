@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
-from lockguard.knowledge.tables import Row
+from lockguard.knowledge.row import Row
 from lockguard.model import pep440
 from lockguard.model.pep440 import Spec
 from lockguard.model.record import record

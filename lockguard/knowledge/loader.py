@@ -1,4 +1,5 @@
-"""Load `constraints/*.toml`, validate every row against the schema, build typed tables.
+"""The knowledge from the text of `constraints/*.toml` (read by io/knowledge_files.py): every row
+validated against the schema, typed tables built.
 
 A malformed row is an InputError naming the file, the line of the row, the table and the key.
 """
@@ -6,14 +7,12 @@ A malformed row is an InputError naming the file, the line of the row, the table
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
 from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
 from lockguard.knowledge.components import ComponentPolicy, ComponentRelease, Components
 from lockguard.knowledge.sdist_metadata import SdistMetadata, SdistMetadataRow
 from lockguard.knowledge.shared_files import SeparateFiles, SharedFiles, WheelFiles
-from lockguard.model.path_text import name_of, plain
 from lockguard.model.toml_lines import TomlLines
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
@@ -26,56 +25,20 @@ if TYPE_CHECKING:
 FILES = ("torch.toml", "cuda.toml", "components.toml", "shared_files.toml", "conda.toml", "extensions.toml",
          "hazards.toml", "sdist_metadata.toml")
 
-ENV_DIR = "LOCKGUARD_CONSTRAINTS"
 
-
-def default_dir() -> Path:
-    """`LOCKGUARD_CONSTRAINTS`, else the constraints shipped with lockguard."""
-    from pathlib import Path
-
-    if os.environ.get(ENV_DIR):
-        return Path(os.environ[ENV_DIR])
-    return Path(_shipped_dir())
-
-
-def _shipped_dir() -> str:
-    import lockguard.constraints as shipped  # its folder (importlib.resources costs 10 ms to import)
-
-    return os.path.dirname(shipped.__file__)
-
-
-def _folder_text(directory: Path | str | None) -> str:
-    """str(Path(directory) if directory else default_dir()), without pathlib for the shipped
-    folder (the check path): its name is already in pathlib's spelling (model/path_text.py)."""
-    if not directory and not os.environ.get(ENV_DIR):
-        shipped = _shipped_dir()
-        if plain(shipped):
-            return shipped
-    from pathlib import Path
-
-    return str(Path(directory) if directory else default_dir())
-
-
-def load_knowledge(directory: Path | None = None, *, validate: bool = True, memo=None) -> t.Knowledge:
-    """`validate=False` (the fast check path) skips the costly checks of `deep` fields (PEP 508
-    parsing of torch's Requires-Dist); the shipped files are validated by the test suite.
-    `memo(kind, text, parse)` may return a parse of the same text made earlier
-    (io/project/parse_memo.py): the rows are checked against the schema either way."""
-    return _load(_folder_text(directory), validate, memo)
-
-
-@lru_cache(maxsize=4)
-def _load(directory: str, validate: bool, memo) -> t.Knowledge:
-    paths = {name: os.path.join(directory, name) if plain(directory) else _path(directory) / name for name in FILES}
-    return _checked(paths, validate, memo)
-
-
-def _checked(paths: dict, validate: bool, memo) -> t.Knowledge:
+def knowledge_from_files(read, validate: bool, memo=None) -> t.Knowledge:
+    """The knowledge from the text of each of FILES, in their order: `read(name)` gives (the path
+    messages name, its text) (io/knowledge_files.py reads them). `validate=False` (the plain
+    check) skips the costly checks of `deep` fields (PEP 508 parsing of torch's Requires-Dist);
+    the shipped files are validated by the test suite. `memo(kind, text, parse)` may return a parse
+    of the same text made earlier (io/project/parse_memo.py): the rows are checked against the
+    schema either way."""
     from lockguard.knowledge.schema import SCHEMA
 
     rows: dict[str, list[dict]] = {}
     for file_name, tables in SCHEMA.items():
-        for table_name, row_list in _read_file(paths[file_name], tables, validate, memo).items():
+        path, text = read(file_name)
+        for table_name, row_list in _rows_of(path, text, tables, validate, memo).items():
             rows[table_name] = row_list
     return _build(rows, tuple(sorted(FILES)))
 
@@ -97,21 +60,9 @@ def parse_file(text: str) -> tuple[dict, dict[str, list[int | None]]]:
     return data, origins
 
 
-def _path(directory: str) -> Path:
-    from pathlib import Path
-
-    return Path(directory)
-
-
-def _read_file(path: Path | str, tables: dict[str, dict[str, Field]], validate: bool,
-               memo=None) -> dict[str, list[dict]]:
-    """`path`: a Path, or a plain text (model/path_text.py) that messages print the same."""
-    try:
-        with open(path, encoding="utf-8") as handle:  # what Path.read_text does
-            text = handle.read()
-    except FileNotFoundError:
-        raise InputError(f"knowledge file {path} is missing", file=str(path),
-                         hint="reinstall lockguard, or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder") from None
+def _rows_of(path: Path | str, text: str, tables: dict[str, dict[str, Field]], validate: bool,
+             memo=None) -> dict[str, list[dict]]:
+    """`path`: a Path, or a plain text (io/path_text.py) that messages print the same."""
     try:
         data, origins = memo("knowledge", text, parse_file) if memo is not None else parse_file(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
@@ -165,7 +116,7 @@ def _check_row(path: Path | str, lines: _Lines, table: str, index: int, raw: dic
     for key in raw:
         if key not in fields:
             raise fail(key, "is not a key of this table (known: " + ", ".join(fields) + ")")
-    row: dict = {"origin": f"constraints/{name_of(path)}:{lines.row(table, index) or '?'}"}
+    row: dict = {"origin": f"constraints/{os.path.basename(os.fspath(path))}:{lines.row(table, index) or '?'}"}
     for key, spec in fields.items():
         attr = spec.attr or key.replace("-", "_")
         if key not in raw:

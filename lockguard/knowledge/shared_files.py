@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from lockguard.knowledge.tables import Row
+from lockguard.knowledge.row import Row
 from lockguard.model.record import record
 
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from lockguard.knowledge.components import Components
+from lockguard.knowledge.row import Row
+from lockguard.knowledge.shared_files import WheelFiles
 from lockguard.model import pep440
 from lockguard.model.names import NamedSpec, canonical_name
 from lockguard.model.pep440 import Spec
@@ -18,16 +21,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the chec
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
-    from lockguard.knowledge.components import Components
     from lockguard.knowledge.sdist_metadata import SdistMetadata
-    from lockguard.knowledge.shared_files import WheelFiles
-
-
-@record(frozen=True)
-class Row:
-    source: str
-    origin: str
-
 
 @record(frozen=True)
 class TorchRelease(Row):
@@ -169,14 +163,10 @@ class Hazard(Row):
 
 
 def _no_components() -> Components:
-    from lockguard.knowledge.components import Components
-
     return Components((), ())
 
 
 def _no_wheel_files() -> WheelFiles:
-    from lockguard.knowledge.shared_files import WheelFiles
-
     return WheelFiles((), ())
 
 

@@ -43,7 +43,8 @@ def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, e
             lines.append(f"    - --index-url {urls[0]}")
             lines += [f"    - --extra-index-url {u}" for u in urls[1:]]
         lines += [f"    - {p.name}=={p.version}" for p in pins]
-    return seal("\n".join(lines) + "\n", "environment")
+    text = "\n".join(lines) + "\n"
+    return seal(text, pin_entries(text))
 
 
 @record
@@ -66,6 +67,14 @@ _PIP = re.compile(r"^    - ([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-
 _PIP_OPTION = re.compile(r"^    - --(index-url|extra-index-url) [^\s#'\"]+$")
 _NAME = re.compile(r"^name: ([A-Za-z0-9_.-]+)$")
 _CHANNEL = re.compile(r"^  - ([A-Za-z0-9_.\-/:~+%]+)$")
+
+
+def pin_entries(text: str) -> dict[str, tuple[str, tuple, int | None]]:
+    """"pip NAME" and "conda NAME" -> (the pinned version (=build), (), its line)."""
+    env = parse(text)
+    out = {f"pip {n}": (v, (), line) for n, (v, line) in env.pip.items()}
+    out.update({f"conda {n}": (f"{v}={b}" if b else v, (), line) for n, (v, b, line) in env.conda.items()})
+    return out
 
 
 def parse(text: str) -> EnvironmentFile:

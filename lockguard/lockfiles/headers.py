@@ -47,13 +47,18 @@ def header_lines(intent_hash: str, extra: dict[str, str] | None = None) -> list[
     return lines
 
 
-def seal(text: str, kind: str | None = None) -> str:
-    """Fill in the pins digest (for a lock of `kind`) and then the body hash of a rendered file
-    (their header lines hold the placeholder)."""
-    if kind is not None:
-        from lockguard.lockfiles.pins import pins_digest
+def pins_digest_of(entries: dict[str, tuple]) -> str:
+    """sha256 over the sorted `name==version` pins of a lock's entries (name -> (version, ...));
+    hashes and lines are left out."""
+    pins = sorted(f"{name}=={entry[0]}" for name, entry in entries.items())
+    return sha256_hex("\n".join(pins).encode())
 
-        pins = pins_digest(kind, text)
+
+def seal(text: str, entries: dict[str, tuple] | None = None) -> str:
+    """Fill in the pins digest of `entries` (the pins the rendered file holds, as its own reader
+    finds them) and then the body hash of a rendered file (their header lines hold the placeholder)."""
+    if entries is not None:
+        pins = pins_digest_of(entries)
         text, count = _PINS.subn(lambda m: m.group(1) + pins, text, count=1)
         if count != 1:
             raise ValueError("the rendered file has no pins line")

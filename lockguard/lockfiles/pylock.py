@@ -54,7 +54,8 @@ def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, p
         "packages": [_package(pin, filename) for pin in platform_lock.pip.pins],
         "tool": {"lockguard": _facts(platform_lock, intent_hash, python)},
     }
-    return seal(toml_writer.dumps(document, comments), "pylock")
+    text = toml_writer.dumps(document, comments)
+    return seal(text, pin_entries(text))
 
 
 def _package(pin, filename: str) -> dict:
@@ -172,6 +173,12 @@ class PylockFile:
 
 
 _PACKAGES = LazyPattern(r"^\s*\[\[\s*packages\s*\]\]\s*(#.*)?$")
+
+
+def pin_entries(text: str) -> dict[str, tuple[str, tuple, int | None]]:
+    """name -> (the pinned version, the hashes of its files, its line)."""
+    return {p.name: (p.version, tuple(sorted(h for f in p.files for h in f.hashes.values())), p.line)
+            for p in read(text).packages.values()}
 
 
 def read(text: str) -> PylockFile:

@@ -14,7 +14,7 @@ from lockguard.model.record import field, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:  # the check path reads lock files without importing the resolver
-    from lockguard.resolve.pip_resolve import PipResolution
+    from lockguard.model.pip_lock import PipResolution
 
 
 
@@ -61,7 +61,8 @@ def render(resolution: PipResolution, *, intent_hash: str, intent_name: str, pyt
         lines += _via(pin.via, intent_name)
     for name, version in resolution.conda_provided:
         lines.append(f"# {name}=={version} is installed by the conda side (environment.yml)")
-    return seal("\n".join(lines) + "\n", "requirements")
+    text = "\n".join(lines) + "\n"
+    return seal(text, pin_entries(text))
 
 
 def _via(parents: tuple[str, ...], intent_name: str) -> list[str]:
@@ -74,6 +75,11 @@ def _via(parents: tuple[str, ...], intent_name: str) -> list[str]:
 _ENTRY = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)( \\)?$")
 _HASH = re.compile(r"^    --hash=sha256:([0-9a-f]{64})( \\)?$")
 _OPTION = re.compile(r"^--(index-url|extra-index-url) (\S+)$")
+
+
+def pin_entries(text: str) -> dict[str, tuple[str, tuple, int | None]]:
+    """name -> (the pinned version, its hashes, its line): what the pins digest is made of."""
+    return {e.name: (e.version, e.hashes, e.line) for e in parse(text).entries.values()}
 
 
 def parse(text: str) -> RequirementsLock:

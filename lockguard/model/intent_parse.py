@@ -7,6 +7,7 @@ the fast `lockguard check` path can load an intent without importing rattler.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -30,7 +31,6 @@ from lockguard.model.intent import (
     Outputs,
 )
 from lockguard.model.lazy_pattern import LazyPattern
-from lockguard.model.path_text import name_of, resolved
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
@@ -223,11 +223,18 @@ def parse_toml(text: str) -> dict:
     return tomllib.loads(text)
 
 
+def name_of(path: Path | str) -> str:
+    """Path.name of a Path or of a text in pathlib's spelling."""
+    return os.path.basename(path) if isinstance(path, str) else path.name
+
+
 def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecValidator | None = None,
-                 validate: bool = True, memo=None) -> Intent:
+                 validate: bool = True, memo=None, resolve_path=None) -> Intent:
     """`memo(kind, text, parse)` may return the TOML parse of the same text made earlier
     (io/project/parse_memo.py): the intent is validated from that data either way.
-    `path` is a Path, or a text in pathlib's spelling (model/path_text.py: the check path)."""
+    `path` is a Path, or a text in pathlib's spelling (io/path_text.py: the check path);
+    `resolve_path(path)` gives the text of its resolved form, which the intent's source keeps
+    (io/path_text.resolved; without it, the path as given)."""
     in_pyproject = name_of(path) == PYPROJECT
     try:
         data = memo("toml", text, parse_toml) if memo is not None else parse_toml(text)
@@ -256,7 +263,8 @@ def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecVa
             )
         data = table
     reader = _Reader(path, TomlLines(text, base), validate_matchspec, validate)
-    return reader.intent(data, IntentSource(resolved(path), in_pyproject))
+    location = resolve_path(path) if resolve_path is not None else os.fspath(path)
+    return reader.intent(data, IntentSource(location, in_pyproject))
 
 
 class _Reader:

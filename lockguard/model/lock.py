@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.intent import Intent
 from lockguard.model.names import INTENT  # noqa: F401  (re-exported for the resolver)
+from lockguard.model.pip_lock import PipResolution
 from lockguard.model.target import Target
 
 
@@ -48,8 +50,8 @@ class CondaSide:
 @dataclass(frozen=True)
 class PlatformLock:
     target: Target
-    stack: object  # lockguard.resolve.stack.CudaStack (typed loosely: model does not import resolve)
-    pip: object  # lockguard.resolve.pip_resolve.PipResolution
+    stack: CudaStack
+    pip: PipResolution
     conda: CondaSide | None = None
     index_urls: tuple[str, ...] = ()
 

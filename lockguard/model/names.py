@@ -33,6 +33,15 @@ def same_version(a: str, b: str) -> bool:
         return a == b
 
 
+_CONDA_SPEC = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(.*)$")
+
+
+def spec_name(spec: str) -> str:
+    """The package name of a conda MatchSpec: "conda-forge::cuda-nvcc 12.1.*" -> "cuda-nvcc"."""
+    match = _CONDA_SPEC.match(spec.split("::")[-1])
+    return match.group(1) if match else spec
+
+
 def canonical_name(name: str) -> str:
     """PEP 503 normalization: Foo_Bar.baz -> foo-bar-baz."""
     return _SEPARATORS.sub("-", name).lower()

@@ -66,6 +66,17 @@ class PthFile:
     path: str  # absolute
     injected: tuple[str, ...]  # directories it adds to sys.path
     owner: str | None = None
+    existing: tuple[str, ...] = ()  # of those, the folders the scan found
+
+
+def relative_path(path: str, start: str) -> str:
+    """os.path.relpath of two absolute, normalized paths, asking neither the file system nor the
+    working folder: "/env/lib/x.pth" from "/env" is "lib/x.pth"."""
+    parts, base = [p for p in path.split("/") if p], [p for p in start.split("/") if p]
+    common = 0
+    while common < min(len(parts), len(base)) and parts[common] == base[common]:
+        common += 1
+    return "/".join([".."] * (len(base) - common) + parts[common:]) or "."
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,7 @@ class PrefixSnapshot:
     python: str
     python_version: str = ""
     sys_path: list[str] = field(default_factory=list)
+    real_sys_path: list[str] | None = None  # each sys.path entry with its links resolved (None: as listed)
     site_dirs: list[str] = field(default_factory=list)  # site-packages folders inside the prefix
     user_site: str | None = None
     dists: list[InstalledDist] = field(default_factory=list)

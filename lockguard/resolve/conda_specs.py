@@ -7,16 +7,13 @@ import re
 
 from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model.cuda_stack import CudaStack
+from lockguard.model.names import spec_name
 from lockguard.model.target import Target
-from lockguard.resolve.stack import CudaStack, cuda_ceiling
+from lockguard.resolve.stack import cuda_ceiling
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(.*)$")
 LINUX_KERNEL = "5.10"  # the __linux a lock assumes (conda-lock's default too)
-
-
-def spec_name(spec: str) -> str:
-    match = _NAME.match(spec.split("::")[-1])
-    return match.group(1) if match else spec
 
 
 def _constraint(spec: str) -> str:

@@ -15,16 +15,18 @@ from typing import TYPE_CHECKING, Protocol
 
 from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.intent import Intent
 from lockguard.model.lock import CondaRecord, CondaSide, Lock, PlatformLock
 from lockguard.model.locked import LockedConda, LockedPlatform
+from lockguard.model.pip_lock import PipResolution
 from lockguard.model.target import MachineFacts, Target, targets_for
 from lockguard.resolve.conda_specs import knowledge_pins, merge_specs, virtual_packages
 from lockguard.resolve.knowledge_rules import name_rules
-from lockguard.resolve.pip_resolve import PipResolution, resolve_pip
+from lockguard.resolve.pip_resolve import resolve_pip
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
-from lockguard.resolve.stack import CudaStack, query_stacks, torch_spec
+from lockguard.resolve.stack import query_stacks, torch_spec
 from lockguard.resolve.torch_builds import TorchBuild
 
 if TYPE_CHECKING:

@@ -4,7 +4,6 @@ or an explanation that reads as a chain of facts (never resolvelib's repr)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from packaging.specifiers import SpecifierSet
@@ -14,12 +13,11 @@ from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
 from lockguard.errors import Unsatisfiable
 from lockguard.knowledge.tables import Hazard
-from lockguard.model.dist import DistFile
 from lockguard.model.lock import INTENT
+from lockguard.model.pip_lock import Pin, PipResolution
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import CandidateFilter
 from lockguard.resolve.conflicts import ConflictWatcher, Decisive, SearchExhausted
-from lockguard.resolve.explain import explain
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
 from lockguard.resolve.provider import Provider, ProviderContext
@@ -31,37 +29,9 @@ from lockguard.resolve.unreached import (
     raise_if_the_only_way_out,
     unreached_text,
 )
+from lockguard.resolve.why_unsatisfiable import explain_unsatisfiable
 
 MAX_ROUNDS = 20_000
-
-
-@dataclass(frozen=True)
-class Pin:
-    name: str
-    version: str
-    index_url: str
-    files: tuple[DistFile, ...]
-    via: tuple[str, ...]  # parent names, or INTENT for top-level requirements
-    dependencies: tuple[tuple[str, str], ...] = ()  # (name, specifier) this pin requires
-    constraints: tuple[str, ...] = ()  # knowledge rules that bounded this pin
-
-    @property
-    def hashes(self) -> tuple[str, ...]:
-        return tuple(sorted({f.sha256 for f in self.files if f.sha256}))
-
-
-@dataclass(frozen=True)
-class PipResolution:
-    platform: str
-    pins: tuple[Pin, ...]
-    conda_provided: tuple[tuple[str, str], ...] = ()
-
-    def pin(self, name: str) -> Pin | None:
-        return next((p for p in self.pins if p.name == name), None)
-
-    @property
-    def indexes(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(p.index_url for p in self.pins))
 
 
 def resolve_pip(
@@ -106,13 +76,13 @@ def resolve_pip(
         result = Resolver(provider, watcher).resolve(top, max_rounds=MAX_ROUNDS)
     except ResolutionImpossible as exc:
         raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
-        raise explain(exc.causes, provider, target, torch_problem, explain_torch) from None
+        raise explain_unsatisfiable(exc.causes, provider, target, torch_problem, explain_torch) from None
     except Decisive as exc:
         raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
-        raise explain(exc.causes, provider, target, torch_problem, explain_torch, proof=exc.lines) from None
+        raise explain_unsatisfiable(exc.causes, provider, target, torch_problem, explain_torch, proof=exc.lines) from None
     except SearchExhausted as exc:
         raise_if_the_only_way_out(provider.unreached.values(), exc.first_causes)
-        found = explain(exc.first_causes, provider, target, torch_problem, explain_torch)
+        found = explain_unsatisfiable(exc.first_causes, provider, target, torch_problem, explain_torch)
         raise Unsatisfiable(f"no resolution found after {exc.conflicts} conflicts; the first was: {found.message}",
                             conflicts=found.conflicts,
                             hint="pin the packages named here, so that the search has fewer versions to try") from None

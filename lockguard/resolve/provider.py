@@ -297,7 +297,7 @@ class Provider(AbstractProvider):
         return [c for c in self._iter_candidates(name, set(), list(reqs)) if all(self._satisfies(r, c) for r in reqs)]
 
     def why_none(self, name: str) -> str:
-        from lockguard.resolve.explain import why_none
+        from lockguard.resolve.why_unsatisfiable import why_none
 
         return why_none(name, self, self.context.target)
 

@@ -20,8 +20,8 @@ from packaging.version import Version
 
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import ProjectVersions
-from lockguard.resolve.explain import requirement_fact
 from lockguard.resolve.requirements import Req
+from lockguard.resolve.why_unsatisfiable import requirement_fact
 
 SHOWN = 3  # newer versions named by default; -v names all
 _MANYLINUX = re.compile(r"manylinux_(\d+)_(\d+)_")

@@ -14,9 +14,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from lockguard.model.locked import LockedPlatform
+from lockguard.model.pip_lock import PipResolution
 from lockguard.model.stack_names import FAMILY_HEADS
 from lockguard.resolve.candidates import CandidateFilter, ProjectVersions
-from lockguard.resolve.pip_resolve import PipResolution
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
 from lockguard.resolve.requirements import Req

@@ -7,14 +7,12 @@ knowledge rows they come from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import Version
 
 from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge, Toolkit, TorchPatch, TorchRelease
+from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.target import Target
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, build_runs_on
 from lockguard.resolve.arch_reasons import arch_reason
@@ -22,34 +20,6 @@ from lockguard.resolve.arch_reasons import arch_reason
 PYPI = "pypi"
 MAX_REASONS = 3  # an explanation names the newest releases' reasons; the conflicts list has all
 PYTORCH_INDEX = "pytorch-index"
-
-
-@dataclass(frozen=True)
-class CudaStack:
-    """One consistent CUDA stack for one platform."""
-
-    platform: str
-    cuda: CudaVersion | None  # None: CPU only
-    toolkit: Toolkit | None
-    conda_specs: tuple[str, ...]
-    sysroot_glibc: str | None
-    gcc_max: int | None
-    min_driver: DriverVersion | None
-    torch: str | None = None  # "2.1.2" or "2.1.2+cu118"
-    variant: str | None = None  # "cu121", "cpu"
-    source: str | None = None  # PYPI or PYTORCH_INDEX
-    index_url: str | None = None
-    archs: tuple[GpuArch, ...] = ()
-    pins: tuple[str, ...] = ()  # torch's CUDA-stack Requires-Dist that hold on the target
-    cudnn: str | None = None
-    nccl: str | None = None
-    triton: str | None = None
-    cxx11_abi: bool | None = None
-    facts: tuple[str, ...] = field(default=(), compare=False)  # origins of the rows used
-
-    @property
-    def torch_public(self) -> str | None:
-        return Version(self.torch).public if self.torch else None
 
 
 def cuda_ceiling(knowledge: Knowledge, driver: DriverVersion) -> CudaVersion | None:
@@ -98,7 +68,7 @@ def _stack_without_torch(knowledge: Knowledge, target: Target) -> CudaStack:
     glibc = _sysroot_glibc(knowledge, target, cuda, None)
     specs, facts = conda_specs(knowledge, target, cuda, toolkit, glibc)
     return CudaStack(
-        platform=target.platform, cuda=cuda, toolkit=toolkit, conda_specs=specs, sysroot_glibc=glibc,
+        platform=target.platform, cuda=cuda, conda_specs=specs, sysroot_glibc=glibc,
         gcc_max=toolkit.max_gcc if toolkit else None, min_driver=toolkit.min_driver if toolkit else None,
         variant=cuda.variant if cuda else "cpu", facts=facts,
     )
@@ -259,7 +229,7 @@ class _TorchQuery:
             + ((toolkit.origin,) if toolkit else ()) + facts
         local = "" if source == PYPI else f"+{variant}"
         return CudaStack(
-            platform=self.target.platform, cuda=cuda, toolkit=toolkit, conda_specs=specs,
+            platform=self.target.platform, cuda=cuda, conda_specs=specs,
             sysroot_glibc=glibc, gcc_max=toolkit.max_gcc if toolkit else None,
             min_driver=toolkit.min_driver if toolkit else None, torch=patch.version + local,
             variant=variant, source=source,

@@ -3,9 +3,10 @@
 An entry of kind K under key k lives at <root>/entries/K/<first two hex>/<sha256 hex> (see
 entry.py for what is in it). Reads never wait: the file is opened without following a symlink and
 with O_NONBLOCK (a FIFO opens at once), and only a regular file is read. Anything else, or an
-entry that fails entry.py's checks, is a miss and is removed. Writes go to a temporary file in the
-entry's own folder, are fsynced, renamed over the entry and the folder is fsynced: a reader, or the
-next run after a crash, sees the old entry or the new one, and a half-written one fails its check.
+entry that fails entry.py's checks, is a miss and is removed. Writes go through io/write.py (a
+temporary file in the entry's own folder, fsynced, renamed over the entry, the folder fsynced): a
+reader, or the next run after a crash, sees the old entry or the new one, and a half-written one
+fails its check.
 
 A write that fails because the cache folder itself is unusable (not a folder, read-only, full)
 turns the cache's writes off for the run with one warning (root.py); no error reaches the command.
@@ -18,12 +19,13 @@ import errno
 import os
 import stat
 
+from lockguard.errors import InputError
 from lockguard.io.cache.entry import HEADER_SIZE, header, key_digest, payload_of
 from lockguard.io.cache.root import cache_root, entries_folder, give_up, writable
+from lockguard.io.read import read_regular
+from lockguard.io.write import remove_quietly, sync_folder, temporary_beside, write_and_sync
 
 MAX_ENTRY = 256 * 1024 * 1024  # larger than any entry lockguard writes (a page body is a few MB)
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 # a write that fails with one of these says the cache folder is unusable, not one entry
 _FOLDER_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST}
 
@@ -83,27 +85,18 @@ class Store:
         name = digest.hex()
         folder = os.path.join(entries_folder(root), self.kind, name[:2])
         path = os.path.join(folder, name)
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         try:
-            try:
-                fd = os.open(tmp, _WRITE_FLAGS, 0o644)
-            except FileNotFoundError:
-                os.makedirs(folder, exist_ok=True)
-                fd = os.open(tmp, _WRITE_FLAGS, 0o644)
+            fd, tmp = temporary_beside(path, mode=0o644, make_folder=True)
         except OSError as exc:  # the folder cannot hold a new file
             give_up(root, exc)
             return False
         try:
-            with open(fd, "wb") as handle:
-                handle.write(header(self.version, digest, payload))
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
+            write_and_sync(fd, header(self.version, digest, payload), payload)
             _replace(tmp, path)
-            _fsync_folder(folder)
+            sync_folder(folder)
             return True
         except OSError as exc:
-            _unlink(tmp)
+            remove_quietly(tmp)
             if exc.errno in _FOLDER_ERRORS - {errno.EEXIST}:
                 give_up(root, exc)
             return False
@@ -131,23 +124,15 @@ _DAMAGED = b""  # _read's answer for a path that holds something other than a re
 
 
 def _read(path: str) -> bytes | None:
-    """The bytes of a regular file at `path`; None when there is none; _DAMAGED for anything else."""
+    """The bytes of a regular file at `path` (never through a symlink); None when there is none;
+    _DAMAGED for anything else (a symlink, a FIFO, a socket, too short or too large, unreadable)."""
     try:
-        fd = os.open(path, _READ_FLAGS)
+        data = read_regular(path, MAX_ENTRY, follow_links=False)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except OSError:  # a symlink (ELOOP), a socket (ENXIO), unreadable: never trusted
+    except (OSError, InputError):  # never trusted
         return _DAMAGED
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or not HEADER_SIZE <= info.st_size <= MAX_ENTRY:
-            return _DAMAGED
-        with open(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_ENTRY + 1)
-    except OSError:
-        return _DAMAGED
-    finally:
-        os.close(fd)
+    return data if len(data) >= HEADER_SIZE else _DAMAGED
 
 
 def _remove(path: str) -> None:
@@ -171,23 +156,3 @@ def _replace(tmp: str, path: str) -> None:
             raise
         _remove(path)  # a folder where the entry belongs: it goes, the entry takes its place
         os.replace(tmp, path)
-
-
-def _fsync_folder(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _unlink(path: str) -> None:
-    try:  # noqa: SIM105 (contextlib imports collections: the cached check path avoids it)
-        os.unlink(path)
-    except OSError:
-        pass

@@ -8,8 +8,10 @@ import os
 import re
 from pathlib import Path
 
+from lockguard.errors import InputError
 from lockguard.fleet.records import Malformed, NodeReport, node_report
-from lockguard.io.project.files import write_all_atomic, write_atomic
+from lockguard.io.project.files import write_all_atomic, write_file
+from lockguard.io.read import MIB, read_regular
 
 
 def read_reports(paths: list[Path]) -> tuple[list[NodeReport], list[tuple[str, str]]]:
@@ -20,15 +22,20 @@ def read_reports(paths: list[Path]) -> tuple[list[NodeReport], list[tuple[str, s
     return reports, unreadable + bad
 
 
+REPORT_LIMIT = 256 * MIB  # a node's report is about 11 kB
+
+
 def _read(files: list[str]) -> tuple[list[NodeReport], list[tuple[str, str]]]:
     reports: list[NodeReport] = []
     unreadable: list[tuple[str, str]] = []
     for path in files:
         try:
-            with open(path, "rb") as handle:
-                data = json.loads(handle.read())
+            data = json.loads(read_regular(path, REPORT_LIMIT))
         except OSError as exc:
             unreadable.append((path, f"cannot be read: {exc.strerror or exc}"))
+            continue
+        except InputError as exc:  # not a regular file, or too large
+            unreadable.append((path, f"cannot be read: {exc.message}"))
             continue
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
@@ -78,4 +85,4 @@ def write_node_files(folder: Path, records: list[dict]) -> list[Path]:
 
 
 def write_output(path: Path, text: str) -> None:
-    write_atomic(path, text)
+    write_file(path, text)

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from lockguard.io.env.bounded import MIB, read_text
+from lockguard.io.read import MIB, read_env_text
 from lockguard.model.names import canonical_name
 from lockguard.model.prefix import InstalledDist, PrefixSnapshot
 
@@ -39,7 +39,7 @@ def egg_info_dists(site: str, root: Path, names: list[str], read_metadata: Calla
         meta = read_metadata(os.path.join(info, "PKG-INFO"))
         if not meta.get("name"):
             continue
-        listing = read_text(os.path.join(info, "installed-files.txt"), LISTING_LIMIT)
+        listing = read_env_text(os.path.join(info, "installed-files.txt"), LISTING_LIMIT)
         if listing.strip():
             inside, outside = _listed(listing, info, str(root))
             ownership = "installed-files.txt"
@@ -84,7 +84,7 @@ def _inferred(info: str, site: str, root: str) -> tuple[str, ...]:
 
 
 def _names(path: str) -> list[str]:
-    return [line.strip() for line in read_text(path, NAMES_LIMIT).splitlines() if line.strip()]
+    return [line.strip() for line in read_env_text(path, NAMES_LIMIT).splitlines() if line.strip()]
 
 
 def _files_under(folder: str) -> list[str]:

@@ -16,7 +16,7 @@ def soname(path: Path) -> str | None:
     from elftools.elf.dynamic import DynamicSection
     from elftools.elf.elffile import ELFFile
 
-    from lockguard.io.env.bounded import open_regular
+    from lockguard.io.read import open_regular
 
     try:
         fd = open_regular(path, _ELF_LIMIT)

@@ -9,7 +9,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from lockguard.io.env.bounded import run_bounded
+from lockguard.io.run import run_bounded
 
 _MARK = "LOCKGUARD-SMOKE:"
 _SCRIPT = r"""
@@ -55,11 +55,10 @@ def run_smoke(python: str, modules: list[str], cwd: str, on_import=None) -> Smok
         if on_import is not None and text.startswith(_MARK) and '"ok": true' in text:
             on_import(text[len(_MARK):].split('"module": "', 1)[-1].split('"', 1)[0])
 
-    try:
-        done = run_bounded([python, "-I", "-B", "-c", _SCRIPT, *modules], timeout=timeout, cwd=cwd, limit=8 << 20,
-                           on_line=line)
-    except OSError as exc:
-        return SmokeResult(False, [], modules[0], f"cannot run {python}: {exc.strerror or exc}")
+    done = run_bounded([python, "-I", "-B", "-c", _SCRIPT, *modules], timeout=timeout, cwd=cwd, cap=8 << 20,
+                       stderr_cap=8 << 20, on_line=line, die_with_lockguard=True)
+    if done.returncode is None:
+        return SmokeResult(False, [], modules[0], f"cannot run {python}: {done.start_error}")
     imported = []
     for line in done.stdout.splitlines():
         if line.startswith(_MARK):

@@ -8,9 +8,9 @@ import os
 import re
 from pathlib import Path
 
-from lockguard.io.env.bounded import read_text
 from lockguard.io.env.elf import soname
 from lockguard.io.env.scan_memo import MISSING, Memo, file_key
+from lockguard.io.read import read_env_text
 from lockguard.model.prefix import LibraryDir, PrefixSnapshot
 
 # The CUDA stack and torch, as library names: what the loader's path must not shadow.
@@ -55,7 +55,7 @@ def library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDi
             dirs.append((entry, "LD_LIBRARY_PATH"))
     if ld_conf_dir.is_dir():
         for conf in sorted(ld_conf_dir.glob("*.conf")):
-            for line in read_text(conf, _CONF_LIMIT).splitlines():
+            for line in read_env_text(conf, _CONF_LIMIT).splitlines():
                 line = line.split("#", 1)[0].strip()
                 if line and not line.startswith("include"):
                     dirs.append((line, str(conf)))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lockguard.errors import InstallFailed
-from lockguard.io.env.bounded import Finished, run_bounded
+from lockguard.io.run import Finished, run_bounded
 
 PIP_TIMEOUT = 3600
 
@@ -31,10 +31,10 @@ def install_lock(python: str, requirements: Path, *, on_line: Callable[[str], No
                  tick: Callable | None = None) -> Finished:
     argv = [python, "-m", "pip", "install", "--no-deps", "--require-hashes", "--use-pep517", "--no-warn-script-location",
             "--disable-pip-version-check", "--no-input", "--progress-bar", "off", "-r", str(requirements)]
-    try:
-        done = run_bounded(argv, timeout=PIP_TIMEOUT, env=_env(), on_line=on_line, tick=tick, limit=64 << 20)
-    except OSError as exc:
-        raise InstallFailed(f"cannot run {python} -m pip: {exc.strerror or exc}") from None
+    done = run_bounded(argv, timeout=PIP_TIMEOUT, env=_env(), on_line=on_line, tick=tick, cap=64 << 20,
+                       stderr_cap=64 << 20, die_with_lockguard=True)
+    if done.returncode is None:
+        raise InstallFailed(f"cannot run {python} -m pip: {done.start_error}")
     if done.timed_out:
         raise InstallFailed(f"pip install did not finish within {PIP_TIMEOUT} s; pip was stopped")
     if done.returncode != 0:

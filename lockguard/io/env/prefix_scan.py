@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from lockguard.errors import InputError
-from lockguard.io.env.bounded import MIB, open_regular, read_bytes, read_text, run_bounded
 from lockguard.io.env.file_listing import FileListing
 from lockguard.io.env.scan_memo import Memo, file_key
+from lockguard.io.read import MIB, open_regular, read_env_bytes, read_env_text, read_head
+from lockguard.io.run import run_bounded
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 from lockguard.model.prefix import (
     SHARED_LIBRARY,
@@ -88,10 +89,10 @@ def _reachable(path: Path) -> bool:
 
 def ask_interpreter(python: Path, env: dict | None = None) -> dict:
     timeout = interpreter_timeout()
-    try:
-        done = run_bounded([str(python), "-B", "-c", _ASK], timeout=timeout, env=env, limit=4 * MIB)
-    except OSError as exc:
-        raise InputError(f"cannot run {python}: {exc.strerror or exc}", file=str(python)) from None
+    done = run_bounded([str(python), "-B", "-c", _ASK], timeout=timeout, env=env, cap=4 * MIB, stderr_cap=4 * MIB,
+                       die_with_lockguard=True)
+    if done.returncode is None:
+        raise InputError(f"cannot run {python}: {done.start_error}", file=str(python))
     if done.timed_out:
         raise InputError(f"{python} did not answer within {timeout:g} s; it was stopped (with its children)",
                          file=str(python), hint="is it a working Python interpreter? try `PYTHON -c pass`")
@@ -156,6 +157,7 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     root = Path(os.path.realpath(prefix or facts["prefix"]))
     snap = PrefixSnapshot(prefix=str(root), python=str(exe), python_version=facts["version"],
                           sys_path=[p for p in facts["path"] if p], user_site=facts.get("user_site"))
+    snap.real_sys_path = [os.path.realpath(p) for p in snap.sys_path]
     snap.scheme = {k: os.path.realpath(facts[k]) for k in ("purelib", "platlib", "scripts", "data", "include")
                    if facts.get(k)}
     site_dirs = []
@@ -167,7 +169,7 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     listing = early.listing_for(root, site_dirs) if early else None
     listing = listing or FileListing(str(root), site_dirs)  # find runs while the RECORDs below are read
     sizes: dict[str, list[tuple[str, int]]] = {}  # dist-info -> shared libraries with their RECORD size
-    for entry in dict.fromkeys(os.path.realpath(p) for p in snap.sys_path):
+    for entry in dict.fromkeys(snap.real_sys_path):
         if os.path.isdir(entry) and not entry.endswith(".zip"):
             read = early.site(entry, root) if early else None
             dists, more = read if read else (_dists_in(entry, root, sizes), None)
@@ -335,15 +337,11 @@ def _metadata(path: str) -> dict:
 def _head(path: str, size: int = METADATA_HEAD) -> str:
     """The first `size` bytes of a regular file (the header block of a METADATA)."""
     try:
-        fd = open_regular(path)
+        return read_head(path, size).decode("utf-8", errors="replace")
     except (FileNotFoundError, NotADirectoryError):
         return ""
     except PermissionError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}", file=path) from None
-    try:
-        return os.read(fd, size).decode("utf-8", errors="replace")
-    finally:
-        os.close(fd)
 
 
 def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[str, ...], list[tuple[str, int]]]:
@@ -352,7 +350,7 @@ def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[s
     root_s = str(root)
     inside_site = site.startswith(root_s + os.sep)
     site_rel = site[len(root_s) + 1:] + "/" if inside_site else ""
-    text = read_text(path, RECORD_LIMIT)
+    text = read_env_text(path, RECORD_LIMIT)
     quoted = '"' in text
     if quoted:
         rows = [row for row in _csv_rows(text, path) if row and row[0]]
@@ -466,7 +464,7 @@ def _replace(dist: InstalledDist, **changes) -> InstalledDist:
 def record_entries(dist: InstalledDist, root: str) -> list[RecordEntry]:
     """The RECORD of a distribution with its digests (for --verify-files)."""
     out = []
-    for row in _record_rows(read_text(dist.record_file, RECORD_LIMIT), dist.record_file):
+    for row in _record_rows(read_env_text(dist.record_file, RECORD_LIMIT), dist.record_file):
         if not row or not row[0]:
             continue
         raw = row[0]
@@ -485,14 +483,15 @@ def _pth_files(site: str) -> list[PthFile]:
         return out
     for name in names:
         injected = []
-        for line in read_text(os.path.join(site, name), PTH_LIMIT).splitlines():
+        for line in read_env_text(os.path.join(site, name), PTH_LIMIT).splitlines():
             line = line.strip()
             if not line or line.startswith(("#", "import ", "import\t")):
                 continue
             directory = line if os.path.isabs(line) else os.path.join(site, line)
             injected.append(os.path.normpath(directory))
         if injected:
-            out.append(PthFile(os.path.join(site, name), tuple(injected)))
+            out.append(PthFile(os.path.join(site, name), tuple(injected),
+                               existing=tuple(d for d in injected if os.path.isdir(d))))
     return out
 
 
@@ -505,7 +504,7 @@ def conda_records(root: Path) -> list[CondaInstalled]:
         return out
     for path in sorted(meta.glob("*.json")):
         try:  # conda writes its records as UTF-8 JSON and fails on anything else
-            data = json.loads(read_bytes(path, CONDA_RECORD_LIMIT, missing_ok=False).decode("utf-8"))
+            data = json.loads(read_env_bytes(path, CONDA_RECORD_LIMIT, missing_ok=False).decode("utf-8"))
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             raise InputError(f"{path} is not valid UTF-8 JSON ({str(exc)[:200]})", file=str(path),
                              hint="a damaged conda record: reinstall that package with conda, or move the file away") from None

@@ -30,8 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
-from lockguard.io.env.bounded import MIB, read_bytes, regular_file_sha256
 from lockguard.io.env.file_listing import STATE_DIR
+from lockguard.io.read import MIB, read_env_bytes, regular_file_sha256
+from lockguard.io.write import sync_folder, write_atomic
 
 _STATE_LIMIT = 512 * MIB  # manifests of a CUDA environment are a few MB
 
@@ -55,30 +56,6 @@ def move_file(source: Path, target: Path) -> None:
 
 def quarantine_root(prefix: Path) -> Path:
     return Path(prefix) / STATE_DIR / "quarantine"
-
-
-def fsync_write(path: Path, text: str) -> None:
-    """Write atomically: a temporary file, fsynced, renamed over the target, folder fsynced."""
-    temporary = path.with_name(path.name + ".tmp")
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):  # a full disk: no half-written file left behind
-            os.unlink(temporary)
-        raise
-    fsync_dir(path.parent)
-
-
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def sha256_of(path: Path) -> str | None:
@@ -125,6 +102,15 @@ def safe_relative(prefix: Path, relative: str, seen: dict[str, str] | None = Non
 _ENTRY_TYPES = {"path": str, "mode": int, "owner": str, "reason": str}
 
 
+class MoveFailed(Exception):
+    """A file could not move into the quarantine: `path` (relative), and the OSError."""
+
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__(path, error)
+        self.path = path
+        self.error = error
+
+
 class Quarantine:
     def __init__(self, prefix: Path, qid: str) -> None:
         self.prefix = Path(os.path.realpath(prefix))
@@ -159,12 +145,8 @@ class Quarantine:
                     "anchors": sorted(anchors or ())}
         try:
             q.files.mkdir(parents=True)
-            fsync_write(q.manifest_path, json.dumps(manifest, indent=1) + "\n")
-            with open(q.journal_path, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps({"event": "begin", "count": len(entries)}) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            fsync_dir(q.root)
+            write_atomic(q.manifest_path, json.dumps(manifest, indent=1) + "\n")
+            write_atomic(q.journal_path, json.dumps({"event": "begin", "count": len(entries)}) + "\n")
         except OSError as exc:
             shutil.rmtree(q.root, ignore_errors=True)  # nothing has moved: the run never started
             raise InstallFailed(f"cannot write the quarantine manifest in {q.root.parent}: {os_cause(exc)}; "
@@ -215,7 +197,7 @@ class Quarantine:
                             "mtime_ns": info.st_mtime_ns})
         manifest = self.manifest()
         manifest["entries"] = manifest["entries"] + entries
-        fsync_write(self.manifest_path, json.dumps(manifest, indent=1) + "\n")
+        write_atomic(self.manifest_path, json.dumps(manifest, indent=1) + "\n")
         self._manifest = manifest
         self.log(event="added", count=len(entries))
         for path, source, _owner, _reason in items:
@@ -322,7 +304,7 @@ class Quarantine:
         if error:
             try:
                 os.close(os.open(self.root / f"{event}.mark", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
-                fsync_dir(self.root)
+                sync_folder(self.root, strict=True)
             except OSError as exc:
                 return f"{error}; no marker file either ({os_cause(exc)})"
         return error
@@ -336,9 +318,8 @@ class Quarantine:
 
     def move_all(self) -> int:
         """Move every manifest entry not moved yet into the quarantine, then remove the folders
-        the moves emptied. On any error, undo everything and raise InstallFailed."""
-        from lockguard.io.env.transaction import undo
-
+        the moves emptied. A move that fails stops it (MoveFailed): the transaction that owns this
+        quarantine undoes what was moved (transaction.py)."""
         done = {e["path"] for e in self.journal() if e["event"] == "moved"}
         moved = len(done)
         parents: set[str] = set()
@@ -357,13 +338,7 @@ class Quarantine:
                 self.log(event="moved", path=entry["path"], sync=False)
             except OSError as exc:
                 self.note(event="error", path=entry["path"], error=str(exc))
-                rolled = undo(self)
-                marked = self.mark("aborted")
-                rolled.journal_error = rolled.journal_error or marked
-                back = "everything moved so far was put back" if not rolled.journal_error else \
-                    f"everything moved so far was put back (its journal could not record that: {rolled.journal_error})"
-                raise InstallFailed(f"cannot move {entry['path']} into quarantine: {os_cause(exc)}; {back}",
-                                    hint=_SPACE_HINT if exc.errno == 28 else _MOVE_HINT) from None
+                raise MoveFailed(entry["path"], exc) from None
             done.add(entry["path"])
             parents.add(os.path.dirname(entry["path"]))
             moved += 1
@@ -418,7 +393,7 @@ class Quarantine:
 
 def _read_utf8(path: Path) -> str:
     """lockguard writes its state as UTF-8 JSON: bytes that are not UTF-8 are damage, not text."""
-    data = read_bytes(path, _STATE_LIMIT, missing_ok=False)
+    data = read_env_bytes(path, _STATE_LIMIT, missing_ok=False)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

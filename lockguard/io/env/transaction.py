@@ -1,4 +1,5 @@
-"""The pip phase of a transaction and undoing all of it.
+"""A clean-install's transaction: it owns the quarantine (quarantine.py: the manifest, the journal,
+the moved files), the pip phase and undoing all of it.
 
 Before pip (and conda) run, before.json lists every file and folder of the prefix (size, mtime,
 inode; a link's target), and each file gets a hard link in shadow/. pip replaces a file by
@@ -32,9 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
-from lockguard.io.env.bounded import MIB, read_text
 from lockguard.io.env.file_listing import list_tree
-from lockguard.io.env.quarantine import Quarantine, fsync_write, move_file, os_cause, safe_relative
+from lockguard.io.env.quarantine import (
+    MoveFailed,
+    Quarantine,
+    move_file,
+    os_cause,
+    safe_relative,
+)
+from lockguard.io.read import MIB, read_env_text
+from lockguard.io.write import write_atomic
 from lockguard.model.names import canonical_name
 
 _LISTING_LIMIT = 1024 * MIB
@@ -67,6 +75,55 @@ class Installed:
     added: int = 0
     replaced: list[str] = field(default_factory=list)  # written over by pip: old bytes now quarantined
     modified: list[str] = field(default_factory=list)  # written in place: old bytes lost (never seen from pip)
+
+
+class Transaction:
+    """One clean-install run on a prefix: its quarantine, the steps that change the prefix, and
+    the undo that puts everything back (when a step fails, or `lockguard restore` asks)."""
+
+    def __init__(self, quarantine: Quarantine) -> None:
+        self.quarantine = quarantine
+
+    @classmethod
+    def begin(cls, prefix: Path, items: list, **manifest) -> Transaction:
+        """The manifest of what will move, written before anything moves (Quarantine.create)."""
+        return cls(Quarantine.create(prefix, items, **manifest))
+
+    @classmethod
+    def of(cls, prefix: Path, run_id: str) -> Transaction:
+        """An earlier run, from its state folder."""
+        return cls(Quarantine(prefix, run_id))
+
+    def move_out(self) -> int:
+        """Every file of the manifest into the quarantine. A move that fails is undone at once
+        with every move before it (InstallFailed: the cause, and that all was put back)."""
+        q = self.quarantine
+        try:
+            return q.move_all()
+        except MoveFailed as failed:
+            rolled = undo(q)
+            marked = q.mark("aborted")
+            rolled.journal_error = rolled.journal_error or marked
+            back = "everything moved so far was put back" if not rolled.journal_error else \
+                f"everything moved so far was put back (its journal could not record that: {rolled.journal_error})"
+            raise InstallFailed(f"cannot move {failed.path} into quarantine: {os_cause(failed.error)}; {back}",
+                                hint=_SPACE_HINT if failed.error.errno == 28 else _MOVE_HINT) from None
+
+    def record_before(self) -> None:
+        record_before(self.quarantine)
+
+    def record_installed(self, owners: dict[str, str]) -> Installed:
+        return record_installed(self.quarantine, owners)
+
+    def undo(self) -> UndoResult:
+        return undo(self.quarantine)
+
+    def preview(self) -> dict:
+        return preview(self.quarantine)
+
+
+_MOVE_HINT = "run as a user that owns the environment and can read every file in it"
+_SPACE_HINT = "free some space on the environment's file system and run again"
 
 
 def _signature(info: os.stat_result, link: str | None = None) -> list:
@@ -105,7 +162,7 @@ def record_before(q: Quarantine) -> None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 made.add(target.parent)
             _link(full, target)
-    fsync_write(q.before_path, json.dumps({"files": signatures, "dirs": dirs}) + "\n")
+    write_atomic(q.before_path, json.dumps({"files": signatures, "dirs": dirs}) + "\n")
     q.log(event="apply-start")
 
 
@@ -121,7 +178,7 @@ def _link(source: Path, target: Path) -> None:
 
 def _load(path: Path) -> dict:
     try:
-        data = json.loads(read_text(path, _LISTING_LIMIT, missing_ok=False))
+        data = json.loads(read_env_text(path, _LISTING_LIMIT, missing_ok=False))
     except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict) or not isinstance(data.get("dirs"), list):
@@ -160,7 +217,7 @@ def record_installed(q: Quarantine, owners: dict[str, str]) -> Installed:
     added, replaced, modified, created = _changes(q, _load(q.before_path))
     q.adopt([(p, q.shadow / p, owners.get(p, "unowned"), "pip wrote the new version's copy over it")
              for p in replaced if (q.shadow / p).is_file()])
-    fsync_write(q.installed_path, json.dumps({"files": added, "dirs": created, "modified": modified}) + "\n")
+    write_atomic(q.installed_path, json.dumps({"files": added, "dirs": created, "modified": modified}) + "\n")
     q.log(event="installed", count=len(added))
     shutil.rmtree(q.shadow, ignore_errors=True)
     return Installed(len(added) - len(replaced), replaced, modified)

@@ -3,7 +3,8 @@
 A cold `lockguard resolve` spends its first ~0.4 s importing click, packaging, resolvelib and
 httpx before it asks the index for anything, and every later request waits on the answers for
 the intent's own names (torch, its dependencies, ...). So the CLI boundary starts those few GETs
-first, in daemon threads, and the index client takes their answers (io/index/client.py) instead
+first, in daemon threads (the resolve command does, before it imports the resolver), and the
+index client takes their answers (io/index/client.py) instead
 of asking again. Only the requests the client would make itself are made: the intent's first
 index, no cached page (or --refresh), the same Accept header; an answer or an error is handed
 over as if the client had got it. Anything unexpected here (no intent, a pyproject intent,
@@ -26,14 +27,15 @@ _CLIENT = None  # the HttpClient of the early GETs, for their byte and request c
 MAX_NAMES = 16
 
 
-def start(argv: list[str]) -> None:
-    """Called with the command line before the resolver is imported; returns once the GETs are on their way."""
+def start(intent_path, *, refresh: bool, offline: bool) -> None:
+    """Called with the resolve's options before the resolver is imported; returns once the GETs are
+    on their way."""
     global _CLIENT
     with _GUARD:
         _ANSWERS.clear()  # answers of an earlier resolve in this process are never handed out
         _CLIENT = None
     try:
-        urls = _urls(argv)
+        urls = _urls(intent_path, refresh=refresh, offline=offline)
         if not urls:
             return
         client, headers = _ready_client()
@@ -59,23 +61,14 @@ def _ready_client():
     return client, {"Accept": JSON_ACCEPT}
 
 
-def _urls(argv: list[str]) -> list[str]:
-    args = list(argv)
-    while args and args[0].startswith("-"):  # global options (-v) before the command
-        args.pop(0)
-    if not args or args[0] != "resolve" or "--offline" in args or "--help" in args or "-h" in args:
+def _urls(intent_path, *, refresh: bool, offline: bool) -> list[str]:
+    if offline:
         return []
-    refresh = "--refresh" in args
-    intent = "lockguard.toml"
-    for i, arg in enumerate(args):
-        if arg == "--intent" and i + 1 < len(args):
-            intent = args[i + 1]
-        elif arg.startswith("--intent="):
-            intent = arg.partition("=")[2]
+    intent = str(intent_path) if intent_path is not None else "lockguard.toml"
     if not intent.endswith("lockguard.toml"):
         return []  # [tool.lockguard] in pyproject.toml: leave it to the resolve
     from lockguard.io.project.parse_memo import default_memo
-    from lockguard.io.project.textfile import INTENT_LIMIT, read_text
+    from lockguard.io.read import INTENT_LIMIT, read_text
     from lockguard.model.intent_parse import parse_toml
 
     data = default_memo()("toml", read_text(intent, what="intent file", limit=INTENT_LIMIT), parse_toml)

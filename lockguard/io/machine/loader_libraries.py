@@ -13,7 +13,9 @@ import re
 import shutil
 import sys
 
-from lockguard.io.machine.bounded_run import run_bounded
+from lockguard.errors import InputError
+from lockguard.io.read import read_head
+from lockguard.io.run import run_bounded
 from lockguard.model.system_facts import VERSION_CALLS, SharedLibrary, decode_library_version
 from lockguard.model.wording import counted
 
@@ -105,9 +107,8 @@ def _conf_dirs(ld_conf_dir: str | os.PathLike) -> list[tuple[str, str]]:
         return out
     for conf in confs:
         try:
-            with open(conf, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(65536)
-        except OSError:
+            text = read_head(conf, 65536).decode("utf-8", errors="replace")
+        except (OSError, InputError):  # gone, unreadable, or not a regular file: not the loader's
             continue
         for line in text.splitlines():
             line = line.split("#", 1)[0].strip()

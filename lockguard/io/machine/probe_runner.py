@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from lockguard.io.machine.bounded_run import run_bounded
+from lockguard.io.run import run_bounded
 from lockguard.model.probe import ProbeResult
 
 PROBE = Path(__file__).resolve().parents[2] / "doctor" / "probe.py"

@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from lockguard.io.machine.bounded_run import run_bounded
+from lockguard.errors import InputError
 from lockguard.io.machine.loader_libraries import find_ldconfig, reachable_libraries
+from lockguard.io.read import read_head
+from lockguard.io.run import run_bounded
 from lockguard.model.system_facts import Compiler, Nvcc, SystemFacts, Toolkit
 
 ENV_NODE = "LOCKGUARD_NODE"
@@ -121,17 +123,17 @@ def _toolkit(via: str, path: str, versions: _NvccVersions) -> Toolkit | None:
 def _version_file(folder: Path) -> tuple[str | None, str | None]:
     """version.json (CUDA >= 11.1: {"cuda": {"version": "12.1.1"}}), else version.txt (older)."""
     try:
-        data = json.loads((folder / "version.json").read_text(errors="replace")[:1 << 20])
+        data = json.loads(read_head(folder / "version.json", 1 << 20).decode("utf-8", errors="replace"))
         version = data.get("cuda", {}).get("version") if isinstance(data, dict) and isinstance(data.get("cuda"), dict) else None
         if isinstance(version, str) and re.fullmatch(r"\d+\.\d+(\.\d+)*", version):
             return version, "version.json"
-    except (OSError, ValueError):
+    except (OSError, ValueError, InputError):
         pass
     try:
-        match = _VERSION_TXT.search((folder / "version.txt").read_text(errors="replace")[:4096])
+        match = _VERSION_TXT.search(read_head(folder / "version.txt", 4096).decode("utf-8", errors="replace"))
         if match:
             return match.group(1), "version.txt"
-    except OSError:
+    except (OSError, InputError):
         pass
     return None, None
 

@@ -1,12 +1,16 @@
-"""A content-addressed memo of `lockguard check` results.
+"""A memo of `lockguard check` results, keyed by the command line.
 
-The static check is a pure function of: lockguard's version, its constraints files, the options,
-the intent file and the files it reads (lock files, requirements*, Dockerfiles, pyproject.toml,
-setup.cfg). When none of those bytes changed, the previous output is printed again without
-importing or parsing anything else. Standard library only, and not even pathlib (a quarter of
-this path's cost): this runs before the rest of lockguard is imported. A miss simply runs the check.
-Each result is an entry of the cache layer (io/cache/), keyed by all of the above but the files'
-bytes, which the entry lists and whose digest it holds.
+The static check is a pure function of: lockguard's version, its constraints files, the command
+line as given (the options), the folder it runs in, the environment variables that change a check,
+and the bytes of the files it reads (the intent, the lock files, requirements*, Dockerfiles,
+pyproject.toml, setup.cfg). The key holds all of that but the files; the entry lists the files
+with a digest of their bytes, the folder whose lock set the check holds, and the output and exit
+code. A command line is looked up before click is imported: it is only part of a key, never
+parsed here (the click command, which parses it, stores the entry under the same key). A hit
+prints the earlier output again; a miss, or an entry whose files changed, runs the check.
+
+Standard library only, and not even pathlib (a quarter of this path's cost): this runs before the
+rest of lockguard is imported. Each result is an entry of the cache layer (io/cache/).
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from lockguard import __version__
 from lockguard.errors import InputError
 from lockguard.io.cache.store import Store
 from lockguard.io.project.repo_scan import repository_paths
-from lockguard.io.project.textfile import LOCK_LIMIT, is_regular_file, read_bytes
+from lockguard.io.read import LOCK_LIMIT, is_regular_file, read_bytes
 from lockguard.model.digest import sha256
 
 ABSENT = b"\0absent\0"
 UNREADABLE = b"\0unreadable\0"
-RESULTS = Store("check", 1)
+RESULTS = Store("check", 2)
+# the environment a check's output depends on (the constraints read, the cache and colour)
+ENVIRONMENT = ("LOCKGUARD_CONSTRAINTS", "LOCKGUARD_CACHE_DIR", "NO_COLOR")
 
 
 def constraints_fingerprint() -> str:
@@ -40,9 +46,20 @@ def constraints_fingerprint() -> str:
     return ";".join(parts)
 
 
+def command_key(argv: list[str] | tuple[str, ...]) -> str:
+    """The key of a command line: argv as given, where it runs, what in the environment and in
+    lockguard itself changes a check."""
+    h = sha256()
+    parts = [__version__, constraints_fingerprint(), os.getcwd(), *(os.environ.get(k, "\0") for k in ENVIRONMENT),
+             str(len(argv)), *argv]
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    return h.hexdigest()
+
+
 def find_intent_path(intent_path) -> str | None:
-    """The intent a plain check would read, or None when the full path must decide (no intent,
-    or both lockguard.toml and [tool.lockguard]: the full path says which one is used)."""
+    """The intent a plain check reads, or None when the full check must decide each time (no
+    intent, or both lockguard.toml and [tool.lockguard]: the check warns which one it uses)."""
     if intent_path is not None:
         return os.fspath(intent_path) if is_regular_file(intent_path) else None
     here = os.getcwd()
@@ -64,25 +81,67 @@ def _bytes(path: str) -> bytes:
 def _digest(root: str, files: list[str]) -> str:
     h = sha256()
     for relative in files:
-        path = os.path.join(root, relative)
+        path = os.path.join(root, relative)  # an absolute one stays as it is
         data = _bytes(path) if os.path.lexists(path) else ABSENT
-        h.update(relative.encode() + b"\0" + sha256(data).digest())
+        h.update(relative.encode("utf-8", "surrogateescape") + b"\0" + sha256(data).digest())
     return h.hexdigest()
 
 
-class CheckCache:
-    def __init__(self, intent_path, options: dict) -> None:
-        self.intent_path = os.path.realpath(intent_path)
-        self.root = os.path.dirname(self.intent_path)
-        h = sha256()
-        for part in (__version__, constraints_fingerprint(), self.intent_path,
-                     repr(sorted((k, str(v)) for k, v in options.items()))):
-            h.update(part.encode() + b"\0")
-        h.update(_bytes(self.intent_path))
-        self.key = h.hexdigest()
+class Remembered:
+    """An earlier check of the same command line: what it printed and returned, what it read, and
+    the folder whose lock set it held (and whether it waited for it)."""
 
-    def lookup(self) -> tuple[str, int] | None:
-        """(output, exit code) of an identical earlier check, or None."""
+    __slots__ = ("entry",)
+
+    def __init__(self, entry: dict) -> None:
+        self.entry = entry
+
+    @property
+    def output(self) -> str:
+        return self.entry["output"]
+
+    @property
+    def code(self) -> int:
+        return self.entry["code"]
+
+    @property
+    def lock_folder(self) -> str:
+        return self.entry["lock"]
+
+    @property
+    def wait(self) -> bool:
+        return self.entry["wait"]
+
+    @property
+    def json(self) -> bool:
+        return self.entry["json"]
+
+    def current(self) -> bool:
+        """Whether every file it read still holds the same bytes (and no file appeared or went)."""
+        entry = self.entry
+        try:
+            if any(os.path.realpath(given) != real for given, real in entry["links"]):
+                return False  # the intent named is another file now
+            if entry["repo"] != repository_paths(entry["root"]):
+                return False  # a file appeared or went away
+            return entry["digest"] == _digest(entry["root"], entry["files"])
+        except (AttributeError, TypeError, ValueError):  # a damaged entry: a miss
+            return False
+
+
+_SHAPE = {"output": str, "code": int, "lock": str, "wait": bool, "json": bool, "root": str, "files": list,
+          "repo": list, "links": list, "digest": str}
+
+
+class CheckResults:
+    """The results of one command line."""
+
+    def __init__(self, argv: list[str] | tuple[str, ...]) -> None:
+        self.key = command_key(argv)
+
+    def lookup(self) -> Remembered | None:
+        """The earlier check of this command line, or None (its files are checked by the caller,
+        under the project's lock: Remembered.current)."""
         data = RESULTS.get(self.key)
         if data is None:
             return None
@@ -90,19 +149,22 @@ class CheckCache:
             entry = marshal.loads(data)  # marshal, not json: json's import is a tenth of this path
         except (ValueError, EOFError, TypeError):
             return None
-        if not isinstance(entry, dict) or not isinstance(entry.get("output"), str) or type(entry.get("code")) is not int:
+        if not isinstance(entry, dict) or any(type(entry.get(k)) is not t for k, t in _SHAPE.items()):
             return None
-        if entry.get("repo") != repository_paths(self.root):
-            return None  # a file appeared or went away
-        try:
-            if entry.get("digest") != _digest(self.root, entry.get("files", [])):
-                return None
-        except (AttributeError, TypeError):  # a damaged entry: a miss
-            return None
-        return entry["output"], entry["code"]
+        return Remembered(entry)
 
-    def store(self, lock_files: list[str], output: str, code: int) -> None:
-        repo = repository_paths(self.root)
+    def store(self, *, intent: str, default_intent: bool, root: str, lock_files: list[str], lock_folder: str,
+              wait: bool, json: bool, output: str, code: int) -> None:
+        """Remember a check that read `intent` (named on the command line, or found in the working
+        folder: then both candidates decide which) and the lock files of the project in `root`."""
+        repo = repository_paths(root)
         files = sorted(set(lock_files) | set(repo))
-        entry = {"repo": repo, "files": files, "digest": _digest(self.root, files), "output": output, "code": code}
+        if default_intent:
+            here = os.getcwd()
+            files += [os.path.join(here, "lockguard.toml"), os.path.join(here, "pyproject.toml")]
+        real = os.path.realpath(intent)
+        files.append(real)
+        entry = {"root": root, "files": files, "repo": repo, "links": [(os.path.abspath(intent), real)],
+                 "digest": _digest(root, files), "lock": lock_folder, "wait": wait, "json": json,
+                 "output": output, "code": code}
         RESULTS.put(self.key, marshal.dumps(entry))  # a cache that cannot be written only costs speed

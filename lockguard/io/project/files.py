@@ -1,4 +1,5 @@
-"""Atomic file writes: a reader sees the old files or the new ones, never half of them.
+"""The project's files written atomically as a set: a reader sees the old files or the new ones,
+never half of them (each file through io/write.py, the one atomic writer).
 
 A set of lock files changes all together or not at all: every target is checked first (a regular
 file or nothing, inside the project folder after resolving symlinks), every file is staged and
@@ -19,9 +20,11 @@ from pathlib import Path
 
 from lockguard.errors import InputError
 from lockguard.io.deferred_signals import DeferredSignals
+from lockguard.io.write import sync_folder, temporary_beside, write_and_sync
 
 
-def write_atomic(path: Path, data: str | bytes, *, root: Path | None = None) -> None:
+def write_file(path: Path, data: str | bytes, *, root: Path | None = None) -> None:
+    """One file of the project, as a set of one (its target checked first, signals held back)."""
     write_all_atomic({Path(path): data}, root=root)
 
 
@@ -65,19 +68,14 @@ def write_all_atomic(files: dict[Path, str | bytes], *, root: Path | None = None
 
 
 def _stage_and_commit(files: dict[Path, str | bytes]) -> None:
-    import tempfile  # here, not at the top: an unchanged resolve writes nothing
-
     staged: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
             path = Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            fd, tmp = temporary_beside(path, mode=0o600)
             staged.append((tmp, path))
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-                handle.flush()
-                os.fsync(handle.fileno())
+            write_and_sync(fd, data.encode("utf-8") if isinstance(data, str) else data)
             os.chmod(tmp, path.stat().st_mode & 0o7777 if path.is_file() else 0o666 & ~_umask())
         _commit(staged)
         staged = []
@@ -120,12 +118,7 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(backup)
     for directory in {str(path.parent) for _tmp, path in staged}:
-        with contextlib.suppress(OSError):
-            fd = os.open(directory, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        sync_folder(directory)
 
 
 def _put_in_place(tmp: str, path: Path) -> None:

@@ -1,13 +1,13 @@
 """A file as it was at a git revision (`lockguard diff --git REV`), through the git program and the
-one subprocess runner (io/machine/bounded_run.py). Read-only: nothing in the repository changes."""
+one subprocess runner (io/run.py). Read-only: nothing in the repository changes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from lockguard.errors import InputError
-from lockguard.io.machine.bounded_run import run_bounded
-from lockguard.io.project.textfile import LOCK_LIMIT
+from lockguard.io.read import LOCK_LIMIT
+from lockguard.io.run import run_bounded
 
 GIT_TIMEOUT = 60.0
 
@@ -44,6 +44,6 @@ def text_at(root: Path, revision: str, relative: str) -> str | None:
     found = _git(root, "cat-file", "blob", spec)
     if found.returncode != 0:
         raise InputError(f"git cannot read {relative} at {revision}: {found.stderr.strip()[:200]}", file=relative)
-    if found.truncated:
+    if found.flooded:
         raise InputError(f"{relative} at {revision} is larger than a lock file can be", file=relative)
     return found.stdout

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 
 from lockguard.errors import InputError
+from lockguard.io.path_text import exists_or_link, name_of, plain, resolved
 from lockguard.io.project.parse_memo import default_memo
-from lockguard.io.project.textfile import INTENT_LIMIT, is_regular_file, read_bytes, read_text
+from lockguard.io.read import INTENT_LIMIT, is_regular_file, read_bytes, read_text
 from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import (
     INTENT_FILE,
@@ -19,7 +20,6 @@ from lockguard.model.intent_parse import (
     parse_intent,
     parse_toml,
 )
-from lockguard.model.path_text import exists_or_link, name_of, plain
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 class IntentChoice:
     """The intent file in use, and a pyproject.toml [tool.lockguard] it shadows (a plain class:
     `dataclasses` is costly to import on the check path). Paths, or texts in pathlib's spelling
-    when the check path chose in the current folder (model/path_text.py)."""
+    when the check path chose in the current folder (io/path_text.py)."""
 
     __slots__ = ("path", "ignored")
 
@@ -118,7 +118,7 @@ def _why_unparsable(pyproject: Path | str) -> str | None:
     if not is_regular_file(pyproject):
         return None
     try:
-        parse_intent(read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT), pyproject)
+        parse_intent(read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT), pyproject, resolve_path=resolved)
     except InputError as exc:
         if "not valid TOML" in exc.message or "not UTF-8" in exc.message:
             return f"{PYPROJECT}" + (f":{exc.line}" if exc.line else "") + " cannot be read as TOML"
@@ -159,7 +159,8 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
         raise InputError(f"intent file {path} does not exist", file=str(path),
                          hint="create one with `lockguard init`") from None
     memo = default_memo()
-    intent = parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate, memo=memo)
+    intent = parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate, memo=memo,
+                          resolve_path=resolved)
     # the hash is a function of the text (its canonical JSON): kept with the parse, it spares the
     # check path json's import and the canonicalization on every commit
     # (a pyproject.toml is read for its [tool.lockguard] table: the same text means another intent)

@@ -8,7 +8,7 @@ import os
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
 from lockguard.io.project.repo_scan import repository_paths
-from lockguard.io.project.textfile import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
+from lockguard.io.read import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
 from lockguard.lockfiles.headers import body_hash_of
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401 (lock_file: re-used by callers)
@@ -51,7 +51,7 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     from lockguard.lockfiles.headers import read_header
 
     # the folder as text: the files are opened by name (messages spell them with pathlib,
-    # io/project/textfile.py), so os.path.join opens what root / relative would
+    # io/read.py), so os.path.join opens what root / relative would
     root = intent.source.folder
     snapshot = Snapshot(intent, intent.source.name)
     for relative, kind, platform in lock_paths(intent):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lockguard.adopt.facts import Origin, SourceFacts
 from lockguard.errors import InputError
-from lockguard.io.project.textfile import REPO_FILE_LIMIT, read_text
+from lockguard.io.read import REPO_FILE_LIMIT, read_text
 
 KINDS = "requirements*.txt / *.in, pyproject.toml, environment.yml / *.yaml, Dockerfile / *.dockerfile"
 MAX_INCLUDE_DEPTH = 10

@@ -1,4 +1,4 @@
-"""The click group and the one error boundary that maps exceptions to exit codes.
+"""The click group and the table of its commands; click's own usage errors become exit 2 here.
 
 Commands live one per module and load only when run, so `lockguard check` (run on every commit)
 imports nothing it does not use.
@@ -89,10 +89,3 @@ def _emit_error_envelope(ui: Ui, error: dict, exit_code: int) -> None:
 
     body = ui.envelope(None, ok=False, error=error, exit_code=exit_code)
     sys.stdout.write(json.dumps(body, indent=2, sort_keys=True) + "\n")
-
-
-def run(argv: list[str] | None = None) -> int:
-    """The whole CLI, error boundary included (for tests and embedding)."""
-    from lockguard.cli.boundary import run as boundary_run
-
-    return boundary_run(list(argv or []))

@@ -17,9 +17,9 @@ from lockguard.model.names import canonical_name, same_version
 from lockguard.model.wording import counted
 
 if TYPE_CHECKING:
+    from lockguard.app.install_source import LockSource
+    from lockguard.app.reporting import InstallProgress
     from lockguard.check.snapshot import Snapshot
-    from lockguard.cli.install_progress import Progress
-    from lockguard.cli.install_session import LockSource
     from lockguard.io.env.quarantine import Quarantine
     from lockguard.model.prefix import PrefixSnapshot
 
@@ -41,7 +41,7 @@ def _name_version(folder: str) -> tuple[str, str]:
     return canonical_name(name), version
 
 
-def install_pip(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarantine, progress: Progress) -> list[str]:
+def install_pip(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarantine, progress: InstallProgress) -> list[str]:
     """pip installs exactly what the plan says, from the lock's entries (hashes and index options).
     What it installed ("name==version") is what appeared in the site folders; a package it did not
     install (it found one it took for installed) fails the run."""
@@ -95,7 +95,7 @@ def install_pip(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarant
     return sorted(installed.values())
 
 
-def install_conda(plan: Plan, source: LockSource, progress: Progress) -> None:
+def install_conda(plan: Plan, source: LockSource, progress: InstallProgress) -> None:
     from lockguard.io.index.cache import Cache
     from lockguard.io.index.conda import install_locked
 
@@ -118,7 +118,7 @@ def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
     return read_document(lock.text or "").get("package", []) if lock else []
 
 
-def verify(plan: Plan, source: LockSource, q: Quarantine, progress: Progress) -> list[str]:
+def verify(plan: Plan, source: LockSource, q: Quarantine, progress: InstallProgress) -> list[str]:
     """By effect: a fresh scan must find every RECORD file of every locked distribution (and
     nothing else the plan fixes), and the target interpreter must import what the intent names."""
     from lockguard.io.env.import_smoke import run_smoke

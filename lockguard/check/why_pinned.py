@@ -1,4 +1,5 @@
-"""Why a package is in the lock at its version: the requirement chain and the knowledge rules.
+"""`lockguard explain PKG`: why a package is in the lock at its version, the requirement chain and
+the knowledge rules. (Why a resolve found no solution is resolve/why_unsatisfiable.py.)
 
 Pure: reads nothing. Takes the parsed requirements.lock (its `# via` annotations form the graph),
 the conda specs of environment.yml, and the knowledge.
@@ -76,7 +77,7 @@ def explain_pip(name: str, lock: RequirementsLock, knowledge: Knowledge, platfor
 
 def explain_conda(name: str, version: str, knowledge: Knowledge, intent_conda: tuple[str, ...]) -> Explanation:
     out = Explanation(name, version, "conda")
-    from lockguard.resolve.conda_specs import spec_name
+    from lockguard.model.names import spec_name
 
     if any(spec_name(s) == name for s in intent_conda):
         out.chain = [f"{name}={version}", "conda = [...] in the intent"]

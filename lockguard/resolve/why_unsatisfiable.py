@@ -1,4 +1,5 @@
-"""Explanations of an unsatisfiable pip side: a chain of facts, never resolvelib's repr.
+"""Why the pip side has no solution: a chain of facts, never resolvelib's repr. (Why a locked
+package is at its version, `lockguard explain`, is check/why_pinned.py.)
 
 Each line is one fact with where it comes from: what the intent or a package needs, what the
 knowledge allows (the rule and its file:line), why a name has no candidate (no project, no file
@@ -15,7 +16,7 @@ from lockguard.resolve.requirements import PYTHON, Req, fact
 HINT = "relax one of these requirements, or change cuda/python in the intent"
 
 
-def explain(causes, provider, target: Target, torch_problem: Unsatisfiable | None, explain_torch,
+def explain_unsatisfiable(causes, provider, target: Target, torch_problem: Unsatisfiable | None, explain_torch,
             proof: list[str] | None = None) -> Unsatisfiable:
     lines: list[str] = list(proof or [])
     conflicts = [Conflict(line, "proof") for line in lines]

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lockguard.cli.output import Ui
+from lockguard.app.reporting import Messages, ResolveWatchFactory, SilentWatch
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_file, lock_paths
 from lockguard.model.wording import counted
@@ -34,9 +34,9 @@ class Resolved:
 
 
 class _Recorder:
-    """The Ui, with the info lines and warnings of a resolve kept (in order) for its memo."""
+    """The messages, with the info lines and warnings of a resolve kept (in order) for its memo."""
 
-    def __init__(self, ui: Ui) -> None:
+    def __init__(self, ui: Messages) -> None:
         self._ui = ui
         self.messages: list[tuple[str, str]] = []
         self.warned_while_resolving = False
@@ -55,11 +55,19 @@ class _Recorder:
         return getattr(self._ui, name)
 
 
+def prefetch(intent_path: Path | None, *, refresh: bool, offline: bool) -> None:
+    """Request the index pages of the intent's own names now, in the background, while the intent
+    is read and the resolver is imported (io/index/early.py); the resolve takes their answers."""
+    from lockguard.io.index.early import start
+
+    start(intent_path, refresh=refresh, offline=offline)
+
+
 class ResolveSession:
-    def __init__(self, intent: Intent, ui: Ui, *, offline: bool = False, refresh: bool = False,
+    def __init__(self, intent: Intent, ui: Messages, *, offline: bool = False, refresh: bool = False,
                  conda_from_knowledge: bool = False, platforms: tuple[str, ...] = (),
-                 upgrade: UpgradeRequest | None = None) -> None:
-        from lockguard.cli.relock import Relock
+                 upgrade: UpgradeRequest | None = None, watch: ResolveWatchFactory | None = None) -> None:
+        from lockguard.app.relock import Relock
 
         self.intent = intent
         self.relock = Relock(intent, upgrade)  # the existing lock: preferences, memo key, change report
@@ -68,13 +76,14 @@ class ResolveSession:
         self.refresh = refresh
         self.conda_from_knowledge = conda_from_knowledge
         self.platforms = platforms
+        self.watch = watch or (lambda _counts: SilentWatch())  # the cli's progress line, or nothing
         self.http = None
         self.sources: list = []
         self.index_clients: list = []  # each platform's IndexClient: the pages the resolve read
         self.conda_solved = False  # rattler solved the conda side (its repodata is not memoized)
         self._machine_facts: tuple | None = None
         self._memo = None
-        self._memo_after = None  # the same entry under the key of the lock it writes (cli/relock.py)
+        self._memo_after = None  # the same entry under the key of the lock it writes (app/relock.py)
         self._to_remember = None  # what `remember` stores once the gate has passed it
 
     # -- resolution, or the memo of an identical one -------------------------------------------
@@ -142,11 +151,10 @@ class ResolveSession:
     # -- resolution ------------------------------------------------------------------------------
 
     def run(self) -> Lock:
-        from lockguard.cli.resolve_progress import ResolveProgress
         from lockguard.io.index.cache import Cache
         from lockguard.io.index.http import HttpClient
+        from lockguard.io.knowledge_files import load_knowledge
         from lockguard.io.project.parse_memo import default_memo
-        from lockguard.knowledge import load_knowledge
         from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
 
         knowledge = load_knowledge(memo=default_memo())
@@ -156,8 +164,7 @@ class ResolveSession:
         overrides = self._metadata_overrides()
         known = self._known_metadata(knowledge)
         fetchers: list = []
-        progress = ResolveProgress(self.ui, lambda: (self.http.requests,
-                                                     sum(sum(f.counts.copy().values()) for f in list(fetchers))))
+        progress = self.watch(lambda: (self.http.requests, sum(sum(f.counts.copy().values()) for f in list(fetchers))))
 
         def make_source(target, torch_versions):
             from lockguard.io.index.client import IndexClient
@@ -311,8 +318,8 @@ class ResolveSession:
 
     def refuse_what_check_rejects(self, platforms: tuple[str, ...], outputs: dict[Path, str]) -> None:
         """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
+        from lockguard.io.knowledge_files import load_knowledge
         from lockguard.io.project.parse_memo import default_memo
-        from lockguard.knowledge import load_knowledge
         from lockguard.resolve.gate import refuse_what_check_rejects
 
         root = self._root()
@@ -383,3 +390,27 @@ class ResolveSession:
             },
         }
 
+
+def at_its_line(exc, intent: Intent):
+    """The unknown project's requirement, at its line of the intent, with the pages that said so."""
+    from packaging.utils import canonicalize_name
+
+    from lockguard.errors import InputError
+    from lockguard.io.read import INTENT_LIMIT, read_text
+    from lockguard.model.intent_parse import PYPROJECT
+    from lockguard.model.toml_lines import TomlLines
+
+    path = intent.source.path
+    element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == exc.name), None)
+    base = ("tool", "lockguard") if path.name == PYPROJECT else ()
+    line = TomlLines(read_text(path, what="intent file", limit=INTENT_LIMIT), base).line_of("pip", element=element)
+    pages = ", ".join(f"{index}/{exc.name}/" for index in intent.indexes)
+    where = f"{path}:{line}" if line else str(path)
+    return InputError(f"{where}: pip: no index has a project named {exc.name} ({pages}: not found)",
+                      file=str(path), line=line, key="pip", hint=exc.hint)
+
+
+def _name_of(requirement: str) -> str:
+    from packaging.requirements import Requirement
+
+    return Requirement(requirement).name

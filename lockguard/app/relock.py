@@ -63,7 +63,7 @@ class Relock:
         """--upgrade-package NAME of a name neither in the lock nor in the intent is exit 2."""
         if not self.upgrade.packages:
             return
-        from lockguard.resolve.conda_specs import spec_name
+        from lockguard.model.names import spec_name
         from lockguard.resolve.pip_resolve import merged_requirements
         from lockguard.resolve.preferences import unknown_names
 
@@ -133,8 +133,8 @@ class Relock:
             pairs.append((before, after))
         knowledge = None
         if needs_facts:  # an unchanged lock (a memo hit, most often) never loads the knowledge
+            from lockguard.io.knowledge_files import load_knowledge
             from lockguard.io.project.parse_memo import default_memo
-            from lockguard.knowledge import load_knowledge
 
             knowledge = load_knowledge(memo=default_memo())
         return report(pairs, knowledge)

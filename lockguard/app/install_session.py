@@ -4,39 +4,29 @@ quarantine, keep a hard link of everything else, let pip install into a prefix w
 the outgoing versions remains, verify by effect (RECORD files, import smoke), and on any failure
 undo all of it (exit 5, with the cause: "No space left on device", "Permission denied: PATH"); on
 Ctrl-C or SIGTERM undo all of it too, and stop (exit 130). The steps inside the transaction (pip,
-conda, verification) are in install_steps.py."""
+conda, verification) are in install_steps.py, what it applies in install_source.py."""
 
 from __future__ import annotations
 
 import os
 import signal
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lockguard.check.snapshot import Snapshot
-from lockguard.cli.env_check import host_conda_platform, lock_view, must_be_environment
-from lockguard.cli.install_progress import Progress
-from lockguard.errors import InputError, InstallFailed
-from lockguard.install.inventory import LockView, take_inventory
+from lockguard.app.env_check import must_be_environment
+from lockguard.app.install_source import LockSource
+from lockguard.app.reporting import InstallProgress
+from lockguard.errors import InstallFailed
+from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
-from lockguard.install.verify import direct_names
-from lockguard.io.env.quarantine import Quarantine, os_cause
+from lockguard.io.env.quarantine import os_cause
 from lockguard.io.env.quarantine_runs import QuarantineInfo, interrupted_quarantines
-from lockguard.knowledge.tables import Knowledge
-from lockguard.lockfiles.requirements_lock import RequirementsLock
-from lockguard.model.lock_paths import lock_file
+from lockguard.io.env.transaction import Transaction
 from lockguard.model.prefix import PrefixSnapshot
 from lockguard.model.wording import counted, human_size
-
-
-def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:
-    from lockguard.check.rules_lock import lock_state
-
-    for finding in lock_state(snapshot):
-        raise InputError(f"{finding.file}: {finding.message}", file=finding.file,
-                         hint="a clean-install applies only a current, untouched lock: " + (finding.hint or ""))
 
 
 def target_prefix(prefix: Path | None, python: Path | None) -> Path:
@@ -55,79 +45,40 @@ def target_prefix(prefix: Path | None, python: Path | None) -> Path:
                                "prefixes; create one (`python -m venv PATH`) and pass --prefix PATH")
 
 
+@contextmanager
+def held_environment(root: Path, *, exclusive: bool, wait: bool, on_wait, shown: str) -> Iterator[str]:
+    """The environment's lock for the block (shared for a dry run), naming the run it starts: its
+    id, yielded. A second run waits for it, or with wait=False is refused (exit 2)."""
+    from lockguard.io.env.prefix_lock import locked_prefix
+    from lockguard.io.env.quarantine import new_run_id
+
+    run_id = new_run_id()
+    with locked_prefix(root, "clean-install", exclusive=exclusive, run=run_id, wait=wait, on_wait=on_wait,
+                       shown=shown):
+        yield run_id
+
+
+def interrupted_runs(prefix: Path) -> list[QuarantineInfo]:
+    """The runs (or restores) on this environment that were killed half-way."""
+    return interrupted_quarantines(prefix)
+
+
 def describe_interrupted(prefix: Path, infos: list[QuarantineInfo]) -> list[dict]:
     """What `restore` would do for each interrupted transaction (reads only)."""
-    from lockguard.io.env.transaction import preview
-
-    return [{**preview(Quarantine(prefix, info.id)), "state": info.state} for info in infos]
+    return [{**Transaction.of(prefix, info.id).preview(), "state": info.state} for info in infos]
 
 
-def undo_interrupted(prefix: Path, progress: Progress) -> list[str]:
+def undo_interrupted(prefix: Path, progress: InstallProgress) -> list[str]:
     """A run killed mid-way left its journal: undo it (pip's part included) before anything else;
     a restore killed mid-way is finished the same way."""
-    from lockguard.io.env.transaction import undo
-
     undone = []
     for info in reversed(interrupted_quarantines(prefix)):  # newest first, as restore goes
-        result = undo(Quarantine(prefix, info.id))
+        result = Transaction.of(prefix, info.id).undo()
         what = (f"the restore of clean-install {info.id} was interrupted; finished it" if info.state == "restore-interrupted"
                 else f"clean-install {info.id} was interrupted; undone")
         progress.warn(f"{what}: removed {counted(result.removed, 'file')} it had installed, put back {counted(result.put_back, 'file')}")
         undone.append(info.id)
     return undone
-
-
-@dataclass(frozen=True)
-class LockSource:
-    """What a clean-install applies: the lock as the inventory sees it, the entries pip installs
-    (with hashes and index options) and where they come from."""
-
-    view: LockView
-    requirements: RequirementsLock
-    label: str  # the file shown in the plan
-    platform: str
-    direct: list[str]  # names whose modules the import smoke imports
-    snapshot: Snapshot | None = None  # the project (the conda side); None for a pylock.toml on its own
-    links: tuple[str, ...] = ()  # file URLs pip may take (a pylock.toml names its files)
-
-
-def project_source(snapshot: Snapshot, knowledge: Knowledge) -> LockSource:
-    """The project's own lock: requirements.lock of the host's platform."""
-    platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
-    label = snapshot.intent.source.root / lock_file(snapshot.intent, "requirements", platform)
-    document = snapshot.of_kind("requirements", platform)
-    requirements = document.requirements if document and document.requirements else RequirementsLock()
-    return LockSource(lock_view(snapshot, knowledge), requirements, str(label), platform,
-                      direct_names(snapshot.intent.pip), snapshot)
-
-
-def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -> LockSource:
-    """`--from pylock.toml`: its packages are what pip installs. With a project, it must pin
-    exactly what the project's lock pins (two locks that disagree are refused, never merged);
-    without one it is the whole lock (pip only)."""
-    from dataclasses import replace
-
-    from lockguard.install.pylock_source import disagreements, install_from_pylock
-    from lockguard.io.project.project_files import parse_lock, read_lock_text
-
-    text = read_lock_text(path)
-    if text is None:
-        raise InputError(f"{path} does not exist", file=str(path), hint="pass the pylock.toml to install from")
-    pylock = parse_lock("pylock", text, str(path))
-    found = install_from_pylock(pylock, str(path), os.path.dirname(os.path.abspath(path)))
-    requirements, links = found.requirements, tuple(found.links)
-    pins = {name: entry.version for name, entry in requirements.entries.items()}
-    if snapshot is None:
-        return LockSource(LockView(pip=pins), requirements, str(path), host_conda_platform(), sorted(pins),
-                          links=links)
-    source = project_source(snapshot, knowledge)
-    differ = disagreements(pylock, source.view.pip)
-    if differ:
-        raise InputError(f"{path} pins other versions than the project's lock: {', '.join(differ[:5])}"
-                         + (f" and {len(differ) - 5} more" if len(differ) > 5 else ""), file=str(path),
-                         hint="run `lockguard resolve` (with `[outputs] pylock`) to write both from the intent, or "
-                              "run clean-install outside the project to apply the pylock.toml on its own")
-    return replace(source, requirements=requirements, label=str(path), links=links)
 
 
 def build_plan(source: LockSource, prefix: Path | None, python: Path | None, *, verify_files: bool = False):
@@ -194,11 +145,10 @@ def _anchors(scan: PrefixSnapshot) -> set[str]:
     return out
 
 
-def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: Progress, run_id: str) -> Applied:
+def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: InstallProgress, run_id: str) -> Applied:
     """The transaction. On failure or interrupt everything is undone and the error re-raised
     (InstallFailed: exit 5, with its cause and what the rollback did; an interrupt: exit 130)."""
-    from lockguard.cli.install_steps import install_conda, install_pip, verify
-    from lockguard.io.env.transaction import record_before, record_installed, undo
+    from lockguard.app.install_steps import install_conda, install_pip, verify
 
     if plan.blocked:
         shown = "\n    ".join(f"{path}: {why}" for path, why in plan.blocked[:10])
@@ -210,27 +160,28 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: P
     moves = plan.moves()
     applied = Applied(run_id)
     applied.removed = [f"{o.name} {o.version}" for o in plan.outgoing]
-    q = None
+    t = None
     with _interrupts_as_exceptions():
         try:
             if moves:
                 progress.say(f"hashing {counted(len(moves), 'file')} ({human_size(plan.size_of(m.path for m in moves))}) "
                              "for the quarantine manifest")
-            q = Quarantine.create(Path(plan.prefix), moves, install=plan.install, anchors=_anchors(scan), qid=run_id,
+            t = Transaction.begin(Path(plan.prefix), moves, install=plan.install, anchors=_anchors(scan), qid=run_id,
                                   outgoing=[{"name": o.name, "version": o.version, "reason": o.reason}
                                             for o in plan.outgoing], on_hashed=_hashing(progress, len(moves)))
+            q = t.quarantine
             applied.root = str(q.root)
-            moved = q.move_all()
+            moved = t.move_out()
             applied.quarantined = moved
             applied.quarantined_bytes = sum(e.get("size") or 0 for e in q.manifest()["entries"])
             if moved:
                 progress.say(f"quarantined {counted(moved, 'file')} ({human_size(applied.quarantined_bytes)}) in {q.root}")
-            record_before(q)
+            t.record_before()
             if plan.conda:
                 install_conda(plan, source, progress)
             if plan.install:
                 applied.installed = install_pip(plan, scan, source, q, progress)
-            installed = record_installed(q, plan.owners)
+            installed = t.record_installed(plan.owners)
             if installed.replaced:
                 progress.say(f"pip wrote over {counted(len(installed.replaced), 'file')} that staying packages share "
                              "with the new ones; their old copies are in the quarantine")
@@ -241,7 +192,7 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: P
             q.log(event="verified")
         except BaseException as exc:  # anything, a bug of lockguard's included: the environment goes back first
             progress.close()
-            rolled = _roll_back(q, undo) if q is not None else "nothing in the environment was changed"
+            rolled = _roll_back(t) if t is not None else "nothing in the environment was changed"
             if isinstance(exc, InstallFailed):
                 raise InstallFailed(exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint) from None
             if isinstance(exc, OSError):  # a full disk, a permission: the cause, and that it was undone
@@ -252,10 +203,10 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: P
                 progress.say("interrupted; " + (rolled or "the run had undone itself already"))
             raise
         else:
-            q.finish()
+            t.quarantine.finish()
         finally:
-            if q is not None:
-                q.close()
+            if t is not None:
+                t.quarantine.close()
     progress.close()
     return applied
 
@@ -263,7 +214,7 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: P
 _SPACE_HINT = "free some space on the environment's file system and run again"
 
 
-def _hashing(progress: Progress, total: int):
+def _hashing(progress: InstallProgress, total: int):
     """Progress of the manifest's hashing (10-40 s for a CUDA upgrade's 5 GB): live on a terminal,
     a line every few seconds in a log."""
     last = [0.0]
@@ -277,13 +228,14 @@ def _hashing(progress: Progress, total: int):
     return on_hashed
 
 
-def _roll_back(q: Quarantine, undo) -> str:
+def _roll_back(t: Transaction) -> str:
     """Undo the run; what it did, in words. An undo that stops (its own cause) says so: the
     quarantine keeps what is not back yet, and restore finishes it."""
+    q = t.quarantine
     if q.state() != "incomplete":  # the move step undid itself already (and said so)
         return ""
     try:
-        result = undo(q)
+        result = t.undo()
     except InstallFailed as exc:
         return f"rolling back stopped: {exc.message} ({exc.hint})"
     marked = q.mark("aborted")  # always: the run's end is recorded even when its journal lagged

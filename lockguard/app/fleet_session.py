@@ -8,7 +8,6 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from lockguard.cli.output import Ui
 from lockguard.errors import InputError
 
 
@@ -22,7 +21,7 @@ class Project:
 def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
     from lockguard.io.project.intent_file import find_intent, load_intent
     from lockguard.io.project.project_files import read_snapshot
-    from lockguard.io.project.textfile import INTENT_LIMIT, read_text
+    from lockguard.io.read import INTENT_LIMIT, read_text
     from lockguard.lockfiles.headers import body_hash_of
 
     try:
@@ -41,6 +40,42 @@ def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
         if lock.text is not None:
             files[lock.path] = lock.text
     return Project(path, files, lock_hash)
+
+
+def node_reports(engine: str, request, settings: dict, timeout: float, project: Project | None,
+                 out_dir: Path | None) -> tuple[list, list[Path]]:
+    """Doctor on every node through `engine`, each node's output read into a report; with
+    `out_dir`, each node's record kept as DIR/<node>.json (the paths written come back too)."""
+    from lockguard.fleet.node_protocol import node_script, parse_node_output
+    from lockguard.fleet.records import node_report
+
+    outputs = collect(engine, node_script, {**settings, "request": request}, timeout, project)
+    records = [parse_node_output(o, engine=engine, timeout=timeout) for o in outputs]
+    written: list[Path] = []
+    if out_dir is not None:
+        from lockguard.io.engines.report_files import write_node_files
+
+        written = write_node_files(out_dir, records)
+        sources = [str(p) for p in written]
+    else:
+        sources = [f"{engine}:{r['node']}" for r in records]
+    reports = [node_report(record, file=source, default_node=record["node"])
+               for record, source in zip(records, sources, strict=True)]
+    return reports, written
+
+
+def stored_reports(paths: list[Path]) -> tuple[list, list]:
+    """The reports in these files and folders, and (file, why) for those that cannot be read."""
+    from lockguard.io.engines.report_files import read_reports
+
+    return read_reports(paths)
+
+
+def write_report(output: Path, text: str) -> None:
+    """The merged report (or a manifest) written to --output, atomically."""
+    from lockguard.io.engines.report_files import write_output
+
+    write_output(output, text)
 
 
 def collect(engine: str, script_for, settings: dict, timeout: float, project: Project | None) -> list:
@@ -124,33 +159,3 @@ def _with_intent(request, intent: str | None):
     from dataclasses import replace
 
     return replace(request, intent=intent)
-
-
-def emit(ui: Ui, report, fmt: str, output: Path | None) -> int:
-    """Print (or write to --output) the merged report; the exit code of the contract."""
-    import json
-
-    from lockguard.fleet import render
-
-    code = report.exit_code
-    if fmt == "json":
-        text = json.dumps(ui.envelope(render.json_data(report), ok=code == 0, exit_code=code), indent=2,
-                          sort_keys=True) + "\n"
-    elif fmt == "html":
-        from lockguard.fleet.render_html import page
-
-        text = page(report)
-    else:
-        text = render.text(report)
-    if output is not None:
-        from lockguard.io.engines.report_files import write_output
-
-        write_output(output, text)
-        ui.info(f"wrote {output}: {render.summary(report)}")
-    else:
-        ui.out(text.rstrip("\n"))
-    for file, why in report.unreadable:
-        ui.error(f"{file}: {why}", hint="the other reports were merged; fix or remove this file")
-    if not report.groups:
-        ui.error("no node report to merge")
-    return code

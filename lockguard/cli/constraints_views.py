@@ -1,4 +1,5 @@
-"""Views of the knowledge for `lockguard constraints show`: sections of rows plus JSON data."""
+"""Views of the knowledge for `lockguard constraints show`: sections of rows plus JSON data (the
+tables a command renders; the CUDA view shows the conda specs a resolve would pin)."""
 
 from __future__ import annotations
 

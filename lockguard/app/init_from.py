@@ -10,12 +10,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from lockguard.cli.output import Ui
+from lockguard.app.reporting import Messages
 from lockguard.errors import InputError
 from lockguard.model.wording import counted
 
 
-def adopted_values(ui: Ui, *, files: tuple[Path, ...], env: Path | None, python: str | None, cuda: str | None,
+def adopted_values(ui: Messages, *, files: tuple[Path, ...], env: Path | None, python: str | None, cuda: str | None,
                    indexes: tuple[str, ...], top_level_only: bool) -> tuple[dict, dict, list[str]]:
     """(values, notes, header comment lines) for the intent writer."""
     from lockguard.adopt.environment import environment_facts

@@ -1,0 +1,134 @@
+"""`lockguard check`'s session: the project's lock set held shared (a resolve writing it is waited
+for, or with wait=False refused: exit 2), the static rules over the intent, the lock files and the
+repository, and with an environment the installed prefix against the lock. It runs on every commit:
+the plain check parses the intent without the costly checks and validates it fully only when the
+lock does not match it (an invalid intent is then the real problem)."""
+
+from __future__ import annotations
+
+import os
+
+
+def lock_folder(intent_path) -> str:
+    """The folder whose lock set a check of this intent reads: the folder of the intent file, as
+    resolve locks it (Intent.source.root: the resolved file's folder)."""
+    if intent_path is None:
+        intent_path = "lockguard.toml" if os.path.lexists("lockguard.toml") else "pyproject.toml"
+    return os.path.dirname(os.path.realpath(intent_path))
+
+
+def project_lock(intent_path, *, wait: bool, on_wait, warn):
+    """The project's lock set, shared, for a `with`: never half of a resolve's commit."""
+    from lockguard.io.project.lock_set import LockSet
+
+    return LockSet(lock_folder(intent_path), exclusive=False, command="check", wait=wait, on_wait=on_wait, warn=warn)
+
+
+class Checked:
+    """What a check found: the findings (files named from the working folder), the intent as the
+    user would type it from here, the exit code, and what the check read (for its result memo)."""
+
+    __slots__ = ("findings", "shown", "code", "intent", "lock_files")
+
+    def __init__(self, findings: list, shown: str, code: int | None, intent, lock_files: list[str]) -> None:
+        self.findings = findings
+        self.shown = shown
+        self.code = code  # None: 1 when a finding fails the check, else 0
+        self.intent = intent
+        self.lock_files = lock_files
+
+
+def static_check(intent_path, *, strict: bool, warn) -> Checked:
+    """The intent against its lock files and the repository; no network, no solve."""
+    from lockguard.check.static import static_findings
+    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.project.intent_file import load_project
+    from lockguard.io.project.parse_memo import default_memo
+    from lockguard.io.project.project_files import read_snapshot
+    from lockguard.model.lock_paths import lock_paths
+
+    intent = load_project(intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=warn)
+    snapshot = read_snapshot(intent)
+    findings = static_findings(snapshot, load_knowledge(validate=False, memo=default_memo()), strict_mode=strict)
+    findings = from_here(findings, os.path.dirname(intent.source.location))
+    if any(f.code in ("LG100", "LG101", "LG104") for f in findings):
+        # the lock does not match the intent: an intent that is itself invalid (an unparsable
+        # requirement) is the real problem, reported as bad input rather than as "lock missing"
+        load_project(intent_path, validate=True)
+    return Checked(findings, shown_path(intent.source.location), None, intent,
+                   [p for p, _kind, _platform in lock_paths(intent)])
+
+
+def environment_check(intent_path, *, prefix, python, strict: bool, verify_files: bool, wait: bool, on_wait,
+                      warn) -> Checked:
+    """The static check and the installed environment (`--env PREFIX` or `--python EXE`) against
+    the lock, read under the prefix's shared lock; an interrupted clean-install first."""
+    from lockguard.app.env_check import environment_exit_code, environment_findings
+    from lockguard.app.project import load_project_intent
+    from lockguard.check.static import static_findings
+    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.project.project_files import read_snapshot
+
+    intent = load_project_intent(intent_path, warn=warn)
+    snapshot = read_snapshot(intent)
+    findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
+    checked = shown_path(intent.source.path)
+    environment = environment_findings(snapshot, load_knowledge(), prefix=prefix, python=python,
+                                       verify_files=verify_files, wait=wait, on_wait=on_wait)
+    checked += f" and {prefix or python}"
+    code = environment_exit_code(findings, environment, strict=strict)
+    interrupted = [f for f in environment if f.code == "LG222"]  # first, with its fix: the rest may be its doing
+    rest = [f for f in environment if f.code != "LG222"]
+    return Checked(from_here(interrupted + findings + rest, intent.source.root), checked, code, intent, [])
+
+
+def remember(command_line, checked: Checked, intent_path, *, wait: bool, json: bool, output: str, code: int) -> None:
+    """Keep the output of a plain check for the same command line (cli/boundary.py answers it
+    before click is imported, while the files it read keep their bytes). A check whose intent the
+    full check must find each time (none, or two) is not kept."""
+    from lockguard.io.project.check_cache import CheckResults, find_intent_path
+
+    found = find_intent_path(intent_path)
+    if found is None:
+        return
+    CheckResults(command_line).store(intent=found, default_intent=intent_path is None,
+                                     root=os.path.dirname(checked.intent.source.location),
+                                     lock_files=checked.lock_files, lock_folder=lock_folder(intent_path), wait=wait,
+                                     json=json, output=output, code=code)
+
+
+def _matchspec_problem(spec: str) -> str | None:
+    """The MatchSpec check resolve makes (rattler, imported only for an intent with conda specs)."""
+    from lockguard.io.index.conda import matchspec_problem
+
+    return matchspec_problem(spec)
+
+
+def _below_here(root) -> str | None:
+    """The project folder relative to the current one when it lies below it ("sub"), else None."""
+    relative = os.path.relpath(os.path.realpath(os.fspath(root)), os.path.realpath(os.getcwd()))
+    return None if relative == "." or relative.startswith("..") else relative
+
+
+def shown_path(path) -> str:
+    """The intent as the user would type it from here (sub/lockguard.toml from a monorepo's root)."""
+    folder = _below_here(os.path.dirname(os.fspath(path)))
+    name = os.path.basename(os.fspath(path))
+    return os.path.join(folder, name) if folder else name
+
+
+def from_here(findings: list, root) -> list:
+    """Findings name files relative to the project; run from a folder above the project (a monorepo's
+    root, where CI runs) they are named from there, so `--intent sub/lockguard.toml --format github`
+    annotates sub/Dockerfile, a file that exists in the repository."""
+    folder = _below_here(root)
+    if folder is None:
+        return findings
+    from lockguard.model.finding import Finding
+
+    out = []
+    for f in findings:
+        if f.file and not os.path.isabs(f.file):
+            f = Finding(f.code, f.severity, f.message, f.hint, os.path.join(folder, f.file), f.line)
+        out.append(f)
+    return out

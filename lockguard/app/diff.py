@@ -1,0 +1,90 @@
+"""`lockguard diff`'s session: the two sides of a comparison read (two lock files, or the project's
+lock files at a git revision against the working tree) as per-platform views, and the change
+report between them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lockguard.errors import InputError
+
+
+def changes_between(pairs: list):
+    """The change report of (before, after) views, with the knowledge's CUDA facts."""
+    from lockguard.check.lock_changes import report
+    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.project.parse_memo import default_memo
+
+    return report(pairs, load_knowledge(memo=default_memo()))
+
+
+def _read(path: Path, label: str | None = None) -> str:
+    from lockguard.io.project.project_files import read_lock_text
+
+    text = read_lock_text(path)
+    if text is None:
+        raise InputError(f"{label or path} does not exist", file=str(path))
+    return text
+
+
+def _views(kind: str, text: str, label: str, platform: str | None = None) -> dict:
+    from lockguard.check.lock_views import views_of
+    from lockguard.lockfiles.syntax import LockSyntaxError
+
+    try:
+        return views_of(kind, text, platform)
+    except LockSyntaxError as exc:
+        raise InputError(f"{label}" + (f":{exc.line}" if exc.line else "") + f": {exc.message}", file=label,
+                         line=exc.line, hint="lockguard diff reads the lock files lockguard writes") from None
+
+
+def files_pairs(old: Path, new: Path) -> list:
+    from lockguard.check.lock_changes import LockView
+    from lockguard.check.lock_views import kind_of
+
+    old_text, new_text = _read(old), _read(new)
+    kind = kind_of(old.name, old_text)
+    if kind_of(new.name, new_text) != kind:
+        raise InputError(f"{old} is a {kind} file and {new} a {kind_of(new.name, new_text)} file: they cannot be "
+                         "compared", hint="compare two lock files of one kind")
+    before, after = _views(kind, old_text, str(old)), _views(kind, new_text, str(new))
+    if kind != "conda-lock" and len(before) == 1 and len(after) == 1:  # one platform each: compare them
+        platform = next(iter(after))
+        view = next(iter(before.values()))
+        before = {platform: LockView(platform, view.pip, view.conda)}
+    return [(before.get(p), after.get(p)) for p in sorted(set(before) | set(after))]
+
+
+def revision_pairs(revision: str, file: Path | None, intent_path: Path | None, *, warn=None) -> list:
+    from lockguard.check.lock_views import kind_of, merged
+    from lockguard.io.project.git_files import check_revision, text_at
+
+    if file is not None:
+        root = file.resolve().parent
+        check_revision(root, revision)
+        new_text = _read(file) if file.exists() else None
+        old_text = text_at(root, revision, file.name)
+        if old_text is None and new_text is None:
+            raise InputError(f"{file} exists neither at {revision} nor in the working tree", file=str(file))
+        kind = kind_of(file.name, new_text or old_text or "")
+        before = _views(kind, old_text, f"{file} at {revision}") if old_text is not None else {}
+        after = _views(kind, new_text, str(file)) if new_text is not None else {}
+        return [(before.get(p), after.get(p)) for p in sorted(set(before) | set(after))]
+    from lockguard.app.project import load_project_intent
+    from lockguard.model.lock_paths import lock_paths
+
+    intent = load_project_intent(intent_path, validate_conda=False, warn=warn)
+    root = intent.source.root
+    check_revision(root, revision)
+    before_parts, after_parts = [], []
+    for relative, kind, platform in lock_paths(intent):
+        if kind not in ("requirements", "environment"):
+            continue  # conda-lock.yml and pylock.toml say the same again
+        old_text = text_at(root, revision, relative)
+        new_text = _read(root / relative) if (root / relative).exists() else None
+        if old_text is not None:
+            before_parts.append(_views(kind, old_text, f"{relative} at {revision}", platform))
+        if new_text is not None:
+            after_parts.append(_views(kind, new_text, relative, platform))
+    before, after = merged(*before_parts), merged(*after_parts)
+    return [(before.get(p), after.get(p)) for p in intent.platforms if p in before or p in after]

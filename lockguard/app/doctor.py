@@ -1,0 +1,72 @@
+"""`lockguard doctor`'s session: the probe in the target interpreter and the machine's facts (NVML,
+system CUDA, the node's name) gathered at once, the lock read, the checks run over all of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lockguard.doctor.check import Facts
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    facts: Facts
+    checks: list
+    node: str
+    node_source: str
+    lock_meta: dict | None  # {intent, file, body_hash} of the lock compared with, if any
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(c.status == "error" for c in self.checks) else 0
+
+
+def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> Diagnosis:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lockguard.doctor.checks import run_checks
+    from lockguard.doctor.imports import GPU_IMPORTS
+    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.machine.nvml import detect_machine
+    from lockguard.io.machine.probe_runner import pid_alive, run_probe
+    from lockguard.io.machine.system_cuda import gather_system, node_identity
+    from lockguard.io.project.parse_memo import default_memo
+
+    # the probe (a child process: `import torch` dominates) and the system facts run while NVML,
+    # the knowledge and the lock are read here
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        probe_job = pool.submit(run_probe, python, smoke=smoke, timeout=timeout, imports=GPU_IMPORTS)
+        system_job = pool.submit(gather_system)
+        # the shipped tables are validated by the test suite; their parse is kept in the cache folder
+        knowledge = load_knowledge(validate=False, memo=default_memo())
+        lock, lock_reason, lock_meta = _lock(intent_path, knowledge, warn)
+        machine = detect_machine()
+        probe, system = probe_job.result(), system_job.result()
+    node, node_source = node_identity()
+    alive = {p.pid: pid_alive(p.pid) for g in machine.gpus for p in g.processes}
+    facts = Facts(probe, machine, system, lock, knowledge, alive=alive, lock_reason=lock_reason, smoke_requested=smoke)
+    return Diagnosis(facts, run_checks(facts), node, node_source, lock_meta)
+
+
+def _lock(intent_path, knowledge, warn):
+    """(lock view, why there is none, {intent, file, body_hash})."""
+    from lockguard.errors import InputError
+    from lockguard.io.project.intent_file import load_project
+
+    try:
+        intent = load_project(intent_path, validate=False, warn=warn)
+    except InputError:
+        if intent_path:
+            raise
+        return None, "no lockguard.toml here (pass --intent FILE to compare with a lock)", None
+    from lockguard.app.env_check import lock_view
+    from lockguard.io.project.project_files import read_snapshot
+    from lockguard.lockfiles.headers import body_hash_of
+
+    snapshot = read_snapshot(intent, scan_repo=False)
+    requirements = snapshot.of_kind("requirements")
+    if requirements is None or requirements.text is None:
+        return None, f"{intent.source.path.name} has no lock yet (run `lockguard resolve`)", None
+    meta = {"intent": str(intent.source.path), "file": requirements.path,
+            "body_hash": "sha256:" + body_hash_of(requirements.text)}
+    return lock_view(snapshot, knowledge), "", meta

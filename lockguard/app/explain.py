@@ -1,0 +1,44 @@
+"""`lockguard explain`'s session: the platform's requirements.lock (and environment.yml for a conda
+package) read and parsed, and the explanation of why a package is pinned at its version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lockguard.errors import InputError
+from lockguard.lockfiles.syntax import clip
+
+
+def explain_package(package: str, intent_path: Path | None, platform: str | None, *, warn=None):
+    """(the explanation, the platform read); InputError for a platform or package the lock lacks."""
+    from lockguard.app.project import load_project_intent
+    from lockguard.check.why_pinned import explain_conda, explain_pip
+    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.project.project_files import parse_lock, read_lock_text
+    from lockguard.model.lock_paths import lock_file
+
+    intent = load_project_intent(intent_path, warn=warn)
+    if platform is not None and platform not in intent.platforms:
+        raise InputError(f"--platform: the lock has no {clip(platform)} section (it locks "
+                         f"{', '.join(intent.platforms)})", key="platforms",
+                         hint=f"pass one of: {', '.join(intent.platforms)}; or add the platform to the intent's "
+                         "platforms and run `lockguard resolve`")
+    platform = platform or intent.platforms[0]
+    root = intent.source.root
+    knowledge = load_knowledge()
+    req_path = root / lock_file(intent, "requirements", platform)
+    env_path = root / lock_file(intent, "environment", platform)
+    req_text = read_lock_text(req_path)
+    if req_text is None:
+        raise InputError(f"{req_path} does not exist", file=str(req_path), hint="run `lockguard resolve` first")
+    lock = parse_lock("requirements", req_text, str(req_path))
+    found = explain_pip(package, lock, knowledge, platform, intent.source.path.name)
+    env_text = None if intent.pip_only else read_lock_text(env_path)
+    if found is None and env_text is not None:
+        env = parse_lock("environment", env_text, str(env_path))
+        if package in env.conda:
+            found = explain_conda(package, env.conda[package][0], knowledge, intent.conda)
+    if found is None:
+        raise InputError(f"{clip(package)} is not in {req_path.name}" + (f" or {env_path.name}" if env_text else ""),
+                         hint="`lockguard explain` reads the lock; run `lockguard resolve` if the intent changed")
+    return found, platform

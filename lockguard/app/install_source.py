@@ -1,0 +1,96 @@
+"""What a clean-install applies: the project's requirements.lock for this machine's platform, or a
+pylock.toml (`--from`), with the lock as the inventory sees it, the entries pip installs (hashes and
+index options) and where they come from."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from lockguard.app.env_check import host_conda_platform, lock_view
+from lockguard.check.snapshot import Snapshot
+from lockguard.errors import InputError
+from lockguard.install.inventory import LockView
+from lockguard.install.verify import direct_names
+from lockguard.knowledge.tables import Knowledge
+from lockguard.lockfiles.requirements_lock import RequirementsLock
+from lockguard.model.lock_paths import lock_file
+
+
+@dataclass(frozen=True)
+class LockSource:
+    """What a clean-install applies: the lock as the inventory sees it, the entries pip installs
+    (with hashes and index options) and where they come from."""
+
+    view: LockView
+    requirements: RequirementsLock
+    label: str  # the file shown in the plan
+    platform: str
+    direct: list[str]  # names whose modules the import smoke imports
+    snapshot: Snapshot | None = None  # the project (the conda side); None for a pylock.toml on its own
+    links: tuple[str, ...] = ()  # file URLs pip may take (a pylock.toml names its files)
+
+
+def project_source(snapshot: Snapshot, knowledge: Knowledge) -> LockSource:
+    """The project's own lock: requirements.lock of the host's platform."""
+    platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
+    label = snapshot.intent.source.root / lock_file(snapshot.intent, "requirements", platform)
+    document = snapshot.of_kind("requirements", platform)
+    requirements = document.requirements if document and document.requirements else RequirementsLock()
+    return LockSource(lock_view(snapshot, knowledge), requirements, str(label), platform,
+                      direct_names(snapshot.intent.pip), snapshot)
+
+
+def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -> LockSource:
+    """`--from pylock.toml`: its packages are what pip installs. With a project, it must pin
+    exactly what the project's lock pins (two locks that disagree are refused, never merged);
+    without one it is the whole lock (pip only)."""
+    from dataclasses import replace
+
+    from lockguard.install.pylock_source import disagreements, install_from_pylock
+    from lockguard.io.project.project_files import parse_lock, read_lock_text
+
+    text = read_lock_text(path)
+    if text is None:
+        raise InputError(f"{path} does not exist", file=str(path), hint="pass the pylock.toml to install from")
+    pylock = parse_lock("pylock", text, str(path))
+    found = install_from_pylock(pylock, str(path), os.path.dirname(os.path.abspath(path)))
+    requirements, links = found.requirements, tuple(found.links)
+    pins = {name: entry.version for name, entry in requirements.entries.items()}
+    if snapshot is None:
+        return LockSource(LockView(pip=pins), requirements, str(path), host_conda_platform(), sorted(pins),
+                          links=links)
+    source = project_source(snapshot, knowledge)
+    differ = disagreements(pylock, source.view.pip)
+    if differ:
+        raise InputError(f"{path} pins other versions than the project's lock: {', '.join(differ[:5])}"
+                         + (f" and {len(differ) - 5} more" if len(differ) > 5 else ""), file=str(path),
+                         hint="run `lockguard resolve` (with `[outputs] pylock`) to write both from the intent, or "
+                              "run clean-install outside the project to apply the pylock.toml on its own")
+    return replace(source, requirements=requirements, label=str(path), links=links)
+
+
+def lock_source(intent_path: Path | None, from_file: Path | None, *, warn=None) -> LockSource:
+    """What to apply: the project's lock, which must be current; a pylock.toml inside the project,
+    which must agree with it; or a pylock.toml on its own (outside any project)."""
+    from lockguard.app.project import load_project_intent
+    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.project.intent_file import project_here
+    from lockguard.io.project.project_files import read_snapshot
+
+    knowledge = load_knowledge()
+    snapshot = None
+    if from_file is None or intent_path is not None or project_here():
+        intent = load_project_intent(intent_path, warn=warn)
+        snapshot = read_snapshot(intent, scan_repo=False)
+        lock_must_be_current(snapshot, knowledge)
+    return pylock_source(from_file, snapshot, knowledge) if from_file else project_source(snapshot, knowledge)
+
+
+def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:
+    from lockguard.check.rules_lock import lock_state
+
+    for finding in lock_state(snapshot):
+        raise InputError(f"{finding.file}: {finding.message}", file=finding.file,
+                         hint="a clean-install applies only a current, untouched lock: " + (finding.hint or ""))

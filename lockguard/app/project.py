@@ -1,0 +1,23 @@
+"""The project a command works on: its intent found and parsed, with the MatchSpecs of its conda
+side validated through the rattler adapter (imported only for an intent that has conda specs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from lockguard.model.intent import Intent
+
+
+def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True,
+                        warn: Callable[[str], None] | None = None) -> Intent:
+    """Find and parse the intent; MatchSpecs are validated through the rattler adapter."""
+    from lockguard.io.project.intent_file import load_project
+
+    validator = None
+    if validate_conda:
+        def validator(spec: str):  # the rattler adapter is imported only for an intent with conda specs
+            from lockguard.io.index.conda import matchspec_problem
+
+            return matchspec_problem(spec)
+    return load_project(intent_path, validate_matchspec=validator, warn=warn)

@@ -1,0 +1,90 @@
+"""`lockguard restore`'s session: which clean-install run to undo (newest first), the undo under
+the environment's lock, the runs with the disk each quarantine takes, and pruning them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lockguard.errors import InputError
+from lockguard.io.env.quarantine_runs import RESTORABLE, QuarantineInfo, list_quarantines
+
+
+def held(prefix: Path, command: str, *, run: str = "", wait: bool, on_wait: Callable[[str], None], shown: str):
+    """The environment's lock, exclusive, for the block (a second run waits, or is refused)."""
+    from lockguard.io.env.prefix_lock import locked_prefix
+
+    return locked_prefix(prefix, command, exclusive=True, run=run, wait=wait, on_wait=on_wait, shown=shown)
+
+
+def newest_restorable(prefix: Path) -> str:
+    """The run a plain restore would undo as things stand ("" when none)."""
+    return next((q.id for q in reversed(list_quarantines(prefix)) if q.state in RESTORABLE), "")
+
+
+@dataclass(frozen=True)
+class Restored:
+    id: str
+    result: object  # io.env.transaction.UndoResult
+    displaced_folder: Path  # where files changed since the run were kept
+
+
+def restore_run(prefix: Path, quarantine_id: str | None) -> Restored:
+    """Undo the run named (default: the newest restorable one); runs are undone newest first."""
+    from lockguard.io.env.transaction import Transaction
+
+    found = list_quarantines(prefix)
+    candidates = [q for q in found if q.state in RESTORABLE]
+    if quarantine_id is None:
+        if not candidates:
+            raise InputError(f"nothing to restore in {prefix}", hint="`lockguard restore --list` shows the runs")
+        quarantine_id = candidates[-1].id
+    elif quarantine_id not in {q.id for q in found}:
+        raise InputError(f"no clean-install {quarantine_id} in {prefix}", hint="`lockguard restore --list` shows them")
+    elif quarantine_id not in {q.id for q in candidates}:
+        raise InputError(f"clean-install {quarantine_id} was already undone")
+    newer = [q.id for q in candidates if q.id > quarantine_id]
+    if newer:
+        raise InputError(f"clean-install {quarantine_id} is older than {', '.join(newer)}, which changed the same "
+                         "environment afterwards", hint=f"restore {newer[-1]} first (runs are undone newest first)")
+    run = Transaction.of(prefix, quarantine_id)
+    return Restored(quarantine_id, run.undo(), run.quarantine.root / "displaced")
+
+
+def runs(prefix: Path) -> list[tuple[QuarantineInfo, int]]:
+    """Every run of the environment, oldest first, with the bytes its quarantine takes."""
+    from lockguard.io.env.quarantine_runs import run_size
+
+    return [(q, run_size(prefix, q.id)) for q in list_quarantines(prefix)]
+
+
+@dataclass(frozen=True)
+class Pruning:
+    going: list[QuarantineInfo]  # the runs whose quarantines go
+    sizes: dict[str, int]  # what each frees
+    stuck: list[str]  # interrupted runs: never pruned
+    kept: list[str]
+
+
+def prune_plan(prefix: Path, keep: int) -> Pruning:
+    """Which runs pruning takes (all but the newest `keep` restorable ones), measured before; an
+    earlier undo's leftover trash goes first. Called with the environment's lock held."""
+    from lockguard.io.env.quarantine_runs import clear_trash, prunable, run_size
+
+    clear_trash(prefix)
+    found = list_quarantines(prefix)
+    going = prunable(found, keep)
+    stuck = [r.id for r in found if r.state not in ("complete", "restored", "aborted")]
+    return Pruning(going, {r.id: run_size(prefix, r.id) for r in going}, stuck, [r.id for r in found])
+
+
+def prune(prefix: Path, pruning: Pruning) -> tuple[list[str], int, list[str]]:
+    """Delete those quarantines: (the runs gone, as checked after; the bytes freed; the runs left)."""
+    from lockguard.io.env.quarantine_runs import drop_run
+
+    for r in pruning.going:
+        drop_run(prefix, r.id)
+    left = {r.id for r in list_quarantines(prefix)}
+    gone = [r.id for r in pruning.going if r.id not in left]
+    return gone, sum(pruning.sizes[i] for i in gone), sorted(left)

@@ -1,0 +1,200 @@
+"""The one subprocess runner of lockguard: pip, an environment's interpreter (its sys.path, the
+import smoke), the doctor's probe, nvcc, ldconfig, git all run through here.
+
+A child never runs unbounded: it gets its own process group and a deadline, and when it runs past
+the deadline, or prints more than its cap on stdout, the whole group is killed (an interpreter that
+hangs in a grandchild must not outlive lockguard); whatever it leaves running in its group when it
+exits is killed too. Its output is read as it comes (the child never blocks on a full pipe): stdout
+up to the cap, line by line to `on_line` if asked, the last `stderr_cap` bytes of stderr. A child
+that cannot start, times out or floods comes back in `Finished` (returncode None, timed_out,
+flooded, and `problem` in words); this never raises for the child's sake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+OUTPUT_CAP = 16 << 20  # bytes kept from stdout; the probe's JSON is a few hundred KiB at most
+STDERR_CAP = 256 << 10  # stderr: only its tail is shown
+TICK_SECONDS = 0.25  # how often `tick` runs while the child does
+LINGER_SECONDS = 1.0  # how long output is still read after the child exited
+
+
+@dataclass
+class Finished:
+    argv: list[str]
+    returncode: int | None  # None: it did not start (see `problem`)
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    flooded: bool = False  # stdout went past the cap: it was killed
+    problem: str | None = None  # why it did not start, or why it was killed
+    start_error: str = field(default="", repr=False)  # the OS's words when it did not start
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def stderr_tail(self, lines: int = 15) -> str:
+        return "\n".join((self.stderr or self.stdout).strip().splitlines()[-lines:])
+
+
+def _find_prctl():
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+# Looked up when this module is imported (by the main thread): children are also started from
+# threads, and a thread must not be the first to import a module (io/index/early.py says why).
+_PRCTL = _find_prctl()
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """For the child: get SIGKILL when lockguard dies, so no pip keeps writing into a prefix whose
+    transaction is being undone (Linux prctl; None elsewhere)."""
+    if _PRCTL is None:
+        return None
+    return lambda: _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def run_bounded(argv: list[str], *, timeout: float, env: dict | None = None, cwd: str | None = None,
+                what: str | None = None, cap: int = OUTPUT_CAP, stderr_cap: int = STDERR_CAP,
+                on_line: Callable[[str], None] | None = None,
+                tick: Callable[[subprocess.Popen], None] | None = None,
+                die_with_lockguard: bool = False) -> Finished:
+    """Run `argv` (stdin closed) in its own process group, killed with its group after `timeout`
+    seconds or more than `cap` bytes of stdout. `on_line` sees each stdout line as it comes;
+    `tick` runs about four times a second while the child does; `die_with_lockguard`: the child is
+    killed if lockguard dies first."""
+    label = what or os.path.basename(argv[0])
+    try:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=env, cwd=cwd, start_new_session=True,
+                                   preexec_fn=_death_signal() if die_with_lockguard else None)
+    except OSError as exc:
+        cause = exc.strerror or str(exc)
+        return Finished(argv, None, problem=f"cannot run {argv[0]}: {cause}", start_error=cause)
+    reader = _Output(process, cap, stderr_cap, on_line)
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    exited_at = None
+    ticked = 0.0
+    try:
+        while reader.open():
+            now = time.monotonic()
+            if exited_at is None and process.poll() is not None:
+                exited_at = now
+                kill_group(process)  # what it left running in its group
+            if exited_at is not None and now - exited_at > LINGER_SECONDS:
+                break  # something outside its group holds the pipes: stop reading
+            if now >= deadline and exited_at is None:
+                timed_out = True
+                kill_group(process)
+                deadline = float("inf")
+            if reader.flooded:
+                kill_group(process)
+            reader.read(min(max(deadline - now, 0.0), TICK_SECONDS))
+            if tick is not None and exited_at is None and time.monotonic() - ticked >= TICK_SECONDS:
+                ticked = time.monotonic()
+                tick(process)
+        if process.poll() is None and not timed_out:  # it closed its pipes and goes on running
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+    finally:
+        if process.poll() is None:
+            kill_group(process)
+        returncode = process.wait()
+        kill_group(process)
+        reader.close()
+    problem = None
+    if timed_out:
+        problem = f"{label} did not finish within {timeout:g} s; it was killed with its child processes"
+    elif reader.flooded:
+        problem = f"{label} printed more than {cap >> 20} MiB; it was killed with its child processes"
+    return Finished(argv, returncode, reader.stdout(), reader.stderr(), timed_out, reader.flooded, problem)
+
+
+class _Output:
+    """The child's stdout (up to the cap, by line to `on_line`) and the tail of its stderr."""
+
+    def __init__(self, process: subprocess.Popen, cap: int, stderr_cap: int, on_line) -> None:
+        self.process = process
+        self.cap = cap
+        self.stderr_cap = stderr_cap
+        self.on_line = on_line
+        self.out = bytearray()
+        self.err = bytearray()
+        self.size = 0  # every stdout byte seen, kept or not
+        self.pending = b""  # a stdout line not finished yet
+        self.flooded = False
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(process.stdout, selectors.EVENT_READ)
+        self.selector.register(process.stderr, selectors.EVENT_READ)
+
+    def open(self) -> bool:
+        return bool(self.selector.get_map())
+
+    def read(self, wait: float) -> None:
+        for key, _events in self.selector.select(wait):
+            chunk = os.read(key.fd, 1 << 16)
+            if not chunk:
+                self.selector.unregister(key.fileobj)
+                if key.fileobj is self.process.stdout:
+                    self._lines(b"", final=True)
+            elif key.fileobj is self.process.stdout:
+                self._stdout(chunk)
+            else:
+                self.err += chunk
+                if len(self.err) > self.stderr_cap:
+                    del self.err[: len(self.err) - self.stderr_cap]
+
+    def _stdout(self, chunk: bytes) -> None:
+        kept = chunk[: max(self.cap - self.size, 0)]
+        self.size += len(chunk)
+        self.out += kept
+        self._lines(kept, final=False)
+        if self.size > self.cap:
+            self.flooded = True
+            self.on_line, self.pending = None, b""  # nothing past the cap, not even the cut line
+
+    def _lines(self, kept: bytes, *, final: bool) -> None:
+        if self.on_line is None:
+            return
+        self.pending += kept
+        *whole, self.pending = self.pending.split(b"\n")
+        if final and self.pending:
+            whole.append(self.pending)
+            self.pending = b""
+        for line in whole:
+            self.on_line(line.decode("utf-8", "replace"))
+        if final:
+            self.on_line = None  # nothing past the cap, nothing twice
+
+    def stdout(self) -> str:
+        return bytes(self.out).decode("utf-8", "replace")
+
+    def stderr(self) -> str:
+        return bytes(self.err).decode("utf-8", "replace")
+
+    def close(self) -> None:
+        self.selector.close()
+        for stream in (self.process.stdout, self.process.stderr):
+            stream.close()
