@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from lockguard.knowledge.tables import Row
+from lockguard.knowledge.row import Row
 from lockguard.model.names import canonical_name
 from lockguard.model.pep440 import Spec
 from lockguard.model.record import record
