@@ -1,7 +1,7 @@
 """The one exception root and its exit codes.
 
 Subclasses carry fields, never markup; the CLI's error boundary renders them and maps them to the
-exit codes of the contract (DESIGN.md): 1 findings, 2 bad input, 3 unsatisfiable intent,
+exit codes of the contract (the README's "Commands" section): 1 findings, 2 bad input, 3 unsatisfiable intent,
 4 package source unreachable, 5 install failed and rolled back.
 """
 

@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md, read from the code's own imports (ast; module-level and function-level
+"""The layering of docs/architecture.md, read from the code's own imports (ast; module-level and function-level
 imports alike, TYPE_CHECKING ones included):
 
 - dependencies point one way: cli -> app -> core (model, knowledge, resolve, check, lockfiles,

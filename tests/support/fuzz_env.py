@@ -12,7 +12,7 @@ Each EnvCase damages its own copy of a small environment and runs one command on
 The commands are read-only or dry runs (check --env, clean-install --dry-run, restore --list,
 doctor) or a `restore` that must refuse: tests/test_fuzz.py asserts the exit code, no traceback,
 a message naming the damaged file (exit 2), no hang, and an unchanged tree (prefix and project).
-What each case expects follows the contract (DESIGN.md: 0 ok, 1 findings, 2 bad input), not what
+What each case expects follows the contract (the README's exit codes: 0 ok, 1 findings, 2 bad input), not what
 the code happened to do: 2 where lockguard cannot trust what it reads, 1 where the damage is a
 finding the environment really has (an unowned file, a RECORD path out of the prefix: LG219)."""
 
