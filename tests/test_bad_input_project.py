@@ -317,7 +317,8 @@ def test_runtime_dependencies_are_the_ones_lockguard_imports():
     modules = {"click": "click", "rich": "rich", "packaging": "packaging", "resolvelib": "resolvelib",
                "tomlkit": "tomlkit", "tomli": "tomli", "httpx": "httpx", "py-rattler": "rattler",
                "nvidia-ml-py": "pynvml", "pyelftools": "elftools", "filelock": "filelock",
-               "platformdirs": "platformdirs", "pyyaml": "yaml", "build": "build", "msgspec": "msgspec"}
+               "platformdirs": "platformdirs", "pyyaml": "yaml", "build": "build", "msgspec": "msgspec",
+               "pyproject-hooks": "pyproject_hooks"}
     imported = set()
     for path in (REPO / "lockguard").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
