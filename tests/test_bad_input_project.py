@@ -309,7 +309,13 @@ def test_lg102_without_the_copy_compares_with_the_other_views(project, lg, monke
 def test_runtime_dependencies_are_the_ones_lockguard_imports():
     import ast
 
-    import tomllib
+    try:
+
+        import tomllib
+
+    except ModuleNotFoundError:  # Python 3.10
+
+        import tomli as tomllib
     from packaging.requirements import Requirement
 
     declared = {Requirement(r).name.lower() for r in

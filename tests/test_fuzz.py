@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import fuzz_corpus
+from tests.support.envs import ENV_PYTHON
 
 MINIMUM_INPUTS = 600  # the floor for the whole corpus
 
@@ -244,7 +245,7 @@ def env_world(tmp_path_factory):
     pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^ \\;]+)", (project / "requirements.lock").read_text(), re.M))
     assert "jinja2" in pins, pins
     venv = root / "venv-template"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    subprocess.run([ENV_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
     fuzz_env.fill_venv(venv, pins)
     return project, venv
 

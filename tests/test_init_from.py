@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from lockguard.io.project.intent_file import load_intent
-from tests.support.envs import make_venv, pip_install
+from tests.support.envs import ENV_PYTHON_VERSION, make_venv, pip_install
 from tests.support.index_server import LocalIndex
 from tests.support.wheels import build_wheel
 from tests.support.world import build_world, pypi_metadata
@@ -312,8 +311,7 @@ def test_from_env_round_trips_through_resolve_and_clean_install(world, tmp_path,
     assert result.exit_code == 0, result.stderr
     assert "skipped" in result.stderr and "inhouse==0.1" in result.stderr and "no index serves it" in result.stderr
     intent = load_intent(project / "lockguard.toml")
-    assert (str(intent.python), str(intent.cuda), intent.channels) == (f"{sys.version_info[0]}.{sys.version_info[1]}",
-                                                                       "none", ())
+    assert (str(intent.python), str(intent.cuda), intent.channels) == (ENV_PYTHON_VERSION, "none", ())
     assert set(intent.pip) == {"hjson==3.1.0", "jinja2==1.0", "numpy==1.26.4", "markupsafe==2.1.5"}
     assert lg("resolve", "--intent", str(project / "lockguard.toml")).exit_code == 0
     target = make_venv(tmp_path / "fresh")

@@ -21,7 +21,14 @@ from pathlib import Path
 import pytest
 
 from lockguard.io.kernel_lock import read_holder
-from tests.support.envs import PIP_ENV, copy_venv, pip_install, site_packages, tree_hashes
+from tests.support.envs import (
+    ENV_PYTHON,
+    PIP_ENV,
+    copy_venv,
+    pip_install,
+    site_packages,
+    tree_hashes,
+)
 from tests.support.faults import fault_env, release, wait_paused
 from tests.support.wheels import build_wheel
 
@@ -300,8 +307,11 @@ def nobody_runs(argv: list[str], home: Path) -> subprocess.CompletedProcess:
 def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(world, project, open_folder, lg):
     if _as_nobody() is None:
         pytest.skip("needs root and setpriv to run lockguard as an unprivileged user")
+    runs = nobody_runs([sys.executable, "-c", "pass"], open_folder)
+    if runs.returncode != 0:  # e.g. an interpreter whose libpython lies in root's home
+        pytest.skip(f"the unprivileged user cannot run the tests' interpreter here: {runs.stderr[-200:]}")
     venv = open_folder / "env"  # its own copy of the interpreter: nothing of it behind root's folders
-    subprocess.run([sys.executable, "-m", "venv", "--copies", str(venv)], check=True, capture_output=True)
+    subprocess.run([ENV_PYTHON, "-m", "venv", "--copies", str(venv)], check=True, capture_output=True)
     pip_install(venv, world.pypi.url, "oldlib==1.0")
     shutil.copytree(project, open_folder / "project")
     subprocess.run(["chown", "-R", "65534:65534", str(open_folder)], check=True)
@@ -327,6 +337,9 @@ def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(world, proje
 def test_an_interpreter_behind_a_folder_the_user_cannot_enter_is_bad_input(project, venv, open_folder):
     if _as_nobody() is None:
         pytest.skip("needs root and setpriv to run lockguard as an unprivileged user")
+    runs = nobody_runs([sys.executable, "-c", "pass"], open_folder)
+    if runs.returncode != 0:  # e.g. an interpreter whose libpython lies in root's home
+        pytest.skip(f"the unprivileged user cannot run the tests' interpreter here: {runs.stderr[-200:]}")
     env = copy_venv(venv, open_folder / "env")
     private = open_folder / "private"
     private.mkdir(mode=0o700)

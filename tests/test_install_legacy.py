@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.envs import PIP_ENV, pip_install, site_packages, tree_hashes
+from tests.support.envs import ENV_CACHE_TAG, PIP_ENV, pip_install, site_packages, tree_hashes
 from tests.support.faults import fault_env
 from tests.support.wheels import build_sdist, build_wheel
 
-TAG = sys.implementation.cache_tag  # the test venvs run this interpreter
+TAG = ENV_CACHE_TAG  # what the test venvs' interpreter compiles
 
 
 def run(lg, project: Path, *args: str):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.envs import (
+    ENV_CACHE_TAG,
     PIP_ENV,
     pip_install,
     site_packages,
@@ -111,7 +112,7 @@ def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(fami
     assert "pip wrote over 2 files that staying packages share" in result.stderr  # bar's nvidia/__init__.py(c)
     manifest = json.loads((venv / ".lockguard" / "quarantine" / entry["id"] / "manifest.json").read_text())
     adopted = [e for e in manifest["entries"] if "site-packages/nvidia/__" in e["path"]]
-    assert sorted(e["path"].split("nvidia/")[1] for e in adopted) == ["__init__.py", "__pycache__/__init__.cpython-311.pyc"]
+    assert sorted(e["path"].split("nvidia/")[1] for e in adopted) == ["__init__.py", f"__pycache__/__init__.{ENV_CACHE_TAG}.pyc"]
     assert {e["owner"] for e in adopted} == {"nvidia-bar-cu12"}
     text = lg("restore", "--list", "--prefix", str(venv))
     assert "nvidia-foo-cu11 1.0" in text.stdout and "nvidia-foo-cu12==2.0" in text.stdout
@@ -185,7 +186,7 @@ def test_an_import_smoke_that_fails_rolls_back_with_exit_5(world, lg, tmp_path, 
 
 
 def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(world, lg, tmp_path, venv):
-    tag = sys.implementation.cache_tag  # the venv runs this interpreter
+    tag = ENV_CACHE_TAG  # what the venv's interpreter compiles
     world.pypi.add(build_wheel(world.wheels, "shipspyc", "1.0", files={
         "shipspyc/__init__.py": b"", "shipspyc/conv_template.py": b"X = 1\n",
         f"shipspyc/__pycache__/conv_template.{tag}.pyc": b"a pyc from the wheel builder's machine"}))

@@ -11,11 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 from lockguard.lockfiles import pylock
 from lockguard.lockfiles.requirements_lock import parse as parse_requirements
 from lockguard.model.intent_parse import parse_intent
+from tests.support.envs import ENV_PYTHON
 from tests.support.locked import edit
 from tests.support.wheels import build_wheel
 
@@ -101,7 +106,7 @@ def test_uv_plans_the_same_versions_as_requirements_lock(project, tmp_path):
     uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
     assert uv, "uv is a test dependency (pip install -e '.[test]')"
     venv = tmp_path / "target"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run([ENV_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_"))}
     env.update(UV_CACHE_DIR=str(tmp_path / "uv-cache"), UV_NO_CONFIG="1", UV_PYTHON_DOWNLOADS="never")
     done = subprocess.run([uv, "pip", "install", "--dry-run", "--python", str(venv / "bin" / "python"),

@@ -12,6 +12,7 @@ import pytest
 
 from lockguard.lockfiles import requirements_lock
 from lockguard.lockfiles.headers import is_sealed_intact, read_header
+from tests.support.envs import ENV_PYTHON
 from tests.support.wheels import build_wheel, sha256_of
 
 
@@ -56,7 +57,7 @@ def test_real_pip_accepts_the_lock(tmp_path, world, lg):
     world.intent(project, pip=["jinja2", "numpy"])
     assert resolve(lg, project).exit_code == 0
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--require-hashes", "--no-deps",
+        [ENV_PYTHON, "-m", "pip", "install", "--dry-run", "--require-hashes", "--no-deps",
          "--ignore-installed", "--no-cache-dir", "--isolated", "-r", str(project / "requirements.lock")],
         capture_output=True, text=True, timeout=120, env={**os.environ, "PIP_CONFIG_FILE": os.devnull},
     )

@@ -9,11 +9,27 @@ import subprocess
 import sys
 from pathlib import Path
 
+# The target environments stand for a user's prefix that the tests' locks (python = "3.11") fit; when the
+# tests themselves run on another Python (CI's 3.10 run), lockguard still manages a 3.11 prefix.
+ENV_PYTHON = sys.executable if sys.version_info[:2] == (3, 11) else (shutil.which("python3.11") or sys.executable)
+
+
+def _env_python_facts() -> tuple[str, str]:
+    """(bytecode cache tag, "X.Y") of ENV_PYTHON: what its venvs compile and report."""
+    if sys.executable == ENV_PYTHON:
+        return sys.implementation.cache_tag, f"{sys.version_info[0]}.{sys.version_info[1]}"
+    script = "import sys; print(sys.implementation.cache_tag, '%d.%d' % sys.version_info[:2])"
+    tag, version = subprocess.run([ENV_PYTHON, "-c", script], check=True, capture_output=True, text=True).stdout.split()
+    return tag, version
+
+
+ENV_CACHE_TAG, ENV_PYTHON_VERSION = _env_python_facts()
+
 PIP_ENV = {"PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_CACHE_DIR": "1"}
 
 
 def make_venv(path: Path, *, system_site: bool = False) -> Path:
-    args = [sys.executable, "-m", "venv", str(path)]
+    args = [ENV_PYTHON, "-m", "venv", str(path)]
     if system_site:
         args.insert(3, "--system-site-packages")
     subprocess.run(args, check=True, capture_output=True)

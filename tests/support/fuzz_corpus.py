@@ -142,7 +142,10 @@ def unknown_key_cases(base: str) -> list[Case]:
 # -- 2. intents that are not TOML ----------------------------------------------------------------
 
 def toml_syntax_cases(base: str) -> list[Case]:
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
 
     cases = []
     data = base.encode()
@@ -178,6 +181,11 @@ def toml_syntax_cases(base: str) -> list[Case]:
         "dotted-clash": base + 'outputs.environment = "e.yml"\n[outputs]\n',
         "inline-table-trailing": base + "outputs = { environment = 'e.yml', }\n",
     }
+    try:  # TOML 1.1 allows the trailing comma: tomli >= 2.3 (Python 3.10) and tomllib from 3.15 accept it
+        tomllib.loads(damages["inline-table-trailing"])
+        del damages["inline-table-trailing"]
+    except tomllib.TOMLDecodeError:
+        pass
     for label, text in damages.items():
         cases.append(Case("toml-syntax", label, RESOLVE, setup=lambda p, t=text: _write(p / INTENT, t),
                           names=INTENT, line=label not in ("empty", "only-comment", "python-missing", "cuda-missing")))
