@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import lockguard
 from lockguard.io.index import resolve_memo
 from lockguard.lockfiles import requirements_lock
 from tests.support import cache_entries
@@ -121,7 +122,7 @@ def test_an_edit_of_lockguard_or_a_deciding_library_changes_the_key(tmp_path, mo
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "rules.py").write_text("A = 1\n")
-    monkeypatch.setattr(resolve_memo.lockguard, "__file__", str(package / "__init__.py"))
+    monkeypatch.setattr(lockguard, "__file__", str(package / "__init__.py"))
     before = resolve_memo.code_fingerprint()
     assert "rules.py" in before
     (package / "rules.py").write_text("A = 2\n")

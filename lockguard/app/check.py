@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from lockguard.model import codes
+
 
 def lock_folder(intent_path) -> str:
     """The folder whose lock set a check of this intent reads: the folder of the intent file, as
@@ -51,7 +53,7 @@ def static_check(intent_path, *, strict: bool, warn) -> Checked:
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(validate=False, memo=default_memo()), strict_mode=strict)
     findings = from_here(findings, os.path.dirname(intent.source.location))
-    if any(f.code in ("LG100", "LG101", "LG104") for f in findings):
+    if any(f.code in (codes.LOCK_MISSING.code, codes.INTENT_CHANGED.code, codes.LOCK_NOT_LOCKGUARDS.code) for f in findings):
         # the lock does not match the intent: an intent that is itself invalid (an unparsable
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
         load_project(intent_path, validate=True)
@@ -77,8 +79,8 @@ def environment_check(intent_path, *, prefix, python, strict: bool, verify_files
                                        verify_files=verify_files, wait=wait, on_wait=on_wait)
     checked += f" and {prefix or python}"
     code = environment_exit_code(findings, environment, strict=strict)
-    interrupted = [f for f in environment if f.code == "LG222"]  # first, with its fix: the rest may be its doing
-    rest = [f for f in environment if f.code != "LG222"]
+    interrupted = [f for f in environment if f.code == codes.INTERRUPTED_RUN.code]  # first, with its fix: the rest may be its doing
+    rest = [f for f in environment if f.code != codes.INTERRUPTED_RUN.code]
     return Checked(from_here(interrupted + findings + rest, intent.source.root), checked, code, intent, [])
 
 

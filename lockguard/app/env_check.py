@@ -9,6 +9,7 @@ from lockguard.check.lock_facts import lock_facts
 from lockguard.check.snapshot import Snapshot
 from lockguard.install.inventory import LockView, take_inventory
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model import codes
 from lockguard.model.finding import Finding
 
 
@@ -119,6 +120,6 @@ def interrupted_runs(prefix: Path) -> list[Finding]:
             message = (f"clean-install {q.id} was interrupted (last step: {q.phase or 'begin'}): the environment is "
                        "half changed")
             fix = f"`lockguard restore {q.id} --prefix {prefix}` undoes it (a new clean-install undoes it first, too)"
-        out.append(Finding("LG222", ERROR, message, fix + "; the other findings may be its doing: fix this first",
+        out.append(Finding(codes.INTERRUPTED_RUN.code, ERROR, message, fix + "; the other findings may be its doing: fix this first",
                            str(prefix / ".lockguard" / "quarantine" / q.id)))
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from lockguard.check.lock_facts import LockFacts
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model import codes
 from lockguard.model.finding import ERROR, Finding
 from lockguard.model.intent import Intent
 from lockguard.model.versions import CudaVersion
@@ -37,6 +38,6 @@ def component_findings(intent: Intent, facts: LockFacts, knowledge: Knowledge) -
                 continue
             release = knowledge.components.release_of(name, version)
             belongs = f"belongs to CUDA {release}" if release else "belongs to no CUDA release lockguard knows"
-            out.append(Finding("LG129", ERROR, f"{name} {version} {belongs}, but {what}: {bound.reason} "
+            out.append(Finding(codes.COMPONENT_OF_OTHER_CUDA.code, ERROR, f"{name} {version} {belongs}, but {what}: {bound.reason} "
                                f"({bound.origin})", HINT, facts.requirements_path, facts.pip_lines.get(name)))
     return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.lockfiles.headers import body_hash_of
+from lockguard.model import codes
 from lockguard.model.finding import ERROR, WARNING, Finding
 
 RELOCK = "run `lockguard resolve` and commit the lock files it writes"
@@ -23,15 +24,15 @@ def lock_state(snapshot: Snapshot) -> list[Finding]:
     out: list[Finding] = []
     for lock in snapshot.files:
         if lock.text is None:
-            out.append(Finding("LG100", ERROR, f"{lock.path} is missing", RELOCK, lock.path))
+            out.append(Finding(codes.LOCK_MISSING.code, ERROR, f"{lock.path} is missing", RELOCK, lock.path))
             continue
         header = lock.header
         if header is None or header.intent_hash is None:
-            out.append(Finding("LG104", ERROR, f"{lock.path} has no lockguard header: it was not written by lockguard",
+            out.append(Finding(codes.LOCK_NOT_LOCKGUARDS.code, ERROR, f"{lock.path} has no lockguard header: it was not written by lockguard",
                                RELOCK, lock.path, 1))
             continue
         if header.intent_hash != snapshot.intent.hash:
-            out.append(Finding("LG101", ERROR,
+            out.append(Finding(codes.INTENT_CHANGED.code, ERROR,
                                f"{snapshot.intent_file} changed since {lock.path} was written (intent hash "
                                f"{header.intent_hash[:12]} in the lock, {snapshot.intent.hash[:12]} now)",
                                RELOCK, lock.path, _line_of(lock.text, "lockguard-intent-hash")))
@@ -63,7 +64,7 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
                 for name in sorted(set(pins) | set(req_pins)):
                     if pins.get(name) != req_pins.get(name):
                         out.append(Finding(
-                            "LG110", ERROR,
+                            codes.PIP_VIEWS_DIFFER.code, ERROR,
                             f"{name}: {requirements.path} has {_show(req_pins.get(name))}, {path} has {_show(pins.get(name))}",
                             RELOCK, path, lines.get(name)))
         if environment and environment.environment and conda_lock and conda_lock.conda_lock is not None \
@@ -74,7 +75,7 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
             for name in sorted(set(env_conda) | set(lock_conda)):
                 if env_conda.get(name) != lock_conda.get(name):
                     out.append(Finding(
-                        "LG111", ERROR,
+                        codes.CONDA_VIEWS_DIFFER.code, ERROR,
                         f"{name}: {environment.path} has {_show(env_conda.get(name))}, {conda_lock.path} has "
                         f"{_show(lock_conda.get(name))}", RELOCK, environment.path, lines.get(name)))
     return out
@@ -89,7 +90,7 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
     out: list[Finding] = []
 
     def finding(lock: LockFile, message: str, line: int | None = None) -> None:
-        out.append(Finding("LG112", ERROR, f"{lock.path}: {message}", RELOCK, lock.path, line))
+        out.append(Finding(codes.LOCK_CONTRADICTS_INTENT.code, ERROR, f"{lock.path}: {message}", RELOCK, lock.path, line))
 
     conda_lock = snapshot.of_kind("conda-lock")
     hashes = ((conda_lock.conda_lock or {}).get("metadata") or {}).get("content_hash") or {} if conda_lock else {}
@@ -147,7 +148,7 @@ def strict(snapshot: Snapshot) -> list[Finding]:
         if lock.text is None or lock.header is None:
             continue
         if lock.kind == "environment" and not lock.header.conda_solved:
-            out.append(Finding("LG140", WARNING,
+            out.append(Finding(codes.CONDA_FROM_KNOWLEDGE.code, WARNING,
                                f"the conda side of {lock.path} was pinned from lockguard's knowledge, not solved "
                                "(versions only, no builds or hashes)",
                                "run `lockguard resolve` where the intent's channels can be reached",
@@ -155,7 +156,7 @@ def strict(snapshot: Snapshot) -> list[Finding]:
         if lock.kind == "requirements" and lock.requirements:
             for entry in lock.requirements.entries.values():
                 if not entry.hashes:
-                    out.append(Finding("LG141", WARNING, f"{entry.name}=={entry.version} has no --hash",
+                    out.append(Finding(codes.PIN_WITHOUT_HASH.code, WARNING, f"{entry.name}=={entry.version} has no --hash",
                                        "its index gives no sha256; pip --require-hashes will refuse it",
                                        lock.path, entry.line))
     return out
@@ -200,22 +201,22 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
         changes, line = edits_since_written(lock)
         if changes:
             shown = "; ".join(changes[:8]) + (f"; and {len(changes) - 8} more" if len(changes) > 8 else "")
-            return Finding("LG102", ERROR, f"{lock.path} was edited by hand: {shown}", hint, lock.path, line)
+            return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand: {shown}", hint, lock.path, line)
     edited = _edited_entries(snapshot, lock)
     pins_changed = _pins_changed(lock)
     where = _line_of(lock.text or "", "lockguard-body-hash")
     if edited:
-        return Finding("LG102", ERROR, f"{lock.path} was edited by hand (its body hash does not match); entries "
+        return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand (its body hash does not match); entries "
                        f"that differ from the other lock files: {', '.join(edited)}", hint, lock.path,
                        _first_edited_line(lock, edited))
     if pins_changed is False:
-        return Finding("LG102", ERROR, f"{lock.path} was edited by hand outside the pins (comments, hashes, index "
+        return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand outside the pins (comments, hashes, index "
                        "options or formatting): its pins are the ones lockguard wrote", hint, lock.path, where)
     if pins_changed:
-        return Finding("LG102", ERROR, f"{lock.path} was edited by hand: its pins are not the ones lockguard wrote "
+        return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand: its pins are not the ones lockguard wrote "
                        "(which ones changed cannot be told without lockguard's copy of the file, kept only on the "
                        "machine that wrote it)", hint, lock.path, where)
-    return Finding("LG102", ERROR, f"{lock.path} was edited by hand: its body changed since lockguard wrote it",
+    return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand: its body changed since lockguard wrote it",
                    hint, lock.path, where)
 
 

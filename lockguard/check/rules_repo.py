@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from lockguard.check.lock_facts import LockFacts
-from lockguard.model import pep440
+from lockguard.model import codes, pep440
 from lockguard.model.finding import ERROR, Finding
 from lockguard.model.lazy_pattern import LazyPattern
 from lockguard.model.names import canonical_name
@@ -74,7 +74,7 @@ def _requirements_file(path: str, text: str, facts: LockFacts) -> list[Finding]:
         if not line or line.startswith(("#", "-")):
             continue
         line = line.split(" --hash", 1)[0].rstrip(" \\")
-        finding = _check(line, facts, "LG130", path, number, path)
+        finding = _check(line, facts, codes.REQUIREMENTS_FILE_PIN.code, path, number, path)
         if finding:
             out.append(finding)
     return out
@@ -87,24 +87,24 @@ def _dockerfile(path: str, text: str, facts: LockFacts) -> list[Finding]:
     for number, raw in enumerate(lines, start=1):
         match = _NVIDIA_CUDA.match(raw)
         if match and lock_cuda and (int(match.group(1)), int(match.group(2))) != (lock_cuda.major, lock_cuda.minor):
-            out.append(Finding("LG131", ERROR, f"base image has CUDA {match.group(1)}.{match.group(2)}, the lock has "
+            out.append(Finding(codes.DOCKER_BASE_IMAGE.code, ERROR, f"base image has CUDA {match.group(1)}.{match.group(2)}, the lock has "
                                f"CUDA {lock_cuda} ({facts.torch_cuda_why or 'conda cuda-version'})",
                                f"use an nvidia/cuda:{lock_cuda}.x image", path, number))
         match = _PYTORCH.match(raw)
         if match:
             image_torch, cuda = match.group(1), (int(match.group(2)), int(match.group(3)))
             if lock_cuda and cuda != (lock_cuda.major, lock_cuda.minor):
-                out.append(Finding("LG131", ERROR, f"base image has CUDA {cuda[0]}.{cuda[1]}, the lock has CUDA {lock_cuda}",
+                out.append(Finding(codes.DOCKER_BASE_IMAGE.code, ERROR, f"base image has CUDA {cuda[0]}.{cuda[1]}, the lock has CUDA {lock_cuda}",
                                    HINT, path, number))
             if facts.torch and pep440.public(facts.torch) != image_torch and \
                     not pep440.public(facts.torch).startswith(image_torch + "."):
-                out.append(Finding("LG131", ERROR, f"base image ships torch {image_torch}, the lock has torch {facts.torch}",
+                out.append(Finding(codes.DOCKER_BASE_IMAGE.code, ERROR, f"base image ships torch {image_torch}, the lock has torch {facts.torch}",
                                    HINT, path, number))
     for number, command in _run_commands(lines):
         if not re.search(r"\bpip3?\s+install\b|-m\s+pip\s+install\b", command):
             continue
         for name, version in _PIN.findall(command):
-            finding = _check(f"{name}=={version}", facts, "LG132", path, number, "RUN pip install")
+            finding = _check(f"{name}=={version}", facts, codes.DOCKER_PIP_INSTALL.code, path, number, "RUN pip install")
             if finding:
                 out.append(finding)
     return out
@@ -161,7 +161,7 @@ def _listed(path: str, text: str, requirements: list[str], facts: LockFacts) -> 
         if not isinstance(item, str):
             continue
         number = next((i for i, line in enumerate(lines, start=1) if item in line), None)
-        finding = _check(item, facts, "LG133", path, number or 1, path)
+        finding = _check(item, facts, codes.PROJECT_DEPENDENCY.code, path, number or 1, path)
         if finding:
             out.append(finding)
     return out

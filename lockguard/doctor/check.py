@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from lockguard.model import codes
 from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.probe import ProbeResult
 from lockguard.model.system_facts import SystemFacts
@@ -100,8 +101,8 @@ class Facts:
         return {
             "ok": None,
             "missing": "torch is not installed",
-            "broken": "torch is installed but fails to import (LG311)",
-            "unknown": "the probe did not report torch (LG311)",
+            "broken": f"torch is installed but fails to import ({codes.IMPORT_FAILS.code})",
+            "unknown": f"the probe did not report torch ({codes.IMPORT_FAILS.code})",
         }[self.torch_state]
 
     def wanted_cuda(self) -> tuple[CudaVersion, str] | None:

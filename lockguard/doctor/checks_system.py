@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from lockguard.doctor.check import Check, Facts, bad, cuda_of, ok, skip
+from lockguard.model import codes
 from lockguard.model.finding import ERROR, WARNING
 from lockguard.model.system_facts import (
     LIBRARY_FAMILIES,
@@ -82,7 +83,7 @@ def _libraries(facts: Facts) -> Check:
     foreign = [p for p in mapped if _FOREIGN.search(p) and not wheel_owned(p)]
     if foreign:
         shown = ", ".join(p + _version_note(p, versions) for p in foreign)
-        return bad("LG302", title, ERROR, f"torch loaded from outside its wheels: {shown}",
+        return bad(codes.LIBRARY_OUTSIDE_WHEELS.code, title, ERROR, f"torch loaded from outside its wheels: {shown}",
                    "a system copy (ld.so.conf.d or LD_LIBRARY_PATH) shadows the wheel's; unset LD_LIBRARY_PATH or "
                    "remove that directory from it (NCCL shadowing shows as 'NCCL error: unhandled system error')")
     expected = expected_versions(facts)
@@ -102,17 +103,17 @@ def _libraries(facts: Facts) -> Check:
         # this SONAME by name before torch (cupy, mpi4py, a custom op): torch then reuses that copy
         lines = [f"{lib.path} ({_LABEL[lib.family]} {lib.version}, via {lib.via}) is the {lib.lookup_name} a "
                  f"process finds by name; {whose} is {version}" for lib, version, whose in clashes]
-        return bad("LG302", title, WARNING, "; ".join(lines), _shadow_fix(clashes[0][0]))
+        return bad(codes.LIBRARY_OUTSIDE_WHEELS.code, title, WARNING, "; ".join(lines), _shadow_fix(clashes[0][0]))
     if mapped:
         extra = f"; reachable outside: {', '.join(_short(*clash) for clash in clashes)} (not used by torch)" if clashes else ""
-        return ok("LG302", title, f"torch loaded {counted(len(mapped), 'library', 'libraries')}, all from the environment's wheels{extra}")
+        return ok(codes.LIBRARY_OUTSIDE_WHEELS.code, title, f"torch loaded {counted(len(mapped), 'library', 'libraries')}, all from the environment's wheels{extra}")
     if not expected:
         reachable = [lib for lib in facts.system.libraries if lib.family in LIBRARY_FAMILIES]
         if not reachable:
-            return ok("LG302", title, "no CUDA, cuDNN, NCCL or cuBLAS library reachable outside the environment")
-        return skip("LG302", title, "nothing to compare the libraries reachable outside the environment with: "
+            return ok(codes.LIBRARY_OUTSIDE_WHEELS.code, title, "no CUDA, cuDNN, NCCL or cuBLAS library reachable outside the environment")
+        return skip(codes.LIBRARY_OUTSIDE_WHEELS.code, title, "nothing to compare the libraries reachable outside the environment with: "
                     "no lock, no nvidia wheel installed")
-    return ok("LG302", title, "; ".join(notes) if notes else "no library outside the environment shadows the wheels")
+    return ok(codes.LIBRARY_OUTSIDE_WHEELS.code, title, "; ".join(notes) if notes else "no library outside the environment shadows the wheels")
 
 
 def wheel_owned(path: str) -> bool:
@@ -147,17 +148,17 @@ def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
     title = "CUDA toolkit"
     local = facts.system.toolkit("/usr/local/cuda")
     if jit is None:
-        return skip("LG303", title, "no CUDA toolkit: /usr/local/cuda, CUDA_HOME, CUDA_PATH and nvcc on PATH are all absent")
+        return skip(codes.JIT_TOOLKIT_MISMATCH.code, title, "no CUDA toolkit: /usr/local/cuda, CUDA_HOME, CUDA_PATH and nvcc on PATH are all absent")
     if not jit.exists:
-        return bad("LG303", title, WARNING, f"{jit.how} does not exist",
+        return bad(codes.JIT_TOOLKIT_MISMATCH.code, title, WARNING, f"{jit.how} does not exist",
                    "point it at a CUDA toolkit folder (one with bin/nvcc), or unset it")
     wanted = facts.wanted_cuda()
     if wanted is None:
-        return skip("LG303", title, f"no CUDA version to compare with: {facts.no_cuda_reference()}")
+        return skip(codes.JIT_TOOLKIT_MISMATCH.code, title, f"no CUDA version to compare with: {facts.no_cuda_reference()}")
     cuda, whose = wanted
     have = cuda_of(jit.version)
     if have is None:
-        return skip("LG303", title, f"the version of the toolkit at {jit.home} is unreadable: it has no version.json, "
+        return skip(codes.JIT_TOOLKIT_MISMATCH.code, title, f"the version of the toolkit at {jit.home} is unreadable: it has no version.json, "
                     "no version.txt, and no nvcc that answers")
     local_other = bool(local and local.target and jit.how != "/usr/local/cuda")
     local_note = f"/usr/local/cuda -> {local.target} is CUDA {local.version or 'of unknown version'}" if local_other else ""
@@ -166,12 +167,12 @@ def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
         users = f" ({', '.join(jit_users)} installed)" if jit_users else ""
         source = f"{jit.how} -> {local.target}" if jit.how == "/usr/local/cuda" and local else jit.how
         parts = [f"JIT builds{users} use CUDA {jit.version} from {source}"] + ([local_note] if local_note else [])
-        return bad("LG303", title, WARNING, "; ".join(parts + [f"{whose} CUDA is {cuda}"]),
+        return bad(codes.JIT_TOOLKIT_MISMATCH.code, title, WARNING, "; ".join(parts + [f"{whose} CUDA is {cuda}"]),
                    f"point CUDA_HOME at a CUDA {cuda} toolkit before DeepSpeed or flash-attn build anything: with conda, "
                    f"`export CUDA_HOME=$CONDA_PREFIX` (cuda-nvcc={cuda} from the lock); else a CUDA {cuda} install, "
                    f"e.g. /usr/local/cuda-{cuda}")
     unused = f"; not /usr/local/cuda -> {local.target} (CUDA {local.version or '?'})" if local_other else ""
-    return ok("LG303", title, f"JIT builds use CUDA {jit.version} from {jit.how}, {whose} CUDA{unused}")
+    return ok(codes.JIT_TOOLKIT_MISMATCH.code, title, f"JIT builds use CUDA {jit.version} from {jit.how}, {whose} CUDA{unused}")
 
 
 # -- LG304 / LG305: nvcc against torch, gcc against nvcc -------------------------------------------
@@ -180,59 +181,59 @@ def _nvcc(facts: Facts, jit: JitToolkit | None) -> Check:
     title = "nvcc"
     reason = facts.torch_unusable()
     if reason:
-        return skip("LG304", title, reason)
+        return skip(codes.NVCC_TORCH_MISMATCH.code, title, reason)
     torch_cuda = facts.torch_cuda
     if torch_cuda is None:
-        return skip("LG304", title, "torch is a CPU build")
+        return skip(codes.NVCC_TORCH_MISMATCH.code, title, "torch is a CPU build")
     nvcc = cuda_of(jit.version) if jit else None
     if jit is None or jit.nvcc is None:
-        return skip("LG304", title, "no nvcc on this machine")
+        return skip(codes.NVCC_TORCH_MISMATCH.code, title, "no nvcc on this machine")
     if nvcc is None:
-        return skip("LG304", title, f"{jit.nvcc} did not report its version")
+        return skip(codes.NVCC_TORCH_MISMATCH.code, title, f"{jit.nvcc} did not report its version")
     rules = [r for r in (facts.knowledge.nvcc_rule(n) for n in facts.dists) if r]
     rule = rules[0] if rules else None
     where = f"nvcc {nvcc} at {jit.nvcc}"
     if rule and not rule.accepts(nvcc, torch_cuda):
-        return bad("LG304", title, ERROR,
+        return bad(codes.NVCC_TORCH_MISMATCH.code, title, ERROR,
                    f"{where} vs torch.version.cuda {torch_cuda}: {rule.package}'s JIT ops refuse this pair ({rule.origin})",
                    f"use a CUDA {torch_cuda} toolkit (CUDA_HOME), or {rule.override_env}=1 at your own risk")
     if nvcc.major != torch_cuda.major:
-        return bad("LG304", title, WARNING,
+        return bad(codes.NVCC_TORCH_MISMATCH.code, title, WARNING,
                    f"{where} vs torch.version.cuda {torch_cuda}: torch's cpp_extension refuses to build extensions "
                    "with another CUDA major", f"use a CUDA {torch_cuda} toolkit (CUDA_HOME) for extension builds")
     if nvcc != torch_cuda:
-        return bad("LG304", title, WARNING, f"{where} vs torch.version.cuda {torch_cuda}: minor mismatch",
+        return bad(codes.NVCC_TORCH_MISMATCH.code, title, WARNING, f"{where} vs torch.version.cuda {torch_cuda}: minor mismatch",
                    f"extensions usually work; a CUDA {torch_cuda} toolkit avoids surprises")
-    return ok("LG304", title, f"{where} matches torch.version.cuda")
+    return ok(codes.NVCC_TORCH_MISMATCH.code, title, f"{where} matches torch.version.cuda")
 
 
 def _gcc(facts: Facts, jit: JitToolkit | None) -> Check:
     title = "host gcc"
     gcc = facts.system.gcc
     if gcc is None:
-        return skip("LG305", title, "no C++ compiler on PATH")
+        return skip(codes.GCC_NEWER_THAN_NVCC.code, title, "no C++ compiler on PATH")
     if gcc.version is None:
-        return skip("LG305", title, f"{gcc.path} did not report its version")
+        return skip(codes.GCC_NEWER_THAN_NVCC.code, title, f"{gcc.path} did not report its version")
     nvcc = cuda_of(jit.version) if jit and jit.nvcc else None
     if nvcc is None:
-        return skip("LG305", title, "no nvcc to compare with")
+        return skip(codes.GCC_NEWER_THAN_NVCC.code, title, "no nvcc to compare with")
     toolkit = facts.knowledge.toolkit(nvcc)
     if toolkit is None:
-        return skip("LG305", title, f"nvcc {nvcc} is not in lockguard's CUDA table")
+        return skip(codes.GCC_NEWER_THAN_NVCC.code, title, f"nvcc {nvcc} is not in lockguard's CUDA table")
     head = gcc.version.split(".")[0]
     major = int(head) if head.isdigit() else 0
     if major > toolkit.max_gcc:
-        return bad("LG305", title, ERROR, f"gcc {gcc.version} ({gcc.path}) is newer than nvcc {nvcc} accepts "
+        return bad(codes.GCC_NEWER_THAN_NVCC.code, title, ERROR, f"gcc {gcc.version} ({gcc.path}) is newer than nvcc {nvcc} accepts "
                    f"(<= {toolkit.max_gcc}; {toolkit.origin})",
                    f"install gcc {toolkit.max_gcc} and point CC/CXX at it (conda: gxx_linux-64={toolkit.max_gcc})")
-    return ok("LG305", title, f"gcc {gcc.version} <= {toolkit.max_gcc} (nvcc {nvcc})")
+    return ok(codes.GCC_NEWER_THAN_NVCC.code, title, f"gcc {gcc.version} <= {toolkit.max_gcc} (nvcc {nvcc})")
 
 
 def _shm(facts: Facts) -> Check:
     size = facts.system.dev_shm_bytes
     if size is None:
-        return skip("LG307", "/dev/shm", "no /dev/shm on this machine")
+        return skip(codes.DEV_SHM_SMALL.code, "/dev/shm", "no /dev/shm on this machine")
     if size < SHM_MIN:
-        return bad("LG307", "/dev/shm", WARNING, f"/dev/shm is {size / (1 << 20):.0f} MiB",
+        return bad(codes.DEV_SHM_SMALL.code, "/dev/shm", WARNING, f"/dev/shm is {size / (1 << 20):.0f} MiB",
                    "DataLoader workers and NCCL need more: run containers with --shm-size=8g (or --ipc=host)")
-    return ok("LG307", "/dev/shm", f"{size / GIB:.1f} GiB")
+    return ok(codes.DEV_SHM_SMALL.code, "/dev/shm", f"{size / GIB:.1f} GiB")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from lockguard.doctor.check import Check, Facts, bad, ok, skip
+from lockguard.model import codes
 from lockguard.model.finding import ERROR, WARNING
 
 # The GPU packages doctor imports when they are installed (distribution, module), torch first.
@@ -40,7 +41,7 @@ def import_checks(facts: Facts) -> list[Check]:
     checks = [_probe_check(facts)]
     results = {r.get("dist"): r for r in probe.imports if isinstance(r.get("dist"), str)}
     if facts.torch_state == "missing":
-        checks.append(skip("LG311", "import torch", "no torch distribution in this environment"))
+        checks.append(skip(codes.IMPORT_FAILS.code, "import torch", "no torch distribution in this environment"))
     checks += [_import_check(facts, result) for result in results.values()]
     return checks
 
@@ -56,30 +57,30 @@ def _probe_check(facts: Facts) -> Check:
         version = facts.dists.get(str(dist))
         installed = f"{dist} {version}" if version else str(dist)
         if probe.timed_out:
-            return bad("LG311", f"import {module}", ERROR,
+            return bad(codes.IMPORT_FAILS.code, f"import {module}", ERROR,
                        f"{installed} is installed but `import {module}` hangs: {'; '.join(probe.problems)}",
                        f"run `{probe.python} -c 'import {module}'` to see where it waits (a network filesystem, a "
                        "lock file, a GPU that does not answer); give it longer with --timeout SECONDS", stderr)
         last = stderr[-1] if stderr else "no stderr"
-        return bad("LG311", f"import {module}", ERROR,
+        return bad(codes.IMPORT_FAILS.code, f"import {module}", ERROR,
                    f"{installed} is installed but `import {module}` killed the probe ({crashed}); stderr: {last}",
                    f"run `{probe.python} -c 'import {module}'` to see the crash; a crash on import usually means stale "
                    ".so files or a library shadowed by LD_LIBRARY_PATH (`lockguard check --env`)", stderr)
     if crashed:
         what = "; ".join(probe.problems + probe.noise) or f"it ended with {crashed}"
-        return bad("LG311", title, ERROR, f"the probe in {probe.python} failed: {what}",
+        return bad(codes.IMPORT_FAILS.code, title, ERROR, f"the probe in {probe.python} failed: {what}",
                    f"check that {probe.python} is the environment's Python interpreter (its bin/python); "
                    f"run `{probe.python} -c 'import sys; print(sys.version)'`"
                    + ("; give it longer with --timeout SECONDS" if probe.timed_out else ""), stderr)
     if probe.torch is None:
-        return bad("LG311", title, ERROR, f"the probe in {probe.python} stopped before it reported torch",
+        return bad(codes.IMPORT_FAILS.code, title, ERROR, f"the probe in {probe.python} stopped before it reported torch",
                    f"run `{probe.python} -c 'import torch'` in that environment", stderr)
     version = (probe.base.get("python") or {}).get("version") if isinstance(probe.base.get("python"), dict) else None
     if probe.noise:
-        return bad("LG311", title, WARNING,
+        return bad(codes.IMPORT_FAILS.code, title, WARNING,
                    f"python {version} at {probe.python} also printed lines that are not the probe's: {'; '.join(probe.noise)}",
                    "something in the environment writes to stdout at start-up (a .pth file or sitecustomize)", stderr)
-    return ok("LG311", title, f"python {version} at {probe.python}")
+    return ok(codes.IMPORT_FAILS.code, title, f"python {version} at {probe.python}")
 
 
 def _import_check(facts: Facts, result: dict) -> Check:
@@ -88,9 +89,9 @@ def _import_check(facts: Facts, result: dict) -> Check:
     title = f"import {module}"
     state = result.get("state")
     if state == "ok":
-        return ok("LG311", title, f"{dist} {version}")
+        return ok(codes.IMPORT_FAILS.code, title, f"{dist} {version}")
     if state == "not tried":
-        return skip("LG311", title, "torch fails to import, and it needs torch")
+        return skip(codes.IMPORT_FAILS.code, title, "torch fails to import, and it needs torch")
     error = str(result.get("error") or "no error text")
     trace = tuple(str(line) for line in (result.get("traceback") or [])[-TAIL:])
     stderr = tuple(facts.probe.stderr_tail.splitlines()[-TAIL:])
@@ -99,7 +100,7 @@ def _import_check(facts: Facts, result: dict) -> Check:
     hint = " ".join(fixes) if fixes else (
         f"run `{facts.probe.python} -c 'import {module}'`; an undefined symbol means a library of another version "
         "was loaded first (LD_LIBRARY_PATH, stale files: `lockguard check --env`)")
-    return bad("LG311", title, ERROR, f"{dist} {version} is installed but `import {module}` fails: {error}",
+    return bad(codes.IMPORT_FAILS.code, title, ERROR, f"{dist} {version} is installed but `import {module}` fails: {error}",
                hint, trace + tuple(f"stderr: {line}" for line in stderr))
 
 

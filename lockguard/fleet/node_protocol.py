@@ -14,6 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from lockguard.fleet.records import FAILED, OK, UNREACHABLE, fleet_node_record
+from lockguard.model import codes
 
 MARK = "@@lockguard-fleet"
 # the Ray task (and anyone else) may point the script at an interpreter that has lockguard installed
@@ -160,7 +161,7 @@ def parse_node_output(output: NodeOutput, *, engine: str, timeout: float | None)
             else:
                 problem = f"lockguard check --env (exit {parts.check_rc}) {problem}" + _tail(output)
             check = {"exit_code": parts.check_rc, "findings": [
-                {"code": "LG402", "severity": "error", "message": problem,
+                {"code": codes.NODE_CHECK_FAILED.code, "severity": "error", "message": problem,
                  "hint": "run `lockguard check --env PREFIX` on that node to see why"}]}
         else:
             check = {"exit_code": envelope.get("exit_code"), **envelope["data"]}

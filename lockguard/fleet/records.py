@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lockguard.model import codes
+
 DOCTOR_SCHEMA = 1  # the doctor record layout this merge reads (README, "The doctor's JSON record")
 FLEET_NODE_SCHEMA = 1
 OK, UNREACHABLE, FAILED = "ok", "unreachable", "failed"
 SEVERITIES = ("error", "warning", "info")
 
 
-LOCK_SUMMARY = "LG310"  # the doctor's "installed versions differ from the lock"
+LOCK_SUMMARY = codes.INSTALLED_DIFFERS.code  # the doctor's "installed versions differ from the lock"
 UNREACHABLE_HINT = ("check that the node is up and that its engine (raylet, slurmd, sshd, kubelet) answers; "
                     "raise --timeout when doctor needs longer there (import torch from a cold filesystem)")
 FAILED_HINT = "run `lockguard doctor --json` by hand on that node to see the whole error"
@@ -92,7 +94,7 @@ def _fleet_node(data: dict, file: str) -> NodeReport:
         raise Malformed(f"status {status!r}: expected ok, unreachable or failed")
     if status != OK:
         message = str(data.get("message") or status)
-        code = "LG400" if status == UNREACHABLE else "LG401"
+        code = codes.NODE_UNREACHABLE.code if status == UNREACHABLE else codes.NODE_FAILED.code
         hint = data.get("hint") or (UNREACHABLE_HINT if status == UNREACHABLE else FAILED_HINT)
         return NodeReport(node=node, file=file, status=status, message=message, engine=data.get("engine"),
                           findings=(NodeFinding(code, "error", f"{status}: {message}", hint),))

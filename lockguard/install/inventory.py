@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from lockguard.install.lock_diff import LockView, Outgoing, against_lock
+from lockguard.model import codes
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family
 from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot, relative_path
@@ -139,7 +140,7 @@ def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
         if bad and dist.in_prefix:
             shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
             inv.findings.append(Finding(
-                "LG219", ERROR, f"the RECORD of {dist.name} {dist.version} lists paths outside the prefix: {shown}",
+                codes.RECORD_OUTSIDE_PREFIX.code, ERROR, f"the RECORD of {dist.name} {dist.version} lists paths outside the prefix: {shown}",
                 "lockguard never touches those paths; reinstall the package from a trusted wheel",
                 os.path.join(dist.dist_info, "RECORD")))
 
@@ -157,10 +158,10 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
         name = path.rsplit("/", 1)[-1]
         target = snap.symlinks.get(path)
         if target is not None and not (target + os.sep).startswith(snap.prefix + os.sep):
-            inv.findings.append(Finding("LG220", ERROR, f"{path} is a symlink out of the prefix, to {target}",
+            inv.findings.append(Finding(codes.SYMLINK_OUT.code, ERROR, f"{path} is a symlink out of the prefix, to {target}",
                                         "lockguard moves the link into quarantine and never follows it",
                                         os.path.join(snap.prefix, path)))
-            inv.quarantine.append(QuarantineItem(path, f"symlink out of the prefix ({target})", code="LG220"))
+            inv.quarantine.append(QuarantineItem(path, f"symlink out of the prefix ({target})", code=codes.SYMLINK_OUT.code))
             continue
         site = next((s for s in sites if path.startswith(s)), None)
         if site is None:
@@ -181,17 +182,17 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
         folder = site + top
         owner = owned_tops.get(folder)
         if owner:
-            inv.findings.append(Finding("LG211", ERROR, f"{path} is inside {owner}'s folder but not in its RECORD",
+            inv.findings.append(Finding(codes.UNOWNED_FILE.code, ERROR, f"{path} is inside {owner}'s folder but not in its RECORD",
                                         "left by another install or an older version; clean-install quarantines it",
                                         os.path.join(snap.prefix, path)))
-            inv.quarantine.append(QuarantineItem(path, f"not in {owner}'s RECORD", "unowned", "LG211"))
+            inv.quarantine.append(QuarantineItem(path, f"not in {owner}'s RECORD", "unowned", codes.UNOWNED_FILE.code))
         else:
             orphans.setdefault(folder, []).append(path)
     for top, paths in sorted(orphans.items()):
-        inv.findings.append(Finding("LG212", ERROR, f"{top} belongs to no installed distribution ({counted(len(paths), 'file')})",
+        inv.findings.append(Finding(codes.ORPHAN_FOLDER.code, ERROR, f"{top} belongs to no installed distribution ({counted(len(paths), 'file')})",
                                     "a leftover of an uninstalled package; clean-install quarantines it",
                                     os.path.join(snap.prefix, top)))
-        inv.quarantine += [QuarantineItem(p, f"{top} belongs to no distribution", code="LG212") for p in sorted(paths)]
+        inv.quarantine += [QuarantineItem(p, f"{top} belongs to no distribution", code=codes.ORPHAN_FOLDER.code) for p in sorted(paths)]
 
 
 def _orphan_bytecode(snap: PrefixSnapshot, compiled: list[str], present: set[str], inv: Inventory) -> None:
@@ -212,10 +213,10 @@ def _orphan_bytecode(snap: PrefixSnapshot, compiled: list[str], present: set[str
         message = f"{folder}/__pycache__ holds {counted(len(paths), 'compiled file')} whose source is gone" + (
             f"; they are all {folder} holds, so `import {_dotted(snap, folder)}` still succeeds (a namespace "
             "package) where a fresh install has no such module" if alone else "")
-        inv.findings.append(Finding("LG223", ERROR if alone else WARNING, message,
+        inv.findings.append(Finding(codes.ORPHAN_BYTECODE.code, ERROR if alone else WARNING, message,
                                     "left by an older version or an uninstall; clean-install quarantines them",
                                     os.path.join(snap.prefix, folder)))
-        inv.quarantine += [QuarantineItem(p, "compiled file whose source is gone", code="LG223") for p in sorted(paths)]
+        inv.quarantine += [QuarantineItem(p, "compiled file whose source is gone", code=codes.ORPHAN_BYTECODE.code) for p in sorted(paths)]
 
 
 def _only_bytecode(ordered: list[str], folder: str) -> bool:
@@ -253,10 +254,10 @@ def _owned_tops(snap: PrefixSnapshot, sites: list[str]) -> dict[str, str]:
 
 
 def _unowned_library(snap: PrefixSnapshot, path: str, inv: Inventory) -> None:
-    inv.findings.append(Finding("LG210", ERROR, f"{path} is a shared library no package owns",
+    inv.findings.append(Finding(codes.UNOWNED_LIBRARY.code, ERROR, f"{path} is a shared library no package owns",
                                 "the loader may pick it instead of the locked one; clean-install quarantines it",
                                 os.path.join(snap.prefix, path)))
-    inv.quarantine.append(QuarantineItem(path, "shared library no package owns", code="LG210"))
+    inv.quarantine.append(QuarantineItem(path, "shared library no package owns", code=codes.UNOWNED_LIBRARY.code))
 
 
 def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
@@ -274,7 +275,7 @@ def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
         outside = [d for d in copies if not d.in_prefix]
         hint = (f"remove the copy outside the environment (pip uninstall --user {name}), or run with PYTHONNOUSERSITE=1"
                 if outside else "uninstall the extra copy")
-        inv.findings.append(Finding("LG213", ERROR,
+        inv.findings.append(Finding(codes.INSTALLED_TWICE.code, ERROR,
                                     f"{name} is installed twice on sys.path: {winner.version} in {winner.site} wins "
                                     f"over {where}", hint, winner.dist_info))
 
@@ -287,7 +288,7 @@ def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
         if not existing:
             continue
         severity = INFO if owner else WARNING
-        inv.findings.append(Finding("LG214", severity,
+        inv.findings.append(Finding(codes.PTH_INJECTS.code, severity,
                                     f"{os.path.basename(pth.path)} adds {', '.join(existing)} to sys.path"
                                     + (f" (from {owner})" if owner else " (no package owns it)"),
                                     "modules there shadow the locked ones; remove the .pth if it is a leftover",
@@ -302,7 +303,7 @@ def _families(snap: PrefixSnapshot, inv: Inventory) -> None:
             families.setdefault(family, []).append(f"{dist.name} {dist.version}")
     if len(families) > 1:
         listed = "; ".join(f"cu{k}: {', '.join(sorted(v))}" for k, v in sorted(families.items()))
-        inv.findings.append(Finding("LG215", ERROR, f"nvidia packages of several CUDA majors are installed ({listed})",
+        inv.findings.append(Finding(codes.MIXED_CUDA_WHEELS.code, ERROR, f"nvidia packages of several CUDA majors are installed ({listed})",
                                     "they overwrite each other in the shared nvidia/ folder; clean-install removes "
                                     "the ones the lock does not pin", snap.prefix))
 
@@ -314,7 +315,7 @@ def _sonames(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> No
     for name, paths in sorted(by_soname.items()):
         if len(paths) > 1:
             listed = ", ".join(f"{p} ({owners.get(p, 'unowned')})" for p in sorted(paths))
-            inv.findings.append(Finding("LG216", ERROR, f"{counted(len(paths), 'file')} {'has' if len(paths) == 1 else 'have'} the SONAME {name}: {listed}",
+            inv.findings.append(Finding(codes.DUPLICATE_SONAME.code, ERROR, f"{counted(len(paths), 'file')} {'has' if len(paths) == 1 else 'have'} the SONAME {name}: {listed}",
                                         "which one loads depends on RPATH and search order; keep only the locked one",
                                         os.path.join(snap.prefix, sorted(paths)[0])))
 
@@ -338,7 +339,7 @@ def _loader_path(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
             depth = len(have.split("."))
             if have.split(".")[: min(depth, len(want.split(".")))] != want.split(".")[:depth]:
                 inv.findings.append(Finding(
-                    "LG217", ERROR,
+                    codes.LOADER_PATH_COPY.code, ERROR,
                     f"{entry.path} ({entry.origin}) holds {filename} (SONAME {wanted}, the name the lock's {lib} "
                     f"{want} is loaded by)",
                     f"the loader can pick it before the wheel's own copy; remove {entry.path} from {entry.origin}",
@@ -351,7 +352,7 @@ def _cuda_link(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
     link, target = snap.cuda_link
     match = re.search(r"cuda-(\d+\.\d+)", target)
     if match and match.group(1) != lock.cuda:
-        inv.findings.append(Finding("LG218", WARNING, f"{link} points at {target} (CUDA {match.group(1)}); the lock's "
+        inv.findings.append(Finding(codes.USR_LOCAL_CUDA.code, WARNING, f"{link} points at {target} (CUDA {match.group(1)}); the lock's "
                                     f"CUDA is {lock.cuda}", "extension builds that use /usr/local/cuda will mismatch "
                                     "torch; set CUDA_HOME to the lock's toolkit (lockguard changes nothing outside the prefix)",
                                     link))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from lockguard.model import codes
 from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name, cuda_family, same_version
 from lockguard.model.prefix import PrefixSnapshot
@@ -58,7 +59,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
     for name, version in sorted(lock.pip.items()):
         have = copies.get(name, [])
         if not have:
-            diff.findings.append(Finding("LG200", ERROR, f"{name}=={version} is in the lock but not installed",
+            diff.findings.append(Finding(codes.PACKAGE_MISSING.code, ERROR, f"{name}=={version} is in the lock but not installed",
                                         "run `lockguard clean-install`", snap.prefix))
             diff.missing.append(f"{name}=={version}")
             continue
@@ -66,14 +67,14 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
         for dist in have:
             if dist in good:
                 continue
-            diff.findings.append(Finding("LG201", ERROR, f"{name} {dist.version} is installed, the lock has {version}"
+            diff.findings.append(Finding(codes.OTHER_VERSION.code, ERROR, f"{name} {dist.version} is installed, the lock has {version}"
                                         + _legacy(dist), "run `lockguard clean-install`", dist.dist_info))
             diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _direction(dist.version, version),
                                          dist.ownership_note()))
         legacy = [d for d in good if d.legacy]
         for dist in legacy:
             diff.findings.append(Finding(
-                "LG205", WARNING, f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
+                codes.LEGACY_EGG_INFO.code, WARNING, f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
                 f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo them exactly",
                 f"`lockguard clean-install` reinstalls {name}=={version} from the "
                 "lock as a wheel (its .egg-info install moves into the quarantine)", dist.dist_info))
@@ -91,7 +92,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
         for dist in have:
             if dist.installer == "conda" or name in conda_names:
                 continue  # the conda side's
-            diff.findings.append(Finding("LG202", ERROR, f"{name} {dist.version} is installed but not in the lock"
+            diff.findings.append(Finding(codes.NOT_IN_LOCK.code, ERROR, f"{name} {dist.version} is installed but not in the lock"
                                         + _legacy(dist), "clean-install moves it into the quarantine", dist.dist_info))
             diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _why_extra(name, lock),
                                          dist.ownership_note()))
@@ -101,7 +102,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
             record = present.get(name)
             if record is None or record.version != version or (build and record.build != build):
                 have = f"{record.version}={record.build}" if record else "nothing"
-                diff.findings.append(Finding("LG230", ERROR, f"conda {name}={version}={build} is locked, {have} is installed",
+                diff.findings.append(Finding(codes.CONDA_RECORD_DIFFERS.code, ERROR, f"conda {name}={version}={build} is locked, {have} is installed",
                                             "run `lockguard clean-install`", os.path.join(snap.prefix, "conda-meta")))
                 diff.conda_missing.append(name)
     return diff
@@ -163,10 +164,10 @@ def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
             what.append(f"{counted(len(missing), 'file')} of its RECORD {'is' if len(missing) == 1 else 'are'} missing: {_shown(missing)}")
         if dist.resized:
             what.append(f"{len(dist.resized)} shared libraries differ in size from the RECORD: {_shown(list(dist.resized))}")
-        out.append(Finding("LG204", ERROR, f"{dist.name} {dist.version}: " + "; ".join(what), fix, dist.dist_info))
+        out.append(Finding(codes.RECORD_FILE_MISSING.code, ERROR, f"{dist.name} {dist.version}: " + "; ".join(what), fix, dist.dist_info))
     if changed.get(dist.dist_info):
         files = changed[dist.dist_info]
-        out.append(Finding("LG203", ERROR, f"{dist.name} {dist.version}: {counted(len(files), 'file')} {'differs' if len(files) == 1 else 'differ'} from its RECORD "
+        out.append(Finding(codes.FILE_DIFFERS.code, ERROR, f"{dist.name} {dist.version}: {counted(len(files), 'file')} {'differs' if len(files) == 1 else 'differ'} from its RECORD "
                            f"({_shown(files)})", fix.replace("clean-install`", "clean-install --verify-files`"),
                            dist.dist_info))
     return out

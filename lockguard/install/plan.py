@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 
 from lockguard.install.inventory import Inventory, QuarantineItem
 from lockguard.install.lock_diff import Outgoing
+from lockguard.model import codes
 from lockguard.model.finding import Finding
 from lockguard.model.prefix import PrefixSnapshot, relative_path
 from lockguard.model.wording import counted, human_size
 
 # findings a clean-install fixes inside the prefix; the rest are reported only
-FIXABLE = {"LG200", "LG201", "LG202", "LG203", "LG204", "LG205", "LG210", "LG211", "LG212", "LG215", "LG216",
-           "LG220", "LG223", "LG230"}
+FIXABLE = {codes.PACKAGE_MISSING.code, codes.OTHER_VERSION.code, codes.NOT_IN_LOCK.code, codes.FILE_DIFFERS.code, codes.RECORD_FILE_MISSING.code, codes.LEGACY_EGG_INFO.code, codes.UNOWNED_LIBRARY.code, codes.UNOWNED_FILE.code, codes.ORPHAN_FOLDER.code, codes.MIXED_CUDA_WHEELS.code, codes.DUPLICATE_SONAME.code,
+           codes.SYMLINK_OUT.code, codes.ORPHAN_BYTECODE.code, codes.CONDA_RECORD_DIFFERS.code}
 
 
 @dataclass
@@ -172,7 +173,7 @@ def _bytecode_of_moved(snap: PrefixSnapshot, moving: list[str], kept: dict[str, 
         folder, _, name = path.rpartition("/__pycache__/")
         source = f"{folder}/{name.split('.', 1)[0]}"
         if source in sources:
-            out.append(QuarantineItem(path, "bytecode of a source that moves into the quarantine", code="LG223"))
+            out.append(QuarantineItem(path, "bytecode of a source that moves into the quarantine", code=codes.ORPHAN_BYTECODE.code))
     return sorted(out, key=lambda item: item.path)
 
 

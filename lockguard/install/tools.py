@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import platform
 
+from lockguard.model import codes
 from lockguard.model.finding import WARNING, Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 from lockguard.model.prefix import PrefixSnapshot
@@ -40,7 +41,7 @@ def tool_conflicts(snap: PrefixSnapshot, locked: dict[str, str]) -> list[Finding
             except (InvalidRequirement, InvalidVersion, ValueError, TypeError):
                 continue  # a requirement lockguard cannot read is pip's problem, not a conflict
             out.append(Finding(
-                "LG221", WARNING,
+                codes.KEPT_TOOL_CONFLICT.code, WARNING,
                 f"{dist.name} {dist.version} is kept (the lock does not pin it) and requires {requirement}, "
                 f"but the lock pins {name} {locked[name]}",
                 f"add `{dist.name}` to the intent's pip list and run `lockguard resolve`: the resolver then picks a "

@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import cached_property
 
 from lockguard.knowledge.row import Row
+from lockguard.model import codes
 from lockguard.model.record import record
 
 
@@ -40,7 +41,7 @@ class Clash:
 
     @property
     def why(self) -> str:
-        return (f"LG121: {self.name} and {self.other} both install {self.path}, so each overwrites the other's "
+        return (f"{codes.SHARED_FILES.code}: {self.name} and {self.other} both install {self.path}, so each overwrites the other's "
                 f"files; {self.origin}")
 
 

@@ -7,6 +7,7 @@ import re
 
 from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model import codes
 from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.names import spec_name
 from lockguard.model.target import Target
@@ -65,8 +66,8 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
 
 
 # which check rule a contradiction of a stack spec would break
-_RULES = (("cuda-version", "LG120"), ("cudatoolkit", "LG120"), ("cuda-nvcc", "LG126"), ("gcc", "LG122"),
-          ("gxx", "LG122"))
+_RULES = (("cuda-version", codes.CONDA_CUDA_MISMATCH.code), ("cudatoolkit", codes.CONDA_CUDA_MISMATCH.code), ("cuda-nvcc", codes.DEEPSPEED_NVCC.code), ("gcc", codes.GCC_TOO_NEW.code),
+          ("gxx", codes.GCC_TOO_NEW.code))
 
 
 def _origin_of(knowledge: Knowledge, platform: str, name: str) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from packaging.specifiers import SpecifierSet
 
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model import codes
 from lockguard.model.target import Target
 from lockguard.resolve.requirements import Req
 
@@ -33,7 +34,7 @@ def name_rules(knowledge: Knowledge, target: Target) -> Callable[[str], list[Req
             bound = knowledge.components.bound(cuda, name)
             if bound is not None:
                 out.append(Req(name, bound.specifier, constraint_only=True, by=asked,
-                               why=f"LG129: {bound.reason}, {bound.origin}"))
+                               why=f"{codes.COMPONENT_OF_OTHER_CUDA.code}: {bound.reason}, {bound.origin}"))
         for clash in knowledge.wheel_files.clashes_of(name):
             # wherever `name` is required, the wheels that install its files are not
             out.append(Req(clash.other, NOTHING, constraint_only=True, by=name, why=clash.why))
@@ -42,11 +43,11 @@ def name_rules(knowledge: Knowledge, target: Target) -> Callable[[str], list[Req
             for gpu in target.gpu_archs:
                 if gpu.capability < rule.min_arch.capability:
                     out.append(Req(name, NOTHING, constraint_only=True, by=f"knowledge ({name} GPU rule)",
-                                   why=f"LG128: {name} needs {rule.min_arch}+ but the intent has {gpu}: "
+                                   why=f"{codes.GPU_RULE_BROKEN.code}: {name} needs {rule.min_arch}+ but the intent has {gpu}: "
                                        f"{rule.why}; {rule.origin}"))
             if cuda is not None and cuda < rule.min_cuda:
                 out.append(Req(name, NOTHING, constraint_only=True, by=f"knowledge ({name} GPU rule)",
-                               why=f"LG128: {name} needs CUDA >= {rule.min_cuda}, the intent has {cuda}; "
+                               why=f"{codes.GPU_RULE_BROKEN.code}: {name} needs CUDA >= {rule.min_cuda}, the intent has {cuda}; "
                                    f"{rule.origin}"))
         return out
 

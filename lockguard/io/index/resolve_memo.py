@@ -24,10 +24,9 @@ import os
 import time
 from importlib.machinery import PathFinder
 
-import lockguard
 from lockguard import __version__
 from lockguard.io.index.cache import Cache
-from lockguard.io.project.check_cache import constraints_fingerprint
+from lockguard.io.project.check_cache import constraints_fingerprint, package_fingerprint
 
 MEMO_FORMAT = 1
 DECIDING_LIBRARIES = ("resolvelib", "packaging")
@@ -36,14 +35,7 @@ DECIDING_LIBRARIES = ("resolvelib", "packaging")
 def code_fingerprint() -> str:
     """lockguard's own modules (path, size, mtime) and the files of the libraries that decide a
     resolution: an upgrade or an edit of any of them makes every memo entry a miss."""
-    parts = [__version__]
-    package = os.path.dirname(os.path.abspath(lockguard.__file__))
-    for folder, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                info = os.stat(os.path.join(folder, name))
-                parts.append(f"{os.path.relpath(os.path.join(folder, name), package)}:{info.st_size}:{info.st_mtime_ns}")
+    parts = [__version__, package_fingerprint()]
     for library in DECIDING_LIBRARIES:
         spec = PathFinder.find_spec(library)  # where it would be imported from, without importing it
         origin = spec.origin if spec else None

@@ -1,6 +1,6 @@
 """A memo of `lockguard check` results, keyed by the command line.
 
-The static check is a pure function of: lockguard's version, its constraints files, the command
+The static check is a pure function of: lockguard's code, its constraints files, the command
 line as given (the options), the folder it runs in, the environment variables that change a check,
 and the bytes of the files it reads (the intent, the lock files, requirements*, Dockerfiles,
 pyproject.toml, setup.cfg). The key holds all of that but the files; the entry lists the files
@@ -18,6 +18,7 @@ from __future__ import annotations
 import marshal
 import os
 
+import lockguard
 from lockguard import __version__
 from lockguard.errors import InputError
 from lockguard.io.cache.store import Store
@@ -46,12 +47,39 @@ def constraints_fingerprint() -> str:
     return ";".join(parts)
 
 
+def package_fingerprint() -> str:
+    """Every module of the installed lockguard by relative path, size and mtime: a change to its
+    code without a version bump must not replay an answer the old code gave. Stat, not contents:
+    0.8 ms for the package where hashing its bytes costs 7.5 ms on this path."""
+    package = os.path.dirname(os.path.abspath(lockguard.__file__))
+    parts = []
+    for relative in _modules(package, ""):
+        try:
+            info = os.stat(os.path.join(package, relative))
+            parts.append(f"{relative}:{info.st_size}:{info.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{relative}:unreadable")
+    return ";".join(parts)
+
+
+def _modules(folder: str, prefix: str) -> list[str]:
+    """The .py files under `folder`, relative and in a stable order (no __pycache__, no links)."""
+    out = []
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                out += _modules(entry.path, prefix + entry.name + "/")
+            elif entry.name.endswith(".py") and entry.is_file(follow_symlinks=False):
+                out.append(prefix + entry.name)
+    return out
+
+
 def command_key(argv: list[str] | tuple[str, ...]) -> str:
     """The key of a command line: argv as given, where it runs, what in the environment and in
-    lockguard itself changes a check."""
+    lockguard itself (its version and its code) changes a check."""
     h = sha256()
-    parts = [__version__, constraints_fingerprint(), os.getcwd(), *(os.environ.get(k, "\0") for k in ENVIRONMENT),
-             str(len(argv)), *argv]
+    parts = [__version__, package_fingerprint(), constraints_fingerprint(), os.getcwd(),
+             *(os.environ.get(k, "\0") for k in ENVIRONMENT), str(len(argv)), *argv]
     for part in parts:
         h.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return h.hexdigest()

@@ -1,0 +1,67 @@
+"""The check result cache is keyed by lockguard's code, not only its version: an edited module
+without a version bump runs the check again instead of replaying what the old code printed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import lockguard
+from lockguard.io.project import check_cache
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "gpu-training"
+
+
+def _installed_copy(root: Path) -> Path:
+    """A copy of the lockguard package laid out as a wheel installs it (constraints/ inside)."""
+    package = root / "site" / "lockguard"
+    shutil.copytree(Path(lockguard.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    if not (package / "constraints" / "cuda.toml").exists():  # the editable install maps it from the repo
+        shutil.copytree(REPO / "constraints", package / "constraints", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return package
+
+
+def _check(site: Path, project: Path, cache: Path) -> subprocess.CompletedProcess:
+    script = f"import sys; sys.path.insert(0, {str(site)!r}); from lockguard.cli import main; main()"
+    env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(cache)}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([sys.executable, "-c", script, "check"], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_an_edited_module_is_never_answered_from_the_cache(tmp_path):
+    package = _installed_copy(tmp_path)
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE, project)
+    cache = tmp_path / "cache"
+    first = _check(package.parent, project, cache)
+    assert first.stdout == "ok: lockguard.toml: no findings\n"
+    entries = sorted(p.name for p in cache.rglob("*") if p.is_file())
+    assert _check(package.parent, project, cache).stdout == first.stdout
+    assert sorted(p.name for p in cache.rglob("*") if p.is_file()) == entries  # a hit stores nothing
+    render = package / "check" / "render.py"
+    render.write_text(render.read_text().replace(": no findings", ": nothing found"))  # same version
+    edited = _check(package.parent, project, cache)
+    assert edited.stdout == "ok: lockguard.toml: nothing found\n"  # the new code ran, not the memo
+
+
+def test_the_fingerprint_follows_each_module(tmp_path, monkeypatch):
+    package = tmp_path / "lockguard"
+    (package / "check").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "check" / "rules.py").write_text("A = 1\n")
+    (package / "check" / "notes.txt").write_text("not code\n")
+    monkeypatch.setattr(lockguard, "__file__", str(package / "__init__.py"))
+    before = check_cache.package_fingerprint()
+    assert "check/rules.py:" in before and "notes.txt" not in before
+    key = check_cache.command_key(["check"])
+    (package / "check" / "rules.py").write_text("A = 22\n")
+    assert check_cache.package_fingerprint() != before
+    assert check_cache.command_key(["check"]) != key
