@@ -14,13 +14,12 @@ from packaging.version import InvalidVersion, Version
 
 from lockguard.check.lock_facts import LockFacts
 from lockguard.model.finding import ERROR, Finding
-from lockguard.model.lazy_pattern import LazyPattern
 from lockguard.model.names import canonical_name
 
 HINT = "make the file agree with the lock (or change the intent and relock)"
-_NVIDIA_CUDA = LazyPattern(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:[\w.-]+/)?nvidia/cuda:(\d+)\.(\d+)", re.I)
-_PYTORCH = LazyPattern(r"^\s*FROM\s+(?:--platform=\S+\s+)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)-cuda(\d+)\.(\d+)", re.I)
-_PIN = LazyPattern(r"""(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*==\s*([A-Za-z0-9.+!_-]+)""")
+_NVIDIA_CUDA = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:[\w.-]+/)?nvidia/cuda:(\d+)\.(\d+)", re.I)
+_PYTORCH = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)-cuda(\d+)\.(\d+)", re.I)
+_PIN = re.compile(r"""(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*==\s*([A-Za-z0-9.+!_-]+)""")
 
 
 def repo_files(files: dict[str, str], facts: LockFacts) -> list[Finding]:

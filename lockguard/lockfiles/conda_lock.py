@@ -13,6 +13,7 @@ requires hashes of conda records) and its metadata says the conda side was not s
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from lockguard.lockfiles.headers import header_lines, seal
@@ -169,9 +170,7 @@ def _content_hashes(lines: list[str]) -> dict[str, str]:
 def content_hash_of(intent_hash: str, platform: str, specs) -> str:
     """conda-lock's content_hash of one platform as lockguard computes it: the intent and the conda
     specs that were solved (or pinned from knowledge)."""
-    from lockguard.model.digest import sha256_hex
-
-    return sha256_hex("\n".join([intent_hash, platform, *specs]).encode())
+    return hashlib.sha256("\n".join([intent_hash, platform, *specs]).encode()).hexdigest()
 
 
 def _scalar(value: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from functools import cached_property
 
@@ -168,7 +169,5 @@ class Intent:
         """sha256 of the canonical intent: stable across key order, comments and whitespace."""
         import json
 
-        from lockguard.model.digest import sha256_hex
-
         blob = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
-        return sha256_hex(blob.encode())
+        return hashlib.sha256(blob.encode()).hexdigest()

@@ -10,11 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-
-try:  # the C types themselves: datetime.py first runs its whole pure-Python fallback (1-2 ms a check)
-    from _datetime import date, datetime, time, timedelta, timezone
-except ImportError:  # pragma: no cover (an interpreter without the C module)
-    from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone
 
 from lockguard.errors import InputError
 from lockguard.model.intent import (
@@ -30,7 +26,6 @@ from lockguard.model.intent import (
     IntentSource,
     Outputs,
 )
-from lockguard.model.lazy_pattern import LazyPattern
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
@@ -62,7 +57,7 @@ _PROJECT_NAME = re.compile(r"([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])", re.IGNORE
 _PLAIN_URL = re.compile(r"https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::(\d{1,5}))?(?:/[^\s\\]*)?",
                         re.ASCII)
 _HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?", re.ASCII)
-_PYLOCK_NAME = LazyPattern(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
+_PYLOCK_NAME = re.compile(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
 
 
 MAX_VALUE = 4096  # characters in one intent value: a requirement, a URL, a MatchSpec

@@ -15,6 +15,7 @@ rest of lockguard is imported. Each result is an entry of the cache layer (io/ca
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 
@@ -23,7 +24,6 @@ from lockguard.errors import InputError
 from lockguard.io.cache.store import Store
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.read import LOCK_LIMIT, is_regular_file, read_bytes
-from lockguard.model.digest import sha256
 
 ABSENT = b"\0absent\0"
 UNREADABLE = b"\0unreadable\0"
@@ -49,7 +49,7 @@ def constraints_fingerprint() -> str:
 def command_key(argv: list[str] | tuple[str, ...]) -> str:
     """The key of a command line: argv as given, where it runs, what in the environment and in
     lockguard itself changes a check."""
-    h = sha256()
+    h = hashlib.sha256()
     parts = [__version__, constraints_fingerprint(), os.getcwd(), *(os.environ.get(k, "\0") for k in ENVIRONMENT),
              str(len(argv)), *argv]
     for part in parts:
@@ -79,11 +79,11 @@ def _bytes(path: str) -> bytes:
 
 
 def _digest(root: str, files: list[str]) -> str:
-    h = sha256()
+    h = hashlib.sha256()
     for relative in files:
         path = os.path.join(root, relative)  # an absolute one stays as it is
         data = _bytes(path) if os.path.lexists(path) else ABSENT
-        h.update(relative.encode("utf-8", "surrogateescape") + b"\0" + sha256(data).digest())
+        h.update(relative.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()
 
 
