@@ -134,9 +134,8 @@ class Relock:
         knowledge = None
         if needs_facts:  # an unchanged lock (a memo hit, most often) never loads the knowledge
             from lockguard.io.knowledge_files import load_knowledge
-            from lockguard.io.project.parse_memo import default_memo
 
-            knowledge = load_knowledge(memo=default_memo())
+            knowledge = load_knowledge()
         return report(pairs, knowledge)
 
     def _view(self, platform: str, texts: dict[str, str | None]):

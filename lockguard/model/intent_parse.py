@@ -219,20 +219,17 @@ def parse_toml(text: str) -> dict:
 
 
 def name_of(path: Path | str) -> str:
-    """Path.name of a Path or of a text in pathlib's spelling."""
+    """The file name of a path (a Path, or its text)."""
     return os.path.basename(path) if isinstance(path, str) else path.name
 
 
 def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecValidator | None = None,
-                 validate: bool = True, memo=None, resolve_path=None) -> Intent:
-    """`memo(kind, text, parse)` may return the TOML parse of the same text made earlier
-    (io/project/parse_memo.py): the intent is validated from that data either way.
-    `path` is a Path, or a text in pathlib's spelling (io/path_text.py: the check path);
-    `resolve_path(path)` gives the text of its resolved form, which the intent's source keeps
-    (io/path_text.resolved; without it, the path as given)."""
+                 validate: bool = True, resolve_path=None) -> Intent:
+    """`resolve_path(path)` gives the text of the file's resolved form, which the intent's source
+    keeps (io/ resolves it; without it, the path as given)."""
     in_pyproject = name_of(path) == PYPROJECT
     try:
-        data = memo("toml", text, parse_toml) if memo is not None else parse_toml(text)
+        data = parse_toml(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
         line, detail = toml_error_line(text, str(exc))
         raise InputError(
