@@ -7,6 +7,7 @@ A malformed row is an InputError naming the file, the line of the row, the table
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
@@ -15,7 +16,6 @@ from lockguard.knowledge.sdist_metadata import SdistMetadata, SdistMetadataRow
 from lockguard.knowledge.shared_files import SeparateFiles, SharedFiles, WheelFiles
 from lockguard.model.toml_lines import TomlLines
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -6,13 +6,14 @@ ValueError with a readable reason. The loader reports a bad row with its file, l
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from packaging.specifiers import SpecifierSet
 
 from lockguard.model.names import NamedSpec
 from lockguard.model.record import record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

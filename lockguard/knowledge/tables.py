@@ -7,6 +7,7 @@ explanation can say which fact it rests on and where that fact is written down.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -18,7 +19,6 @@ from lockguard.model.names import NamedSpec, canonical_name
 from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 

@@ -14,12 +14,12 @@ requires hashes of conda records) and its metadata says the conda side was not s
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.lockfiles.yaml_adapter import dump, load_with_lines
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from lockguard.model.lock import CondaRecord, Lock, PlatformLock
 

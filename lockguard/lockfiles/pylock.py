@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.lockfiles.headers import header_lines, seal
 from lockguard.model.record import field, record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from datetime import datetime
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from lockguard.model.names import canonical_requirement_text
 from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from datetime import datetime
     from pathlib import Path

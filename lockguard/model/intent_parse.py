@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from datetime import date, datetime, time, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.model.intent import (
@@ -29,7 +30,6 @@ from lockguard.model.intent import (
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
