@@ -45,13 +45,12 @@ def static_check(intent_path, *, strict: bool, warn) -> Checked:
     from lockguard.check.static import static_findings
     from lockguard.io.knowledge_files import load_knowledge
     from lockguard.io.project.intent_file import load_project
-    from lockguard.io.project.parse_memo import default_memo
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.model.lock_paths import lock_paths
 
     intent = load_project(intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=warn)
     snapshot = read_snapshot(intent)
-    findings = static_findings(snapshot, load_knowledge(validate=False, memo=default_memo()), strict_mode=strict)
+    findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
     findings = from_here(findings, os.path.dirname(intent.source.location))
     if any(f.code in (codes.LOCK_MISSING.code, codes.INTENT_CHANGED.code, codes.LOCK_NOT_LOCKGUARDS.code) for f in findings):
         # the lock does not match the intent: an intent that is itself invalid (an unparsable

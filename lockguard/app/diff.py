@@ -13,9 +13,8 @@ def changes_between(pairs: list):
     """The change report of (before, after) views, with the knowledge's CUDA facts."""
     from lockguard.check.lock_changes import report
     from lockguard.io.knowledge_files import load_knowledge
-    from lockguard.io.project.parse_memo import default_memo
 
-    return report(pairs, load_knowledge(memo=default_memo()))
+    return report(pairs, load_knowledge())
 
 
 def _read(path: Path, label: str | None = None) -> str:

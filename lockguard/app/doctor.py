@@ -30,15 +30,14 @@ def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> 
     from lockguard.io.machine.nvml import detect_machine
     from lockguard.io.machine.probe_runner import pid_alive, run_probe
     from lockguard.io.machine.system_cuda import gather_system, node_identity
-    from lockguard.io.project.parse_memo import default_memo
 
     # the probe (a child process: `import torch` dominates) and the system facts run while NVML,
     # the knowledge and the lock are read here
     with ThreadPoolExecutor(max_workers=2) as pool:
         probe_job = pool.submit(run_probe, python, smoke=smoke, timeout=timeout, imports=GPU_IMPORTS)
         system_job = pool.submit(gather_system)
-        # the shipped tables are validated by the test suite; their parse is kept in the cache folder
-        knowledge = load_knowledge(validate=False, memo=default_memo())
+        # the shipped tables are validated by the test suite
+        knowledge = load_knowledge(validate=False)
         lock, lock_reason, lock_meta = _lock(intent_path, knowledge, warn)
         machine = detect_machine()
         probe, system = probe_job.result(), system_job.result()

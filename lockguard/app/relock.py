@@ -7,6 +7,7 @@ decides, the relock's notes (vanished and yanked locked versions, held-back upgr
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.io.project.prior_lock import (
@@ -19,7 +20,6 @@ from lockguard.io.project.prior_lock import (
 from lockguard.model.intent import Intent
 from lockguard.model.upgrades import UpgradeRequest
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from lockguard.check.lock_changes import ChangeReport
     from lockguard.model.locked import LockedPlatform
@@ -134,9 +134,8 @@ class Relock:
         knowledge = None
         if needs_facts:  # an unchanged lock (a memo hit, most often) never loads the knowledge
             from lockguard.io.knowledge_files import load_knowledge
-            from lockguard.io.project.parse_memo import default_memo
 
-            knowledge = load_knowledge(memo=default_memo())
+            knowledge = load_knowledge()
         return report(pairs, knowledge)
 
     def _view(self, platform: str, texts: dict[str, str | None]):

@@ -154,10 +154,9 @@ class ResolveSession:
         from lockguard.io.index.cache import Cache
         from lockguard.io.index.http import HttpClient
         from lockguard.io.knowledge_files import load_knowledge
-        from lockguard.io.project.parse_memo import default_memo
         from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
 
-        knowledge = load_knowledge(memo=default_memo())
+        knowledge = load_knowledge()
         machine = self._machine()
         cache = Cache()
         self.http = HttpClient()
@@ -319,13 +318,12 @@ class ResolveSession:
     def refuse_what_check_rejects(self, platforms: tuple[str, ...], outputs: dict[Path, str]) -> None:
         """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
         from lockguard.io.knowledge_files import load_knowledge
-        from lockguard.io.project.parse_memo import default_memo
         from lockguard.resolve.gate import refuse_what_check_rejects
 
         root = self._root()
         files = [(relative, kind, platform, outputs[root / relative])
                  for relative, kind, platform in lock_paths(self.intent) if root / relative in outputs]
-        refuse_what_check_rejects(self.intent, load_knowledge(memo=default_memo()), files, platforms)
+        refuse_what_check_rejects(self.intent, load_knowledge(), files, platforms)
 
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
         from lockguard.errors import InputError

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lockguard.model.stack_names import in_cuda_stack
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # a relock that changes nothing reports it without loading the knowledge
     from lockguard.knowledge.tables import Knowledge
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from packaging.version import InvalidVersion, Version
+
 from lockguard.check.snapshot import Snapshot
 from lockguard.knowledge.tables import Knowledge
-from lockguard.model import pep440
 from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion
 
@@ -74,10 +75,11 @@ def facts_of(platform: str, pip: dict[str, str], conda: dict[str, str], knowledg
 
 
 def _torch_cuda(facts: LockFacts, knowledge: Knowledge, torch: str) -> None:
-    parsed = pep440.release_and_local(torch)  # packaging's Version(torch).release and .local
-    if parsed is None:
+    try:
+        version = Version(torch)
+    except InvalidVersion:
         return
-    release_numbers, local = parsed
+    release_numbers, local = version.release, version.local
     if local == "cpu":
         facts.torch_variant, facts.torch_cuda_why = "cpu", f"torch {torch} is a CPU build"
         return

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import re
 
+from packaging.version import InvalidVersion, Version
+
 from lockguard.check.lock_facts import LockFacts
-from lockguard.model import codes, pep440
+from lockguard.model import codes
 from lockguard.model.finding import ERROR, Finding
-from lockguard.model.lazy_pattern import LazyPattern
 from lockguard.model.names import canonical_name
 
 HINT = "make the file agree with the lock (or change the intent and relock)"
-_NVIDIA_CUDA = LazyPattern(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:[\w.-]+/)?nvidia/cuda:(\d+)\.(\d+)", re.I)
-_PYTORCH = LazyPattern(r"^\s*FROM\s+(?:--platform=\S+\s+)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)-cuda(\d+)\.(\d+)", re.I)
-_PIN = LazyPattern(r"""(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*==\s*([A-Za-z0-9.+!_-]+)""")
+_NVIDIA_CUDA = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:[\w.-]+/)?nvidia/cuda:(\d+)\.(\d+)", re.I)
+_PYTORCH = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)-cuda(\d+)\.(\d+)", re.I)
+_PIN = re.compile(r"""(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*==\s*([A-Za-z0-9.+!_-]+)""")
 
 
 def repo_files(files: dict[str, str], facts: LockFacts) -> list[Finding]:
@@ -39,8 +40,6 @@ def repo_files(files: dict[str, str], facts: LockFacts) -> list[Finding]:
 
 def _check(req_text: str, facts: LockFacts, code: str, path: str, line: int, what: str) -> Finding | None:
     from packaging.requirements import InvalidRequirement, Requirement  # only when such files exist
-    from packaging.version import InvalidVersion, Version
-
     try:
         req = Requirement(req_text)
     except InvalidRequirement:
@@ -96,8 +95,8 @@ def _dockerfile(path: str, text: str, facts: LockFacts) -> list[Finding]:
             if lock_cuda and cuda != (lock_cuda.major, lock_cuda.minor):
                 out.append(Finding(codes.DOCKER_BASE_IMAGE.code, ERROR, f"base image has CUDA {cuda[0]}.{cuda[1]}, the lock has CUDA {lock_cuda}",
                                    HINT, path, number))
-            if facts.torch and pep440.public(facts.torch) != image_torch and \
-                    not pep440.public(facts.torch).startswith(image_torch + "."):
+            if facts.torch and Version(facts.torch).public != image_torch and \
+                    not Version(facts.torch).public.startswith(image_torch + "."):
                 out.append(Finding(codes.DOCKER_BASE_IMAGE.code, ERROR, f"base image ships torch {image_torch}, the lock has torch {facts.torch}",
                                    HINT, path, number))
     for number, command in _run_commands(lines):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lockguard.model.record import field, record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:  # annotations only: each reader is imported when its kind of file is read
     from lockguard.lockfiles.environment_yml import EnvironmentFile
     from lockguard.lockfiles.headers import Header

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from lockguard import __version__
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: collections costs a tenth of a cached check
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

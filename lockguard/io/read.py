@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -25,10 +29,6 @@ LOCK_LIMIT = 64 * MIB  # a multi-platform conda-lock.yml of a large CUDA stack i
 REPO_FILE_LIMIT = 4 * MIB  # requirements*.txt, Dockerfiles, setup.cfg
 ENV_FILE_LIMIT = 64 * MIB  # a file of an environment (a RECORD of a large wheel is a few MB)
 _OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 def _shown(path) -> str:

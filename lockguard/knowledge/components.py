@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 from lockguard.knowledge.row import Row
-from lockguard.model import pep440
-from lockguard.model.pep440 import Spec
 from lockguard.model.record import record
 from lockguard.model.versions import CudaVersion
 
@@ -43,7 +44,7 @@ class ComponentBound:
     """What the intent's CUDA allows for one component wheel, and why."""
 
     name: str  # the wheel's PyPI name
-    spec: Spec  # "<0" when no version of this wheel can belong to the release
+    spec: SpecifierSet  # "<0" when no version of this wheel can belong to the release
     cuda: CudaVersion
     reason: str  # "CUDA 12.4 ships nvidia-cuda-nvcc-cu12 12.4.99 to 12.4.131"
     origin: str  # constraints/components.toml:NN
@@ -51,7 +52,7 @@ class ComponentBound:
     @property
     def specifier(self):
         """packaging's SpecifierSet of the bound (the resolver's requirements are made of them)."""
-        return self.spec.specifier
+        return self.spec
 
     def allows(self, version: str) -> bool:
         try:
@@ -92,24 +93,24 @@ class Components:
         if not later:
             return None
         following = min(later, key=lambda r: r.cuda)
-        return pep440.sorted_versions(following.versions[key])[0]
+        return _sorted(following.versions[key])[0]
 
     def _span(self, row: ComponentRelease, key: str) -> tuple[str, str | None, bool, tuple[str, ...]] | None:
         """(lowest, upper, upper included, versions of other releases inside) of a release's versions
         of `key`: from its first version to the next release's first (excluded) or, where its own
         versions reach past that, to its last (included), less what another release lists."""
-        versions = pep440.sorted_versions(row.versions.get(key, ()))
+        versions = _sorted(row.versions.get(key, ()))
         if not versions:
             return None
         low, high = versions[0], versions[-1]
         upper = self._next_first(row, key)
-        included = upper is not None and not pep440.less(high, upper)
+        included = upper is not None and not Version(high) < Version(upper)
         if included:
             upper = high
         others = {v for r in self.releases if r.cuda.major == row.cuda.major and r is not row
                   for v in r.versions.get(key, ()) if v not in versions}
-        inside = tuple(v for v in pep440.sorted_versions(others)
-                       if not pep440.less(v, low) and (upper is None or pep440.less(v, upper)))
+        inside = tuple(v for v in _sorted(others)
+                       if not Version(v) < Version(low) and (upper is None or Version(v) < Version(upper)))
         return low, upper, included, inside
 
     def bound(self, cuda: CudaVersion, name: str) -> ComponentBound | None:
@@ -122,22 +123,22 @@ class Components:
         key, family = found
         if (family is not None and family != cuda.major) or (family is None and cuda.major < 13):
             own = f"uses {_wheel(key, cuda.major)}" if row.versions.get(key) else f"has no {key} wheel"
-            return ComponentBound(name, Spec("<0"), cuda,
+            return ComponentBound(name, SpecifierSet("<0"), cuda,
                                   f"{name} is a CUDA {family or '13+'} wheel; CUDA {cuda} {own}", row.origin)
         span = self._span(row, key)
         if span is None:
             return None
         low, upper, included, inside = span
-        versions = pep440.sorted_versions(row.versions[key])
+        versions = _sorted(row.versions[key])
         policy = self.policy(key)
         if policy is not None:
-            spec = Spec(f">={low},<{cuda.major + 1}")
+            spec = SpecifierSet(f">={low},<{cuda.major + 1}")
             return ComponentBound(name, spec, cuda, f"CUDA {cuda} needs {name} >= {low} (a newer one of "
                                   f"CUDA {cuda.major} is fine, {policy.origin})", row.origin)
         clauses = [f">={low}"] + ([f"{'<=' if included else '<'}{upper}"] if upper else [])
         clauses += [f"!={v}" for v in inside]
         shown = f"{versions[0]}" if len(versions) == 1 else f"{versions[0]} to {versions[-1]}"
-        return ComponentBound(name, Spec(",".join(clauses)), cuda, f"CUDA {cuda} ships {name} {shown}", row.origin)
+        return ComponentBound(name, SpecifierSet(",".join(clauses)), cuda, f"CUDA {cuda} ships {name} {shown}", row.origin)
 
     def release_of(self, name: str, version: str) -> CudaVersion | None:
         """The CUDA release a component wheel version belongs to (None: unknown)."""
@@ -145,7 +146,9 @@ class Components:
         if found is None:
             return None
         key, family = found
-        if pep440.release_and_local(version) is None:
+        try:
+            Version(version)
+        except InvalidVersion:
             return None  # not a version
         rows = [r for r in self.releases
                 if (r.cuda.major == family if family is not None else r.cuda.major >= 13)]
@@ -158,15 +161,20 @@ class Components:
             if span is None:
                 continue
             low, upper, included, inside = span
-            if pep440.less(version, low) or any(_same(v, version) for v in inside):
+            if Version(version) < Version(low) or any(_same(v, version) for v in inside):
                 continue
-            if upper is None or pep440.less(version, upper) or (included and _same(version, upper)):
+            if upper is None or Version(version) < Version(upper) or (included and _same(version, upper)):
                 return row.cuda
         return None
 
 
 def _same(a: str, b: str) -> bool:
-    return not pep440.less(a, b) and not pep440.less(b, a)
+    return Version(a) == Version(b)
+
+
+def _sorted(texts) -> list[str]:
+    """Normalized versions, ascending."""
+    return [str(v) for v in sorted(Version(t) for t in texts)]
 
 
 def _wheel(key: str, major: int) -> str:

@@ -7,6 +7,7 @@ A malformed row is an InputError naming the file, the line of the row, the table
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
@@ -15,7 +16,6 @@ from lockguard.knowledge.sdist_metadata import SdistMetadata, SdistMetadataRow
 from lockguard.knowledge.shared_files import SeparateFiles, SharedFiles, WheelFiles
 from lockguard.model.toml_lines import TomlLines
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -26,26 +26,23 @@ FILES = ("torch.toml", "cuda.toml", "components.toml", "shared_files.toml", "con
          "hazards.toml", "sdist_metadata.toml")
 
 
-def knowledge_from_files(read, validate: bool, memo=None) -> t.Knowledge:
+def knowledge_from_files(read, validate: bool) -> t.Knowledge:
     """The knowledge from the text of each of FILES, in their order: `read(name)` gives (the path
     messages name, its text) (io/knowledge_files.py reads them). `validate=False` (the plain
     check) skips the costly checks of `deep` fields (PEP 508 parsing of torch's Requires-Dist);
-    the shipped files are validated by the test suite. `memo(kind, text, parse)` may return a parse
-    of the same text made earlier (io/project/parse_memo.py): the rows are checked against the
-    schema either way."""
+    the shipped files are validated by the test suite."""
     from lockguard.knowledge.schema import SCHEMA
 
     rows: dict[str, list[dict]] = {}
     for file_name, tables in SCHEMA.items():
         path, text = read(file_name)
-        for table_name, row_list in _rows_of(path, text, tables, validate, memo).items():
+        for table_name, row_list in _rows_of(path, text, tables, validate).items():
             rows[table_name] = row_list
     return _build(rows, tuple(sorted(FILES)))
 
 
 def parse_file(text: str) -> tuple[dict, dict[str, list[int | None]]]:
-    """A knowledge file's TOML data and the line of each row of each array of tables (pure: the
-    parse a memo keeps). Raises ValueError (tomllib's TOMLDecodeError) on bad TOML."""
+    """A knowledge file's TOML data and the line of each row of each array of tables. Raises ValueError (tomllib's TOMLDecodeError) on bad TOML."""
     import sys
 
     if sys.version_info >= (3, 11):
@@ -60,11 +57,9 @@ def parse_file(text: str) -> tuple[dict, dict[str, list[int | None]]]:
     return data, origins
 
 
-def _rows_of(path: Path | str, text: str, tables: dict[str, dict[str, Field]], validate: bool,
-             memo=None) -> dict[str, list[dict]]:
-    """`path`: a Path, or a plain text (io/path_text.py) that messages print the same."""
+def _rows_of(path: Path, text: str, tables: dict[str, dict[str, Field]], validate: bool) -> dict[str, list[dict]]:
     try:
-        data, origins = memo("knowledge", text, parse_file) if memo is not None else parse_file(text)
+        data, origins = parse_file(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
         raise InputError(f"{path} is not valid TOML: {exc}", file=str(path)) from None
     lines = _Lines(text, origins)

@@ -6,12 +6,14 @@ ValueError with a readable reason. The loader reports a bad row with its file, l
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from packaging.specifiers import SpecifierSet
+
 from lockguard.model.names import NamedSpec
-from lockguard.model.pep440 import Spec
 from lockguard.model.record import record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
@@ -71,8 +73,8 @@ def _component_versions(value: dict) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _pins(value: dict) -> dict[str, Spec]:
-    return {version: Spec(spec) for version, spec in value.items()}
+def _pins(value: dict) -> dict[str, SpecifierSet]:
+    return {version: SpecifierSet(spec) for version, spec in value.items()}
 
 
 def _requirements(value: list) -> tuple[str, ...]:
@@ -153,14 +155,14 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
         },
         "arch": {
             "variant": Field(str, check=_variant),
-            "torch": Field(str, check=Spec),
+            "torch": Field(str, check=SpecifierSet),
             "platforms": Field(list, required=False, check=_list_of(_str)),
             "archs": Field(list, check=_list_of(GpuArch.parse)),
             "source": SOURCE,
         },
         "patch": {
             "version": Field(str),
-            "requires-python": Field(str, check=Spec),
+            "requires-python": Field(str, check=SpecifierSet),
             "wheel": Field(str),
             "uploaded": Field(str, required=False),
             "requires": Field(list, check=_requirements, attr="requires_text", deep=True),
@@ -197,10 +199,10 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
         "separate-files": {"wheels": Field(list, check=_wheel_names), "source": SOURCE},
     },
     "conda.toml": {
-        "cuda-specs": {"cuda": Field(str, check=Spec), "specs": STRINGS, "source": SOURCE},
+        "cuda-specs": {"cuda": Field(str, check=SpecifierSet), "specs": STRINGS, "source": SOURCE},
         "build-specs": {"platforms": STRINGS, "specs": STRINGS, "source": SOURCE},
         "python-specs": {"specs": STRINGS, "source": SOURCE},
-        "sysroot": {"glibc": Field(str, check=_glibc), "cuda": Field(str, check=Spec), "source": SOURCE},
+        "sysroot": {"glibc": Field(str, check=_glibc), "cuda": Field(str, check=SpecifierSet), "source": SOURCE},
         "library": {"conda": Field(str), "pypi": STRINGS, "source": SOURCE},
         "python-name": {"conda": Field(str), "pypi": Field(str), "source": SOURCE},
     },

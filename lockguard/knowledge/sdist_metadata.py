@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from packaging.specifiers import SpecifierSet
+
 from lockguard.knowledge.row import Row
 from lockguard.model.names import canonical_name
-from lockguard.model.pep440 import Spec
 from lockguard.model.record import record
 
 
@@ -29,8 +30,8 @@ class SdistMetadataRow(Row):
     requires_python: str | None
 
     @cached_property
-    def versions(self) -> Spec:
-        return Spec(self.versions_text)
+    def versions(self) -> SpecifierSet:
+        return SpecifierSet(self.versions_text)
 
     def covers(self, version: str) -> bool:
         """Pre-releases too: a row names the versions it was read from, whatever their kind."""

@@ -7,17 +7,18 @@ explanation can say which fact it rests on and where that fact is written down.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from lockguard.knowledge.components import Components
 from lockguard.knowledge.row import Row
 from lockguard.knowledge.shared_files import WheelFiles
-from lockguard.model import pep440
 from lockguard.model.names import NamedSpec, canonical_name
-from lockguard.model.pep440 import Spec
 from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
@@ -50,7 +51,7 @@ class TorchRelease(Row):
 @record(frozen=True)
 class TorchPatch(Row):
     version: str
-    requires_python: Spec
+    requires_python: SpecifierSet
     wheel: str
     uploaded: str | None
     requires_text: tuple[str, ...]
@@ -64,7 +65,7 @@ class TorchPatch(Row):
 
     @property
     def minor(self) -> str:
-        release = pep440.release_and_local(self.version)[0]
+        release = Version(self.version).release
         return f"{release[0]}.{release[1]}"
 
     def requirements_for(self, environment: dict[str, str]) -> tuple[Requirement, ...]:
@@ -75,7 +76,7 @@ class TorchPatch(Row):
 @record(frozen=True)
 class ArchRow(Row):
     variant: str
-    torch: Spec
+    torch: SpecifierSet
     archs: tuple[GpuArch, ...]
     platforms: tuple[str, ...] | None = None  # None: every platform without a row of its own
 
@@ -93,14 +94,14 @@ class Toolkit(Row):
 @record(frozen=True)
 class CondaSpecsRow(Row):
     specs: tuple[str, ...]
-    cuda: Spec | None = None
+    cuda: SpecifierSet | None = None
     platforms: tuple[str, ...] = ()
 
 
 @record(frozen=True)
 class SysrootRow(Row):
     glibc: str
-    cuda: Spec
+    cuda: SpecifierSet
 
 
 @record(frozen=True)
@@ -143,7 +144,7 @@ class GpuRule(Row):
 @record(frozen=True)
 class TorchPinRule(Row):
     package: str
-    pins: dict[str, Spec]
+    pins: dict[str, SpecifierSet]
 
 
 @record(frozen=True)
@@ -158,7 +159,7 @@ class Hazard(Row):
         return (
             platform in self.platforms
             and canonical_name(name) == self.when.name
-            and self.when.contains(pep440.public(version))
+            and self.when.contains(Version(version).public)
         )
 
 
@@ -176,9 +177,7 @@ def _no_sdist_metadata() -> SdistMetadata:
     return SdistMetadata(())
 
 
-def _version_key(text: str):
-    from packaging.version import Version
-
+def _version_key(text: str) -> Version:
     return Version(text)
 
 
@@ -214,12 +213,12 @@ class Knowledge:
         return sorted(found, key=lambda p: _version_key(p.version), reverse=True)
 
     def patch(self, version: str) -> TorchPatch | None:
-        public = pep440.public(version)
+        public = Version(version).public
         return next((p for p in self.patches if p.version == public), None)
 
     def arch_row(self, variant: str, torch_version: str, platform: str | None = None) -> ArchRow | None:
         """The GPU architectures of a torch build; a platform's own row wins over the general one."""
-        public = pep440.public(torch_version)
+        public = Version(torch_version).public
         rows = [a for a in self.archs if a.variant == variant and a.torch.contains(public, prereleases=True)]
         own = [a for a in rows if platform and a.platforms and platform in a.platforms]
         return (own or [a for a in rows if not a.platforms] or [None])[0]

@@ -4,12 +4,12 @@ pin, the same set as requirements.lock. `conda env create -f environment.yml` wo
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.model.record import field, record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from lockguard.model.lock import PlatformLock
 

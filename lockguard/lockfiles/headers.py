@@ -6,9 +6,9 @@ no solve and no network to tell that a file was edited by hand.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
-from lockguard.model.digest import sha256_hex
 from lockguard.model.record import record
 
 PLACEHOLDER = "0" * 64
@@ -51,7 +51,7 @@ def pins_digest_of(entries: dict[str, tuple]) -> str:
     """sha256 over the sorted `name==version` pins of a lock's entries (name -> (version, ...));
     hashes and lines are left out."""
     pins = sorted(f"{name}=={entry[0]}" for name, entry in entries.items())
-    return sha256_hex("\n".join(pins).encode())
+    return hashlib.sha256("\n".join(pins).encode()).hexdigest()
 
 
 def seal(text: str, entries: dict[str, tuple] | None = None) -> str:
@@ -62,7 +62,7 @@ def seal(text: str, entries: dict[str, tuple] | None = None) -> str:
         text, count = _PINS.subn(lambda m: m.group(1) + pins, text, count=1)
         if count != 1:
             raise ValueError("the rendered file has no pins line")
-    digest = sha256_hex(text.encode())
+    digest = hashlib.sha256(text.encode()).hexdigest()
     sealed, count = _BODY.subn(lambda m: m.group(1) + digest, text, count=1)
     if count != 1:
         raise ValueError("the rendered file has no body-hash line")
@@ -71,7 +71,7 @@ def seal(text: str, entries: dict[str, tuple] | None = None) -> str:
 
 def body_hash_of(text: str) -> str:
     """What the body hash of `text` should be."""
-    return sha256_hex(_BODY.sub(lambda m: m.group(1) + PLACEHOLDER, text, count=1).encode())
+    return hashlib.sha256(_BODY.sub(lambda m: m.group(1) + PLACEHOLDER, text, count=1).encode()).hexdigest()
 
 
 def read_header(text: str) -> Header:

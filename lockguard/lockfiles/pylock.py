@@ -12,14 +12,14 @@ the intent hash and the body hash like the other views. `packaging.pylock.Pylock
 
 from __future__ import annotations
 
+import re
 import sys
+from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.lockfiles.headers import header_lines, seal
-from lockguard.model.lazy_pattern import LazyPattern
 from lockguard.model.record import field, record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from datetime import datetime
 
@@ -172,7 +172,7 @@ class PylockFile:
     tool: dict = field(default_factory=dict)  # [tool.lockguard]
 
 
-_PACKAGES = LazyPattern(r"^\s*\[\[\s*packages\s*\]\]\s*(#.*)?$")
+_PACKAGES = re.compile(r"^\s*\[\[\s*packages\s*\]\]\s*(#.*)?$")
 
 
 def pin_entries(text: str) -> dict[str, tuple[str, tuple, int | None]]:

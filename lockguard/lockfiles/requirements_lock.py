@@ -6,13 +6,13 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.model.names import INTENT, canonical_name
 from lockguard.model.record import field, record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:  # the check path reads lock files without importing the resolver
     from lockguard.model.pip_lock import PipResolution
 

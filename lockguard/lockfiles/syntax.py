@@ -6,6 +6,8 @@ file and line) where the file's path is known."""
 
 from __future__ import annotations
 
+from packaging.version import InvalidVersion, Version
+
 
 class LockSyntaxError(ValueError):
     def __init__(self, line: int | None, message: str) -> None:
@@ -30,12 +32,10 @@ def pip_version_problem(version: str) -> str | None:
 
     if len(version) > MAX_VERSION:
         return f"the version is {len(version):,} characters long"
-    from lockguard.model.pep440 import release_and_local
-
-    parsed = release_and_local(version)
-    if parsed is None:
+    try:
+        local = Version(version).local
+    except InvalidVersion:
         return f"{clip(version)!r} is not a PEP 440 version"
-    local = parsed[1]
     if local is not None and local not in _LOCAL_LABELS and not _is_cuda_label(local):
         return f"+{clip(local)} is not a PyTorch build label (lockguard writes +cpu or +cuXYZ, e.g. +cu121)"
     return None

@@ -3,21 +3,24 @@ one silently) and reports errors with their line, and the block-style dump lock 
 
 from __future__ import annotations
 
+import yaml
+
 from lockguard.lockfiles.syntax import LockSyntaxError
 
+_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-def _loader():
-    import yaml
 
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class _StrictLoader(_BASE):  # type: ignore[misc, valid-type]
+    """A safe loader that refuses a repeated key and notes the line each mapping starts on."""
 
-    class StrictLoader(base):  # type: ignore[misc, valid-type]
-        pass
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.mapping_lines: dict[int, int] = {}  # id(mapping) -> its first line (1-based)
 
-    def construct_mapping(loader, node, deep=False):
+    def construct_strict_mapping(self, node, deep=False):
         seen: dict = {}
         for key_node, _value in node.value:
-            key = loader.construct_object(key_node, deep=deep)
+            key = self.construct_object(key_node, deep=deep)
             try:
                 hash(key)
             except TypeError:
@@ -26,19 +29,21 @@ def _loader():
                 raise LockSyntaxError(key_node.start_mark.line + 1,
                                       f"duplicate key {str(key)[:60]!r} (first on line {seen[key]})")
             seen[key] = key_node.start_mark.line + 1
-        return base.construct_mapping(loader, node, deep)
+        mapping = _BASE.construct_mapping(self, node, deep)
+        self.mapping_lines[id(mapping)] = node.start_mark.line + 1
+        return mapping
 
-    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-    return StrictLoader
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _StrictLoader.construct_strict_mapping)
 
 
-def load(text: str) -> object:
-    """The YAML document in `text`; LockSyntaxError (with the line) when it is not valid YAML or
+def load_with_lines(text: str) -> tuple[object, dict[int, int]]:
+    """The YAML document in `text`, and the line each of its mappings starts on (by id(), valid
+    while the document lives); LockSyntaxError (with the line) when it is not valid YAML or
     repeats a key."""
-    import yaml
-
+    loader = _StrictLoader(text)
     try:
-        return yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
+        return loader.get_single_data(), loader.mapping_lines
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = " ".join(str(part) for part in (exc.context, exc.problem) if part)
@@ -47,9 +52,14 @@ def load(text: str) -> object:
         raise LockSyntaxError(None, f"not valid YAML: {exc}") from None
     except RecursionError:
         raise LockSyntaxError(None, "not valid YAML: nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def load(text: str) -> object:
+    """The YAML document in `text` (see load_with_lines)."""
+    return load_with_lines(text)[0]
 
 
 def dump(document: object) -> str:
-    import yaml
-
     return yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=1000)

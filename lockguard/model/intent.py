@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from lockguard.model.names import canonical_requirement_text
 from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from datetime import datetime
     from pathlib import Path
@@ -168,7 +169,5 @@ class Intent:
         """sha256 of the canonical intent: stable across key order, comments and whitespace."""
         import json
 
-        from lockguard.model.digest import sha256_hex
-
         blob = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
-        return sha256_hex(blob.encode())
+        return hashlib.sha256(blob.encode()).hexdigest()

@@ -10,11 +10,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-
-try:  # the C types themselves: datetime.py first runs its whole pure-Python fallback (1-2 ms a check)
-    from _datetime import date, datetime, time, timedelta, timezone
-except ImportError:  # pragma: no cover (an interpreter without the C module)
-    from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.model.intent import (
@@ -30,11 +27,9 @@ from lockguard.model.intent import (
     IntentSource,
     Outputs,
 )
-from lockguard.model.lazy_pattern import LazyPattern
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
@@ -62,7 +57,7 @@ _PROJECT_NAME = re.compile(r"([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])", re.IGNORE
 _PLAIN_URL = re.compile(r"https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::(\d{1,5}))?(?:/[^\s\\]*)?",
                         re.ASCII)
 _HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?", re.ASCII)
-_PYLOCK_NAME = LazyPattern(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
+_PYLOCK_NAME = re.compile(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
 
 
 MAX_VALUE = 4096  # characters in one intent value: a requirement, a URL, a MatchSpec
@@ -224,20 +219,17 @@ def parse_toml(text: str) -> dict:
 
 
 def name_of(path: Path | str) -> str:
-    """Path.name of a Path or of a text in pathlib's spelling."""
+    """The file name of a path (a Path, or its text)."""
     return os.path.basename(path) if isinstance(path, str) else path.name
 
 
 def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecValidator | None = None,
-                 validate: bool = True, memo=None, resolve_path=None) -> Intent:
-    """`memo(kind, text, parse)` may return the TOML parse of the same text made earlier
-    (io/project/parse_memo.py): the intent is validated from that data either way.
-    `path` is a Path, or a text in pathlib's spelling (io/path_text.py: the check path);
-    `resolve_path(path)` gives the text of its resolved form, which the intent's source keeps
-    (io/path_text.resolved; without it, the path as given)."""
+                 validate: bool = True, resolve_path=None) -> Intent:
+    """`resolve_path(path)` gives the text of the file's resolved form, which the intent's source
+    keeps (io/ resolves it; without it, the path as given)."""
     in_pyproject = name_of(path) == PYPROJECT
     try:
-        data = memo("toml", text, parse_toml) if memo is not None else parse_toml(text)
+        data = parse_toml(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
         line, detail = toml_error_line(text, str(exc))
         raise InputError(

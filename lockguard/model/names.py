@@ -92,16 +92,9 @@ class NamedSpec:
 
         return SpecifierSet(self.spec)
 
-    @cached_property
-    def _fast(self):
-        from lockguard.model.pep440 import Spec
-
-        return Spec(self.spec)
-
     def contains(self, version: str) -> bool:
-        """Does `version` meet the specifier (pre-releases included)? Without packaging when both
-        are plain (the check path)."""
-        return self._fast.contains(version, prereleases=True)
+        """Does `version` meet the specifier (pre-releases included)?"""
+        return self.specifier.contains(version, prereleases=True)
 
     def __str__(self) -> str:
         return f"{self.name}{self.spec}"

@@ -15,9 +15,8 @@ a miss). Pure functions over bytes; store.py does the file system.
 
 from __future__ import annotations
 
+import hashlib
 import zlib
-
-from lockguard.model.digest import sha256
 
 MAGIC = b"LGCE\x01"
 HEADER_SIZE = len(MAGIC) + 4 + 32 + 8 + 4
@@ -25,7 +24,7 @@ HEADER_SIZE = len(MAGIC) + 4 + 32 + 8 + 4
 
 def key_digest(kind: str, version: int, key: str) -> bytes:
     """What names an entry: its kind, the kind's schema version and the full key."""
-    return sha256(f"{kind}\0{version}\0{key}".encode("utf-8", "surrogatepass")).digest()
+    return hashlib.sha256(f"{kind}\0{version}\0{key}".encode("utf-8", "surrogatepass")).digest()
 
 
 def header(version: int, digest: bytes, payload: bytes) -> bytes:

@@ -7,11 +7,11 @@ rattler's API is async; it stays inside this module behind plain functions.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lockguard.errors import SourceUnreachable, Unsatisfiable
 from lockguard.model.lock import CondaRecord
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime

@@ -67,11 +67,10 @@ def _urls(intent_path, *, refresh: bool, offline: bool) -> list[str]:
     intent = str(intent_path) if intent_path is not None else "lockguard.toml"
     if not intent.endswith("lockguard.toml"):
         return []  # [tool.lockguard] in pyproject.toml: leave it to the resolve
-    from lockguard.io.project.parse_memo import default_memo
     from lockguard.io.read import INTENT_LIMIT, read_text
     from lockguard.model.intent_parse import parse_toml
 
-    data = default_memo()("toml", read_text(intent, what="intent file", limit=INTENT_LIMIT), parse_toml)
+    data = parse_toml(read_text(intent, what="intent file", limit=INTENT_LIMIT))
     indexes = data.get("indexes") or ["https://pypi.org/simple"]
     index = str(indexes[0]).rstrip("/")
     names = []

@@ -15,6 +15,7 @@ rest of lockguard is imported. Each result is an entry of the cache layer (io/ca
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 
@@ -24,7 +25,6 @@ from lockguard.errors import InputError
 from lockguard.io.cache.store import Store
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.read import LOCK_LIMIT, is_regular_file, read_bytes
-from lockguard.model.digest import sha256
 
 ABSENT = b"\0absent\0"
 UNREADABLE = b"\0unreadable\0"
@@ -77,7 +77,7 @@ def _modules(folder: str, prefix: str) -> list[str]:
 def command_key(argv: list[str] | tuple[str, ...]) -> str:
     """The key of a command line: argv as given, where it runs, what in the environment and in
     lockguard itself (its version and its code) changes a check."""
-    h = sha256()
+    h = hashlib.sha256()
     parts = [__version__, package_fingerprint(), constraints_fingerprint(), os.getcwd(),
              *(os.environ.get(k, "\0") for k in ENVIRONMENT), str(len(argv)), *argv]
     for part in parts:
@@ -107,11 +107,11 @@ def _bytes(path: str) -> bytes:
 
 
 def _digest(root: str, files: list[str]) -> str:
-    h = sha256()
+    h = hashlib.sha256()
     for relative in files:
         path = os.path.join(root, relative)  # an absolute one stays as it is
         data = _bytes(path) if os.path.lexists(path) else ABSENT
-        h.update(relative.encode("utf-8", "surrogateescape") + b"\0" + sha256(data).digest())
+        h.update(relative.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()
 
 

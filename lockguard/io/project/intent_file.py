@@ -7,11 +7,11 @@ the repository cannot tell which one is real.
 
 from __future__ import annotations
 
-import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
-from lockguard.io.path_text import exists_or_link, name_of, plain, resolved
-from lockguard.io.project.parse_memo import default_memo
 from lockguard.io.read import INTENT_LIMIT, is_regular_file, read_bytes, read_text
 from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import (
@@ -21,34 +21,16 @@ from lockguard.model.intent_parse import (
     parse_toml,
 )
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from lockguard.model.intent_parse import MatchSpecValidator
 
 
+@dataclass(frozen=True, slots=True)
 class IntentChoice:
-    """The intent file in use, and a pyproject.toml [tool.lockguard] it shadows (a plain class:
-    `dataclasses` is costly to import on the check path). Paths, or texts in pathlib's spelling
-    when the check path chose in the current folder (io/path_text.py)."""
+    """The intent file in use, and a pyproject.toml [tool.lockguard] it shadows."""
 
-    __slots__ = ("path", "ignored")
-
-    def __init__(self, path: Path, ignored: Path | None = None) -> None:
-        self.path = path
-        self.ignored = ignored
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.path, self.ignored) == (other.path, other.ignored)
-
-    def __hash__(self) -> int:
-        return hash((self.path, self.ignored))
-
-    def __repr__(self) -> str:
-        return f"IntentChoice(path={self.path!r}, ignored={self.ignored!r})"
+    path: Path
+    ignored: Path | None = None
 
 
 def _pyproject_has_table(pyproject: Path) -> bool | None:
@@ -60,7 +42,7 @@ def _pyproject_has_table(pyproject: Path) -> bool | None:
     if "lockguard" not in text and "\\u" not in text and "\\U" not in text:
         return False  # no key can spell lockguard (escapes aside): no TOML parse needed
     try:
-        data = default_memo()("toml", text, parse_toml)
+        data = parse_toml(text)
     except (ValueError, RecursionError):
         return None
     tool = data.get("tool")
@@ -77,30 +59,14 @@ def choose_intent(start: Path) -> IntentChoice:
     return _pyproject_or_none(start, pyproject, has_table)
 
 
-def _choose_in_cwd() -> IntentChoice:
-    """choose_intent(Path.cwd()) without pathlib while the folder's name is in pathlib's spelling
-    (the check path, on every commit); the choice holds texts then."""
-    start = os.getcwd()
-    if not plain(start):
-        from pathlib import Path
-
-        return choose_intent(Path(start))
-    candidate = os.path.join(start, INTENT_FILE)
-    pyproject = os.path.join(start, PYPROJECT)
-    has_table = _has_table(pyproject)
-    if exists_or_link(candidate):
-        return IntentChoice(candidate, pyproject if has_table else None)
-    return _pyproject_or_none(start, pyproject, has_table)
-
-
-def _has_table(pyproject: Path | str) -> bool:
+def _has_table(pyproject: Path) -> bool:
     has_table = _pyproject_has_table(pyproject) if is_regular_file(pyproject) else False
     if has_table is None:  # unparsable: an intent if it mentions lockguard at all (its error is then shown)
         has_table = b"lockguard" in _peek(pyproject)
     return has_table
 
 
-def _pyproject_or_none(start: Path | str, pyproject: Path | str, has_table: bool) -> IntentChoice:
+def _pyproject_or_none(start: Path, pyproject: Path, has_table: bool) -> IntentChoice:
     if has_table:
         return IntentChoice(pyproject)
     unreadable = _why_unparsable(pyproject)
@@ -113,12 +79,12 @@ def _pyproject_or_none(start: Path | str, pyproject: Path | str, has_table: bool
     )
 
 
-def _why_unparsable(pyproject: Path | str) -> str | None:
+def _why_unparsable(pyproject: Path) -> str | None:
     """'pyproject.toml:3 is not valid TOML', when a pyproject.toml exists and cannot be parsed."""
     if not is_regular_file(pyproject):
         return None
     try:
-        parse_intent(read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT), pyproject, resolve_path=resolved)
+        parse_intent(read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT), pyproject, resolve_path=_resolved)
     except InputError as exc:
         if "not valid TOML" in exc.message or "not UTF-8" in exc.message:
             return f"{PYPROJECT}" + (f":{exc.line}" if exc.line else "") + " cannot be read as TOML"
@@ -128,7 +94,7 @@ def _why_unparsable(pyproject: Path | str) -> str | None:
 def project_here() -> bool:
     """Whether the current folder holds an intent (lockguard.toml or [tool.lockguard])."""
     try:
-        _choose_in_cwd()
+        choose_intent(Path.cwd())
     except InputError:
         return False
     return True
@@ -149,35 +115,25 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
     """Parse and validate an intent file; raise InputError naming file, line and key.
     `validate=False` (the fast check path) skips PEP 508 parsing of requirements; the intent and
     its hash are the same either way."""
-    if not isinstance(path, str) or not plain(path):
-        from pathlib import Path
-
-        path = Path(path)
+    path = Path(path)
     try:
         text = read_text(path, what="intent file", limit=INTENT_LIMIT)
     except FileNotFoundError:
         raise InputError(f"intent file {path} does not exist", file=str(path),
                          hint="create one with `lockguard init`") from None
-    memo = default_memo()
-    intent = parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate, memo=memo,
-                          resolve_path=resolved)
-    # the hash is a function of the text (its canonical JSON): kept with the parse, it spares the
-    # check path json's import and the canonicalization on every commit
-    # (a pyproject.toml is read for its [tool.lockguard] table: the same text means another intent)
-    kind = "intent-hash pyproject" if name_of(path) == PYPROJECT else "intent-hash"
-    intent.__dict__["hash"] = memo(kind, text, lambda _text: intent.hash)
-    return intent
+    return parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate,
+                        resolve_path=_resolved)
+
+
+def _resolved(path: Path) -> str:
+    """The text of the intent's resolved path, which its source keeps."""
+    return str(Path(path).resolve())
 
 
 def load_project(intent_path: Path | None, *, validate_matchspec: MatchSpecValidator | None = None,
                  validate: bool = True, warn=None) -> Intent:
     """The intent of `--intent FILE`, else of the current folder."""
-    if intent_path:
-        from pathlib import Path
-
-        choice = IntentChoice(Path(intent_path))
-    else:
-        choice = _choose_in_cwd()
+    choice = IntentChoice(Path(intent_path)) if intent_path else choose_intent(Path.cwd())
     return load_chosen(choice, validate_matchspec=validate_matchspec, validate=validate, warn=warn)
 
 
@@ -193,6 +149,6 @@ def load_chosen(choice: IntentChoice, *, validate_matchspec: MatchSpecValidator 
                              "next to it is invalid)", file=exc.file, line=exc.line, key=exc.key,
                              hint="delete one of the two intents: keep lockguard.toml or [tool.lockguard]") from None
         if warn is not None:
-            warn(f"using {name_of(choice.path)}; the [tool.lockguard] table in {name_of(choice.ignored)} is ignored "
+            warn(f"using {choice.path.name}; the [tool.lockguard] table in {choice.ignored.name} is ignored "
                  "(keep one intent: delete the table, or delete lockguard.toml)")
     return intent

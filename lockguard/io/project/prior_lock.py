@@ -10,11 +10,11 @@ and that side resolves from scratch; it is never an error (resolve is how a brok
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 
 from lockguard.errors import InputError
-from lockguard.model.digest import sha256_hex
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.locked import LockedConda, LockedPlatform
@@ -40,7 +40,7 @@ class LockTexts:
         """The sha256 of the files a resolve takes preferences from (the memo key holds it)."""
         parts = [f"{relative}\0{self.by_path.get(relative)}" for relative, (kind, _p) in sorted(self.kinds.items())
                  if kind in PREFERENCE_KINDS]
-        return sha256_hex("\n".join(parts).encode())
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def read_lock_texts(intent: Intent) -> LockTexts:

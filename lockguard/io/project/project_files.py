@@ -4,6 +4,7 @@ the repository's other files that can contradict them (requirements*.txt/.in, Do
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
@@ -13,7 +14,6 @@ from lockguard.lockfiles.headers import body_hash_of
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401 (lock_file: re-used by callers)
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -4,8 +4,8 @@ path uses it before anything else is imported)."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:
     from pathlib import Path
 

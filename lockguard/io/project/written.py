@@ -10,12 +10,11 @@ from __future__ import annotations
 import re
 
 from lockguard.io.cache.store import Store
-from lockguard.model.lazy_pattern import LazyPattern
 
 KEEP = 256  # newest copies kept; each is one lock file (tens of KB)
 COPIES = Store("written", 1)
-_HASH = LazyPattern(r"[0-9a-f]{64}")
-_SEALED = LazyPattern(r"^#\s*lockguard-body-hash:\s*sha256:([0-9a-f]{64})\s*$", re.M)
+_HASH = re.compile(r"[0-9a-f]{64}")
+_SEALED = re.compile(r"^#\s*lockguard-body-hash:\s*sha256:([0-9a-f]{64})\s*$", re.M)
 
 
 def remember(texts) -> None:
