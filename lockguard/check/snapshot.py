@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lockguard.model.record import field, record
+from dataclasses import dataclass, field
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
 if TYPE_CHECKING:  # annotations only: each reader is imported when its kind of file is read
@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # annotations only: each reader is imported when its kind of 
     from lockguard.model.intent import Intent
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class LockFile:
     """One lock file as found on disk (text None: missing)."""
 
@@ -29,7 +29,7 @@ class LockFile:
     written: str | None = None  # what lockguard wrote under the header's body hash (for LG102), if known
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     intent: Intent
     intent_file: str

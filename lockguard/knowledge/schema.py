@@ -6,9 +6,10 @@ ValueError with a readable reason. The loader reports a bad row with its file, l
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lockguard.model.names import NamedSpec
 from lockguard.model.pep440 import Spec
-from lockguard.model.record import record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Field:
     kind: type | tuple[type, ...]
     required: bool = True

@@ -6,6 +6,7 @@ explanation can say which fact it rests on and where that fact is written down.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from lockguard.knowledge.components import Components
@@ -14,7 +15,6 @@ from lockguard.knowledge.shared_files import WheelFiles
 from lockguard.model import pep440
 from lockguard.model.names import NamedSpec, canonical_name
 from lockguard.model.pep440 import Spec
-from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from lockguard.knowledge.sdist_metadata import SdistMetadata
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TorchRelease(Row):
     minor: str
     pypi_cuda: CudaVersion
@@ -47,7 +47,7 @@ class TorchRelease(Row):
         return self.index_variants if platform in ("linux-64", "win-64") else ()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class TorchPatch(Row):
     version: str
     requires_python: Spec
@@ -72,7 +72,7 @@ class TorchPatch(Row):
         return tuple(r for r in self.requires if r.marker is None or r.marker.evaluate(environment))
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArchRow(Row):
     variant: str
     torch: Spec
@@ -80,7 +80,7 @@ class ArchRow(Row):
     platforms: tuple[str, ...] | None = None  # None: every platform without a row of its own
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Toolkit(Row):
     version: CudaVersion
     min_driver: DriverVersion
@@ -90,32 +90,32 @@ class Toolkit(Row):
     cudnn: tuple[int, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CondaSpecsRow(Row):
     specs: tuple[str, ...]
     cuda: Spec | None = None
     platforms: tuple[str, ...] = ()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SysrootRow(Row):
     glibc: str
     cuda: Spec
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LibraryRow(Row):
     conda: str
     pypi: tuple[str, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PythonNameRow(Row):
     conda: str
     pypi: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NvccRule(Row):
     package: str
     rule: str
@@ -131,7 +131,7 @@ class NvccRule(Row):
         return nvcc.major == torch_cuda.major and nvcc in allowed and torch_cuda in allowed
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuRule(Row):
     package: str
     min_arch: GpuArch
@@ -140,13 +140,13 @@ class GpuRule(Row):
     why: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TorchPinRule(Row):
     package: str
     pins: dict[str, Spec]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hazard(Row):
     id: str
     when: NamedSpec
@@ -182,7 +182,7 @@ def _version_key(text: str):
     return Version(text)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Knowledge:
     releases: tuple[TorchRelease, ...]
     patches: tuple[TorchPatch, ...]

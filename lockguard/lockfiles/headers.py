@@ -7,9 +7,9 @@ no solve and no network to tell that a file was edited by hand.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from lockguard.model.digest import sha256_hex
-from lockguard.model.record import record
 
 PLACEHOLDER = "0" * 64
 # linear-time patterns (no nested or adjacent unbounded repeats over the same characters): a header
@@ -19,7 +19,7 @@ _PINS = re.compile(r"^(#[ \t]*lockguard-pins:[ \t]*sha256:)([0-9a-f]{64})[ \t\r]
 _BODY = re.compile(r"^(#[ \t]*lockguard-body-hash:[ \t]*sha256:)([0-9a-f]{64})[ \t\r]*$", re.M)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Header:
     version: str | None
     intent_hash: str | None

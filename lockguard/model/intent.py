@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from lockguard.model.names import canonical_requirement_text
-from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the check path avoids it)
@@ -22,7 +22,7 @@ DEFAULT_GLIBC = "2.28"
 DEFAULT_NAME = "lockguard"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CudaRequest:
     """`cuda = "12.1"`, `"none"` (CPU only) or `"auto"` (from the local driver through NVML)."""
 
@@ -37,7 +37,7 @@ class CudaRequest:
         return str(self.version) if self.mode == "version" else self.mode
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DependencyMetadata:
     """Static metadata for an sdist whose build needs torch (uv's `dependency-metadata`)."""
 
@@ -47,7 +47,7 @@ class DependencyMetadata:
     requires_python: str | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outputs:
     environment: str = "environment.yml"
     requirements: str = "requirements.lock"
@@ -55,7 +55,7 @@ class Outputs:
     pylock: str | None = None  # opt-in: PEP 751 pylock.toml, a fourth view of the resolution
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class IntentSource:
     """Where an intent was read from: `lockguard.toml`, or `[tool.lockguard]` in pyproject.
 
@@ -90,7 +90,7 @@ class IntentSource:
         return f"{self.path} [tool.lockguard]" if self.in_pyproject else str(self.path)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class Intent:
     python: PythonVersion
     cuda: CudaRequest
