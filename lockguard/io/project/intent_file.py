@@ -8,6 +8,7 @@ the repository cannot tell which one is real.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from lockguard.errors import InputError
 from lockguard.io.path_text import exists_or_link, name_of, plain, resolved
@@ -28,27 +29,13 @@ if TYPE_CHECKING:
     from lockguard.model.intent_parse import MatchSpecValidator
 
 
+@dataclass(frozen=True, slots=True)
 class IntentChoice:
-    """The intent file in use, and a pyproject.toml [tool.lockguard] it shadows (a plain class:
-    `dataclasses` is costly to import on the check path). Paths, or texts in pathlib's spelling
-    when the check path chose in the current folder (io/path_text.py)."""
+    """The intent file in use, and a pyproject.toml [tool.lockguard] it shadows. Paths, or texts in
+    pathlib's spelling when the check path chose in the current folder (io/path_text.py)."""
 
-    __slots__ = ("path", "ignored")
-
-    def __init__(self, path: Path, ignored: Path | None = None) -> None:
-        self.path = path
-        self.ignored = ignored
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.path, self.ignored) == (other.path, other.ignored)
-
-    def __hash__(self) -> int:
-        return hash((self.path, self.ignored))
-
-    def __repr__(self) -> str:
-        return f"IntentChoice(path={self.path!r}, ignored={self.ignored!r})"
+    path: Path
+    ignored: Path | None = None
 
 
 def _pyproject_has_table(pyproject: Path) -> bool | None:
