@@ -7,6 +7,8 @@ exit codes of the contract (the README's "Commands" section): 1 findings, 2 bad 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_BAD_INPUT = 2
@@ -88,29 +90,12 @@ class UnknownProject(InputError):
         self.requirement = requirement
 
 
+@dataclass(frozen=True, slots=True)
 class Conflict:
-    """One fact that takes part in an unsatisfiable intent, with where it comes from. A plain
-    value class: every command imports this module, and `dataclasses` is costly to import."""
+    """One fact that takes part in an unsatisfiable intent, with where it comes from."""
 
-    __slots__ = ("fact", "source")
-
-    def __init__(self, fact: str, source: str | None = None) -> None:
-        object.__setattr__(self, "fact", fact)
-        object.__setattr__(self, "source", source)
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"Conflict is immutable: cannot set {name}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.fact, self.source) == (other.fact, other.source)
-
-    def __hash__(self) -> int:
-        return hash((self.fact, self.source))
-
-    def __repr__(self) -> str:
-        return f"Conflict(fact={self.fact!r}, source={self.source!r})"
+    fact: str
+    source: str | None = None
 
 
 class Unsatisfiable(LockguardError):

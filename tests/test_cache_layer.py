@@ -3,6 +3,7 @@ writes, and an unusable cache folder that costs a warning, never a failure (issu
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -171,3 +172,20 @@ def test_prune_keeps_the_newest(tmp_path):
         os.utime(store.path_of(f"k{number}"), ns=(number * 10**9, number * 10**9))
     store.prune(2)
     assert [store.get(f"k{n}") for n in range(5)] == [None, None, None, b"x", b"x"]
+
+
+def test_a_revalidated_page_is_kept_with_its_new_fetch_time_and_digest():
+    """A 304 renews the page's age (its TTL starts again) and keeps its body; the page value the
+    client holds is not changed (CachedPage is frozen)."""
+    from lockguard.io.index.cache import Cache, CachedPage
+
+    cache = Cache()
+    page = CachedPage("https://index.test/simple/x/", "text/html", b"<a>x</a>", '"etag"', None, 1000.0)
+    assert page.body_sha256 == hashlib.sha256(b"<a>x</a>").hexdigest()  # made from the body
+    cache.put_page(page)
+    assert cache.page_state(page.url) == (page.body_sha256, 1000.0)
+    cache.touch_page(page)
+    digest, fetched_at = cache.page_state(page.url)
+    assert digest == page.body_sha256 and fetched_at > 1000.0
+    assert page.fetched_at == 1000.0
+    assert cache.get_page(page.url).body == b"<a>x</a>"

@@ -273,3 +273,22 @@ def test_an_empty_intent_option_is_bad_input_on_both_paths(project, lg, monkeypa
                  ("-v", "check", "--intent", "")):  # the last one: the click command
         result = lg(*args)
         assert result.exit_code == 2 and "is a folder" in result.stderr and "Traceback" not in result.stderr, args
+
+
+@pytest.mark.parametrize("platform, torch, cuda, variant, why", [
+    ("linux-64", "2.1.2+cu118", "11.8", "cu118", "torch 2.1.2+cu118 is a cu118 build"),
+    ("linux-64", "2.1.2+cpu", None, "cpu", "torch 2.1.2+cpu is a CPU build"),
+    ("linux-64", "2.1.2", "12.1", "cu121", "PyPI's torch 2.1.2 is a cu121 build (constraints/torch.toml:"),
+    ("linux-aarch64", "2.1.2", None, "cpu", "PyPI's torch 2.1.2 for linux-aarch64 is a CPU build"),
+    ("linux-64", "1.0.0", None, None, "PyPI's torch 1.0.0 for linux-64 is a CPU build"),  # no knowledge row
+    ("linux-64", None, None, None, ""),
+])
+def test_the_torch_facts_of_a_lock(platform, torch, cuda, variant, why):
+    """What the coherence rules know of a lock's torch: from its local label, else from the knowledge."""
+    from lockguard.check.lock_facts import facts_of
+    from lockguard.io.knowledge_files import load_knowledge
+
+    pip = {"torch": torch} if torch else {}
+    facts = facts_of(platform, pip, {"cuda-version": "12.1"}, load_knowledge())
+    assert (facts.torch, str(facts.torch_cuda) if facts.torch_cuda else None, facts.torch_variant) == (torch, cuda, variant)
+    assert facts.torch_cuda_why.startswith(why) and facts.pip == pip and facts.conda_cuda() is not None

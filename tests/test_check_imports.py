@@ -7,18 +7,11 @@ No timings here: bench/ measures; these tests pin what is imported."""
 from __future__ import annotations
 
 import ast
-import dataclasses
-import functools
-import json
 import os
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
-
-import pytest
-
-from lockguard.model import record as rec
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "gpu-training"
@@ -95,90 +88,3 @@ def test_the_private_import_finder_sees_every_spelling():
               "    pass\ndef f():\n    from _thread import get_ident\nfrom __future__ import annotations\n"
               "from . import _private\nimport os._x\n")
     assert _private_imports(source) == [(1, "_sha2"), (2, "_datetime"), (4, "_sha256"), (8, "_thread")]
-
-
-# -- record: what dataclasses did, for the value classes of the check path -----------------------
-
-def _pair(source: str) -> tuple[dict, dict]:
-    out = []
-    for deco, field in (("dataclasses.dataclass", "dataclasses.field"), ("rec.record", "rec.field")):
-        namespace: dict = {}
-        exec(source.replace("DECO", deco).replace("FIELD", field),  # noqa: S102 - test code
-             {"dataclasses": dataclasses, "rec": rec, "functools": functools}, namespace)
-        out.append(namespace)
-    return out[0], out[1]
-
-
-CLASSES = '''
-@DECO(frozen=True)
-class Row:
-    source: str
-    origin: str
-
-@DECO(frozen=True)
-class Release(Row):
-    minor: str
-    variants: tuple = ()
-    note: object = FIELD(default=None, compare=False)
-    extra: tuple = FIELD(default_factory=tuple)
-
-@DECO
-class Mutable:
-    count: int = 1
-    table: dict = FIELD(default_factory=dict)
-
-@functools.total_ordering
-@DECO(frozen=True)
-class Ordered:
-    parts: tuple
-    def __lt__(self, other):
-        return self.parts < other.parts
-
-@DECO(frozen=True)
-class OwnEq:
-    value: int
-    def __eq__(self, other):
-        return self.value == other.value
-'''
-
-
-def test_record_behaves_like_dataclass():
-    dc, rc = _pair(CLASSES)
-    for ns in (dc, rc):
-        release = ns["Release"]("src", "torch.toml:3", "2.1", ("cu121",), note="x")
-        assert repr(release).endswith("Release(source='src', origin='torch.toml:3', minor='2.1', variants=('cu121',), "
-                                      "note='x', extra=())")
-        assert release == ns["Release"]("src", "torch.toml:3", "2.1", ("cu121",), note="other")  # note: compare=False
-        assert hash(release) == hash(ns["Release"]("src", "torch.toml:3", "2.1", ("cu121",)))
-        assert release != ns["Row"]("src", "torch.toml:3")
-        assert ns["Release"].variants == () and not hasattr(ns["Release"], "extra") and ns["Release"].note is None
-        with pytest.raises(AttributeError):
-            release.minor = "2.2"
-        with pytest.raises(AttributeError):
-            del release.minor
-        mutable = ns["Mutable"]()
-        mutable.count = 5
-        assert mutable == ns["Mutable"](5, {}) and ns["Mutable"].__hash__ is None
-        assert ns["Mutable"]().table is not ns["Mutable"]().table
-        assert ns["Ordered"]((1,)) < ns["Ordered"]((2,)) and ns["Ordered"]((3,)) >= ns["Ordered"]((2,))
-        assert len({ns["Ordered"]((1,)), ns["Ordered"]((1,))}) == 1
-        assert ns["OwnEq"].__hash__ is not None and ns["OwnEq"](1) == ns["OwnEq"](1)
-        assert ns["Release"].__match_args__ == ("source", "origin", "minor", "variants", "note", "extra")
-        release_class = ns["Release"]
-        for args, kwargs in ((("src",), {}), (("s", "o", "m"), {"bogus": 1}), (("s", "o", "m"), {"minor": "x"}),
-                             (tuple("abcdefg"), {})):
-            with pytest.raises(TypeError):
-                release_class(*args, **kwargs)
-    assert rec.as_dict(rc["Mutable"](2)) == {"count": 2, "table": {}}
-    assert rec.fields_of(rc["Release"]) == ("source", "origin", "minor", "variants", "note", "extra")
-    with pytest.raises(TypeError, match="non-default argument"):
-        _pair("@DECO\nclass Bad:\n    a: int = 1\n    b: int\n")
-
-
-def test_finding_to_dict_is_unchanged():
-    from lockguard.model.finding import Finding
-
-    finding = Finding("LG100", "error", "lock missing", file="requirements.lock", line=3)
-    assert finding.to_dict() == {"code": "LG100", "severity": "error", "message": "lock missing",
-                                 "file": "requirements.lock", "line": 3}
-    assert json.dumps(finding.to_dict(), sort_keys=True)

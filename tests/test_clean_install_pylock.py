@@ -124,3 +124,19 @@ def test_local_paths_and_urls_become_one_links_page():
                            "https://files.example/x/acme_lib-1.0-cp311-cp311-linux_x86_64.whl?a=1&b=2#sha256=bb"]
     page = links_page(found.links)
     assert 'href="https://files.example/x/acme_lib-1.0-cp311-cp311-linux_x86_64.whl?a=1&amp;b=2#sha256=bb"' in page
+
+
+def test_the_packages_indexes_become_the_index_options_in_their_order():
+    from lockguard.install.pylock_source import install_from_pylock
+    from lockguard.lockfiles.pylock import read
+
+    package = ('[[packages]]\nname = "{name}"\nversion = "1.0"\nindex = "{index}"\n'
+               'wheels = [{{ url = "https://files.example/{name}-1.0-py3-none-any.whl", hashes = {{ sha256 = "{h}" }} }}]\n')
+    text = 'lock-version = "1.0"\ncreated-by = "hand"\n\n' + "".join(
+        package.format(name=name, index=index, h=h) for name, index, h in (
+            ("a", "https://first.example/simple", "aa"), ("b", "https://second.example/simple", "bb"),
+            ("c", "https://first.example/simple", "cc")))
+    found = install_from_pylock(read(text), "pylock.toml", "/srv/lock")
+    assert found.requirements.index_url == "https://first.example/simple"
+    assert found.requirements.extra_index_urls == ["https://second.example/simple"]
+    assert sorted(found.requirements.entries) == ["a", "b", "c"]

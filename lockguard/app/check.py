@@ -7,6 +7,11 @@ lock does not match it (an invalid intent is then the real problem)."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lockguard.model.intent import Intent
 
 from lockguard.model import codes
 
@@ -26,18 +31,16 @@ def project_lock(intent_path, *, wait: bool, on_wait, warn):
     return LockSet(lock_folder(intent_path), exclusive=False, command="check", wait=wait, on_wait=on_wait, warn=warn)
 
 
+@dataclass(frozen=True, slots=True)
 class Checked:
     """What a check found: the findings (files named from the working folder), the intent as the
     user would type it from here, the exit code, and what the check read (for its result memo)."""
 
-    __slots__ = ("findings", "shown", "code", "intent", "lock_files")
-
-    def __init__(self, findings: list, shown: str, code: int | None, intent, lock_files: list[str]) -> None:
-        self.findings = findings
-        self.shown = shown
-        self.code = code  # None: 1 when a finding fails the check, else 0
-        self.intent = intent
-        self.lock_files = lock_files
+    findings: list
+    shown: str
+    code: int | None  # None: 1 when a finding fails the check, else 0
+    intent: Intent
+    lock_files: list[str]
 
 
 def static_check(intent_path, *, strict: bool, warn) -> Checked:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from packaging.version import InvalidVersion, Version
 
 from lockguard.check.snapshot import Snapshot
 from lockguard.knowledge.tables import Knowledge
-from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class LockFacts:
     platform: str
     pip: dict[str, str] = field(default_factory=dict)  # name -> version
@@ -44,56 +45,49 @@ class LockFacts:
 
 
 def lock_facts(snapshot: Snapshot, knowledge: Knowledge, platform: str) -> LockFacts:
-    facts = LockFacts(platform)
+    pip: dict[str, str] = {}
+    pip_lines: dict[str, int] = {}
+    conda: dict[str, str] = {}
+    conda_lines: dict[str, int] = {}
+    requirements_path = environment_path = None
     requirements = snapshot.of_kind("requirements", platform)
     if requirements and requirements.requirements:
-        facts.requirements_path = requirements.path
+        requirements_path = requirements.path
         for name, entry in requirements.requirements.entries.items():
-            facts.pip[name] = entry.version
-            facts.pip_lines[name] = entry.line
+            pip[name] = entry.version
+            pip_lines[name] = entry.line
     environment = snapshot.of_kind("environment", platform)
     if environment and environment.environment:
-        facts.environment_path = environment.path
+        environment_path = environment.path
         for name, (version, _build, line) in environment.environment.conda.items():
-            facts.conda[name] = version
-            facts.conda_lines[name] = line
-    torch = facts.pip.get("torch")
-    if torch:
-        facts.torch = torch
-        _torch_cuda(facts, knowledge, torch)
-    return facts
+            conda[name] = version
+            conda_lines[name] = line
+    return LockFacts(platform, pip, pip_lines, conda, conda_lines, requirements_path, environment_path,
+                     *_torch_facts(platform, knowledge, pip.get("torch")))
 
 
 def facts_of(platform: str, pip: dict[str, str], conda: dict[str, str], knowledge: Knowledge) -> LockFacts:
     """The CUDA facts of one platform's pins (name -> version), wherever they were read from."""
-    facts = LockFacts(platform, pip=dict(pip), conda=dict(conda))
-    torch = facts.pip.get("torch")
-    if torch:
-        facts.torch = torch
-        _torch_cuda(facts, knowledge, torch)
-    return facts
+    return LockFacts(platform, dict(pip), {}, dict(conda), {}, None, None,
+                     *_torch_facts(platform, knowledge, pip.get("torch")))
 
 
-def _torch_cuda(facts: LockFacts, knowledge: Knowledge, torch: str) -> None:
+def _torch_facts(platform: str, knowledge: Knowledge,
+                 torch: str | None) -> tuple[str | None, CudaVersion | None, str | None, str]:
+    """(torch, torch_cuda, torch_variant, torch_cuda_why) of a lock that pins `torch` (or none)."""
+    if not torch:
+        return None, None, None, ""
     try:
         version = Version(torch)
     except InvalidVersion:
-        return
+        return torch, None, None, ""
     release_numbers, local = version.release, version.local
     if local == "cpu":
-        facts.torch_variant, facts.torch_cuda_why = "cpu", f"torch {torch} is a CPU build"
-        return
+        return torch, None, "cpu", f"torch {torch} is a CPU build"
     if local and local.startswith("cu"):
-        facts.torch_cuda = CudaVersion.from_variant(local)
-        facts.torch_variant = local
-        facts.torch_cuda_why = f"torch {torch} is a {local} build"
-        return
+        return torch, CudaVersion.from_variant(local), local, f"torch {torch} is a {local} build"
     release = knowledge.release(f"{release_numbers[0]}.{release_numbers[1] if len(release_numbers) > 1 else 0}")
-    cuda = release.pypi_cuda_for(facts.platform) if release else None
+    cuda = release.pypi_cuda_for(platform) if release else None
     if cuda is None:
-        facts.torch_variant = "cpu" if release else None
-        facts.torch_cuda_why = f"PyPI's torch {torch} for {facts.platform} is a CPU build"
-        return
-    facts.torch_cuda = cuda
-    facts.torch_variant = cuda.variant
-    facts.torch_cuda_why = f"PyPI's torch {torch} is a {cuda.variant} build ({release.origin})"
+        return torch, None, "cpu" if release else None, f"PyPI's torch {torch} for {platform} is a CPU build"
+    return torch, cuda, cuda.variant, f"PyPI's torch {torch} is a {cuda.variant} build ({release.origin})"

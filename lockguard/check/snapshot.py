@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-
-from lockguard.model.record import field, record
 
 if TYPE_CHECKING:  # annotations only: each reader is imported when its kind of file is read
     from lockguard.lockfiles.environment_yml import EnvironmentFile
@@ -14,7 +13,7 @@ if TYPE_CHECKING:  # annotations only: each reader is imported when its kind of 
     from lockguard.model.intent import Intent
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class LockFile:
     """One lock file as found on disk (text None: missing)."""
 
@@ -30,7 +29,7 @@ class LockFile:
     written: str | None = None  # what lockguard wrote under the header's body hash (for LG102), if known
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     intent: Intent
     intent_file: str

@@ -22,8 +22,7 @@ def color_enabled(stream) -> bool:
 
 
 class Ui:
-    # a plain class, not a dataclass: every command starts here, and `dataclasses` (with the
-    # inspect and ast it imports) costs as much as Python's own start-up on the check path
+    # a plain class, not a value: it holds the command's changing state (the status line)
     def __init__(self, command: str = "", json_mode: bool = False, verbose: int = 0) -> None:
         self.command = command
         self.json_mode = json_mode

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
 from lockguard.errors import InputError
@@ -50,7 +50,7 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
                              "for its files", file=path, line=package.line,
                              hint="pip needs to know where to download it: add `index` or the files' `url`")
     if indexes:
-        out.requirements.index_url, out.requirements.extra_index_urls = indexes[0], indexes[1:]
+        out.requirements = replace(out.requirements, index_url=indexes[0], extra_index_urls=indexes[1:])
     return out
 
 

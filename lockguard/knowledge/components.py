@@ -13,33 +13,33 @@ intent's release (LG129).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from lockguard.knowledge.row import Row
-from lockguard.model.record import record
 from lockguard.model.versions import CudaVersion
 
 _NAME = re.compile(r"^nvidia-(?P<key>[a-z0-9-]+?)(?:-cu(?P<major>\d{2}))?$")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ComponentRelease(Row):
     cuda: CudaVersion
     updates: tuple[str, ...]
     versions: dict[str, tuple[str, ...]]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ComponentPolicy(Row):
     component: str
     newer_within_major: bool
     why: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ComponentBound:
     """What the intent's CUDA allows for one component wheel, and why."""
 
@@ -61,7 +61,7 @@ class ComponentBound:
             return False
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class Components:
     releases: tuple[ComponentRelease, ...]
     policies: tuple[ComponentPolicy, ...]

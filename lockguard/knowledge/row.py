@@ -3,10 +3,10 @@ constraints/), so an explanation can say which fact it rests on and where it is 
 
 from __future__ import annotations
 
-from lockguard.model.record import record
+from dataclasses import dataclass
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     source: str
     origin: str

@@ -6,12 +6,12 @@ ValueError with a readable reason. The loader reports a bad row with its file, l
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 
 from lockguard.model.names import NamedSpec
-from lockguard.model.record import record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Field:
     kind: type | tuple[type, ...]
     required: bool = True

@@ -7,22 +7,21 @@ a fixed list in setup.py, the same for every release of a range: `constraints/sd
 states it per range of versions, read from the sdists themselves (setup.py, the egg-info's
 requires.txt and PKG-INFO), and `lockguard constraints verify` reads it again from the index.
 
-The rows are typed with model/record.py like every other knowledge row (the pre-commit path loads
-the knowledge and must not import dataclasses or packaging): the specifier is parsed on first use.
+The specifier is parsed on first use: the pre-commit path loads the knowledge without packaging.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 
 from packaging.specifiers import SpecifierSet
 
 from lockguard.knowledge.row import Row
 from lockguard.model.names import canonical_name
-from lockguard.model.record import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class SdistMetadataRow(Row):
     name: str  # canonical
     versions_text: str  # the PEP 440 specifier of the versions whose sdist the row describes
@@ -38,7 +37,7 @@ class SdistMetadataRow(Row):
         return self.versions.contains(version, prereleases=True)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class SdistMetadata:
     rows: tuple[SdistMetadataRow, ...]
 

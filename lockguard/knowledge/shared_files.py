@@ -4,33 +4,29 @@
 RECORD): nvidia-nccl-cu12 and nvidia-nccl-cu13 both write nvidia/nccl/lib/libnccl.so.2, so one lock
 can never hold both. A wheel in no group shares no file with any other wheel lockguard knows of,
 whatever its name says (nvidia-cutlass-dsl-libs-cu12 installs into nvidia_cutlass_dsl/cu12/).
-
-The rows are typed with model/record.py like every other knowledge row: they live in the checked
-knowledge that knowledge/built_memo.py keeps for the pre-commit path, which must not import
-dataclasses (tests/test_check_imports.py); the issue that retires `record` moves them with the rest.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 
 from lockguard.knowledge.row import Row
 from lockguard.model import codes
-from lockguard.model.record import record
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SharedFiles(Row):
     wheels: tuple[str, ...]  # canonical names of the wheels that all install `path`
     path: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SeparateFiles(Row):
     wheels: tuple[str, ...]  # read, and found to share no path
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Clash:
     """`name` and `other` cannot both be in a lock: they both install `path`."""
 
@@ -45,7 +41,7 @@ class Clash:
                 f"files; {self.origin}")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class WheelFiles:
     shared: tuple[SharedFiles, ...]
     separate: tuple[SeparateFiles, ...]

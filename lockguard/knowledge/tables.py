@@ -6,6 +6,7 @@ explanation can say which fact it rests on and where that fact is written down.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,6 @@ from lockguard.knowledge.components import Components
 from lockguard.knowledge.row import Row
 from lockguard.knowledge.shared_files import WheelFiles
 from lockguard.model.names import NamedSpec, canonical_name
-from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from lockguard.knowledge.sdist_metadata import SdistMetadata
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TorchRelease(Row):
     minor: str
     pypi_cuda: CudaVersion
@@ -48,7 +48,7 @@ class TorchRelease(Row):
         return self.index_variants if platform in ("linux-64", "win-64") else ()
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class TorchPatch(Row):
     version: str
     requires_python: SpecifierSet
@@ -73,7 +73,7 @@ class TorchPatch(Row):
         return tuple(r for r in self.requires if r.marker is None or r.marker.evaluate(environment))
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArchRow(Row):
     variant: str
     torch: SpecifierSet
@@ -81,7 +81,7 @@ class ArchRow(Row):
     platforms: tuple[str, ...] | None = None  # None: every platform without a row of its own
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Toolkit(Row):
     version: CudaVersion
     min_driver: DriverVersion
@@ -91,32 +91,32 @@ class Toolkit(Row):
     cudnn: tuple[int, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CondaSpecsRow(Row):
     specs: tuple[str, ...]
     cuda: SpecifierSet | None = None
     platforms: tuple[str, ...] = ()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SysrootRow(Row):
     glibc: str
     cuda: SpecifierSet
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LibraryRow(Row):
     conda: str
     pypi: tuple[str, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PythonNameRow(Row):
     conda: str
     pypi: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NvccRule(Row):
     package: str
     rule: str
@@ -132,7 +132,7 @@ class NvccRule(Row):
         return nvcc.major == torch_cuda.major and nvcc in allowed and torch_cuda in allowed
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuRule(Row):
     package: str
     min_arch: GpuArch
@@ -141,13 +141,13 @@ class GpuRule(Row):
     why: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TorchPinRule(Row):
     package: str
     pins: dict[str, SpecifierSet]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hazard(Row):
     id: str
     when: NamedSpec
@@ -181,7 +181,7 @@ def _version_key(text: str) -> Version:
     return Version(text)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Knowledge:
     releases: tuple[TorchRelease, ...]
     patches: tuple[TorchPatch, ...]

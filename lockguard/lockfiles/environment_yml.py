@@ -4,11 +4,11 @@ pin, the same set as requirements.lock. `conda env create -f environment.yml` wo
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
-from lockguard.model.record import field, record
 
 if TYPE_CHECKING:
     from lockguard.model.lock import PlatformLock
@@ -47,7 +47,7 @@ def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, e
     return seal(text, pin_entries(text))
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class EnvironmentFile:
     name: str | None = None
     channels: list[str] = field(default_factory=list)
@@ -84,13 +84,14 @@ def parse(text: str) -> EnvironmentFile:
     from lockguard.model.names import canonical_name
 
     env = EnvironmentFile()
+    name_line = None
     section = None
     seen_conda: dict[str, int] = {}
     for number, line in enumerate(text.split("\n"), start=1):
         if not line or line.startswith("#"):
             continue
         if section is None and (match := _NAME.match(line)):
-            env.name = match.group(1)
+            name_line = match.group(1)
         elif line == "channels:" and section is None:
             section = "channels"
         elif line == "dependencies:" and section in (None, "channels"):
@@ -128,4 +129,4 @@ def parse(text: str) -> EnvironmentFile:
                 env.conda[name] = (match.group(2) or "", match.group(3), number)
         else:
             raise LockSyntaxError(number, f"not a line lockguard writes in environment.yml: {clip(line)!r}")
-    return env
+    return replace(env, name=name_line)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-
-from lockguard.model.record import record
+from dataclasses import dataclass
 
 PLACEHOLDER = "0" * 64
 # linear-time patterns (no nested or adjacent unbounded repeats over the same characters): a header
@@ -19,7 +18,7 @@ _PINS = re.compile(r"^(#[ \t]*lockguard-pins:[ \t]*sha256:)([0-9a-f]{64})[ \t\r]
 _BODY = re.compile(r"^(#[ \t]*lockguard-body-hash:[ \t]*sha256:)([0-9a-f]{64})[ \t\r]*$", re.M)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Header:
     version: str | None
     intent_hash: str | None

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.lockfiles.headers import header_lines, seal
-from lockguard.model.record import field, record
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -135,7 +135,7 @@ def _facts(platform_lock: PlatformLock, intent_hash: str, python: str) -> dict:
 
 # -- reading ---------------------------------------------------------------------------------------
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PylockEntry:
     """One file of a package: a wheel or the sdist."""
 
@@ -146,7 +146,7 @@ class PylockEntry:
     path: str | None = None  # a local file instead of a URL (relative to the pylock.toml's folder)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PylockPackage:
     name: str  # canonical
     version: str
@@ -164,7 +164,7 @@ class PylockPackage:
         return tuple(f.url for f in self.files if f.url)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class PylockFile:
     packages: dict[str, PylockPackage] = field(default_factory=dict)
     requires_python: str | None = None

@@ -6,19 +6,19 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.model.names import INTENT, canonical_name
-from lockguard.model.record import field, record
 
 if TYPE_CHECKING:  # the check path reads lock files without importing the resolver
     from lockguard.model.pip_lock import PipResolution
 
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockedRequirement:
     name: str
     version: str
@@ -27,7 +27,7 @@ class LockedRequirement:
     line: int  # where the entry starts in the file
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class RequirementsLock:
     entries: dict[str, LockedRequirement] = field(default_factory=dict)
     index_url: str | None = None
@@ -90,6 +90,7 @@ def parse(text: str) -> RequirementsLock:
     continuation that pip would read differently, or any other line is a LockSyntaxError with
     its line number."""
     lock = RequirementsLock()
+    index_url = None
     current: dict | None = None
     continued = False  # the previous line ended with a backslash: a --hash line must follow
 
@@ -118,7 +119,7 @@ def parse(text: str) -> RequirementsLock:
         option = _OPTION.match(line)
         if option:
             if option.group(1) == "index-url":
-                lock.index_url = option.group(2)
+                index_url = option.group(2)
             else:
                 lock.extra_index_urls.append(option.group(2))
             continue
@@ -152,4 +153,4 @@ def parse(text: str) -> RequirementsLock:
     if continued:
         raise LockSyntaxError(text.count("\n") + 1, "the file ends after a backslash: a --hash line is missing")
     finish()
-    return lock
+    return replace(lock, index_url=index_url)

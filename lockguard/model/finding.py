@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lockguard.model.record import as_dict, record
+from dataclasses import dataclass, fields
 
 ERROR = "error"
 WARNING = "warning"
@@ -10,7 +10,7 @@ INFO = "info"
 _ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     code: str  # stable: LG1xx static lock checks, LG2xx installed environment, LG3xx doctor
     severity: str
@@ -20,7 +20,7 @@ class Finding:
     line: int | None = None
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in as_dict(self).items() if v is not None}
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
 
     @property
     def sort_key(self) -> tuple:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from lockguard.model.names import canonical_requirement_text
-from lockguard.model.record import field, record
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ DEFAULT_GLIBC = "2.28"
 DEFAULT_NAME = "lockguard"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CudaRequest:
     """`cuda = "12.1"`, `"none"` (CPU only) or `"auto"` (from the local driver through NVML)."""
 
@@ -38,7 +38,7 @@ class CudaRequest:
         return str(self.version) if self.mode == "version" else self.mode
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DependencyMetadata:
     """Static metadata for an sdist whose build needs torch (uv's `dependency-metadata`)."""
 
@@ -48,7 +48,7 @@ class DependencyMetadata:
     requires_python: str | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outputs:
     environment: str = "environment.yml"
     requirements: str = "requirements.lock"
@@ -56,7 +56,7 @@ class Outputs:
     pylock: str | None = None  # opt-in: PEP 751 pylock.toml, a fourth view of the resolution
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class IntentSource:
     """Where an intent was read from: `lockguard.toml`, or `[tool.lockguard]` in pyproject.
 
@@ -91,7 +91,7 @@ class IntentSource:
         return f"{self.path} [tool.lockguard]" if self.in_pyproject else str(self.path)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class Intent:
     python: PythonVersion
     cuda: CudaRequest

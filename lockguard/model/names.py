@@ -4,9 +4,8 @@ must not import packaging's requirement parser: it costs more than Python's whol
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property
-
-from lockguard.model.record import record
 
 INSTALLER_TOOLS = frozenset({"pip", "setuptools", "wheel"})  # pip-sync's rule: kept unless the lock pins them
 INTENT = "-r intent"  # the `via` of a top-level requirement; files print it as "-r lockguard.toml"
@@ -71,7 +70,7 @@ def canonical_requirement_text(text: str) -> str:
     return out
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class NamedSpec:
     """`torch<2.3`: a name and a version specifier, parsed without packaging's requirement parser."""
 

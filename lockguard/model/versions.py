@@ -8,9 +8,8 @@ across kinds. GPU architectures (sm_90, sm_90a, sm_100f) carry their compute cap
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import total_ordering
-
-from lockguard.model.record import record
 
 
 def _parts(text: str, kind: str, pattern: re.Pattern[str]) -> tuple[int, ...]:
@@ -21,7 +20,7 @@ def _parts(text: str, kind: str, pattern: re.Pattern[str]) -> tuple[int, ...]:
 
 
 @total_ordering
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DriverVersion:
     """An NVIDIA driver version such as 535.104.05 (major.minor[.patch])."""
 
@@ -52,7 +51,7 @@ class DriverVersion:
 
 
 @total_ordering
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CudaVersion:
     """A CUDA toolkit version: 12.1, or 12.1.105 for a component release."""
 
@@ -113,7 +112,7 @@ class CudaVersion:
 
 
 @total_ordering
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuArch:
     """A GPU architecture as nvcc names it: sm_80, sm_90a, sm_100f; or compute_90 (PTX)."""
 
@@ -187,7 +186,7 @@ def build_runs_on(build_archs: tuple[GpuArch, ...], device: GpuArch) -> bool:
 
 
 @total_ordering
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PythonVersion:
     """A Python major.minor, as the intent and the target name it."""
 

@@ -21,13 +21,12 @@ def refuse_what_check_rejects(intent: Intent, knowledge: Knowledge, files: list[
 
     snapshot = Snapshot(intent, intent.source.path.name if intent.source else "lockguard.toml")
     for path, kind, platform, text in files:
-        lock = LockFile(path, text, kind, platform)
         if kind == "requirements":
-            lock.requirements = requirements_lock.parse(text)
+            lock = LockFile(path, text, kind, platform, requirements=requirements_lock.parse(text))
         elif kind == "environment":
-            lock.environment = environment_yml.parse(text)
+            lock = LockFile(path, text, kind, platform, environment=environment_yml.parse(text))
         elif kind == "conda-lock":
-            lock.conda_lock = conda_lock.read(text)
+            lock = LockFile(path, text, kind, platform, conda_lock=conda_lock.read(text))
         else:
             continue  # other views (pylock.toml) hold the same pins; the rules read these three
         snapshot.files.append(lock)

@@ -17,10 +17,10 @@ from __future__ import annotations
 import hashlib
 import marshal
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lockguard.io.cache.store import Store
-from lockguard.model.record import record  # not dataclasses: a memoized resolve imports little else
 
 PAGE_TTL_SECONDS = 600.0  # a page this young is served without asking the index again
 
@@ -31,7 +31,7 @@ METADATA = Store("metadata", 1)
 RESOLUTIONS = Store("resolution", 1)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CachedPage:
     url: str
     content_type: str
@@ -42,8 +42,8 @@ class CachedPage:
     body_sha256: str = ""
 
     def __post_init__(self) -> None:
-        if not self.body_sha256:
-            self.body_sha256 = hashlib.sha256(self.body).hexdigest()
+        if not self.body_sha256:  # a page just fetched: its digest, once
+            object.__setattr__(self, "body_sha256", hashlib.sha256(self.body).hexdigest())
 
     def age(self) -> float:
         return time.time() - self.fetched_at
@@ -92,8 +92,7 @@ class Cache:
 
     def touch_page(self, page: CachedPage) -> None:
         """The page was revalidated (HTTP 304): its state is rewritten, its body stays."""
-        page.fetched_at = time.time()
-        _put_state(page)
+        _put_state(replace(page, fetched_at=time.time()))
 
     def page_state(self, url: str) -> tuple[str, float] | None:
         """(body sha256, fetched at) of the kept page of `url`, from its state alone (None: not

@@ -53,26 +53,25 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     # the folder as text: the files are opened by name (messages spell them with pathlib,
     # io/read.py), so os.path.join opens what root / relative would
     root = intent.source.folder
-    snapshot = Snapshot(intent, intent.source.name)
+    files = []
     for relative, kind, platform in lock_paths(intent):
         text = read_lock_text(os.path.join(root, relative))
-        lock = LockFile(relative, text, kind, platform)
-        if text is not None:
-            header = read_header(text)
-            lock.header = header if header.intent_hash else None
-            if lock.header is not None:  # a file without lockguard's header is LG104, not parsed
-                parsed = parse_lock(kind, text, relative)
-                setattr(lock, {"requirements": "requirements", "environment": "environment",
-                               "conda-lock": "conda_lock", "pylock": "pylock"}[kind], parsed)
-                if lock.header.body_hash and lock.header.body_hash != body_hash_of(text):
-                    # only for a hand-edited lock: the copy lockguard wrote, to show what changed
-                    from lockguard.io.project.written import written_copy
+        header = read_header(text) if text is not None else None
+        if header is None or not header.intent_hash:  # missing, or without lockguard's header (LG104): not parsed
+            files.append(LockFile(relative, text, kind, platform))
+            continue
+        view = {"requirements": "requirements", "environment": "environment", "conda-lock": "conda_lock",
+                "pylock": "pylock"}[kind]  # the LockFile field that holds the parsed file
+        parsed = {view: parse_lock(kind, text, relative)}
+        written = None
+        if header.body_hash and header.body_hash != body_hash_of(text):
+            # only for a hand-edited lock: the copy lockguard wrote, to show what changed
+            from lockguard.io.project.written import written_copy
 
-                    lock.written = written_copy(lock.header.body_hash)
-        snapshot.files.append(lock)
-    if scan_repo:
-        snapshot.repo_files = repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)})
-    return snapshot
+            written = written_copy(header.body_hash)
+        files.append(LockFile(relative, text, kind, platform, header=header, written=written, **parsed))
+    repo_files = repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)}) if scan_repo else {}
+    return Snapshot(intent, intent.source.name, files, repo_files)
 
 
 def repository_files(root: Path | str, exclude: set[str]) -> dict[str, str]:
