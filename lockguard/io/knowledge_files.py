@@ -1,6 +1,7 @@
 """The knowledge files on disk: `LOCKGUARD_CONSTRAINTS`, else the constraints/ shipped with
-lockguard, each of knowledge/loader.py's FILES read and handed to it. A loaded folder is kept for
-the run (the same folder and options give the same knowledge)."""
+lockguard, each of knowledge/loader.py's FILES read and handed to it, with their parse kept in the
+cache between runs (io/knowledge_cache.py). A loaded folder is kept for the run (the same folder
+and options give the same knowledge)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from lockguard.errors import InputError
+from lockguard.io.knowledge_cache import KnowledgeParses
 from lockguard.io.read import MIB, read_text
-from lockguard.knowledge.loader import knowledge_from_files
+from lockguard.knowledge.loader import FILES, knowledge_from_files
 from lockguard.knowledge.tables import Knowledge
 
 ENV_DIR = "LOCKGUARD_CONSTRAINTS"
@@ -38,11 +40,15 @@ def load_knowledge(directory: Path | None = None, *, validate: bool = True) -> K
 
 @lru_cache(maxsize=4)
 def _load(directory: Path, validate: bool) -> Knowledge:
-    def read(name: str) -> tuple[Path, str]:
-        path = directory / name
-        return path, _read(path)
+    texts = {name: _read(directory / name) for name in FILES}
 
-    return knowledge_from_files(read, validate)
+    def read(name: str) -> tuple[Path, str]:
+        return directory / name, texts[name]
+
+    parses = KnowledgeParses(texts)
+    knowledge = knowledge_from_files(read, validate, parses.parse)
+    parses.save()  # only a parse of files that made valid knowledge is kept
+    return knowledge
 
 
 def _read(path: Path) -> str:

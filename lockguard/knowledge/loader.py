@@ -7,7 +7,7 @@ A malformed row is an InputError naming the file, the line of the row, the table
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
@@ -17,6 +17,7 @@ from lockguard.knowledge.shared_files import SeparateFiles, SharedFiles, WheelFi
 from lockguard.model.toml_lines import TomlLines
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from lockguard.knowledge.schema import Field
@@ -25,23 +26,28 @@ if TYPE_CHECKING:
 FILES = ("torch.toml", "cuda.toml", "components.toml", "shared_files.toml", "conda.toml", "extensions.toml",
          "hazards.toml", "sdist_metadata.toml")
 
+# a file's TOML data and the line of each row of each of its arrays of tables (parse_file)
+Parsed = tuple[dict[str, Any], dict[str, list[int | None]]]
 
-def knowledge_from_files(read, validate: bool) -> t.Knowledge:
+
+def knowledge_from_files(read, validate: bool,
+                         parse: Callable[[str, str], Parsed] = lambda _name, text: parse_file(text)) -> t.Knowledge:
     """The knowledge from the text of each of FILES, in their order: `read(name)` gives (the path
     messages name, its text) (io/knowledge_files.py reads them). `validate=False` (the plain
     check) skips the costly checks of `deep` fields (PEP 508 parsing of torch's Requires-Dist);
-    the shipped files are validated by the test suite."""
+    the shipped files are validated by the test suite. `parse(name, text)` stands in for
+    parse_file (io/knowledge_cache.py keeps the parses); the rows are checked either way."""
     from lockguard.knowledge.schema import SCHEMA
 
     rows: dict[str, list[dict]] = {}
     for file_name, tables in SCHEMA.items():
         path, text = read(file_name)
-        for table_name, row_list in _rows_of(path, text, tables, validate).items():
+        for table_name, row_list in _rows_of(path, parse, file_name, text, tables, validate).items():
             rows[table_name] = row_list
     return _build(rows, tuple(sorted(FILES)))
 
 
-def parse_file(text: str) -> tuple[dict, dict[str, list[int | None]]]:
+def parse_file(text: str) -> Parsed:
     """A knowledge file's TOML data and the line of each row of each array of tables. Raises ValueError (tomllib's TOMLDecodeError) on bad TOML."""
     import sys
 
@@ -57,9 +63,10 @@ def parse_file(text: str) -> tuple[dict, dict[str, list[int | None]]]:
     return data, origins
 
 
-def _rows_of(path: Path, text: str, tables: dict[str, dict[str, Field]], validate: bool) -> dict[str, list[dict]]:
+def _rows_of(path: Path, parse: Callable[[str, str], Parsed], name: str, text: str,
+             tables: dict[str, dict[str, Field]], validate: bool) -> dict[str, list[dict]]:
     try:
-        data, origins = parse_file(text)
+        data, origins = parse(name, text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
         raise InputError(f"{path} is not valid TOML: {exc}", file=str(path)) from None
     lines = _Lines(text, origins)
