@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
-from typing import Literal, TypeAlias, overload
+from typing import Any, Literal, TypeAlias, TypeVar, overload
 from urllib.parse import urlsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -46,6 +46,7 @@ else:  # pragma: no cover - Python 3.10: the backport
 
 MatchSpecValidator: TypeAlias = Callable[[str], "str | None"]  # why a conda MatchSpec is not valid, or None
 TomlTable: TypeAlias = dict[str, object]  # a table as tomllib gives it; the reader checks each value's type
+_PathOrText = TypeVar("_PathOrText", bound="Path | str")
 
 INTENT_FILE = "lockguard.toml"
 PYPROJECT = "pyproject.toml"
@@ -211,8 +212,9 @@ def deep_nesting_line(text: str) -> int | None:
     return None
 
 
-def parse_toml(text: str) -> TomlTable:
-    document: TomlTable = tomllib.loads(text)
+def parse_toml(text: str) -> dict[str, Any]:
+    """The TOML document in `text`, typed as tomllib types it."""
+    document: dict[str, Any] = tomllib.loads(text)  # annotated: tomli (Python 3.10) ships no types
     return document
 
 
@@ -221,8 +223,8 @@ def name_of(path: Path | str) -> str:
     return os.path.basename(path) if isinstance(path, str) else path.name
 
 
-def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecValidator | None = None,
-                 validate: bool = True, resolve_path: Callable[[Path | str], str] | None = None) -> Intent:
+def parse_intent(text: str, path: _PathOrText, *, validate_matchspec: MatchSpecValidator | None = None,
+                 validate: bool = True, resolve_path: Callable[[_PathOrText], str] | None = None) -> Intent:
     """`resolve_path(path)` gives the text of the file's resolved form, which the intent's source
     keeps (io/ resolves it; without it, the path as given)."""
     in_pyproject = name_of(path) == PYPROJECT
@@ -253,7 +255,7 @@ def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecVa
             )
         data = table
     reader = _Reader(path, TomlLines(text, base), validate_matchspec, validate)
-    location = resolve_path(path) if resolve_path is not None else os.fspath(path)
+    location = resolve_path(path) if resolve_path is not None else str(path)  # Path or its text
     return reader.intent(data, IntentSource(location, in_pyproject))
 
 
