@@ -17,7 +17,7 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-from lockguard.lockfiles import pylock
+from lockguard.lockfiles import pylock, pylock_write
 from lockguard.lockfiles.requirements_lock import parse as parse_requirements
 from lockguard.model.intent_parse import parse_intent
 from tests.support.envs import ENV_PYTHON
@@ -190,7 +190,7 @@ def test_a_file_without_hashes_is_refused_not_written(world, tmp_path):
     stack = CudaStack("linux-64", None, (), None, None, None)
     platform = PlatformLock(target, stack, PipResolution("linux-64", (pin,)))
     with pytest.raises(InputError) as refused:
-        pylock.render(platform, intent_hash="0" * 64, intent_name="lockguard.toml", python="3.11")
+        pylock_write.render(platform, intent_hash="0" * 64, intent_name="lockguard.toml", python="3.11")
     assert "no hash for plain-1.0-py3-none-any.whl" in refused.value.message and "PEP 751" in refused.value.message
 
 

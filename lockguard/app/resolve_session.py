@@ -284,7 +284,7 @@ class ResolveSession:
     # -- files -----------------------------------------------------------------------------------
 
     def render(self, lock: Lock) -> dict[Path, str]:
-        from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
+        from lockguard.lockfiles import conda_lock, environment_yml, pylock_write, requirements_lock
 
         intent = self.intent
         root = self._root()
@@ -305,8 +305,8 @@ class ResolveSession:
                                                             intent_name=intent_name, env_name=intent.name)
             if intent.outputs.pylock:  # opt-in fourth view (PEP 751)
                 relative = lock_file(intent, "pylock", name)
-                files[root / relative] = pylock.render(platform, intent_hash=intent.hash, intent_name=intent_name,
-                                                       python=str(intent.python), filename=Path(relative).name)
+                files[root / relative] = pylock_write.render(platform, intent_hash=intent.hash, intent_name=intent_name,
+                                                             python=str(intent.python), filename=Path(relative).name)
         if not intent.pip_only:
             if len(lock.platforms) == len(intent.platforms):
                 files[root / lock_file(intent, "conda-lock")] = conda_lock.render(lock, intent_name=intent_name)

@@ -13,6 +13,7 @@ intent's release (LG129).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -50,7 +51,7 @@ class ComponentBound:
     origin: str  # constraints/components.toml:NN
 
     @property
-    def specifier(self):
+    def specifier(self) -> SpecifierSet:
         """packaging's SpecifierSet of the bound (the resolver's requirements are made of them)."""
         return self.spec
 
@@ -172,7 +173,7 @@ def _same(a: str, b: str) -> bool:
     return Version(a) == Version(b)
 
 
-def _sorted(texts) -> list[str]:
+def _sorted(texts: Iterable[str]) -> list[str]:
     """Normalized versions, ascending."""
     return [str(v) for v in sorted(Version(t) for t in texts)]
 

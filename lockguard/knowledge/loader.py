@@ -7,39 +7,48 @@ A malformed row is an InputError naming the file, the line of the row, the table
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeAlias, TypeVar
 
 from lockguard.errors import InputError
 from lockguard.knowledge import tables as t
 from lockguard.knowledge.components import ComponentPolicy, ComponentRelease, Components
+from lockguard.knowledge.schema import SCHEMA, Field
 from lockguard.knowledge.sdist_metadata import SdistMetadata, SdistMetadataRow
 from lockguard.knowledge.shared_files import SeparateFiles, SharedFiles, WheelFiles
 from lockguard.model.toml_lines import TomlLines
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10: the backport
+    import tomli as tomllib
 
-    from lockguard.knowledge.schema import Field
+_Row = TypeVar("_Row")
+# a row's values by attribute name, checked against the schema: the keyword arguments of its table's class
+RowValues: TypeAlias = dict[str, object]
 
 # schema.SCHEMA's files, in its order (a test holds them equal)
 FILES = ("torch.toml", "cuda.toml", "components.toml", "shared_files.toml", "conda.toml", "extensions.toml",
          "hazards.toml", "sdist_metadata.toml")
 
 # a file's TOML data and the line of each row of each of its arrays of tables (parse_file)
-Parsed = tuple[dict[str, Any], dict[str, list[int | None]]]
+Parsed: TypeAlias = tuple[dict[str, object], dict[str, list[int | None]]]
 
 
-def knowledge_from_files(read, validate: bool,
-                         parse: Callable[[str, str], Parsed] = lambda _name, text: parse_file(text)) -> t.Knowledge:
+def _parse_text(_name: str, text: str) -> Parsed:
+    return parse_file(text)
+
+
+def knowledge_from_files(read: Callable[[str], tuple[Path | str, str]], validate: bool,
+                         parse: Callable[[str, str], Parsed] = _parse_text) -> t.Knowledge:
     """The knowledge from the text of each of FILES, in their order: `read(name)` gives (the path
     messages name, its text) (io/knowledge_files.py reads them). `validate=False` (the plain
     check) skips the costly checks of `deep` fields (PEP 508 parsing of torch's Requires-Dist);
     the shipped files are validated by the test suite. `parse(name, text)` stands in for
     parse_file (io/knowledge_cache.py keeps the parses); the rows are checked either way."""
-    from lockguard.knowledge.schema import SCHEMA
-
-    rows: dict[str, list[dict]] = {}
+    rows: dict[str, list[RowValues]] = {}
     for file_name, tables in SCHEMA.items():
         path, text = read(file_name)
         for table_name, row_list in _rows_of(path, parse, file_name, text, tables, validate).items():
@@ -49,28 +58,21 @@ def knowledge_from_files(read, validate: bool,
 
 def parse_file(text: str) -> Parsed:
     """A knowledge file's TOML data and the line of each row of each array of tables. Raises ValueError (tomllib's TOMLDecodeError) on bad TOML."""
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-
-    data = tomllib.loads(text)
+    data: dict[str, object] = tomllib.loads(text)
     lines = TomlLines(text)
     origins = {name: [lines.line_of(name, array_index=i) for i in range(len(rows))]
                for name, rows in data.items() if isinstance(rows, list)}
     return data, origins
 
 
-def _rows_of(path: Path, parse: Callable[[str, str], Parsed], name: str, text: str,
-             tables: dict[str, dict[str, Field]], validate: bool) -> dict[str, list[dict]]:
+def _rows_of(path: Path | str, parse: Callable[[str, str], Parsed], name: str, text: str,
+             tables: dict[str, dict[str, Field]], validate: bool) -> dict[str, list[RowValues]]:
     try:
         data, origins = parse(name, text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
         raise InputError(f"{path} is not valid TOML: {exc}", file=str(path)) from None
     lines = _Lines(text, origins)
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[RowValues]] = {}
     for table_name in data:
         if table_name not in tables:
             raise InputError(
@@ -107,8 +109,8 @@ class _Lines:
         return self._scan.line_of(*keys, array_index=array_index)
 
 
-def _check_row(path: Path | str, lines: _Lines, table: str, index: int, raw: dict, fields: dict[str, Field],
-               validate: bool) -> dict:
+def _check_row(path: Path | str, lines: _Lines, table: str, index: int, raw: dict[str, object],
+               fields: dict[str, Field], validate: bool) -> RowValues:
     def fail(key: str, message: str) -> InputError:
         line = lines.line_of(table, key, array_index=index) if key else lines.line_of(table, array_index=index)
         return InputError(f"{path}:{line or '?'}: [[{table}]] #{index + 1}, key '{key}': {message}",
@@ -118,7 +120,7 @@ def _check_row(path: Path | str, lines: _Lines, table: str, index: int, raw: dic
     for key in raw:
         if key not in fields:
             raise fail(key, "is not a key of this table (known: " + ", ".join(fields) + ")")
-    row: dict = {"origin": f"constraints/{os.path.basename(os.fspath(path))}:{lines.row(table, index) or '?'}"}
+    row: RowValues = {"origin": f"constraints/{os.path.basename(os.fspath(path))}:{lines.row(table, index) or '?'}"}
     for key, spec in fields.items():
         attr = spec.attr or key.replace("-", "_")
         if key not in raw:
@@ -140,12 +142,14 @@ def _check_row(path: Path | str, lines: _Lines, table: str, index: int, raw: dic
     return row
 
 
-def _kind_name(kind) -> str:
-    return {str: "a string", int: "an integer", bool: "true or false", list: "a list", dict: "a table"}.get(kind, str(kind))
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names: dict[object, str] = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
+                                dict: "a table"}
+    return names.get(kind, str(kind))
 
 
-def _build(rows: dict[str, list[dict]], files: tuple[str, ...]) -> t.Knowledge:
-    def make(cls, table: str) -> tuple:
+def _build(rows: dict[str, list[RowValues]], files: tuple[str, ...]) -> t.Knowledge:
+    def make(cls: Callable[..., _Row], table: str) -> tuple[_Row, ...]:
         return tuple(cls(**row) for row in rows.get(table, []))
 
     return t.Knowledge(

@@ -6,36 +6,38 @@ ValueError with a readable reason. The loader reports a bad row with its file, l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
-from lockguard.model.names import NamedSpec
+from lockguard.model.names import NamedSpec, canonical_name
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
     kind: type | tuple[type, ...]
     required: bool = True
-    check: Callable[[Any], Any] | None = None
+    # the raw value (of `kind`, which the loader checks first) -> the typed value; each check takes
+    # its own kind of value, which one parameter type cannot say (hence Any)
+    check: Callable[[Any], object] | None = None
     attr: str | None = None  # the row attribute, when it differs from the key
     deep: bool = False  # `check` only validates (it is costly): the fast path skips it, keeps the raw value
 
 
-def _list_of(convert: Callable[[Any], Any]) -> Callable[[Any], tuple]:
-    def check(value: Any) -> tuple:
+def _list_of(convert: Callable[[Any], _T]) -> Callable[[list[object]], tuple[_T, ...]]:
+    def check(value: list[object]) -> tuple[_T, ...]:
         return tuple(convert(v) for v in value)
 
     return check
 
 
-def _str(value: Any) -> str:
+def _str(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError(f"expected a string, got {value!r}")
     return value
@@ -58,13 +60,11 @@ def _glibc(value: str) -> str:
     return value
 
 
-def _mismatch_lists(value: dict) -> dict[int, tuple[CudaVersion, ...]]:
+def _mismatch_lists(value: dict[str, list[str]]) -> dict[int, tuple[CudaVersion, ...]]:
     return {int(major): tuple(CudaVersion.parse(v) for v in versions) for major, versions in value.items()}
 
 
-def _component_versions(value: dict) -> dict[str, tuple[str, ...]]:
-    from packaging.version import Version
-
+def _component_versions(value: dict[str, object]) -> dict[str, tuple[str, ...]]:
     out = {}
     for key, versions in value.items():
         if not isinstance(versions, list) or not versions:
@@ -73,11 +73,13 @@ def _component_versions(value: dict) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _pins(value: dict) -> dict[str, SpecifierSet]:
+def _pins(value: dict[str, str]) -> dict[str, SpecifierSet]:
     return {version: SpecifierSet(spec) for version, spec in value.items()}
 
 
-def _requirements(value: list) -> tuple[str, ...]:
+def _requirements(value: list[str]) -> tuple[str, ...]:
+    # packaging's requirement parser (markers, tags: about 15 ms) only for `deep` fields, which the
+    # fast check path (validate=False) never checks
     from packaging.requirements import Requirement
 
     for text in value:
@@ -85,9 +87,7 @@ def _requirements(value: list) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _wheel_names(value: list) -> tuple[str, ...]:
-    from lockguard.model.names import canonical_name
-
+def _wheel_names(value: list[object]) -> tuple[str, ...]:
     names = tuple(_str(v) for v in value)
     for name in names:
         if canonical_name(name) != name:
@@ -97,7 +97,7 @@ def _wheel_names(value: list) -> tuple[str, ...]:
     return names
 
 
-def _two_or_more(value: list) -> tuple[str, ...]:
+def _two_or_more(value: list[object]) -> tuple[str, ...]:
     names = _wheel_names(value)
     if len(names) < 2:
         raise ValueError("a path shared by fewer than two wheels is no clash")
@@ -105,8 +105,6 @@ def _two_or_more(value: list) -> tuple[str, ...]:
 
 
 def _project_name(value: str) -> str:
-    from lockguard.model.names import canonical_name
-
     if canonical_name(value) != value:
         raise ValueError(f"{value!r} is not a canonical project name (write {canonical_name(value)!r})")
     return value
@@ -115,8 +113,6 @@ def _project_name(value: str) -> str:
 def _bounded_specifier(value: str) -> str:
     """A PEP 440 specifier with an upper bound: a row states what was read from released sdists,
     never what a future release will say."""
-    from packaging.specifiers import SpecifierSet
-
     spec = SpecifierSet(value)  # raises InvalidSpecifier with the reason
     if not any(s.operator in ("==", "===", "<", "<=", "~=") for s in spec):
         raise ValueError("needs an upper bound (==, <= or <): a row covers only releases whose sdists were read")
@@ -124,8 +120,6 @@ def _bounded_specifier(value: str) -> str:
 
 
 def _specifier(value: str) -> str:
-    from packaging.specifiers import SpecifierSet
-
     SpecifierSet(value)
     return value
 

@@ -8,6 +8,7 @@ whatever its name says (nvidia-cutlass-dsl-libs-cu12 installs into nvidia_cutlas
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -63,10 +64,10 @@ class WheelFiles:
                     out[other] = Clash(name, other, row.path, row.origin)
         return list(out.values())
 
-    def clashes_among(self, names) -> list[tuple[SharedFiles, tuple[str, ...]]]:
+    def clashes_among(self, names: Iterable[str]) -> list[tuple[SharedFiles, tuple[str, ...]]]:
         """(row, the names of `names` in it) for each row that two or more of `names` are in."""
         present = set(names)
-        out = []
+        out: list[tuple[SharedFiles, tuple[str, ...]]] = []
         for row in self.shared:
             found = tuple(n for n in row.wheels if n in present)
             if len(found) > 1:
@@ -76,7 +77,8 @@ class WheelFiles:
     @property
     def listed(self) -> tuple[str, ...]:
         """Every wheel a row names, in table order, each once (what verify reads)."""
-        return tuple(dict.fromkeys(n for row in (*self.shared, *self.separate) for n in row.wheels))
+        groups = [row.wheels for row in self.shared] + [row.wheels for row in self.separate]
+        return tuple(dict.fromkeys(n for wheels in groups for n in wheels))
 
     def major_of(self, name: str) -> int | None:
         """The CUDA major of a wheel a shared-files row names (its -cuNN); None: not named there."""

@@ -15,14 +15,13 @@ from packaging.version import Version
 
 from lockguard.knowledge.components import Components
 from lockguard.knowledge.row import Row
+from lockguard.knowledge.sdist_metadata import SdistMetadata
 from lockguard.knowledge.shared_files import WheelFiles
 from lockguard.model.names import NamedSpec, canonical_name
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # an annotation only: its parser is imported where requirements are parsed
     from packaging.requirements import Requirement
-
-    from lockguard.knowledge.sdist_metadata import SdistMetadata
 
 @dataclass(frozen=True, slots=True)
 class TorchRelease(Row):
@@ -59,6 +58,8 @@ class TorchPatch(Row):
     @cached_property
     def requires(self) -> tuple[Requirement, ...]:
         """The CUDA-stack Requires-Dist, parsed on first use."""
+        # packaging's requirement parser (markers, tags: about 15 ms) only where the resolver or
+        # verify reads them: the check path loads the knowledge without it
         from packaging.requirements import Requirement
 
         return tuple(Requirement(t) for t in self.requires_text)
@@ -172,8 +173,6 @@ def _no_wheel_files() -> WheelFiles:
 
 
 def _no_sdist_metadata() -> SdistMetadata:
-    from lockguard.knowledge.sdist_metadata import SdistMetadata
-
     return SdistMetadata(())
 
 
@@ -207,7 +206,7 @@ class Knowledge:
     def release(self, minor: str) -> TorchRelease | None:
         return next((r for r in self.releases if r.minor == minor), None)
 
-    def patches_matching(self, spec) -> list[TorchPatch]:
+    def patches_matching(self, spec: SpecifierSet | None) -> list[TorchPatch]:
         """Known PyPI patch releases allowed by `spec`, newest first."""
         found = [p for p in self.patches if spec is None or spec.contains(p.version, prereleases=True)]
         return sorted(found, key=lambda p: _version_key(p.version), reverse=True)
@@ -221,7 +220,8 @@ class Knowledge:
         public = Version(torch_version).public
         rows = [a for a in self.archs if a.variant == variant and a.torch.contains(public, prereleases=True)]
         own = [a for a in rows if platform and a.platforms and platform in a.platforms]
-        return (own or [a for a in rows if not a.platforms] or [None])[0]
+        found = own or [a for a in rows if not a.platforms]
+        return found[0] if found else None
 
     @property
     def torch_range(self) -> tuple[str, str]:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -32,7 +33,7 @@ class Difference:
     live: str
     origin: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | None]:
         return {"version": self.version, "field": self.field, "knowledge": self.knowledge,
                 "live": self.live, "origin": self.origin}
 
@@ -68,9 +69,7 @@ def compare_patch(patch: TorchPatch, live: LiveWheel) -> list[Difference]:
     return diffs
 
 
-def _spec(text: str | None):
-    from packaging.specifiers import SpecifierSet
-
+def _spec(text: str | None) -> SpecifierSet:
     return SpecifierSet(text or "")
 
 

@@ -105,10 +105,10 @@ def shared_file_differences(wheel_files: WheelFiles, paths: Mapping[str, Iterabl
             elif row.path not in files[name]:
                 out.append(Difference(", ".join(row.wheels), "shared path", row.path,
                                       f"{name} does not install it", row.origin))
-    for row in wheel_files.separate:
-        for name in row.wheels:
+    for separate in wheel_files.separate:
+        for name in separate.wheels:
             if name not in files:
-                out.append(Difference(name, "RECORD", "listed", "no wheel to read on the index", row.origin))
+                out.append(Difference(name, "RECORD", "listed", "no wheel to read on the index", separate.origin))
     together = {frozenset(pair) for row in wheel_files.shared for pair in _pairs(row.wheels)}
     names = sorted(files)
     for i, first in enumerate(names):
@@ -121,7 +121,7 @@ def shared_file_differences(wheel_files: WheelFiles, paths: Mapping[str, Iterabl
     return out
 
 
-def _pairs(names: tuple[str, ...]):
+def _pairs(names: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
 
 

@@ -105,9 +105,9 @@ def sdist_metadata_differences(table: SdistMetadata,
     return out
 
 
-def _requirements(texts: Sequence[str]) -> frozenset:
+def _requirements(texts: Sequence[str]) -> frozenset[tuple[object, ...]]:
     """A spelling-independent set: canonical names, sorted extras and specifiers, normalized markers."""
-    out = set()
+    out: set[tuple[object, ...]] = set()
     for text in texts:
         try:
             req = Requirement(text)
@@ -119,7 +119,7 @@ def _requirements(texts: Sequence[str]) -> frozenset:
     return frozenset(out)
 
 
-def _python(text: str | None):
+def _python(text: str | None) -> SpecifierSet | str | None:
     try:
         return SpecifierSet(text or "")
     except InvalidSpecifier:

@@ -14,9 +14,10 @@ requires hashes of conda records) and its metadata says the conda side was not s
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from lockguard.lockfiles.headers import header_lines, seal
+from lockguard.lockfiles.headers import PinEntries, header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.lockfiles.yaml_adapter import dump, load_with_lines
 
@@ -24,10 +25,16 @@ if TYPE_CHECKING:
     from lockguard.model.lock import CondaRecord, Lock, PlatformLock
 
 NOT_SOLVED = "not solved: pinned from lockguard's knowledge in environment.yml"
+# a conda-lock.yml as YAML gives it (Any: YAML's values). read_document checks the shape the readers
+# rely on: a mapping with version 1, a metadata mapping, and `package`, a list of package mappings
+# whose name, manager and platform are strings and whose version is a scalar
+CondaLockDocument: TypeAlias = dict[str, Any]
+# one package entry as lockguard writes it
+_Package: TypeAlias = dict[str, object]
 
 
 def render(lock: Lock, *, intent_name: str) -> str:
-    packages = []
+    packages: list[_Package] = []
     for platform in lock.platforms:
         packages += _conda_packages(platform) + _pip_packages(platform)
     first = lock.platforms[0].conda if lock.platforms else None
@@ -60,7 +67,7 @@ def _content_hash(lock: Lock, platform: PlatformLock) -> str:
     return content_hash_of(lock.intent.hash, platform.target.platform, conda.specs if conda else ())
 
 
-def _conda_packages(platform: PlatformLock) -> list[dict]:
+def _conda_packages(platform: PlatformLock) -> list[_Package]:
     conda = platform.conda
     if conda is None or not conda.solved:
         return []
@@ -89,8 +96,8 @@ def _conda_deps(record: CondaRecord) -> dict[str, str]:
     return deps
 
 
-def _pip_packages(platform: PlatformLock) -> list[dict]:
-    out = []
+def _pip_packages(platform: PlatformLock) -> list[_Package]:
+    out: list[_Package] = []
     for pin in platform.pip.pins:
         best = next((f for f in pin.files if f.sha256), None)
         if best is None:
@@ -112,12 +119,12 @@ def _pip_packages(platform: PlatformLock) -> list[dict]:
 _IDENTITY = ("name", "manager", "platform")
 
 
-def read(text: str) -> dict:
+def read(text: str) -> CondaLockDocument:
     """The packages of a conda-lock.yml, for `lockguard check` (read_document)."""
     return read_document(text)
 
 
-def content_hash_of(intent_hash: str, platform: str, specs) -> str:
+def content_hash_of(intent_hash: str, platform: str, specs: Iterable[str]) -> str:
     """conda-lock's content_hash of one platform as lockguard computes it: the intent and the conda
     specs that were solved (or pinned from knowledge)."""
     return hashlib.sha256("\n".join([intent_hash, platform, *specs]).encode()).hexdigest()
@@ -127,10 +134,11 @@ _PACKAGE_KEYS = {"name", "version", "manager", "platform", "dependencies", "url"
                  "optional", "_line"}
 
 
-def _check_packages(packages: list[dict]) -> None:
-    seen: dict[tuple, int | None] = {}
+def _check_packages(packages: list[dict[str, object]]) -> None:
+    seen: dict[tuple[object, ...], int | None] = {}
     for package in packages:
-        line = package.get("_line")
+        noted = package.get("_line")  # read_document notes each entry's line there
+        line = noted if isinstance(noted, int) else None
         unknown = sorted(str(k) for k in package if k not in _PACKAGE_KEYS)
         if unknown:
             raise LockSyntaxError(line, f"package {clip(str(package.get('name')))}: unknown key "
@@ -155,7 +163,7 @@ def _check_packages(packages: list[dict]) -> None:
         seen[identity] = line
 
 
-def pin_entries(text: str) -> dict[str, tuple[str, tuple, None]]:
+def pin_entries(text: str) -> PinEntries:
     """"MANAGER NAME (PLATFORM)" -> (the version (=build), its hashes, None)."""
     packages = read_document(text).get("package") or []
     return {f"{p['manager']} {p['name']} ({p['platform']})":
@@ -164,7 +172,7 @@ def pin_entries(text: str) -> dict[str, tuple[str, tuple, None]]:
             for p in packages}
 
 
-def read_document(text: str) -> dict:
+def read_document(text: str) -> CondaLockDocument:
     """The whole conda-lock.yml document, through the YAML parser (install needs hashes and
     dependencies). Validated: a mapping whose `package` is a list of package mappings."""
     document, mapping_lines = load_with_lines(text)

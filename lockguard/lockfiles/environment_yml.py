@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from lockguard.lockfiles.headers import header_lines, seal
+from lockguard.lockfiles.headers import PinEntries, header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
+from lockguard.model.names import canonical_name
 
 if TYPE_CHECKING:
     from lockguard.model.lock import PlatformLock
@@ -69,10 +70,10 @@ _NAME = re.compile(r"^name: ([A-Za-z0-9_.-]+)$")
 _CHANNEL = re.compile(r"^  - ([A-Za-z0-9_.\-/:~+%]+)$")
 
 
-def pin_entries(text: str) -> dict[str, tuple[str, tuple, int | None]]:
+def pin_entries(text: str) -> PinEntries:
     """"pip NAME" and "conda NAME" -> (the pinned version (=build), (), its line)."""
     env = parse(text)
-    out = {f"pip {n}": (v, (), line) for n, (v, line) in env.pip.items()}
+    out: PinEntries = {f"pip {n}": (v, (), line) for n, (v, line) in env.pip.items()}
     out.update({f"conda {n}": (f"{v}={b}" if b else v, (), line) for n, (v, b, line) in env.conda.items()})
     return out
 
@@ -81,8 +82,6 @@ def parse(text: str) -> EnvironmentFile:
     """Read an environment.yml that lockguard wrote (check needs names, versions, builds and their
     lines). Strict: a line lockguard does not write, or a package listed twice, is a
     LockSyntaxError with its line (such a file may not even be the YAML conda reads)."""
-    from lockguard.model.names import canonical_name
-
     env = EnvironmentFile()
     name_line = None
     section = None

@@ -9,8 +9,14 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import TypeAlias
+
+from lockguard import __version__
 
 PLACEHOLDER = "0" * 64
+# a lock file's pins as its format's reader finds them (pins.py): key (the name, or the manager,
+# name and platform) -> (the pinned version, its hashes as the format lists them, its line)
+PinEntries: TypeAlias = dict[str, tuple[str, tuple[object, ...], int | None]]
 # linear-time patterns (no nested or adjacent unbounded repeats over the same characters): a header
 # line padded with 200,000 spaces must cost microseconds, not seconds
 _FIELD = re.compile(r"^#[ \t]*lockguard-(?P<key>[a-z-]+):(?P<value>[^\n]*)$", re.M)
@@ -37,8 +43,6 @@ class Header:
 
 
 def header_lines(intent_hash: str, extra: dict[str, str] | None = None) -> list[str]:
-    from lockguard import __version__
-
     lines = [f"# lockguard-version: {__version__}", f"# lockguard-intent-hash: sha256:{intent_hash}"]
     lines += [f"# lockguard-{key}: {value}" for key, value in (extra or {}).items()]
     lines.append(f"# lockguard-pins: sha256:{PLACEHOLDER}")
@@ -46,14 +50,14 @@ def header_lines(intent_hash: str, extra: dict[str, str] | None = None) -> list[
     return lines
 
 
-def pins_digest_of(entries: dict[str, tuple]) -> str:
+def pins_digest_of(entries: PinEntries) -> str:
     """sha256 over the sorted `name==version` pins of a lock's entries (name -> (version, ...));
     hashes and lines are left out."""
     pins = sorted(f"{name}=={entry[0]}" for name, entry in entries.items())
     return hashlib.sha256("\n".join(pins).encode()).hexdigest()
 
 
-def seal(text: str, entries: dict[str, tuple] | None = None) -> str:
+def seal(text: str, entries: PinEntries | None = None) -> str:
     """Fill in the pins digest of `entries` (the pins the rendered file holds, as its own reader
     finds them) and then the body hash of a rendered file (their header lines hold the placeholder)."""
     if entries is not None:

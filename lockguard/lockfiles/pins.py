@@ -8,21 +8,22 @@ lock format's module finds its own entries (`pin_entries`); this one picks the f
 
 from __future__ import annotations
 
-from lockguard.lockfiles.headers import pins_digest_of
+from collections.abc import Callable
+
+from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
+from lockguard.lockfiles.headers import PinEntries, pins_digest_of
+
+_READERS: dict[str, Callable[[str], PinEntries]] = {
+    "requirements": requirements_lock.pin_entries,
+    "environment": environment_yml.pin_entries,
+    "pylock": pylock.pin_entries,
+}
 
 
-def entries(kind: str, text: str) -> dict[str, tuple[str, tuple, int | None]]:
+def entries(kind: str, text: str) -> PinEntries:
     """name -> (the pinned version, its hashes, its line). Raises LockSyntaxError for a file that
     is not in the form lockguard writes."""
-    if kind == "requirements":
-        from lockguard.lockfiles.requirements_lock import pin_entries
-    elif kind == "environment":
-        from lockguard.lockfiles.environment_yml import pin_entries
-    elif kind == "pylock":
-        from lockguard.lockfiles.pylock import pin_entries
-    else:
-        from lockguard.lockfiles.conda_lock import pin_entries
-    return pin_entries(text)
+    return _READERS.get(kind, conda_lock.pin_entries)(text)
 
 
 def pins_digest(kind: str, text: str) -> str:

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from lockguard.lockfiles.headers import header_lines, seal
+from lockguard.lockfiles.headers import PinEntries, header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.model.names import INTENT, canonical_name
 
@@ -25,6 +25,17 @@ class LockedRequirement:
     hashes: tuple[str, ...]
     via: tuple[str, ...]
     line: int  # where the entry starts in the file
+
+
+@dataclass(slots=True)
+class _Reading:
+    """The entry being read (a builder, not a value): its `--hash` and `# via` lines follow it."""
+
+    name: str
+    version: str
+    line: int
+    hashes: list[str] = field(default_factory=list)
+    via: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +88,7 @@ _HASH = re.compile(r"^    --hash=sha256:([0-9a-f]{64})( \\)?$")
 _OPTION = re.compile(r"^--(index-url|extra-index-url) (\S+)$")
 
 
-def pin_entries(text: str) -> dict[str, tuple[str, tuple, int | None]]:
+def pin_entries(text: str) -> PinEntries:
     """name -> (the pinned version, its hashes, its line): what the pins digest is made of."""
     return {e.name: (e.version, e.hashes, e.line) for e in parse(text).entries.values()}
 
@@ -91,24 +102,24 @@ def parse(text: str) -> RequirementsLock:
     its line number."""
     lock = RequirementsLock()
     index_url = None
-    current: dict | None = None
+    current: _Reading | None = None
     continued = False  # the previous line ended with a backslash: a --hash line must follow
 
     def finish() -> None:
         if current:
-            lock.entries[current["name"]] = LockedRequirement(
-                current["name"], current["version"], tuple(current["hashes"]), tuple(current["via"]), current["line"])
+            lock.entries[current.name] = LockedRequirement(
+                current.name, current.version, tuple(current.hashes), tuple(current.via), current.line)
 
     in_via = False
     for number, line in enumerate(text.split("\n"), start=1):
-        if continued:
+        if continued and current is not None:  # a backslash ends only an entry's lines
             match = _HASH.match(line)
             if not match:
                 raise LockSyntaxError(number, f"a --hash line must follow the backslash on line {number - 1}, "
                                               f"not {clip(line)!r}")
-            if match.group(1) in current["hashes"]:
-                raise LockSyntaxError(number, f"{current['name']} lists the hash {match.group(1)[:12]}... twice")
-            current["hashes"].append(match.group(1))
+            if match.group(1) in current.hashes:
+                raise LockSyntaxError(number, f"{current.name} lists the hash {match.group(1)[:12]}... twice")
+            current.hashes.append(match.group(1))
             continued = bool(match.group(2))
             continue
         if not line:
@@ -127,14 +138,14 @@ def parse(text: str) -> RequirementsLock:
         if match:
             finish()
             name = canonical_name(match.group(1))
-            if name in lock.entries or (current and current["name"] == name):
-                first = lock.entries[name].line if name in lock.entries else current["line"]
+            if name in lock.entries or (current and current.name == name):
+                first = lock.entries[name].line if name in lock.entries else current.line if current else number
                 raise LockSyntaxError(number, f"{name} is pinned twice (lines {first} and {number}); pip refuses "
                                               "such a file")
             problem = pip_version_problem(match.group(2))
             if problem:
                 raise LockSyntaxError(number, f"{name}: {problem}")
-            current = {"name": name, "version": match.group(2), "hashes": [], "via": [], "line": number}
+            current = _Reading(name, match.group(2), number)
             continued = bool(match.group(3))
             in_via = False
             continue
@@ -143,11 +154,11 @@ def parse(text: str) -> RequirementsLock:
             if rest and not rest.startswith(" "):
                 raise LockSyntaxError(number, f"not a line lockguard writes: {clip(line)!r}")
             if rest.strip():
-                current["via"].append(rest.strip())
+                current.via.append(rest.strip())
             in_via = not rest.strip()
             continue
         if current is not None and in_via and line.startswith("    #   ") and line[8:].strip():
-            current["via"].append(line[8:].strip())
+            current.via.append(line[8:].strip())
             continue
         raise LockSyntaxError(number, f"not a line lockguard writes: {clip(line)!r}")
     if continued:

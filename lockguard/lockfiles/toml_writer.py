@@ -13,12 +13,14 @@ the same bytes:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import tomlkit
+from tomlkit.items import Item, Table
 
 
-def dumps(document: dict[str, Any], comments: list[str] = ()) -> str:
+def dumps(document: dict[str, Any], comments: Sequence[str] = ()) -> str:
     doc = tomlkit.document()
     for text in comments:
         doc.add(tomlkit.comment(text))
@@ -46,14 +48,14 @@ def _is_table_list(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
 
-def _table(values: dict[str, Any]):
+def _table(values: dict[str, Any]) -> Table:
     table = tomlkit.table()
     for key, value in values.items():
         table.add(key, _value(value))
     return table
 
 
-def _value(value: Any):
+def _value(value: object) -> Item:
     if isinstance(value, dict):
         inline = tomlkit.inline_table()
         for key, inner in value.items():

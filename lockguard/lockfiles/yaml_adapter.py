@@ -3,7 +3,10 @@ one silently) and reports errors with their line, and the block-style dump lock 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import yaml
+from yaml.nodes import MappingNode
 
 from lockguard.lockfiles.syntax import LockSyntaxError
 
@@ -17,8 +20,8 @@ class _StrictLoader(_BASE):  # type: ignore[misc, valid-type]
         super().__init__(stream)
         self.mapping_lines: dict[int, int] = {}  # id(mapping) -> its first line (1-based)
 
-    def construct_strict_mapping(self, node, deep=False):
-        seen: dict = {}
+    def construct_strict_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, object]:
+        seen: dict[object, int] = {}
         for key_node, _value in node.value:
             key = self.construct_object(key_node, deep=deep)
             try:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from lockguard.model.names import canonical_requirement_text
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
-
-if TYPE_CHECKING:
-    from datetime import datetime
-    from pathlib import Path
 
 DEFAULT_PLATFORMS = ("linux-64",)
 DEFAULT_CHANNELS = ("conda-forge",)
@@ -60,17 +58,14 @@ class Outputs:
 class IntentSource:
     """Where an intent was read from: `lockguard.toml`, or `[tool.lockguard]` in pyproject.
 
-    Kept as the resolved path's text (what Path.resolve() spells): the check path reads the
-    project through os.path, and pathlib (with the urllib.parse it imports) costs a fifth of a
-    Python start-up; `path` and `root` make the Path on first use."""
+    Kept as the resolved path's text (what Path.resolve() spells), which the check path reads
+    through os.path; `path` and `root` give it as a Path."""
 
     location: str  # absolute, resolved
     in_pyproject: bool = False
 
     @cached_property
     def path(self) -> Path:
-        from pathlib import Path
-
         return Path(self.location)
 
     @property
@@ -117,7 +112,7 @@ class Intent:
         """`channels = []`: a lock for a plain virtual environment (requirements.lock only)."""
         return not self.channels
 
-    def canonical(self) -> dict:
+    def canonical(self) -> dict[str, object]:
         """The intent as plain data, normalized so that only meaningful edits change it.
 
         Order-free lists (pip, conda, gpu, platforms) are sorted; ordered ones (channels and
@@ -154,7 +149,7 @@ class Intent:
             "outputs": self._outputs(),
         }
 
-    def _outputs(self) -> dict:
+    def _outputs(self) -> dict[str, str]:
         outputs = {
             "environment": self.outputs.environment,
             "requirements": self.outputs.requirements,
@@ -167,7 +162,5 @@ class Intent:
     @cached_property
     def hash(self) -> str:
         """sha256 of the canonical intent: stable across key order, comments and whitespace."""
-        import json
-
         blob = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()

@@ -7,11 +7,19 @@ the fast `lockguard check` path can load an intent without importing rattler.
 
 from __future__ import annotations
 
+import difflib
 import os
+import posixpath
 import re
 import sys
+from collections.abc import Callable, Iterable
 from datetime import date, datetime, time, timedelta, timezone
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any, Literal, TypeAlias, TypeVar, overload
+from urllib.parse import urlsplit
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import InputError
 from lockguard.model.intent import (
@@ -27,15 +35,18 @@ from lockguard.model.intent import (
     IntentSource,
     Outputs,
 )
+from lockguard.model.lock_paths import lock_paths
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
-    from typing import Any
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10: the backport
+    import tomli as tomllib
 
-    MatchSpecValidator = Callable[[str], "str | None"]  # an annotation only: collections.abc stays off the check path
+MatchSpecValidator: TypeAlias = Callable[[str], "str | None"]  # why a conda MatchSpec is not valid, or None
+TomlTable: TypeAlias = dict[str, object]  # a table as tomllib gives it; the reader checks each value's type
+_PathOrText = TypeVar("_PathOrText", bound="Path | str")
 
 INTENT_FILE = "lockguard.toml"
 PYPROJECT = "pyproject.toml"
@@ -77,8 +88,6 @@ def _q(value: str, limit: int = 80) -> str:
 
 
 def _fold(path: str) -> str:
-    import posixpath
-
     return posixpath.normpath(path).casefold()
 
 
@@ -86,8 +95,6 @@ def output_path_problem(value: str, key: str, intent_name: str) -> str | None:
     """Why an `[outputs]` value is not a safe lock file path inside the project, or None.
 
     Pure and syntactic; the writer also resolves symlinks before writing (io/project/files.py)."""
-    import posixpath
-
     if not value or value != value.strip():
         return f"{_q(value)} is empty or has surrounding spaces"
     if any(ord(c) < 32 or c == "\\" for c in value) or len(value) > 255:
@@ -119,8 +126,6 @@ def url_problem(text: str) -> str | None:
     plain = _PLAIN_URL.fullmatch(text)  # the usual https://host[:port]/path: no URL parser to import
     if plain:
         return None if not plain.group(1) or 0 < int(plain.group(1)) <= 65535 else f"has port {plain.group(1)}, outside 1-65535"
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(text)
         port = parts.port  # raises for a port outside 0-65535 or not a number
@@ -138,9 +143,7 @@ def url_problem(text: str) -> str | None:
     return None
 
 
-def _close(word: str, choices, n: int = 1, cutoff: float = 0.5) -> list[str]:
-    import difflib  # only on the error path
-
+def _close(word: str, choices: Iterable[str], n: int = 1, cutoff: float = 0.5) -> list[str]:
     return difflib.get_close_matches(word, choices, n=n, cutoff=cutoff)
 
 
@@ -209,13 +212,10 @@ def deep_nesting_line(text: str) -> int | None:
     return None
 
 
-def parse_toml(text: str) -> dict:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-
-    return tomllib.loads(text)
+def parse_toml(text: str) -> dict[str, Any]:
+    """The TOML document in `text`, typed as tomllib types it."""
+    document: dict[str, Any] = tomllib.loads(text)  # annotated: tomli (Python 3.10) ships no types
+    return document
 
 
 def name_of(path: Path | str) -> str:
@@ -223,8 +223,8 @@ def name_of(path: Path | str) -> str:
     return os.path.basename(path) if isinstance(path, str) else path.name
 
 
-def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecValidator | None = None,
-                 validate: bool = True, resolve_path=None) -> Intent:
+def parse_intent(text: str, path: _PathOrText, *, validate_matchspec: MatchSpecValidator | None = None,
+                 validate: bool = True, resolve_path: Callable[[_PathOrText], str] | None = None) -> Intent:
     """`resolve_path(path)` gives the text of the file's resolved form, which the intent's source
     keeps (io/ resolves it; without it, the path as given)."""
     in_pyproject = name_of(path) == PYPROJECT
@@ -255,7 +255,7 @@ def parse_intent(text: str, path: Path | str, *, validate_matchspec: MatchSpecVa
             )
         data = table
     reader = _Reader(path, TomlLines(text, base), validate_matchspec, validate)
-    location = resolve_path(path) if resolve_path is not None else os.fspath(path)
+    location = resolve_path(path) if resolve_path is not None else str(path)  # Path or its text
     return reader.intent(data, IntentSource(location, in_pyproject))
 
 
@@ -275,7 +275,7 @@ class _Reader:
         where = f"{self.path}:{line}" if line else str(self.path)
         return InputError(f"{where}: {key}: {message}", file=str(self.path), line=line, key=key, hint=hint)
 
-    def unknown_keys(self, table: dict, allowed: tuple[str, ...], prefix: str = "",
+    def unknown_keys(self, table: TomlTable, allowed: tuple[str, ...], prefix: str = "",
                      array_index: int | None = None) -> None:
         for key in table:
             if key not in allowed:
@@ -286,7 +286,15 @@ class _Reader:
 
     # -- typed getters ---------------------------------------------------------------------
 
-    def string(self, table: dict, key: str, prefix: str = "", default: Any = None, required: bool = False):
+    @overload
+    def string(self, table: TomlTable, key: str, prefix: str = "", *, default: str) -> str: ...
+    @overload
+    def string(self, table: TomlTable, key: str, prefix: str = "", *, required: Literal[True]) -> str: ...
+    @overload
+    def string(self, table: TomlTable, key: str, prefix: str = "") -> str | None: ...
+
+    def string(self, table: TomlTable, key: str, prefix: str = "", default: str | None = None,
+               required: bool = False) -> str | None:
         if key not in table:
             if required:
                 raise InputError(
@@ -298,7 +306,7 @@ class _Reader:
             return default
         value = table[key]
         if not isinstance(value, str):
-            kind = {dict: "a table", list: "an array"}.get(type(value), type(value).__name__)
+            kind = "a table" if type(value) is dict else "an array" if type(value) is list else type(value).__name__
             hint = (f'write one value in quotes, e.g. {key} = "..."' if isinstance(value, (dict, list))
                     else f'quote it: {key} = "{_clip_text(str(value), 40)}"')
             raise self.fail(prefix + key, f"must be a string, not {kind}", hint=hint)
@@ -309,7 +317,7 @@ class _Reader:
         if len(value) > MAX_VALUE:
             raise self.fail(key, f"{_q(value)} is longer than the {MAX_VALUE:,} characters any intent value can be")
 
-    def string_list(self, table: dict, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    def string_list(self, table: TomlTable, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
         if key not in table:
             return default
         value = table[key]
@@ -323,7 +331,7 @@ class _Reader:
 
     # -- the intent --------------------------------------------------------------------------
 
-    def intent(self, data: dict, source: IntentSource) -> Intent:
+    def intent(self, data: TomlTable, source: IntentSource) -> Intent:
         self.unknown_keys(data, TOP_KEYS)
         python_text = self.string(data, "python", required=True)
         try:
@@ -358,8 +366,6 @@ class _Reader:
 
     def distinct_lock_files(self, intent: Intent) -> None:
         """Per-platform names (requirements.linux-64.lock) must not collide with another output."""
-        from lockguard.model.lock_paths import lock_paths
-
         seen: dict[str, str] = {}
         for relative, kind, platform in lock_paths(intent):
             folded = _fold(relative)
@@ -369,7 +375,7 @@ class _Reader:
                                 hint="give each [outputs] entry a distinct name")
             seen[folded] = kind + (f" ({platform})" if platform else "")
 
-    def cuda(self, data: dict) -> CudaRequest:
+    def cuda(self, data: TomlTable) -> CudaRequest:
         text = self.string(data, "cuda", required=True)
         if text in ("none", "auto"):
             return CudaRequest(text)
@@ -379,7 +385,7 @@ class _Reader:
             raise self.fail("cuda", f"{_q(text)} is not a CUDA version",
                             hint='write "X.Y" (e.g. "12.1"), "none" for CPU only, or "auto"') from None
 
-    def driver(self, data: dict) -> DriverVersion | None:
+    def driver(self, data: TomlTable) -> DriverVersion | None:
         text = self.string(data, "driver")
         if text is None:
             return None
@@ -389,7 +395,7 @@ class _Reader:
             raise self.fail("driver", f"{_q(text)} is not an NVIDIA driver version",
                             hint='write the driver as nvidia-smi prints it, e.g. driver = "535.104.05"') from None
 
-    def gpu(self, data: dict) -> tuple[tuple[GpuArch, ...], bool]:
+    def gpu(self, data: TomlTable) -> tuple[tuple[GpuArch, ...], bool]:
         value = data.get("gpu")
         if value is None:
             return (), False
@@ -413,7 +419,7 @@ class _Reader:
             archs.append(arch)
         return tuple(sorted(set(archs))), False
 
-    def platforms(self, data: dict) -> tuple[str, ...]:
+    def platforms(self, data: TomlTable) -> tuple[str, ...]:
         values = self.string_list(data, "platforms", DEFAULT_PLATFORMS)
         if not values:
             raise self.fail("platforms", "must name at least one platform", hint='e.g. platforms = ["linux-64"]')
@@ -424,7 +430,7 @@ class _Reader:
                                 hint=f"did you mean '{near[0]}'?" if near else "one of " + ", ".join(CONDA_SUBDIRS))
         return tuple(dict.fromkeys(values))
 
-    def channels(self, data: dict) -> tuple[str, ...]:
+    def channels(self, data: TomlTable) -> tuple[str, ...]:
         values = self.string_list(data, "channels", DEFAULT_CHANNELS)
         for item in values:
             if _CHANNEL_NAME.fullmatch(item):
@@ -435,7 +441,7 @@ class _Reader:
                                 hint="use a name (conda-forge), a URL (https://...) or file:///path")
         return values
 
-    def conda_specs(self, data: dict) -> tuple[str, ...]:
+    def conda_specs(self, data: TomlTable) -> tuple[str, ...]:
         values = self.string_list(data, "conda")
         normalized = []
         for item in values:
@@ -447,9 +453,10 @@ class _Reader:
             normalized.append(" ".join(item.split()))
         return tuple(normalized)
 
-    def pip_requirements(self, data: dict) -> tuple[str, ...]:
+    def pip_requirements(self, data: TomlTable) -> tuple[str, ...]:
         values = self.string_list(data, "pip")
         if self.validate:
+            # packaging's requirement parser only where requirements are validated (see _check_dependency_metadata)
             from packaging.requirements import InvalidRequirement, Requirement
 
             for item in values:
@@ -460,7 +467,7 @@ class _Reader:
                                     hint='use PEP 508, e.g. "torch==2.1.*", "numpy<2"') from None
         return tuple(" ".join(item.split()) for item in values)
 
-    def urls(self, data: dict, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    def urls(self, data: TomlTable, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
         values = self.string_list(data, key, default)
         if not values:
             raise self.fail(key, "must name at least one index", hint=f'e.g. {key} = ["https://pypi.org/simple"]')
@@ -471,7 +478,7 @@ class _Reader:
                                 hint="use http(s):// or file:// URLs, e.g. https://pypi.org/simple")
         return tuple(v.rstrip("/") for v in values)
 
-    def pytorch_index(self, data: dict) -> str:
+    def pytorch_index(self, data: TomlTable) -> str:
         text = self.string(data, "pytorch-index", default=DEFAULT_PYTORCH_INDEX)
         problem = url_problem(text)
         if problem:
@@ -479,15 +486,16 @@ class _Reader:
                             hint="the base under which cuXYZ/ and cpu/ indexes live, e.g. https://download.pytorch.org/whl")
         return text.rstrip("/")
 
-    def exclude_newer(self, data: dict) -> datetime | None:
+    def exclude_newer(self, data: TomlTable) -> datetime | None:
         if "exclude-newer" not in data:
             return None
         value = data["exclude-newer"]
         if isinstance(value, str):
+            text = value
             try:
-                value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+                value = datetime.fromisoformat(text.replace("Z", "+00:00"))
             except ValueError:
-                raise self.fail("exclude-newer", f"{_q(value)} is not an RFC 3339 date-time",
+                raise self.fail("exclude-newer", f"{_q(text)} is not an RFC 3339 date-time",
                                 hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"') from None
         elif isinstance(value, date) and not isinstance(value, datetime):
             value = datetime.combine(value, time(0), tzinfo=timezone.utc)
@@ -509,27 +517,27 @@ class _Reader:
                             "releases appear until then", hint="use a past date-time (or remove the key)")
         return value
 
-    def boolean(self, data: dict, key: str) -> bool:
+    def boolean(self, data: TomlTable, key: str) -> bool:
         value = data.get(key, False)
         if not isinstance(value, bool):
             raise self.fail(key, f"must be true or false, not {_q(repr(value))}")
         return value
 
-    def glibc(self, data: dict) -> str:
+    def glibc(self, data: TomlTable) -> str:
         text = self.string(data, "glibc", default=DEFAULT_GLIBC)
         if not _GLIBC.fullmatch(text):
             raise self.fail("glibc", f"{_q(text)} is not a glibc version",
                             hint='the oldest glibc the lock must run on, e.g. glibc = "2.28"')
         return text
 
-    def env_name(self, data: dict) -> str:
+    def env_name(self, data: TomlTable) -> str:
         text = self.string(data, "name", default=DEFAULT_NAME)
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", text):
             raise self.fail("name", f"{_q(text)} is not a valid environment name",
                             hint="use letters, digits, '.', '_' and '-'")
         return text
 
-    def dependency_metadata(self, data: dict) -> tuple[DependencyMetadata, ...]:
+    def dependency_metadata(self, data: TomlTable) -> tuple[DependencyMetadata, ...]:
         entries = data.get("dependency-metadata", [])
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise self.fail("dependency-metadata", "must be an array of tables",
@@ -551,30 +559,31 @@ class _Reader:
             if "requires-python" in entry and not isinstance(entry["requires-python"], str):
                 raise self.fail(f"{prefix}requires-python", "must be a string", array_index=index,
                                 hint='a specifier, e.g. requires-python = ">=3.8"')
+            metadata = DependencyMetadata(entry["name"], entry["version"], tuple(requires),
+                                          entry.get("requires-python"))
             if self.validate:
-                self._check_dependency_metadata(entry, index)
-            result.append(DependencyMetadata(entry["name"], entry["version"], tuple(requires),
-                                             entry.get("requires-python")))
+                self._check_dependency_metadata(metadata, index)
+            result.append(metadata)
         return tuple(result)
 
-    def _check_dependency_metadata(self, entry: dict, index: int) -> None:
+    def _check_dependency_metadata(self, metadata: DependencyMetadata, index: int) -> None:
+        # packaging's requirement parser (markers, tags: about 15 ms) only where requirements are
+        # validated: the check path reads the intent with validate=False and never needs it
         from packaging.requirements import InvalidRequirement, Requirement
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-        from packaging.version import InvalidVersion, Version
 
         prefix = "dependency-metadata."
         try:
-            Version(entry["version"])
+            Version(metadata.version)
         except InvalidVersion:
-            raise self.fail(f"{prefix}version", f"{_q(entry['version'])} is not a PEP 440 version",
+            raise self.fail(f"{prefix}version", f"{_q(metadata.version)} is not a PEP 440 version",
                             array_index=index) from None
-        for item in entry.get("requires-dist", []):
+        for item in metadata.requires_dist:
             try:
                 Requirement(item)
             except InvalidRequirement as exc:
                 raise self.fail(f"{prefix}requires-dist", f"{_q(item)} is not a valid requirement: {_clip_text(str(exc))}",
                                 array_index=index, element=item) from None
-        requires_python = entry.get("requires-python")
+        requires_python = metadata.requires_python
         if requires_python is not None:
             try:
                 SpecifierSet(requires_python)
@@ -582,16 +591,15 @@ class _Reader:
                 raise self.fail(f"{prefix}requires-python", f"{_q(requires_python)} is not a specifier",
                                 array_index=index) from None
 
-    def outputs(self, data: dict) -> Outputs:
+    def outputs(self, data: TomlTable) -> Outputs:
         table = data.get("outputs", {})
         if not isinstance(table, dict):
             raise self.fail("outputs", "must be a table", hint="write [outputs] with environment, requirements, conda-lock")
         self.unknown_keys(table, OUTPUT_KEYS, "outputs.")
         defaults = Outputs()
-        values = {
-            key: self.string(table, key, "outputs.", default=getattr(defaults, key.replace("-", "_")))
-            for key in OUTPUT_KEYS if key != "pylock"
-        }
+        default_paths = {"environment": defaults.environment, "requirements": defaults.requirements,
+                         "conda-lock": defaults.conda_lock}
+        values = {key: self.string(table, key, "outputs.", default=path) for key, path in default_paths.items()}
         pylock = self.string(table, "pylock", "outputs.")
         if pylock is not None:
             values["pylock"] = pylock
@@ -600,7 +608,7 @@ class _Reader:
             problem = output_path_problem(value, key, name_of(self.path))
             if problem:
                 raise self.fail(f"outputs.{key}", problem, hint="lock files live in the project folder or below it, "
-                                f'e.g. {key} = "{getattr(defaults, key.replace("-", "_")) or "pylock.toml"}"')
+                                f'e.g. {key} = "{default_paths.get(key, "pylock.toml")}"')
             folded = _fold(value)
             if folded in claimed:
                 raise self.fail(f"outputs.{key}", f"names the same file as outputs.{claimed[folded]} ({_q(value)})",
@@ -613,7 +621,4 @@ class _Reader:
 
 
 def _file_name(relative: str) -> str:
-    """Path(relative).name (pathlib only when an intent names a pylock.toml)."""
-    from pathlib import Path
-
     return Path(relative).name

@@ -8,17 +8,23 @@ line every value came from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypeAlias
 
 import tomlkit
+from tomlkit.items import AbstractTable, Array, Table
 
 from lockguard.errors import InputError
+from lockguard.model.toml_lines import TomlLines
 
 SCALARS = ("python", "cuda", "glibc", "name", "pytorch-index")
 LISTS = ("channels", "conda", "pip", "indexes")
+# a trailing comment per key: a string for a scalar key, one per element (or one for all) for a list key
+Notes: TypeAlias = Mapping[str, "str | list[str]"]
 
 
-def _table(values: dict, notes: dict | None = None) -> tomlkit.items.Table:
+def _table(values: Mapping[str, object], notes: Notes | None = None) -> Table:
     notes = notes or {}
     table = tomlkit.table()
     for key in ("python", "cuda", "glibc", "name", "channels", "conda", "pip", "indexes", "pytorch-index"):
@@ -27,22 +33,27 @@ def _table(values: dict, notes: dict | None = None) -> tomlkit.items.Table:
             value = value if value is not None else ([] if key == "pip" else None)
         elif not value and not (key == "channels" and value == []):
             continue  # an absent optional key keeps its default
+        note = notes.get(key)
         if key in SCALARS:
             item = tomlkit.item(value)
-            if notes.get(key):
-                item.comment(notes[key])
+            if isinstance(note, str) and note:
+                item.comment(note)
+        elif isinstance(value, (list, tuple)):
+            item = _array([str(v) for v in value], note)
         else:
-            item = _array(list(value), notes.get(key))
+            raise TypeError(f"{key} must be a list of strings, not {type(value).__name__}")
         table.add(key, item)
-    outputs = {k: v for k, v in (values.get("outputs") or {}).items() if v}
+    given = values.get("outputs")
+    outputs = {k: v for k, v in given.items() if v} if isinstance(given, dict) else {}
     if outputs:
-        table.add("outputs", tomlkit.table())
+        outputs_table = tomlkit.table()
         for key, value in outputs.items():
-            table["outputs"].add(key, value)
+            outputs_table.add(key, value)
+        table.add("outputs", outputs_table)
     return table
 
 
-def _array(items: list[str], notes: list[str] | str | None = None) -> tomlkit.items.Array:
+def _array(items: list[str], notes: list[str] | str | None = None) -> Array:
     array = tomlkit.array()
     per_item = notes if isinstance(notes, list) else None
     if per_item and any(per_item):
@@ -58,7 +69,7 @@ def _array(items: list[str], notes: list[str] | str | None = None) -> tomlkit.it
     return array
 
 
-def new_intent_document(values: dict, notes: dict | None = None, header: list[str] = ()) -> str:
+def new_intent_document(values: Mapping[str, object], notes: Notes | None = None, header: Sequence[str] = ()) -> str:
     doc = tomlkit.document()
     doc.add(tomlkit.comment("lockguard intent: what to lock. `lockguard resolve` turns it into lock files."))
     for line in header:
@@ -69,7 +80,8 @@ def new_intent_document(values: dict, notes: dict | None = None, header: list[st
     return text if text.endswith("\n") else text + "\n"
 
 
-def add_intent_to_pyproject(text: str, values: dict, *, force: bool, path: Path, notes: dict | None = None) -> str:
+def add_intent_to_pyproject(text: str, values: Mapping[str, object], *, force: bool, path: Path,
+                            notes: Notes | None = None) -> str:
     try:
         doc = tomlkit.parse(text)
     except tomlkit.exceptions.ParseError as exc:
@@ -78,9 +90,7 @@ def add_intent_to_pyproject(text: str, values: dict, *, force: bool, path: Path,
     if tool is None:
         tool = tomlkit.table(is_super_table=True)
         doc.add("tool", tool)
-    if not isinstance(tool, dict):  # `tool = 5`: no [tool.lockguard] can go under it
-        from lockguard.model.toml_lines import TomlLines
-
+    if not isinstance(tool, AbstractTable):  # `tool = 5`: no [tool.lockguard] can go under it
         line = TomlLines(text).line_of("tool")
         raise InputError(f"{path}" + (f":{line}" if line else "") + f": tool: must be a table, not "
                          f"{type(tool.unwrap()).__name__}", file=str(path), line=line, key="tool",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lockguard.model.intent import Intent
 
 
@@ -10,10 +12,10 @@ def lock_file(intent: Intent, kind: str, platform: str | None = None) -> str:
     the intent has several platforms (environment.yml likewise; conda-lock.yml holds them all)."""
     filename = {"requirements": intent.outputs.requirements, "environment": intent.outputs.environment,
                 "conda-lock": intent.outputs.conda_lock, "pylock": intent.outputs.pylock}[kind]
+    if filename is None:  # pylock only: asked for by `[outputs] pylock`
+        raise ValueError(f"the intent asks for no {kind} lock file")
     if kind == "conda-lock" or len(intent.platforms) < 2:
         return filename
-    from pathlib import Path  # only for an intent of several platforms: the check path spares it
-
     path = Path(filename)
     if kind == "pylock" and path.stem != "pylock":  # PEP 751 allows one dot: pylock.gpu-linux-64.toml
         return str(path.with_name(f"{path.stem}-{platform}{path.suffix}"))
@@ -22,7 +24,7 @@ def lock_file(intent: Intent, kind: str, platform: str | None = None) -> str:
 
 def lock_paths(intent: Intent) -> list[tuple[str, str, str | None]]:
     """(relative path, kind, platform) of every lock file the intent asks for."""
-    out = []
+    out: list[tuple[str, str, str | None]] = []
     for platform in intent.platforms:
         out.append((lock_file(intent, "requirements", platform), "requirements", platform))
         if not intent.pip_only:

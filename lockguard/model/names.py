@@ -7,6 +7,9 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 INSTALLER_TOOLS = frozenset({"pip", "setuptools", "wheel"})  # pip-sync's rule: kept unless the lock pins them
 INTENT = "-r intent"  # the `via` of a top-level requirement; files print it as "-r lockguard.toml"
 _SEPARATORS = re.compile(r"[-_.]+")
@@ -24,8 +27,6 @@ def cuda_family(name: str) -> str | None:
 
 def same_version(a: str, b: str) -> bool:
     """PEP 440 equality (2.1.0 == 2.1), falling back to text for versions PEP 440 cannot read."""
-    from packaging.version import InvalidVersion, Version
-
     try:
         return Version(a) == Version(b)
     except InvalidVersion:
@@ -85,10 +86,8 @@ class NamedSpec:
         return cls(canonical_name(match.group(1)), "".join(match.group(3).split()))
 
     @cached_property
-    def specifier(self):
+    def specifier(self) -> SpecifierSet:
         """packaging's SpecifierSet (the resolver builds requirements from it)."""
-        from packaging.specifiers import SpecifierSet
-
         return SpecifierSet(self.spec)
 
     def contains(self, version: str) -> bool:

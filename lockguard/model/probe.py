@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
 class ProbeResult:
     python: str
-    base: dict = field(default_factory=dict)
-    torch: dict | None = None  # {"state": "ok" | "broken" | "missing", ...torch's facts}
-    smoke: list | None = None
+    # decoded JSON records from the probe (Any: JSON's values; doctor/checks.py checks each shape it reads)
+    base: dict[str, Any] = field(default_factory=dict)
+    torch: dict[str, Any] | None = None  # {"state": "ok" | "broken" | "missing", ...torch's facts}
+    smoke: list[dict[str, Any]] | None = None
     returncode: int = 0
     stderr_tail: str = ""
-    imports: list[dict] = field(default_factory=list)  # one per GPU package tried: dist, module, state, error, ...
-    importing: dict | None = None  # the import under way when the output ended (it killed the process)
+    imports: list[dict[str, Any]] = field(default_factory=list)  # one per GPU package tried: dist, module, state, error, ...
+    importing: dict[str, Any] | None = None  # the import under way when the output ended (it killed the process)
     problems: list[str] = field(default_factory=list)  # records of the wrong shape, a timeout, no facts
     noise: list[str] = field(default_factory=list)  # lines that are not JSON (a .pth that prints at start-up)
     timed_out: bool = False

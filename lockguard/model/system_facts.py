@@ -30,7 +30,7 @@ VERSION_CALLS = {
 }
 
 
-def decode_library_version(family: str, code) -> str | None:
+def decode_library_version(family: str, code: object) -> str | None:
     """The integer a library reports, as a dotted version (None when it cannot be read).
 
     ncclGetVersion: 21805 -> 2.18.5 (NCCL >= 2.9: X*10000+Y*100+Z), 2708 -> 2.7.8 (older: X*1000+Y*100+Z);
@@ -121,5 +121,5 @@ class SystemFacts:
         """What `dlopen(name)` finds first outside an RPATH: LD_LIBRARY_PATH, then the loader's cache."""
         return next((lib for lib in self.libraries if lib.lookup_name == name), None)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lockguard.errors import InputError
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
 if TYPE_CHECKING:  # annotations only: doctor reads MachineFacts without loading the intent model
@@ -98,8 +99,6 @@ class GpuInfo:
 
 def targets_for(intent: Intent, machine: MachineFacts | None = None) -> list[Target]:
     """One Target per platform of the intent. `machine` fills in "auto" values only."""
-    from lockguard.errors import InputError
-
     driver = intent.driver
     gpus = intent.gpu
     cuda_max = None

@@ -8,9 +8,13 @@ messages that must name a line ask this small scanner. It understands what inten
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import TypeAlias
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(#.*)?$")
 _KEY = re.compile(r"""^\s*((?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*=""")
+# (table path, array-of-tables index, key path, line number) of one key or header line
+_Entry: TypeAlias = tuple[tuple[str, ...], int | None, tuple[str, ...], int]
 
 
 def _split_dotted(text: str) -> tuple[str, ...]:
@@ -24,14 +28,14 @@ class TomlLines:
     def __init__(self, text: str, base: tuple[str, ...] = ()) -> None:
         self.lines = text.splitlines()
         self.base = base
-        self._scanned: list[tuple[tuple[str, ...], int | None, tuple[str, ...], int]] | None = None
+        self._scanned: list[_Entry] | None = None
 
-    def _entries(self):
+    def _entries(self) -> list[_Entry]:
         if self._scanned is None:
             self._scanned = list(self._scan())
         return self._scanned
 
-    def _scan(self):
+    def _scan(self) -> Iterator[_Entry]:
         """Yield (table_path, array_index, key_path, line_number) for every key line."""
         table: tuple[str, ...] = ()
         counts: dict[tuple[str, ...], int] = {}

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from packaging.version import InvalidVersion, Version
+
 from lockguard.errors import InputError
 from lockguard.model.names import canonical_name
 
@@ -40,8 +42,6 @@ def parse_upgrade_package(text: str) -> tuple[str, str | None]:
         raise InputError(f"{UPGRADE_OPTION} {text!r}: expected NAME or NAME==VERSION",
                          hint=f"e.g. {UPGRADE_OPTION} urllib3 or {UPGRADE_OPTION} torch==2.1.2")
     if sep:
-        from packaging.version import InvalidVersion, Version
-
         try:
             Version(version)
         except InvalidVersion:
