@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import yaml
+
 from lockguard.adopt.facts import (
     CHANNEL,
     CONDA,
@@ -32,8 +34,6 @@ TORCH_NAMES = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "
 
 
 def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple[str, Origin]]]:
-    import yaml
-
     out = SourceFacts()
     includes: list[tuple[str, Origin]] = []
     try:
@@ -74,9 +74,7 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
 
 
 def _pip_section(node, file: str, out: SourceFacts) -> list[tuple[str, Origin]]:
-    import yaml
-
-    includes = []
+    includes: list[tuple[str, Origin]] = []
     if not isinstance(node, yaml.SequenceNode):
         return includes
     for item in node.value:

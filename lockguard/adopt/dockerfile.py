@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from lockguard.adopt.conda_env import conda_spec
 from lockguard.adopt.facts import CHANNEL, CUDA, PIP, PYTHON, Origin, SourceFacts
 from lockguard.adopt.requirements_file import pip_arguments, split_command
 
@@ -153,8 +154,6 @@ _CONDA_VALUE = {"-c", "--channel", "-n", "--name", "-p", "--prefix"}
 
 
 def _conda_install(words: list[str], origin: Origin, out: SourceFacts) -> None:
-    from lockguard.adopt.conda_env import conda_spec
-
     while words:
         word = words.pop(0)
         if word in _CONDA_VALUE:

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import re
 
+from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+
+from lockguard.adopt.conda_env import conda_spec
 from lockguard.adopt.facts import CHANNEL, CUDA, PIP, PYTHON, Origin, SourceFacts
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
+from lockguard.model.versions import CudaVersion
 
 _CUDA_RUNTIME = re.compile(r"^nvidia-cuda-runtime-cu(\d+)$")
 _CHANNEL_URL = re.compile(r"^https?://conda\.anaconda\.org/([^/]+)(?:/[^/]+)?/?$")
@@ -71,9 +76,6 @@ def _source(direct: dict) -> str:
 
 def _requirers(dists: dict[str, dict], markers: dict) -> dict[str, set[str]]:
     """name -> the installed distributions that require it (markers and requested extras evaluated)."""
-    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
-    from packaging.requirements import InvalidRequirement, Requirement
-
     parents: dict[str, set[str]] = {}
     extras: dict[str, set[str]] = {name: {""} for name in dists}
     done: set[tuple[str, str]] = set()
@@ -113,8 +115,6 @@ def _cuda(dists: dict[str, dict], origin: Origin, out: SourceFacts) -> None:
     if torch is not None and "+" in torch["version"]:
         label = torch["version"].split("+", 1)[1]
         if label == "cpu" or re.fullmatch(r"cu\d{2,3}", label):
-            from lockguard.model.versions import CudaVersion
-
             cuda = "none" if label == "cpu" else str(CudaVersion.from_variant(label))
             out.add(CUDA, cuda, origin, f"torch {torch['version']}")
             return
@@ -126,8 +126,6 @@ def _cuda(dists: dict[str, dict], origin: Origin, out: SourceFacts) -> None:
 
 
 def _conda(records: list[dict], label: str, out: SourceFacts) -> None:
-    from lockguard.adopt.conda_env import conda_spec
-
     depended = {d.split()[0] for r in records for d in r.get("depends") or ()}
     counts: dict[str, int] = {}
     for record in records:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from lockguard.adopt.facts import (
     CHANNEL,
     CONDA,
@@ -26,7 +29,7 @@ from lockguard.adopt.facts import (
 )
 from lockguard.adopt.requirements_file import TORCH_FAMILY
 from lockguard.model.intent import DEFAULT_INDEXES
-from lockguard.model.names import canonical_name
+from lockguard.model.names import canonical_name, canonical_requirement_text
 
 PYTHONS = tuple(f"3.{minor}" for minor in range(8, 15))
 USABLE = (PYTHON, CUDA, PIP, CONDA, CHANNEL, GLIBC, REQUIRES_PYTHON)
@@ -142,8 +145,6 @@ def _python(facts: SourceFacts, chosen: str | None, running: str, out: Adopted) 
 
 
 def _allows(bounds: list[Fact], version: str) -> bool:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     for bound in bounds:
         try:
             if not SpecifierSet(bound.value).contains(f"{version}.0", prereleases=True):
@@ -206,18 +207,18 @@ def _channels_and_conda(facts: SourceFacts, out: Adopted) -> None:
 
 
 def _pip(facts: SourceFacts, out: Adopted) -> None:
-    from lockguard.model.names import canonical_requirement_text
-
     texts: dict[str, list[Fact]] = {}
     for fact in facts.of(PIP):
         texts.setdefault(canonical_requirement_text(fact.value), []).append(fact)
     exact: dict[str, list[Fact]] = {}
+    versions: dict[str, set[str]] = {}
     for origins in texts.values():
         pinned = _exact_pin(origins[0].value)
         if pinned:
             exact.setdefault(pinned[0], []).append(origins[0])
+            versions.setdefault(pinned[0], set()).add(pinned[1])
     for name, origins in exact.items():
-        if len({_exact_pin(f.value)[1] for f in origins}) > 1:
+        if len(versions[name]) > 1:
             out.contradictions.append(Contradiction(f"pip {name}", tuple(origins),
                                                     "edit the files so that they pin one version"))
     out.values["pip"] = [origins[0].value for origins in texts.values()]
@@ -225,8 +226,6 @@ def _pip(facts: SourceFacts, out: Adopted) -> None:
 
 
 def _name_of(text: str) -> str | None:
-    from packaging.requirements import InvalidRequirement, Requirement
-
     try:
         return canonical_name(Requirement(text).name)
     except InvalidRequirement:
@@ -234,8 +233,6 @@ def _name_of(text: str) -> str | None:
 
 
 def _exact_pin(text: str) -> tuple[str, str] | None:
-    from packaging.requirements import InvalidRequirement, Requirement
-
     try:
         req = Requirement(text)
     except InvalidRequirement:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 import shlex
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from lockguard.adopt.facts import CUDA, EXTRA_INDEX, INDEX, PIP, PYTORCH_INDEX, Origin, SourceFacts
 from lockguard.model.intent import DEFAULT_PYTORCH_INDEX
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
+from lockguard.model.versions import CudaVersion
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 _PYTORCH_URL = re.compile(r"^(?P<base>https?://\S+?/whl)/(?P<variant>cu\d{2,3}|cpu)/?$")
@@ -116,15 +119,11 @@ def index_option(option: str, url: str, origin: Origin, out: SourceFacts) -> Non
 
 
 def _cuda_of(variant: str) -> str:
-    from lockguard.model.versions import CudaVersion
-
     return str(CudaVersion.from_variant(variant))
 
 
 def requirement(text: str, origin: Origin, out: SourceFacts) -> None:
     """One requirement, kept as written (a torch +cuXYZ label becomes a CUDA fact)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
     text = " ".join(text.split())
     if text in (".", "..") or text.startswith(("./", "../", "/", "file:")) or re.match(r"^[a-z+]+://", text):
         out.skip(origin, text, "a local path or URL, not an index package: install it yourself after the lock")
@@ -162,7 +161,8 @@ def split_command(command: str) -> list[list[str]]:
         words = list(lexer)
     except ValueError:
         return []
-    commands, current = [], []
+    commands: list[list[str]] = []
+    current: list[str] = []
     for word in words:
         if word and set(word) <= set(";&|"):
             if current:

@@ -70,9 +70,9 @@ def markdown(report: ChangeReport, *, title: str = "Lock changes") -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def to_data(report: ChangeReport) -> dict:
+def to_data(report: ChangeReport) -> dict[str, object]:
     """The report as JSON data (part of the stable --json envelopes of resolve and diff)."""
-    def change(c: PackageChange) -> dict:
+    def change(c: PackageChange) -> dict[str, str | None]:
         return {"name": c.name, "side": c.side, "change": c.kind, "old": c.old, "new": c.new}
 
     return {

@@ -9,14 +9,19 @@ are read from lock file texts by the caller.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
+from packaging.version import InvalidVersion, Version
+
+from lockguard.check.lock_facts import facts_of
+from lockguard.knowledge.tables import Knowledge
 from lockguard.model.stack_names import in_cuda_stack
 
-if TYPE_CHECKING:  # a relock that changes nothing reports it without loading the knowledge
-    from lockguard.knowledge.tables import Knowledge
+# what a side maps a name to: pip a version, conda (version, build)
+Locked = TypeVar("Locked", str, tuple[str, str])
 
 KINDS = ("added", "removed", "upgraded", "downgraded", "rebuilt")
 
@@ -66,6 +71,16 @@ class FactChange:
 
 
 @dataclass(frozen=True, slots=True)
+class StackFacts:
+    """The CUDA facts of one view that a change report compares (None: the lock does not say)."""
+
+    cuda: str | None = None
+    driver_floor: str | None = None
+    archs: tuple[str, ...] = ()  # of the torch build
+    cudnn_major: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PlatformChanges:
     platform: str
     packages: tuple[PackageChange, ...] = ()
@@ -99,7 +114,8 @@ class ChangeReport:
 
 def compare(old: LockView | None, new: LockView | None, knowledge: Knowledge | None) -> PlatformChanges:
     """The changes from `old` to `new` (either may be None: no lock on that side)."""
-    platform = (new or old).platform if (new or old) else ""
+    either = new or old
+    platform = either.platform if either is not None else ""
     before = old or LockView(platform)
     after = new or LockView(platform)
     changes = _side("pip", before.pip, after.pip, lambda v: v)
@@ -109,7 +125,8 @@ def compare(old: LockView | None, new: LockView | None, knowledge: Knowledge | N
     return PlatformChanges(platform, tuple(changes), facts, new_lock=old is None and new is not None)
 
 
-def _side(side: str, old: Mapping, new: Mapping, version_of, builds: bool = False) -> list[PackageChange]:
+def _side(side: str, old: Mapping[str, Locked], new: Mapping[str, Locked], version_of: Callable[[Locked], str],
+          builds: bool = False) -> list[PackageChange]:
     out = []
     for name in sorted(set(old) | set(new)):
         if name not in new:
@@ -124,35 +141,33 @@ def _side(side: str, old: Mapping, new: Mapping, version_of, builds: bool = Fals
     return out
 
 
-def _shown(value) -> str:
+def _shown(value: str | tuple[str, str]) -> str:
     return "=".join(value) if isinstance(value, tuple) else value
 
 
 def compare_versions(a: str, b: str) -> int:
     """-1, 0 or 1: PEP 440 where both parse, else conda-style (numbers as numbers, then text)."""
-    from packaging.version import InvalidVersion, Version
-
     try:
         left, right = Version(a), Version(b)
     except InvalidVersion:
-        left, right = _loose(a), _loose(b)  # type: ignore[assignment]
+        loose_left, loose_right = _loose(a), _loose(b)
+        return (loose_left > loose_right) - (loose_left < loose_right)
     return (left > right) - (left < right)
 
 
-def _loose(text: str) -> tuple:
-    import re
-
+def _loose(text: str) -> tuple[tuple[int, int, str], ...]:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|[a-z]+", text.lower()))
 
 
 def _facts(old: LockView, new: LockView, knowledge: Knowledge) -> tuple[FactChange, ...]:
     before, after = stack_facts(old, knowledge), stack_facts(new, knowledge)
     out = []
-    for fact in ("CUDA", "driver floor", "cuDNN major"):
-        if before.get(fact) != after.get(fact):
-            out.append(FactChange(fact, before.get(fact), after.get(fact)))
-    archs_before = before.get("GPU architectures") or ()
-    archs_after = after.get("GPU architectures") or ()
+    for fact, old_value, new_value in (("CUDA", before.cuda, after.cuda),
+                                       ("driver floor", before.driver_floor, after.driver_floor),
+                                       ("cuDNN major", before.cudnn_major, after.cudnn_major)):
+        if old_value != new_value:
+            out.append(FactChange(fact, old_value, new_value))
+    archs_before, archs_after = before.archs, after.archs
     if archs_before != archs_after and (archs_before or archs_after):
         out.append(FactChange("GPU architectures", " ".join(archs_before) or None, " ".join(archs_after) or None,
                               gained=tuple(a for a in archs_after if a not in archs_before),
@@ -160,29 +175,26 @@ def _facts(old: LockView, new: LockView, knowledge: Knowledge) -> tuple[FactChan
     return tuple(out)
 
 
-def stack_facts(view: LockView, knowledge: Knowledge) -> dict:
+def stack_facts(view: LockView, knowledge: Knowledge) -> StackFacts:
     """CUDA (torch's build, else the conda side's), driver floor, GPU architectures, cuDNN major."""
-    from lockguard.check.lock_facts import facts_of
-
     facts = facts_of(view.platform, dict(view.pip), {n: v[0] for n, v in view.conda.items()}, knowledge)
-    out: dict = {}
+    cuda_text = driver_floor = None
     cuda = facts.torch_cuda or facts.conda_cuda()
     if cuda is not None:
-        out["CUDA"] = str(cuda)
+        cuda_text = str(cuda)
         toolkit = knowledge.toolkit(cuda)
         if toolkit is not None:
-            out["driver floor"] = str(toolkit.min_driver)
+            driver_floor = str(toolkit.min_driver)
     elif facts.torch_variant == "cpu":
-        out["CUDA"] = "none (CPU build)"
+        cuda_text = "none (CPU build)"
+    archs: tuple[str, ...] = ()
     if facts.torch and facts.torch_variant and facts.torch_variant != "cpu":
         row = knowledge.arch_row(facts.torch_variant, facts.torch, view.platform)
         if row is not None:
-            out["GPU architectures"] = tuple(str(a) for a in row.archs)
+            archs = tuple(str(a) for a in row.archs)
     cudnn = next((v for n, v in sorted(view.pip.items()) if n.startswith("nvidia-cudnn-cu")), None)
     cudnn = cudnn or (view.conda["cudnn"][0] if "cudnn" in view.conda else None)
-    if cudnn:
-        out["cuDNN major"] = cudnn.split(".")[0]
-    return out
+    return StackFacts(cuda_text, driver_floor, archs, cudnn.split(".")[0] if cudnn else None)
 
 
 def report(pairs: list[tuple[LockView | None, LockView | None]], knowledge: Knowledge | None) -> ChangeReport:

@@ -87,7 +87,9 @@ def _torch_facts(platform: str, knowledge: Knowledge,
     if local and local.startswith("cu"):
         return torch, CudaVersion.from_variant(local), local, f"torch {torch} is a {local} build"
     release = knowledge.release(f"{release_numbers[0]}.{release_numbers[1] if len(release_numbers) > 1 else 0}")
-    cuda = release.pypi_cuda_for(platform) if release else None
+    if release is None:
+        return torch, None, None, f"PyPI's torch {torch} for {platform} is a CPU build"
+    cuda = release.pypi_cuda_for(platform)
     if cuda is None:
-        return torch, None, "cpu" if release else None, f"PyPI's torch {torch} for {platform} is a CPU build"
+        return torch, None, "cpu", f"PyPI's torch {torch} for {platform} is a CPU build"
     return torch, cuda, cuda.variant, f"PyPI's torch {torch} is a {cuda.variant} build ({release.origin})"

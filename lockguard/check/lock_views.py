@@ -7,6 +7,9 @@ Pure: parse errors are LockSyntaxError (with the line) for the caller to report.
 from __future__ import annotations
 
 from lockguard.check.lock_changes import LockView
+from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
+from lockguard.lockfiles.headers import read_header
+from lockguard.model.names import canonical_name
 
 KINDS = ("requirements", "environment", "conda-lock", "pylock")
 
@@ -29,32 +32,22 @@ def kind_of(filename: str, text: str) -> str:
 def views_of(kind: str, text: str, platform: str | None = None) -> dict[str, LockView]:
     """The views one lock file gives, by platform (`platform`: what to call a file that does not
     say; the header's `lockguard-platform` wins; else linux-64, every intent's default)."""
-    from lockguard.lockfiles.headers import read_header
-
     said = read_header(text).fields.get("platform") or platform or "linux-64"
     if kind == "requirements":
-        from lockguard.lockfiles.requirements_lock import parse
-
-        return {said: LockView(said, {n: e.version for n, e in parse(text).entries.items()})}
+        entries = requirements_lock.parse(text).entries
+        return {said: LockView(said, {n: e.version for n, e in entries.items()})}
     if kind == "environment":
-        from lockguard.lockfiles.environment_yml import parse as parse_environment
-
-        env = parse_environment(text)
+        env = environment_yml.parse(text)
         return {said: LockView(said, {n: v for n, (v, _line) in env.pip.items()},
                                {n: (v, b or "") for n, (v, b, _line) in env.conda.items()})}
     if kind == "pylock":
-        from lockguard.lockfiles.pylock import read
-
-        lock = read(text)
+        lock = pylock.read(text)
         where = str(lock.tool.get("platform") or said)
         return {where: LockView(where, {n: p.version for n, p in lock.packages.items()})}
     if kind == "conda-lock":
-        from lockguard.lockfiles.conda_lock import read as read_conda_lock
-        from lockguard.model.names import canonical_name
-
         pip: dict[str, dict[str, str]] = {}
         conda: dict[str, dict[str, tuple[str, str]]] = {}
-        for package in read_conda_lock(text)["package"]:
+        for package in conda_lock.read(text)["package"]:
             where = str(package["platform"])
             name, version = str(package["name"]), str(package["version"])
             if package["manager"] == "pip":

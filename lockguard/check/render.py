@@ -25,7 +25,7 @@ def text(findings: list[Finding], *, checked: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def json_data(findings: list[Finding], *, checked: str) -> dict:
+def json_data(findings: list[Finding], *, checked: str) -> dict[str, object]:
     return {"checked": checked, "counts": counts(findings), "findings": [f.to_dict() for f in findings]}
 
 

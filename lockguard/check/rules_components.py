@@ -23,8 +23,9 @@ HINT = "run `lockguard resolve`: it bounds every CUDA component wheel to the int
 
 def component_findings(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> list[Finding]:
     references: list[tuple[CudaVersion, str, str | None, int | None]] = []
-    if intent.cuda.mode == "version":
-        references.append((intent.cuda.version.major_minor, f"the intent's cuda = \"{intent.cuda.version}\"", None, None))
+    asked = intent.cuda.version
+    if intent.cuda.mode == "version" and asked is not None:  # the "version" mode always has one
+        references.append((asked.major_minor, f"the intent's cuda = \"{asked}\"", None, None))
     conda = facts.conda_cuda()
     if conda is not None and all(conda != ref for ref, _w, _f, _l in references):
         references.append((conda, f"{facts.environment_path}'s cuda-version {conda}", facts.environment_path,

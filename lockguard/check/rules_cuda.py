@@ -67,13 +67,13 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
                            "raise the driver floor, or lower cuda in the intent and relock",
                            req if facts.torch_cuda else env, torch_line))
     if facts.torch and facts.torch_variant and facts.torch_variant != "cpu" and intent.gpu:
-        row = knowledge.arch_row(facts.torch_variant, facts.torch, facts.platform)
-        if row:
+        arch_row = knowledge.arch_row(facts.torch_variant, facts.torch, facts.platform)
+        if arch_row:
             for gpu in intent.gpu:
-                if not build_runs_on(row.archs, gpu):
+                if not build_runs_on(arch_row.archs, gpu):
                     out.append(Finding(codes.GPU_NOT_IN_TORCH_BUILD.code, ERROR,
                                        f"torch {facts.torch} ({facts.torch_variant}) was built for "
-                                       f"{' '.join(str(a) for a in row.archs)}, not {gpu}: expect "
+                                       f"{' '.join(str(a) for a in arch_row.archs)}, not {gpu}: expect "
                                        "'CUDA error: no kernel image is available'",
                                        "lockguard constraints show torch X.Y lists the builds for each GPU",
                                        req, torch_line))

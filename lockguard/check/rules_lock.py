@@ -12,10 +12,15 @@ LG141 (--strict) a pin without hashes
 
 from __future__ import annotations
 
-from lockguard.check.snapshot import LockFile, Snapshot
+from lockguard.check.snapshot import CondaLockDocument, LockFile, Snapshot
+from lockguard.lockfiles.conda_lock import content_hash_of
 from lockguard.lockfiles.headers import body_hash_of
+from lockguard.lockfiles.pins import entries, pins_digest
+from lockguard.lockfiles.syntax import LockSyntaxError, clip
 from lockguard.model import codes
 from lockguard.model.finding import ERROR, WARNING, Finding
+from lockguard.model.intent import Intent
+from lockguard.model.names import canonical_name
 
 RELOCK = "run `lockguard resolve` and commit the lock files it writes"
 
@@ -59,7 +64,7 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
         pylock = snapshot.of_kind("pylock", platform)
         if pylock and pylock.pylock is not None:
             views[pylock.path] = _pylock_pins(pylock)
-        if req_pins is not None:
+        if requirements is not None and req_pins is not None:
             for path, (pins, lines) in views.items():
                 for name in sorted(set(pins) | set(req_pins)):
                     if pins.get(name) != req_pins.get(name):
@@ -84,8 +89,6 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
 def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
     """What resolve derives from the intent alone must be what the (sealed) files say: a re-sealed
     edit that stays well-formed is still caught where it contradicts the intent."""
-    from lockguard.lockfiles.conda_lock import content_hash_of
-
     intent = snapshot.intent
     out: list[Finding] = []
 
@@ -120,7 +123,7 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
             problem = _index_problem(env.index_urls, intent) if env.pip else None
             if problem:
                 finding(lock, problem, _line_of(lock.text, "--index-url"))
-            if not lock.header.conda_solved and lock.platform in hashes:
+            if not lock.header.conda_solved and lock.platform is not None and lock.platform in hashes:
                 specs = env.specs
                 candidates = {content_hash_of(intent.hash, lock.platform, specs)}
                 if specs and specs[-1] == "pip":  # the renderer adds a bare pip before the pip: section
@@ -131,7 +134,7 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
     return out
 
 
-def _index_problem(urls: list[str], intent) -> str | None:
+def _index_problem(urls: list[str], intent: Intent) -> str | None:
     """resolve writes the intent's indexes first, then only PyTorch-index variants."""
     wanted = list(intent.indexes)
     if urls[: len(wanted)] != wanted:
@@ -171,7 +174,7 @@ def _pins(lock: LockFile | None) -> dict[str, str] | None:
 
 
 def _pylock_pins(lock: LockFile) -> tuple[dict[str, str], dict[str, int]]:
-    packages = lock.pylock.packages.values()
+    packages = lock.pylock.packages.values() if lock.pylock is not None else ()
     return {p.name: p.version for p in packages}, {p.name: p.line for p in packages if p.line}
 
 
@@ -179,9 +182,8 @@ def _conda_solved(environment: LockFile) -> bool:
     return environment.header is not None and environment.header.conda_solved
 
 
-def _conda_lock_packages(document: dict, manager: str, platform: str, with_build: bool = False) -> dict[str, str]:
-    from lockguard.model.names import canonical_name
-
+def _conda_lock_packages(document: CondaLockDocument, manager: str, platform: str,
+                         with_build: bool = False) -> dict[str, str]:
     out = {}
     for package in document.get("package") or []:
         if package.get("manager") != manager or package.get("platform") != platform:
@@ -223,9 +225,6 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
 def _pins_changed(lock: LockFile) -> bool | None:
     """Whether the pins differ from the digest the header records; None when it records none
     (a file written before lockguard recorded it) or the file no longer parses."""
-    from lockguard.lockfiles.pins import pins_digest
-    from lockguard.lockfiles.syntax import LockSyntaxError
-
     recorded = lock.header.pins_hash if lock.header is not None else None
     if recorded is None:
         return None
@@ -237,9 +236,6 @@ def _pins_changed(lock: LockFile) -> bool | None:
 
 def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
     """(what changed between lockguard's copy and the file, the line of the first change)."""
-    from lockguard.lockfiles.pins import entries
-    from lockguard.lockfiles.syntax import LockSyntaxError, clip
-
     try:
         before, after = entries(lock.kind, lock.written or ""), entries(lock.kind, lock.text or "")
     except LockSyntaxError:
@@ -247,25 +243,26 @@ def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
     changes: list[str] = []
     first: int | None = None
     for key in sorted(set(before) | set(after)):
-        old, new = before.get(key), after.get(key)
-        if old is not None and new is not None and old[:2] == new[:2]:
+        if key not in after:
+            changes.append(f"{key} removed (lockguard wrote {before[key][0]})")
             continue
-        if new is None:
-            changes.append(f"{key} removed (lockguard wrote {old[0]})")
-        elif old is None:
+        old, new = before.get(key), after[key]
+        if old is None:
             changes.append(f"{key} {new[0]} added")
+        elif old[:2] == new[:2]:
+            continue
         elif old[0] != new[0]:
             changes.append(f"{key}: lockguard wrote {old[0]}, the file has {new[0]}")
         else:
             changes.append(f"{key} {new[0]}: its hashes changed")
-        line = new[2] if new is not None else None
+        line = new[2]
         if line is not None and (first is None or line < first):
             first = line
     if not changes:
         old_lines, new_lines = (lock.written or "").split("\n"), (lock.text or "").split("\n")
-        for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
-            if old != new and "lockguard-body-hash" not in old:
-                changes.append(f"line {number} was {clip(old, 60)!r}, is {clip(new, 60)!r}")
+        for number, (old_line, new_line) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+            if old_line != new_line and "lockguard-body-hash" not in old_line:
+                changes.append(f"line {number} was {clip(old_line, 60)!r}, is {clip(new_line, 60)!r}")
                 first = number
                 break
         else:

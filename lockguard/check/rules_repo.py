@@ -8,7 +8,10 @@ LG133 a pyproject.toml / setup.cfg dependency the lock does not satisfy
 
 from __future__ import annotations
 
+import configparser
 import re
+import sys
+from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
@@ -16,6 +19,11 @@ from lockguard.check.lock_facts import LockFacts
 from lockguard.model import codes
 from lockguard.model.finding import ERROR, Finding
 from lockguard.model.names import canonical_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover  (Python 3.10: the tomli backport)
+    import tomli as tomllib
 
 HINT = "make the file agree with the lock (or change the intent and relock)"
 _NVIDIA_CUDA = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:[\w.-]+/)?nvidia/cuda:(\d+)\.(\d+)", re.I)
@@ -39,7 +47,9 @@ def repo_files(files: dict[str, str], facts: LockFacts) -> list[Finding]:
 
 
 def _check(req_text: str, facts: LockFacts, code: str, path: str, line: int, what: str) -> Finding | None:
-    from packaging.requirements import InvalidRequirement, Requirement  # only when such files exist
+    # only when the repository has such files: parsing requirements costs the check ~10 ms of imports
+    # (packaging.markers, packaging.tags), which a lock-only repository never pays
+    from packaging.requirements import InvalidRequirement, Requirement
     try:
         req = Requirement(req_text)
     except InvalidRequirement:
@@ -59,7 +69,7 @@ def _check(req_text: str, facts: LockFacts, code: str, path: str, line: int, wha
     return Finding(code, ERROR, f"{what} asks for {name}{req.specifier}, the lock has {name}=={locked}", HINT, path, line)
 
 
-def _environment(facts: LockFacts) -> dict:
+def _environment(facts: LockFacts) -> dict[str, str]:
     machine = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}.get(facts.platform, "x86_64")
     return {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": machine, "os_name": "posix",
             "python_version": "3.11", "python_full_version": "3.11.0", "implementation_name": "cpython",
@@ -109,7 +119,7 @@ def _dockerfile(path: str, text: str, facts: LockFacts) -> list[Finding]:
     return out
 
 
-def _run_commands(lines: list[str]):
+def _run_commands(lines: list[str]) -> Iterator[tuple[int, str]]:
     """(first line number, joined command) of every RUN instruction, continuations included."""
     number = 0
     while number < len(lines):
@@ -124,12 +134,6 @@ def _run_commands(lines: list[str]):
 
 
 def _pyproject(path: str, text: str, facts: LockFacts) -> list[Finding]:
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
@@ -142,8 +146,6 @@ def _pyproject(path: str, text: str, facts: LockFacts) -> list[Finding]:
 
 
 def _setup_cfg(path: str, text: str, facts: LockFacts) -> list[Finding]:
-    import configparser
-
     parser = configparser.ConfigParser()
     try:
         parser.read_string(text)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:  # annotations only: each reader is imported when its kind of file is read
     from lockguard.lockfiles.environment_yml import EnvironmentFile
@@ -11,6 +11,11 @@ if TYPE_CHECKING:  # annotations only: each reader is imported when its kind of 
     from lockguard.lockfiles.pylock import PylockFile
     from lockguard.lockfiles.requirements_lock import RequirementsLock
     from lockguard.model.intent import Intent
+
+
+# conda-lock.yml as PyYAML loads it (lockfiles/conda_lock.py's read_document checked its shape):
+# its values are whatever YAML holds, read with .get() and defaults where optional
+CondaLockDocument: TypeAlias = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +29,7 @@ class LockFile:
     header: Header | None = None
     requirements: RequirementsLock | None = None
     environment: EnvironmentFile | None = None
-    conda_lock: dict | None = None
+    conda_lock: CondaLockDocument | None = None
     pylock: PylockFile | None = None
     written: str | None = None  # what lockguard wrote under the header's body hash (for LG102), if known
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
+from lockguard.knowledge.row import Row
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.requirements_lock import RequirementsLock
-from lockguard.model.names import canonical_name
+from lockguard.model.names import canonical_name, spec_name
 
 
 @dataclass
@@ -24,9 +25,9 @@ class Explanation:
     manager: str  # "pip" or "conda"
     chain: list[str] = field(default_factory=list)  # PKG==v <- parent==v <- ... <- intent
     parents: list[str] = field(default_factory=list)
-    rules: list[dict] = field(default_factory=list)  # {"rule", "origin", "source"}
+    rules: list[dict[str, str]] = field(default_factory=list)  # {"rule", "origin", "source"}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "version": self.version, "manager": self.manager, "chain": self.chain,
                 "parents": self.parents, "rules": self.rules}
 
@@ -77,8 +78,6 @@ def explain_pip(name: str, lock: RequirementsLock, knowledge: Knowledge, platfor
 
 def explain_conda(name: str, version: str, knowledge: Knowledge, intent_conda: tuple[str, ...]) -> Explanation:
     out = Explanation(name, version, "conda")
-    from lockguard.model.names import spec_name
-
     if any(spec_name(s) == name for s in intent_conda):
         out.chain = [f"{name}={version}", "conda = [...] in the intent"]
     for row in (*knowledge.python_specs, *knowledge.cuda_specs, *knowledge.build_specs):
@@ -123,11 +122,13 @@ def _chain(name: str, lock: RequirementsLock, intent_name: str) -> list[str]:
     if end is None:
         return [f"{name}=={lock.entries[name].version}"]
     path = [end]
-    while previous[path[-1]] is not None:
-        path.append(previous[path[-1]])
+    child = previous[end]
+    while child is not None:
+        path.append(child)
+        child = previous[child]
     path.reverse()
     return [f"{n}=={lock.entries[n].version}" for n in path] + [intent_name]
 
 
-def _rule(text: str, row) -> dict:
+def _rule(text: str, row: Row) -> dict[str, str]:
     return {"rule": text, "origin": row.origin, "source": row.source}

@@ -107,8 +107,9 @@ class Facts:
 
     def wanted_cuda(self) -> tuple[CudaVersion, str] | None:
         """The CUDA the environment is meant to run: the lock's, else torch's build."""
-        if self.lock and cuda_of(self.lock.cuda):
-            return cuda_of(self.lock.cuda), "the lock's"
+        locked = cuda_of(self.lock.cuda) if self.lock else None
+        if locked:
+            return locked, "the lock's"
         if self.torch_cuda:
             return self.torch_cuda, "torch's"
         return None

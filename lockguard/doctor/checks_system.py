@@ -122,7 +122,9 @@ def wheel_owned(path: str) -> bool:
 
 def _version_note(path: str, versions: dict) -> str:
     match = _FAMILY.search(path)
-    version = decode_library_version(match.group(1), versions.get(path)) if match else None
+    if match is None:
+        return ""
+    version = decode_library_version(match.group(1), versions.get(path))
     return f" ({_LABEL[match.group(1)]} {version})" if version else ""
 
 
@@ -160,8 +162,9 @@ def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
     if have is None:
         return skip(codes.JIT_TOOLKIT_MISMATCH.code, title, f"the version of the toolkit at {jit.home} is unreadable: it has no version.json, "
                     "no version.txt, and no nvcc that answers")
-    local_other = bool(local and local.target and jit.how != "/usr/local/cuda")
-    local_note = f"/usr/local/cuda -> {local.target} is CUDA {local.version or 'of unknown version'}" if local_other else ""
+    # /usr/local/cuda when the JIT builds use another toolkit: worth naming
+    other = local if local and local.target and jit.how != "/usr/local/cuda" else None
+    local_note = f"/usr/local/cuda -> {other.target} is CUDA {other.version or 'of unknown version'}" if other else ""
     if have != cuda:
         jit_users = [d for d in ("deepspeed", "flash-attn", "xformers", "apex") if d in facts.dists]
         users = f" ({', '.join(jit_users)} installed)" if jit_users else ""
@@ -171,7 +174,7 @@ def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
                    f"point CUDA_HOME at a CUDA {cuda} toolkit before DeepSpeed or flash-attn build anything: with conda, "
                    f"`export CUDA_HOME=$CONDA_PREFIX` (cuda-nvcc={cuda} from the lock); else a CUDA {cuda} install, "
                    f"e.g. /usr/local/cuda-{cuda}")
-    unused = f"; not /usr/local/cuda -> {local.target} (CUDA {local.version or '?'})" if local_other else ""
+    unused = f"; not /usr/local/cuda -> {other.target} (CUDA {other.version or '?'})" if other else ""
     return ok(codes.JIT_TOOLKIT_MISMATCH.code, title, f"JIT builds use CUDA {jit.version} from {jit.how}, {whose} CUDA{unused}")
 
 

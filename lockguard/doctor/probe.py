@@ -8,6 +8,8 @@ GPU package an "importing" line and its result ("torch" facts, "import" results)
 version_code() is also what io/machine/library_probe.py calls on the libraries outside any environment.
 """
 
+import importlib
+import importlib.util
 import json
 import os
 import platform
@@ -44,7 +46,7 @@ def canonical(name):
 def distributions():
     """canonical name -> (version, dist-info folder), the first on sys.path winning, read from the
     METADATA headers directly (importlib.metadata costs more than the whole probe)."""
-    found = {}
+    found: dict[str, tuple[str, str]] = {}  # a local annotation: never evaluated by an old target Python
     for entry in sys.path:
         try:
             names = sorted(os.listdir(entry or "."))
@@ -122,6 +124,8 @@ def mapped_libraries():
 
 def version_code(family, path):
     """What the library says its version is: an int, or [major, minor, patch] for cuBLAS."""
+    # here, not at the top: a target Python built without libffi has no ctypes, and the probe's
+    # other facts must still come back (a failed version call is caught by its caller)
     import ctypes
 
     lib = ctypes.CDLL(path)
@@ -157,8 +161,6 @@ def traceback_tail(exc):
 def try_import(dist, module, dists):
     """Import one GPU package; a failure is data: the exception, its traceback, and for a missing
     shared library the installed distributions whose RECORD lists it."""
-    import importlib
-
     emit("importing", {"dist": dist, "module": module})
     result = {"dist": dist, "module": module, "version": dists[dist][0] if dist in dists else None}
     try:
@@ -176,7 +178,7 @@ def try_import(dist, module, dists):
 
 
 def torch_facts(torch):
-    facts = {"version": str(torch.__version__), "file": getattr(torch, "__file__", None)}
+    facts: dict[str, object] = {"version": str(torch.__version__), "file": getattr(torch, "__file__", None)}
     version = getattr(torch, "version", None)
     facts["cuda"] = getattr(version, "cuda", None)
     try:
@@ -201,27 +203,30 @@ def torch_facts(torch):
     except Exception:
         facts["nccl"] = None
     try:
-        facts["device_count"] = torch.cuda.device_count() if facts["cuda_available"] else 0
+        count = torch.cuda.device_count() if facts["cuda_available"] else 0
+        facts["device_count"] = count
         facts["devices"] = [
             {"index": i, "name": torch.cuda.get_device_name(i), "capability": list(torch.cuda.get_device_capability(i))}
-            for i in range(facts["device_count"])
+            for i in range(count)
         ]
     except Exception as exc:
         facts["device_error"] = str(exc)
-    facts["mapped"] = mapped_libraries()
-    facts["mapped_versions"] = {}
-    for path in facts["mapped"]:
+    mapped = mapped_libraries()
+    versions: dict[str, object] = {}
+    facts["mapped"] = mapped
+    facts["mapped_versions"] = versions
+    for path in mapped:
         match = FAMILY.search(path)
         if match:
             try:  # already loaded by torch: this opens no new library
-                facts["mapped_versions"][path] = version_code(match.group(1), path)
+                versions[path] = version_code(match.group(1), path)
             except Exception:
                 continue
     return facts
 
 
 def smoke(torch_module):
-    results = []
+    results: list[dict[str, object]] = []
     for index in range(torch_module.cuda.device_count()):
         start = time.perf_counter()
         try:
@@ -241,8 +246,6 @@ def main(argv):
     imports = [argv[i + 1].split("=", 1) for i, arg in enumerate(argv[:-1]) if arg == "--import" and "=" in argv[i + 1]]
     dists = distributions()
     emit("base", base_facts(dists))
-    import importlib.util
-
     results = []
     torch_ok = False
     if "torch" in dists or importlib.util.find_spec("torch") is not None:

@@ -69,12 +69,12 @@ def text(facts: Facts, checks: list[Check], *, header: str) -> str:
         lines.append(f"  {MARK[check.status]}  {check.title.ljust(width)}  {check.detail}")
         if check.status in ("error", "warn"):
             lines += [f"  {' ' * (len(MARK['ok']) + width + 4)}| {line}" for line in check.evidence]
-    problems = [c for c in checks if c.finding and c.status in ("error", "warn")]
+    problems = [(c, c.finding) for c in checks if c.finding and c.status in ("error", "warn")]
     if problems:
         lines.append("")
         lines.append("how to fix:")
-        for check in problems:
-            lines.append(f"  {check.id} {check.title}: {check.finding.hint}")
+        for check, finding in problems:
+            lines.append(f"  {check.id} {check.title}: {finding.hint}")
     errors = sum(c.status == "error" for c in checks)
     warnings = sum(c.status == "warn" for c in checks)
     lines.append("")

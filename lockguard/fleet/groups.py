@@ -99,8 +99,8 @@ def merge(reports: list[NodeReport], *, unreadable: list[tuple[str, str]] | None
                                natural_key(g.nodes[0].node)))
     for index, group in enumerate(groups):
         group.label = _label(index)
-    shown = [g for g in groups if g.kind == OK]
-    differing = [c.key for c in columns.COLUMNS if len({g.row[c.key] for g in shown}) > 1]
+    ok_groups = [g for g in groups if g.kind == OK]
+    differing = [c.key for c in columns.COLUMNS if len({g.row[c.key] for g in ok_groups}) > 1]
     deviating = sorted((n.node for g in groups if g.status == DEVIATES for n in g.nodes), key=natural_key)
     return FleetReport(groups, lock, lock_source or "", differing, deviating, list(unreadable or []), duplicates)
 

@@ -8,6 +8,7 @@ API's JSON in, manifests and pod states out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 APP_LABEL = "app.kubernetes.io/name"
 RUN_LABEL = "lockguard.dev/fleet-run"
@@ -97,7 +98,7 @@ def pod_states(pods: dict) -> list[PodState]:
     for item in pods.get("items") or []:
         meta, spec, status = item.get("metadata") or {}, item.get("spec") or {}, item.get("status") or {}
         statuses = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
-        mine = next((s for s in statuses if s.get("name") == CONTAINER), {})
+        mine: dict[str, Any] = next((s for s in statuses if s.get("name") == CONTAINER), {})  # kubectl's JSON
         state = mine.get("state") or {}
         terminated = state.get("terminated")
         if terminated:

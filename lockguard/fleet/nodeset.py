@@ -32,7 +32,7 @@ def fold(names: Iterable[str]) -> str:
 def _clustershell_fold(names: list[str]) -> str | None:
     if any(ch in name for name in names for ch in ",[]!&^ @"):
         return None  # characters that are NodeSet syntax: fold them ourselves, literally
-    try:
+    try:  # an optional engine (the `clush` extra): without it, the plain folding
         from ClusterShell.NodeSet import NodeSet
     except ImportError:
         return None

@@ -11,7 +11,7 @@ Pure: parsed JSON in, NodeReport out; a record that is not one of these raises M
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lockguard.model import codes
 
@@ -79,7 +79,9 @@ def node_report(data: object, *, file: str, default_node: str) -> NodeReport:
     if data.get("command") == "doctor":
         if isinstance(data.get("data"), dict):
             return _doctor(data["data"], file=file)
-        error = data.get("error") if isinstance(data.get("error"), dict) else {}
+        error = data.get("error")
+        if not isinstance(error, dict):
+            error = {}
         return NodeReport(node=default_node, file=file, status=FAILED,
                           message=f"doctor failed: {error.get('message') or 'no data in its envelope'}")
     raise Malformed("not a lockguard doctor report (no doctor_schema, no doctor envelope, no fleet_node)")
@@ -155,8 +157,6 @@ def _text(data: dict, key: str) -> str:
 
 
 def _replace(report: NodeReport, **changes) -> NodeReport:
-    from dataclasses import replace
-
     return replace(report, **changes)  # a copy: a report is never changed in place
 
 

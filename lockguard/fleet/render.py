@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from lockguard.fleet import columns
 from lockguard.fleet.groups import MATCHES, FleetReport, Group
+from lockguard.fleet.nodeset import fold
 from lockguard.fleet.records import OK
 
 FLEET_SCHEMA = 1
@@ -53,7 +54,7 @@ def text(report: FleetReport) -> str:
                 if fix.hint:
                     lines.append(f"      fix: {fix.hint}")
     if deviating:
-        lines += ["", f"deviating: {_fold(report.deviating)}"]
+        lines += ["", f"deviating: {fold(report.deviating)}"]
     if report.duplicates:
         lines += ["", "reported more than once:"] + [f"  {note}" for note in report.duplicates]
     if report.unreadable:
@@ -73,12 +74,6 @@ def _table(groups: list[Group], differing: list[str]) -> list[str]:
         values = "  ".join(value.ljust(w) for value, w in zip(row, widths, strict=True))
         out.append(f"  {mark} {column.label.ljust(label_width)}  {values}".rstrip())
     return out
-
-
-def _fold(names: list[str]) -> str:
-    from lockguard.fleet.nodeset import fold
-
-    return fold(names)
 
 
 def json_data(report: FleetReport) -> dict:

@@ -23,11 +23,13 @@ their files into the quarantine before pip runs (pip never uninstalls anything i
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from dataclasses import dataclass, field
 
 from lockguard.install.lock_diff import LockView, Outgoing, against_lock
+from lockguard.install.tools import tool_conflicts
 from lockguard.model import codes
 from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 from lockguard.model.names import cuda_family
@@ -60,8 +62,6 @@ class Inventory:
 def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
                    changed: dict[str, list[str]] | None = None) -> Inventory:
     """`changed`: dist-info -> files whose bytes differ from the RECORD (from --verify-files)."""
-    from lockguard.install.tools import tool_conflicts
-
     inv = Inventory()
     owners = _owners_of(snap, _asked_owners(snap))
     _record_problems(snap, inv)
@@ -221,8 +221,6 @@ def _orphan_bytecode(snap: PrefixSnapshot, compiled: list[str], present: set[str
 
 def _only_bytecode(ordered: list[str], folder: str) -> bool:
     """Whether every file under folder lies in one of its __pycache__ folders (at any depth)."""
-    import bisect
-
     start = folder + "/"
     for path in ordered[bisect.bisect_left(ordered, start):]:
         if not path.startswith(start):
@@ -330,9 +328,10 @@ def _loader_path(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
     for entry in snap.library_dirs:
         for filename, soname in entry.libraries:
             match = _VERSIONED.match(filename)
-            if not match or not expected.get(match.group("lib")):
+            want = expected.get(match.group("lib")) if match else None
+            if not match or not want:
                 continue
-            lib, have, want = match.group("lib"), match.group("version"), expected[match.group("lib")]
+            lib, have = match.group("lib"), match.group("version")
             wanted = f"lib{lib}.so.{want.split('.')[0]}"
             if (soname or f"lib{lib}.so.{have.split('.')[0]}") != wanted:
                 continue

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from packaging.version import InvalidVersion, Version
+
 from lockguard.model import codes
 from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name, cuda_family, same_version
@@ -101,8 +103,8 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
         for name, (version, build) in sorted(lock.conda.items()):
             record = present.get(name)
             if record is None or record.version != version or (build and record.build != build):
-                have = f"{record.version}={record.build}" if record else "nothing"
-                diff.findings.append(Finding(codes.CONDA_RECORD_DIFFERS.code, ERROR, f"conda {name}={version}={build} is locked, {have} is installed",
+                installed = f"{record.version}={record.build}" if record else "nothing"
+                diff.findings.append(Finding(codes.CONDA_RECORD_DIFFERS.code, ERROR, f"conda {name}={version}={build} is locked, {installed} is installed",
                                             "run `lockguard clean-install`", os.path.join(snap.prefix, "conda-meta")))
                 diff.conda_missing.append(name)
     return diff
@@ -113,8 +115,6 @@ def _legacy(dist) -> str:
 
 
 def _direction(have: str, want: str) -> str:
-    from packaging.version import InvalidVersion, Version
-
     try:
         return ("upgrade to " if Version(want) > Version(have) else "downgrade to ") + want
     except InvalidVersion:
@@ -126,8 +126,8 @@ def _why_extra(name: str, lock: LockView) -> str:
     family = cuda_family(name)
     if family:
         stem = name[: -len(family)]
-        twin = next((n for n in sorted(lock.pip) if cuda_family(n) not in (None, family)
-                     and n[: -len(cuda_family(n))] == stem), None)
+        twin = next((n for n in sorted(lock.pip) if (other := cuda_family(n)) is not None and other != family
+                     and n[: -len(other)] == stem), None)
         if twin:
             return f"CUDA family switch: the lock has {twin} {lock.pip[twin]}"
     return "not in the lock"

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import platform
 
+from packaging.version import InvalidVersion, Version
+
 from lockguard.model import codes
 from lockguard.model.finding import WARNING, Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
@@ -24,8 +26,8 @@ def tool_conflicts(snap: PrefixSnapshot, locked: dict[str, str]) -> list[Finding
     kept = [d for d in snap.dists if d.in_prefix and d.name in INSTALLER_TOOLS and d.name not in locked and d.requires]
     if not kept:
         return []  # nothing to read: packaging's requirement parser (a tenth of a scan) is not imported
+    # here, not at the top, for that reason: most prefixes keep no installer tool the lock leaves out
     from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.version import InvalidVersion, Version
 
     environment = _marker_environment(snap.python_version)
     out = []

@@ -4,6 +4,7 @@ the architecture (or are too old for it), and which build of the same release st
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeAlias
 
 from packaging.version import Version
 
@@ -13,6 +14,10 @@ from lockguard.model.versions import CudaVersion, GpuArch, build_runs_on
 _FAMILIES = {(3, None): "Kepler", (5, None): "Maxwell", (6, None): "Pascal", (7, 0): "Volta", (7, 2): "Volta",
              (7, 5): "Turing", (8, 9): "Ada", (8, None): "Ampere", (9, None): "Hopper", (10, None): "Blackwell",
              (11, None): "Blackwell", (12, None): "Blackwell"}
+
+
+# a release's published builds on the platform: (cuda, source) pairs
+Published: TypeAlias = Callable[[TorchRelease], list[tuple[CudaVersion, str]]]
 
 
 def family(arch: GpuArch) -> str:
@@ -25,7 +30,7 @@ def _join(items: list[str]) -> str:
 
 def arch_reason(knowledge: Knowledge, platform: str, release: TorchRelease, variant: str,
                 archs: tuple[GpuArch, ...], gpu: GpuArch,
-                published: Callable[[TorchRelease], list[tuple[CudaVersion, str]]]) -> str:
+                published: Published) -> str:
     """'torch 2.8's cu128 build dropped GPUs older than sm_70 (Maxwell and Pascal); its cu126 build
     still has sm_61: use cuda = "12.6"'. `published(release)` lists a release's (cuda, source)."""
     sass = sorted(a for a in archs if not a.ptx)
@@ -55,7 +60,7 @@ def arch_reason(knowledge: Knowledge, platform: str, release: TorchRelease, vari
     return what
 
 
-def _builds_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu: GpuArch, published) -> list[str]:
+def _builds_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu: GpuArch, published: Published) -> list[str]:
     out = []
     for cuda, _source in published(release):
         row = knowledge.arch_row(cuda.variant, f"{release.minor}.0", platform)
@@ -64,7 +69,7 @@ def _builds_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu
     return sorted(set(out), key=CudaVersion.from_variant)
 
 
-def _lower_archs(knowledge: Knowledge, platform: str, release: TorchRelease, floor: GpuArch, published) -> set[GpuArch]:
+def _lower_archs(knowledge: Knowledge, platform: str, release: TorchRelease, floor: GpuArch, published: Published) -> set[GpuArch]:
     """Architectures below `floor` that other builds of the release (or, when none has any, the
     previous release) still carry: what this build dropped."""
     def below(rel: TorchRelease) -> set[GpuArch]:
@@ -82,7 +87,7 @@ def _lower_archs(knowledge: Knowledge, platform: str, release: TorchRelease, flo
     return found
 
 
-def _last_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu: GpuArch, published) -> str | None:
+def _last_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu: GpuArch, published: Published) -> str | None:
     for rel in sorted(knowledge.releases, key=lambda r: Version(r.minor), reverse=True):
         if Version(rel.minor) >= Version(release.minor):
             continue
@@ -92,7 +97,7 @@ def _last_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu: 
     return None
 
 
-def _first_support(knowledge: Knowledge, platform: str, gpu: GpuArch, published) -> tuple[CudaVersion, str] | None:
+def _first_support(knowledge: Knowledge, platform: str, gpu: GpuArch, published: Published) -> tuple[CudaVersion, str] | None:
     supporting: list[tuple[CudaVersion, Version]] = []
     for rel in knowledge.releases:
         for cuda, _source in published(rel):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.requirements import Requirement
+
 from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model import codes
@@ -32,8 +34,8 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
     for spec in intent_specs:
         name, constraint = spec_name(spec), _constraint(spec)
         library = knowledge.library_for_conda(name)
-        brought = next(((p, v) for p, v in pip_pins.items() if library and p in library.pypi), None)
-        if brought:
+        brought = next(((p, v) for p, v in pip_pins.items() if p in library.pypi), None) if library else None
+        if brought and library:
             pypi_name, version = brought
             if constraint and not _agrees(constraint, version):
                 raise Unsatisfiable(
@@ -80,8 +82,6 @@ def _origin_of(knowledge: Knowledge, platform: str, name: str) -> str:
 
 
 def _pip_pins(stack: CudaStack) -> dict[str, str]:
-    from packaging.requirements import Requirement
-
     out = {}
     for text in stack.pins:
         req = Requirement(text)

@@ -17,50 +17,58 @@ A conflict that is not decisive lets resolvelib backtrack as usual, up to a budg
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
+from packaging.version import Version
 from resolvelib import BaseReporter
+from resolvelib.resolvers import Criterion
 
 from lockguard.resolve.candidates import Candidate
+from lockguard.resolve.provider import Cause, Provider
 from lockguard.resolve.requirements import PYTHON, Req, exact_version, fact
+from lockguard.resolve.why_unsatisfiable import why_none
 
 CHECKED_CONFLICTS = 40  # conflicts examined for a proof (each costs a few metadata reads)
 MAX_CONFLICTS = 400  # the search gives up after this many conflicts
 MAX_OPTIONS = 12  # a forced name with more candidates than this is not examined
 MAX_FORCED = 300
 
+Forced: TypeAlias = dict[str, list[Req]]
+
 
 class Decisive(Exception):  # noqa: N818  (a signal, not an error)
     """The intent is unsatisfiable; `lines` say why, `causes` are resolvelib's for the rest."""
 
-    def __init__(self, lines: list[str], causes: list) -> None:
+    def __init__(self, lines: list[str], causes: list[Cause]) -> None:
         super().__init__("; ".join(lines))
         self.lines = lines
         self.causes = causes
 
 
 class SearchExhausted(Exception):  # noqa: N818
-    def __init__(self, conflicts: int, first_causes: list) -> None:
+    def __init__(self, conflicts: int, first_causes: list[Cause]) -> None:
         super().__init__(f"{conflicts} conflicts")
         self.conflicts = conflicts
         self.first_causes = first_causes
 
 
 @dataclass
-class ConflictWatcher(BaseReporter):
-    provider: object
+class ConflictWatcher(BaseReporter[Req, Candidate, str]):
+    provider: Provider
     top: list[Req]
     conflicts: int = 0
-    first_causes: list = field(default_factory=list)
-    _forced: dict[str, list[Req]] | None = None
+    first_causes: list[Cause] = field(default_factory=list)
+    _forced: Forced | None = None
     # (name, version) -> why resolvelib rejected it: the information of the dependency that had no
     # candidate (resolve/rejections.py names the newer versions of a direct requirement with it)
-    rejected: dict = field(default_factory=dict)
+    rejected: dict[tuple[str, Version], list[Cause]] = field(default_factory=dict)
 
-    def rejecting_candidate(self, criterion, candidate) -> None:
+    def rejecting_candidate(self, criterion: Criterion[Req, Candidate], candidate: Candidate) -> None:
         self.rejected.setdefault((candidate.name, candidate.version), list(criterion.information))
 
-    def resolving_conflicts(self, causes) -> None:
+    def resolving_conflicts(self, causes: Collection[Cause]) -> None:
         self.conflicts += 1
         if not self.first_causes:
             self.first_causes = list(causes)
@@ -73,12 +81,12 @@ class ConflictWatcher(BaseReporter):
 
     # -- what the intent forces --------------------------------------------------------------------
 
-    def forced(self) -> dict[str, list[Req]]:
+    def forced(self) -> Forced:
         """identifier -> requirements that every resolution must meet: the intent's, and the
         dependencies of forced names that have exactly one candidate."""
         if self._forced is not None:
             return self._forced
-        forced: dict[str, list[Req]] = {}
+        forced: Forced = {}
         for req in self.top:
             forced.setdefault(req.key, []).append(req)
         # an intent requirement with a single candidate is as forced as an exact pin (oldnccl 1.0 is
@@ -104,7 +112,7 @@ class ConflictWatcher(BaseReporter):
 
     def _options(self, key: str, reqs: list[Req], limit: int = MAX_OPTIONS + 1) -> list[Candidate]:
         """Candidates that meet `reqs` (an sdist counts without being built: a proof never builds)."""
-        out = []
+        out: list[Candidate] = []
         for candidate in self.provider.candidates_matching(key, reqs):
             if candidate.absent:
                 continue
@@ -115,7 +123,7 @@ class ConflictWatcher(BaseReporter):
 
     # -- proofs ----------------------------------------------------------------------------------
 
-    def _proof(self, causes: list) -> list[str] | None:
+    def _proof(self, causes: list[Cause]) -> list[str] | None:
         forced = self.forced()
         for key in dict.fromkeys(c.requirement.key for c in causes):
             if key == PYTHON:
@@ -132,7 +140,7 @@ class ConflictWatcher(BaseReporter):
                         return lines
         return None
 
-    def _dead_name(self, key: str, reqs: list[Req], forced) -> list[str] | None:
+    def _dead_name(self, key: str, reqs: list[Req], forced: Forced) -> list[str] | None:
         if all(r.constraint_only for r in reqs):
             return None  # constraints alone do not make the name required: it may stay out
         options = self._options(key, reqs)
@@ -146,7 +154,7 @@ class ConflictWatcher(BaseReporter):
             return [asked, _every(key, options, why)]
         return None
 
-    def _dead_parent(self, parent: str, key: str, forced) -> list[str] | None:
+    def _dead_parent(self, parent: str, key: str, forced: Forced) -> list[str] | None:
         options = self._options(parent, forced[parent])
         if not options or len(options) > MAX_OPTIONS or not all(o.best_file and o.best_file.is_wheel for o in options):
             return None
@@ -175,7 +183,7 @@ class ConflictWatcher(BaseReporter):
         shown = {r.split(" [", 1)[-1]: r for r in rules}  # one line per rule, not per version
         return lines + [r for r in shown.values() if r not in lines]
 
-    def _dead(self, candidate: Candidate, forced) -> str | None:
+    def _dead(self, candidate: Candidate, forced: Forced) -> str | None:
         """Why a candidate can never be installed (a dependency with no candidate), or None."""
         if candidate.best_file is None or not candidate.best_file.is_wheel:
             return None  # its metadata would need a build: no proof
@@ -192,7 +200,7 @@ class ConflictWatcher(BaseReporter):
         return None
 
     def _why_none(self, name: str) -> str:
-        return f" ({self.provider.why_none(name)})"
+        return f" ({why_none(name, self.provider, self.provider.context.target)})"
 
 
 def _asked(key: str, reqs: list[Req]) -> str:
@@ -225,7 +233,7 @@ def _every(key: str, options: list[Candidate], why: list[str | None]) -> str:
     return f"every candidate of {key} ({_versions(options)}) {reasons[0] if len(reasons) == 1 else '; '.join(reasons)}"
 
 
-def _summary(key: str, options: list[Candidate], provider) -> str:
+def _summary(key: str, options: list[Candidate], provider: Provider) -> str:
     """'torch 2.1.x' when every option pins the same minor release, else the name."""
     minors = set()
     for option in options:

@@ -10,6 +10,7 @@ from lockguard.check.rules_cuda import cuda_coherence
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import Conflict, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
+from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
 from lockguard.model.finding import ERROR
 from lockguard.model.intent import Intent
 
@@ -17,8 +18,6 @@ from lockguard.model.intent import Intent
 def refuse_what_check_rejects(intent: Intent, knowledge: Knowledge, files: list[tuple[str, str, str | None, str]],
                               platforms: tuple[str, ...]) -> None:
     """`files`: (relative path, kind, platform, text) of every file resolve would write."""
-    from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
-
     snapshot = Snapshot(intent, intent.source.path.name if intent.source else "lockguard.toml")
     for path, kind, platform, text in files:
         if kind == "requirements":

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from lockguard.errors import Conflict, Unsatisfiable
+from packaging.specifiers import SpecifierSet
+
+from lockguard.errors import Conflict, InputError, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.intent import Intent
@@ -21,16 +23,15 @@ from lockguard.model.lock import CondaRecord, CondaSide, Lock, PlatformLock
 from lockguard.model.locked import LockedConda, LockedPlatform
 from lockguard.model.pip_lock import PipResolution
 from lockguard.model.target import MachineFacts, Target, targets_for
+from lockguard.resolve.candidates import CandidateFilter
 from lockguard.resolve.conda_specs import knowledge_pins, merge_specs, virtual_packages
 from lockguard.resolve.knowledge_rules import name_rules
-from lockguard.resolve.pip_resolve import resolve_pip
+from lockguard.resolve.pip_resolve import merged_requirements, resolve_pip
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
+from lockguard.resolve.relock_notes import RelockNotes, relock_notes
 from lockguard.resolve.stack import query_stacks, torch_spec
 from lockguard.resolve.torch_builds import TorchBuild
-
-if TYPE_CHECKING:
-    from lockguard.resolve.relock_notes import RelockNotes
 
 
 class CondaPort(Protocol):
@@ -64,8 +65,6 @@ def resolve_lock(intent: Intent, knowledge: Knowledge, machine: MachineFacts | N
     if options.platforms:
         unknown = set(options.platforms) - set(intent.platforms)
         if unknown:
-            from lockguard.errors import InputError
-
             raise InputError(f"--platform {', '.join(sorted(unknown))} is not in the intent's platforms "
                              f"({', '.join(intent.platforms)})", hint="add it to platforms = [...] in the intent")
         targets = [t for t in targets if t.platform in options.platforms]
@@ -80,7 +79,7 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
     no_torch = query_stacks(knowledge, target, None, wants_torch=False)[0]
     first = stacks[0] if stacks else no_torch
     builds = _torch_builds(knowledge, target, stacks)
-    source = make_source(target, [s.torch for s in stacks] if stacks else None)
+    source = make_source(target, [s.torch for s in stacks if s.torch] if stacks else None)  # each has one
     knowledge_only = options.conda_from_knowledge or intent.conda_from_knowledge
     preferences = options.preferences(target.platform)
     tried: set[tuple[str, ...]] = set()
@@ -108,10 +107,6 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
         stack = final  # torch settled on a release whose conda specs differ: solve conda again
     _check_libraries(knowledge, conda_side, pip)
     if preferences is not None:
-        from lockguard.resolve.candidates import CandidateFilter
-        from lockguard.resolve.pip_resolve import merged_requirements
-        from lockguard.resolve.relock_notes import relock_notes
-
         options.on_notes(relock_notes(
             pip, preferences, options.locked(target.platform), source, CandidateFilter(target, intent.exclude_newer),
             merged_requirements(intent.pip), lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index)))
@@ -135,16 +130,19 @@ def _torch_builds(knowledge: Knowledge, target: Target, stacks: list[CudaStack])
     """Each allowed torch build with where it comes from, and the variant PyPI carries instead."""
     out = []
     for stack in stacks:
-        minor = ".".join(stack.torch.split("+")[0].split(".")[:2])
+        torch = stack.torch
+        if torch is None:  # never: the stacks of a torch query each name their torch
+            continue
+        minor = ".".join(torch.split("+")[0].split(".")[:2])
         release = knowledge.release(minor)
         pypi = release.pypi_cuda_for(target.platform) if release else None
-        patch = knowledge.patch(stack.torch)  # PyPI's upload of the release: no build of it is older
-        out.append(TorchBuild(stack.torch, stack.index_url, f"torch {minor} {stack.variant}",
+        patch = knowledge.patch(torch)  # PyPI's upload of the release: no build of it is older
+        out.append(TorchBuild(torch, stack.index_url, f"torch {minor} {stack.variant}",
                               pypi.variant if pypi else None, patch.uploaded if patch else None))
     return out
 
 
-def _torch_reason(knowledge: Knowledge, target: Target, spec, pytorch_index: str) -> str | None:
+def _torch_reason(knowledge: Knowledge, target: Target, spec: SpecifierSet, pytorch_index: str) -> str | None:
     """Why the CUDA stack offers no torch for `spec` (for explanations), or None if it does."""
     try:
         query_stacks(knowledge, target, spec, pytorch_index=pytorch_index)

@@ -9,14 +9,14 @@ from datetime import datetime
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from resolvelib import Resolver
-from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
+from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep, Result
 
 from lockguard.errors import Unsatisfiable
 from lockguard.knowledge.tables import Hazard
-from lockguard.model.lock import INTENT
+from lockguard.model.names import INTENT
 from lockguard.model.pip_lock import Pin, PipResolution
 from lockguard.model.target import Target
-from lockguard.resolve.candidates import CandidateFilter
+from lockguard.resolve.candidates import Candidate, CandidateFilter
 from lockguard.resolve.conflicts import ConflictWatcher, Decisive, SearchExhausted
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
@@ -110,7 +110,7 @@ def resolve_pip(
 def merged_requirements(requirements: Sequence[str]) -> list[Req]:
     """The intent's requirements, each name once: repeats are dropped and the specifiers of one
     name are intersected (resolvelib merges requirements one by one, which is quadratic)."""
-    merged: dict[tuple, Req] = {}
+    merged: dict[tuple[str, str | None], Req] = {}
     for text in dict.fromkeys(requirements):
         req = Req.parse(text)
         key = (req.key, req.url)
@@ -122,13 +122,13 @@ def merged_requirements(requirements: Sequence[str]) -> list[Req]:
     return list(merged.values())
 
 
-def _pins(result, target: Target) -> PipResolution:
+def _pins(result: Result[Req, Candidate, str], target: Target) -> PipResolution:
     parents: dict[str, set[str]] = {}
     constraints: dict[str, set[str]] = {}
     for key, criterion in result.criteria.items():
         name, _extras = split_key(key)
         for info in criterion.information:
-            req: Req = info.requirement
+            req = info.requirement
             if req.constraint_only:
                 constraints.setdefault(name, set()).add(f"{req.name}{req.specifier} ({req.why})")
                 continue
@@ -139,7 +139,7 @@ def _pins(result, target: Target) -> PipResolution:
     for key, criterion in result.criteria.items():
         child, _extras = split_key(key)
         for info in criterion.information:
-            req: Req = info.requirement
+            req = info.requirement
             if info.parent is None or req.constraint_only or child == PYTHON:
                 continue
             parent = split_key(info.parent.key)[0]

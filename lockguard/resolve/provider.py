@@ -12,8 +12,9 @@ candidate.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement
@@ -21,6 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 from resolvelib import AbstractProvider
+from resolvelib.structs import RequirementInformation
 
 from lockguard.errors import BuildFailed, SourceUnreachable
 from lockguard.knowledge.tables import Hazard
@@ -39,6 +41,10 @@ from lockguard.resolve.torch_builds import (
 )
 
 MAX_FAILED_BUILDS = 3
+
+# one requirement and the candidate that brought it (None: the intent); a string, because
+# resolvelib defines the generic class for type checkers only (a namedtuple at run time)
+Cause: TypeAlias = "RequirementInformation[Req, Candidate]"
 
 
 @dataclass
@@ -67,7 +73,7 @@ class Unreached:
     names: set[str] = field(default_factory=set)
 
 
-class Provider(AbstractProvider):
+class Provider(AbstractProvider[Req, Candidate, str]):
     def __init__(self, source: PackageSource, files: CandidateFilter, context: ProviderContext) -> None:
         self.source = source
         self.files = files
@@ -85,10 +91,14 @@ class Provider(AbstractProvider):
 
     # -- resolvelib interface --------------------------------------------------------------------
 
-    def identify(self, requirement_or_candidate) -> str:
+    def identify(self, requirement_or_candidate: Req | Candidate) -> str:
         return requirement_or_candidate.key
 
-    def get_preference(self, identifier, resolutions, candidates, information, backtrack_causes):
+    def get_preference(self, identifier: str, resolutions: Mapping[str, Candidate],
+                       candidates: Mapping[str, Iterator[Candidate]],
+                       information: Mapping[str, Iterator[Cause]],
+                       backtrack_causes: Sequence[Cause],
+                       ) -> tuple[bool, bool, bool, str]:
         infos = list(information[identifier])
         pinned = any(exact_version(i.requirement.specifier) for i in infos)
         causes = {c.requirement.name for c in backtrack_causes}
@@ -97,7 +107,7 @@ class Provider(AbstractProvider):
         return (name not in causes, not pinned, name != "torch", identifier)
 
     def find_matches(self, identifier: str, requirements: Mapping[str, Iterable[Req]],
-                     incompatibilities: Mapping[str, Iterable[Candidate]]):
+                     incompatibilities: Mapping[str, Iterable[Candidate]]) -> Callable[[], Iterator[Candidate]]:
         name, extras = split_key(identifier)
         reqs = list(requirements[identifier])
         bad = {c.version for c in incompatibilities[identifier]}
@@ -116,7 +126,7 @@ class Provider(AbstractProvider):
             best = candidate.best_file
             return best is None or best.is_wheel or self._builds_ok(candidate)
 
-        def matches():
+        def matches() -> Iterator[Candidate]:
             # PEP 440: pre-releases only when a requirement names one, or when nothing else fits
             if only_constraints:
                 yield Candidate(name, Version("0"), absent=True)
@@ -153,7 +163,7 @@ class Provider(AbstractProvider):
 
     # -- candidates ------------------------------------------------------------------------------
 
-    def _iter_candidates(self, name: str, bad: set[Version], reqs: list[Req]):
+    def _iter_candidates(self, name: str, bad: set[Version], reqs: list[Req]) -> Iterator[Candidate]:
         """Candidates newest first (torch: in CUDA-stack order); files are checked only for the
         versions every requirement's specifier accepts. Sdist-only versions older than a version
         with a wheel for the target come last (an old sdist is slow to build and rarely right)."""
@@ -188,7 +198,7 @@ class Provider(AbstractProvider):
             yield candidate
         yield from deferred
 
-    def _ordered(self, name: str, reqs: list[Req], accept: Callable[[Version], bool]):
+    def _ordered(self, name: str, reqs: list[Req], accept: Callable[[Version], bool]) -> Iterator[Candidate]:
         if name == "torch" and self.context.torch_builds is not None:
             yield from self._torch_candidates(accept)
             return
@@ -202,7 +212,7 @@ class Provider(AbstractProvider):
                     if candidate is not None:
                         yield candidate
 
-    def _torch_candidates(self, accept: Callable[[Version], bool]):
+    def _torch_candidates(self, accept: Callable[[Version], bool]) -> Iterator[Candidate]:
         """torch in the CUDA stack's order, each build from where it is published; a PyTorch
         index variant is fetched only when the resolver reaches a build that needs it."""
         for build in self.context.torch_builds or ():
@@ -223,7 +233,8 @@ class Provider(AbstractProvider):
                     yield candidate
                     break
 
-    def _paired_candidates(self, name: str, reqs: list[Req], accept: Callable[[Version], bool]):
+    def _paired_candidates(self, name: str, reqs: list[Req],
+                           accept: Callable[[Version], bool]) -> Iterator[Candidate]:
         """torchvision/torchaudio from where torch's build comes: PyPI's for PyPI's torch, the same
         index variant for a `+cu118` torch; with no torch decided yet, PyPI's first."""
         wanted = {r.local for r in reqs if r.local is not None}
@@ -266,17 +277,20 @@ class Provider(AbstractProvider):
     def _builds_ok(self, candidate: Candidate) -> bool:
         """An sdist-only candidate whose metadata cannot be built is skipped, and remembered;
         after MAX_FAILED_BUILDS failures of one project its other sdists are not tried."""
+        best = candidate.best_file
+        if best is None:
+            return True  # nothing to build
         failed = sum(1 for key in self.build_failures if key.split(" ")[0] == candidate.name)
         if failed >= MAX_FAILED_BUILDS:
             return False
         try:
-            self.source.metadata(candidate.name, str(candidate.version), candidate.best_file)
+            self.source.metadata(candidate.name, str(candidate.version), best)
         except BuildFailed as exc:
             self.build_failures[f"{candidate.name} {candidate.version}"] = exc
             return False
         return True
 
-    def candidates_matching(self, identifier: str, reqs: Sequence[Req]):
+    def candidates_matching(self, identifier: str, reqs: Sequence[Req]) -> Iterator[Candidate]:
         """Candidates of an identifier that every requirement accepts, lazily, building nothing
         (for proofs: find_matches without its side effects)."""
         name, extras = split_key(identifier)
@@ -295,11 +309,6 @@ class Provider(AbstractProvider):
         """Every candidate of a name that `reqs` accept (explanations only: this evaluates every
         version, and builds nothing)."""
         return [c for c in self._iter_candidates(name, set(), list(reqs)) if all(self._satisfies(r, c) for r in reqs)]
-
-    def why_none(self, name: str) -> str:
-        from lockguard.resolve.why_unsatisfiable import why_none
-
-        return why_none(name, self, self.context.target)
 
     def _preferred(self, candidate: Candidate) -> bool:
         preferences = self.context.preferences
@@ -340,7 +349,10 @@ class Provider(AbstractProvider):
         if candidate.extras:
             # name[extra] depends on name at the same version, plus the extra's requirements
             deps.append(Req(candidate.name, SpecifierSet(f"=={candidate.version}"), parent=parent))
-        metadata = self.source.metadata(candidate.name, str(candidate.version), candidate.best_file)
+        best = candidate.best_file
+        if best is None:  # only the python, conda-provided and absent stand-ins (never asked) have no file
+            raise ValueError(f"{candidate.name} {candidate.version} has no file to read metadata from")
+        metadata = self.source.metadata(candidate.name, str(candidate.version), best)
         if metadata.requires_python:
             with contextlib.suppress(InvalidSpecifier):  # a malformed Requires-Python: pip ignores it too
                 deps.append(Req(PYTHON, SpecifierSet(metadata.requires_python), parent=parent))
@@ -373,7 +385,7 @@ class Provider(AbstractProvider):
         return any(marker.evaluate({**self.environment, "extra": extra}) for extra in extras)
 
     def _hazard_constraints(self, candidate: Candidate, parent: str) -> list[Req]:
-        out = []
+        out: list[Req] = []
         for hazard in self.context.hazards:
             if hazard.applies(candidate.name, str(candidate.version), self.context.target.platform):
                 constrain = hazard.constrain

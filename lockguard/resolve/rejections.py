@@ -13,18 +13,26 @@ rest of the intent.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+from resolvelib.resolvers import Criterion
 
+from lockguard.model.dist import DistFile
 from lockguard.model.target import Target
-from lockguard.resolve.candidates import ProjectVersions
+from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
+from lockguard.resolve.provider import Cause, Provider
 from lockguard.resolve.requirements import Req
 from lockguard.resolve.why_unsatisfiable import requirement_fact
 
 SHOWN = 3  # newer versions named by default; -v names all
 _MANYLINUX = re.compile(r"manylinux_(\d+)_(\d+)_")
+
+ExplainTorch: TypeAlias = Callable[[SpecifierSet], str | None]
+Rejected: TypeAlias = Mapping[tuple[str, Version], Collection[Cause]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +59,9 @@ class NewerRejected:
         return f"{self.name} {self.chosen}, not newer: {count} the intent allows passed over: {'; '.join(parts)}{more}"
 
 
-def newer_rejected(provider, rejected: dict, top: Sequence[Req], chosen: dict[str, str],
-                   explain_torch: Callable, criteria=None) -> list[NewerRejected]:
+def newer_rejected(provider: Provider, rejected: Rejected, top: Sequence[Req], chosen: dict[str, str],
+                   explain_torch: ExplainTorch,
+                   criteria: Mapping[str, Criterion[Req, Candidate]] | None = None) -> list[NewerRejected]:
     """For each direct requirement: its newer versions that the intent's specifier allows, and why
     each was passed over. `rejected`: (name, version) -> resolvelib's failing criterion information
     (the reporter's record); `chosen`: name -> the locked version; `criteria`: resolvelib's final
@@ -78,8 +87,8 @@ def newer_rejected(provider, rejected: dict, top: Sequence[Req], chosen: dict[st
     return out
 
 
-def _why(provider, rejected: dict, versions: ProjectVersions, name: str, version: Version, explain_torch,
-         final=()) -> str:
+def _why(provider: Provider, rejected: Rejected, versions: ProjectVersions, name: str, version: Version,
+         explain_torch: ExplainTorch, final: Collection[Cause] = ()) -> str:
     infos = rejected.get((name, version))
     if infos:
         return _dependency_reason(provider, infos, explain_torch)
@@ -104,7 +113,7 @@ def _allows(req: Req, version: Version) -> bool:
     return req.specifier.contains(version, prereleases=True)
 
 
-def _dependency_reason(provider, infos, explain_torch) -> str:
+def _dependency_reason(provider: Provider, infos: Collection[Cause], explain_torch: ExplainTorch) -> str:
     reqs = [i.requirement for i in infos]
     dep = reqs[0].name
     wanted = ", ".join(dict.fromkeys(f"{r.name}{r.specifier}" for r in reqs if not r.constraint_only)) or dep
@@ -116,7 +125,7 @@ def _dependency_reason(provider, infos, explain_torch) -> str:
     return f"it needs {wanted}, which has no candidate"
 
 
-def _torch_reason(provider, reqs: list[Req], explain_torch) -> str:
+def _torch_reason(provider: Provider, reqs: list[Req], explain_torch: ExplainTorch) -> str:
     for req in reqs:
         reason = explain_torch(req.specifier) if not req.constraint_only else None
         if reason:
@@ -133,7 +142,7 @@ def _torch_reason(provider, reqs: list[Req], explain_torch) -> str:
     return "no torch build the CUDA stack allows meets it"
 
 
-def unfit_reason(files, candidate_filter, target: Target) -> str:
+def unfit_reason(files: list[DistFile], candidate_filter: CandidateFilter, target: Target) -> str:
     """Why no file of a version can be used on the target."""
     if not files:
         return f"no file for {target.platform} and Python {target.python}"

@@ -46,7 +46,7 @@ class Speculator:
         return None
 
     def dependencies(self, metadata: DistMetadata) -> list[tuple[str, SpecifierSet]]:
-        out = []
+        out: list[tuple[str, SpecifierSet]] = []
         for text in metadata.requires_dist:
             try:
                 req = parse_requirement(text)

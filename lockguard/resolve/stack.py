@@ -7,6 +7,7 @@ knowledge rows they come from.
 
 from __future__ import annotations
 
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
@@ -30,8 +31,6 @@ def cuda_ceiling(knowledge: Knowledge, driver: DriverVersion) -> CudaVersion | N
 
 def torch_spec(pip_requirements: tuple[str, ...]) -> SpecifierSet | None:
     """The torch specifier of the intent's pip requirements (None: no torch asked for)."""
-    from packaging.requirements import Requirement
-
     found: SpecifierSet | None = None
     for text in dict.fromkeys(pip_requirements):
         req = Requirement(text)
@@ -161,8 +160,9 @@ class _TorchQuery:
         self.pytorch_index = pytorch_index.rstrip("/")
 
     def run(self) -> list[CudaStack]:
-        if self.target.cuda.mode == "version":
-            _toolkit_or_fail(self.k, self.target.cuda.version)
+        asked = self.target.cuda.version
+        if self.target.cuda.mode == "version" and asked is not None:  # the "version" mode always has one
+            _toolkit_or_fail(self.k, asked)
         patches = self.k.patches_matching(self.spec)
         if not patches:
             low, high = self.k.torch_range
@@ -278,6 +278,8 @@ class _TorchQuery:
             best = max(c for c, _ in fits)
             return best, next(s for c, s in fits if c == best)
         wanted = self.target.cuda.version
+        if wanted is None:  # neither "none" nor "auto": the "version" mode, which always has one
+            raise ValueError(f"cuda mode {self.target.cuda.mode!r} without a version")
         for cuda, source in offered:
             if cuda == wanted:
                 return cuda, source

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from packaging import tags
@@ -57,7 +58,7 @@ def wheel_rank(target: Target, filename: str) -> int | None:
     return min(ranks) if ranks else None
 
 
-def coarse_filename_filter(target: Target):
+def coarse_filename_filter(target: Target) -> tuple[Callable[[str], bool], str]:
     """A cheap test on a file name that drops wheels for other OSes, CPUs and Pythons before any
     parsing (a project like numpy lists thousands of files; a target can use a few dozen).
     Returns (keep, key): `key` names the filter, for caches of filtered pages."""

@@ -9,6 +9,7 @@ the same label as the torch they go with (a PyPI torchvision is built against Py
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from packaging.version import Version
 
@@ -29,7 +30,7 @@ class TorchBuild:
         return Version(self.version).local or ""
 
 
-def released_after_cutoff(build: TorchBuild, exclude_newer) -> bool:
+def released_after_cutoff(build: TorchBuild, exclude_newer: datetime | None) -> bool:
     """A build of a torch release that came out after the cut-off: the PyTorch index cannot have
     had it then (its PEP 691 upload times, where it gives any, are no older than the release), so
     it is excluded without asking the index."""

@@ -15,19 +15,22 @@ answers: exit 3 naming tokenizers (issue 23). So:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from packaging.version import Version
+from resolvelib.resolvers import Criterion
 
 from lockguard.errors import SourceUnreachable
 from lockguard.model.versions import CudaVersion
+from lockguard.resolve.candidates import Candidate
+from lockguard.resolve.provider import Cause, Unreached
 from lockguard.resolve.requirements import Req
 from lockguard.resolve.torch_builds import PAIRED, TorchBuild, label_of
 
 FAMILY = frozenset({"torch"}) | PAIRED
 
 
-def unreached_text(missed) -> str:
+def unreached_text(missed: Unreached) -> str:
     labels = list(dict.fromkeys(b.label for b in missed.builds)) or sorted(missed.names)
     what = ", ".join(labels)
     only = "is" if len(labels) == 1 else "are"
@@ -44,9 +47,9 @@ def _meets(build: TorchBuild, reqs: Sequence[Req]) -> bool:
     return True
 
 
-def _needed(missed_list, reqs_by_name: dict[str, list[Req]]) -> list:
+def _needed(missed_list: list[Unreached], reqs_by_name: dict[str, list[Req]]) -> list[Unreached]:
     """The unreached indexes whose builds (or pages of a paired name) would meet the requirements."""
-    out = []
+    out: list[Unreached] = []
     for missed in missed_list:
         torch_reqs = reqs_by_name.get("torch")
         if torch_reqs is not None and any(_meets(b, torch_reqs) for b in missed.builds):
@@ -61,7 +64,7 @@ def _needed(missed_list, reqs_by_name: dict[str, list[Req]]) -> list:
     return out
 
 
-def raise_if_the_only_way_out(unreached: Iterable, causes) -> None:
+def raise_if_the_only_way_out(unreached: Iterable[Unreached], causes: Iterable[Cause]) -> None:
     """SourceUnreachable (exit 4) when the clash is about a torch-family requirement that an
     unreached build would meet; otherwise return, and the caller explains the real conflict."""
     missed_list = [m for m in unreached if m.builds or m.names]
@@ -86,7 +89,8 @@ def raise_if_the_only_way_out(unreached: Iterable, causes) -> None:
                             url=first.index_url, hint=hint)
 
 
-def lock_may_depend_on(unreached: Iterable, criteria) -> list:
+def lock_may_depend_on(unreached: Iterable[Unreached],
+                       criteria: Mapping[str, Criterion[Req, Candidate]]) -> list[Unreached]:
     """The unreached indexes a successful resolution may owe its answer to: an unreached build
     meets every requirement the resolution puts on its name. `criteria`: resolvelib's result."""
     missed_list = [m for m in unreached if m.builds or m.names]

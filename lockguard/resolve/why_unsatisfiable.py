@@ -8,16 +8,22 @@ for the target, nothing before the exclude-newer cut-off), and which sdists coul
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
+from packaging.specifiers import SpecifierSet
+
 from lockguard.errors import Conflict, UnknownProject, Unsatisfiable
 from lockguard.model.target import Target
-from lockguard.resolve.candidates import CandidateFilter, ProjectVersions
+from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
+from lockguard.resolve.provider import Cause, Provider
 from lockguard.resolve.requirements import PYTHON, Req, fact
 
 HINT = "relax one of these requirements, or change cuda/python in the intent"
 
 
-def explain_unsatisfiable(causes, provider, target: Target, torch_problem: Unsatisfiable | None, explain_torch,
-            proof: list[str] | None = None) -> Unsatisfiable:
+def explain_unsatisfiable(causes: Iterable[Cause], provider: Provider, target: Target,
+                          torch_problem: Unsatisfiable | None, explain_torch: Callable[[SpecifierSet], str | None],
+                          proof: list[str] | None = None) -> Unsatisfiable:
     lines: list[str] = list(proof or [])
     conflicts = [Conflict(line, "proof") for line in lines]
     names: list[str] = []
@@ -62,7 +68,7 @@ def explain_unsatisfiable(causes, provider, target: Target, torch_problem: Unsat
     return Unsatisfiable("; ".join(lines), conflicts=conflicts, hint=HINT)
 
 
-def _unknown_project_is_the_answer(causes, provider) -> None:
+def _unknown_project_is_the_answer(causes: Iterable[Cause], provider: Provider) -> None:
     """An intent requirement that no index knows is bad input (exit 2 naming the intent's line),
     not a conflict to relax."""
     for info in causes:
@@ -72,11 +78,11 @@ def _unknown_project_is_the_answer(causes, provider) -> None:
             raise UnknownProject(req.name, str(req))
 
 
-def requirement_fact(req: Req, parent) -> str:
+def requirement_fact(req: Req, parent: Candidate | None) -> str:
     return fact(req, req.by or (f"{parent.name} {parent.version}" if parent is not None else "the intent"))
 
 
-def _build_failure_is_the_answer(causes, provider) -> None:
+def _build_failure_is_the_answer(causes: Iterable[Cause], provider: Provider) -> None:
     """An intent requirement whose every candidate failed to build: that failure is the answer
     (exit 2, with the [[dependency-metadata]] hint), not an unsatisfiable intent."""
     for info in causes:
@@ -84,12 +90,12 @@ def _build_failure_is_the_answer(causes, provider) -> None:
         if info.parent is not None or req.constraint_only:
             continue
         options = provider.candidates_of(req.name, [req])
-        failed = [provider.build_failures.get(f"{c.name} {c.version}") for c in options]
-        if options and all(failed):
+        failed = [f for f in (provider.build_failures.get(f"{c.name} {c.version}") for c in options) if f]
+        if options and len(failed) == len(options):
             raise failed[0]
 
 
-def why_few(name: str, provider, target: Target, torch_problem: Unsatisfiable | None) -> list[str]:
+def why_few(name: str, provider: Provider, target: Target, torch_problem: Unsatisfiable | None) -> list[str]:
     if name == PYTHON:
         return [f"the target Python is {target.python}"]
     if name == "torch" and torch_problem is not None:
@@ -105,7 +111,7 @@ def why_few(name: str, provider, target: Target, torch_problem: Unsatisfiable | 
     return []
 
 
-def _after_cutoff(name: str, reqs: list[Req], provider, target: Target) -> list[str]:
+def _after_cutoff(name: str, reqs: list[Req], provider: Provider, target: Target) -> list[str]:
     """The versions the requirements allow that exclude-newer alone removed, with their upload
     dates: `transformers==4.36.0` and a cut-off of 2023-12-01 is that cut-off, not a clash."""
     cutoff = provider.files.exclude_newer
@@ -124,19 +130,20 @@ def _after_cutoff(name: str, reqs: list[Req], provider, target: Target) -> list[
     return []
 
 
-def _cut_off(provider) -> list[str]:
+def _cut_off(provider: Provider) -> list[str]:
     """The index-only torch builds the cut-off excluded (by their release date, from the knowledge)."""
     cut = list(provider.after_cutoff.values())
-    if not cut:
+    cutoff = provider.files.exclude_newer
+    if not cut or cutoff is None:
         return []
-    dates = sorted({b.released for b in cut})
+    dates = sorted({b.released or "" for b in cut})  # after the cut-off: each has its release date
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     labels = ", ".join(dict.fromkeys(b.label for b in cut))
     return [f"{labels} (PyTorch index builds) came out {when}, after exclude-newer "
-            f"{provider.files.exclude_newer.date().isoformat()}"]
+            f"{cutoff.date().isoformat()}"]
 
 
-def why_none(name: str, provider, target: Target) -> str:
+def why_none(name: str, provider: Provider, target: Target) -> str:
     """Why a name has no candidate at all: no project, no file for the target, or the cut-off."""
     projects = provider.source.projects(name)
     if not projects:
