@@ -7,7 +7,10 @@ exit codes of the contract (the README's "Commands" section): 1 findings, 2 bad 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the value lives in model/; every command loads this module, few need dataclasses
+    from lockguard.model.conflict import Conflict
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -88,14 +91,6 @@ class UnknownProject(InputError):
                               "that publishes it to `indexes`")
         self.name = name
         self.requirement = requirement
-
-
-@dataclass(frozen=True, slots=True)
-class Conflict:
-    """One fact that takes part in an unsatisfiable intent, with where it comes from."""
-
-    fact: str
-    source: str | None = None
 
 
 class Unsatisfiable(LockguardError):

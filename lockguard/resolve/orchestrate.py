@@ -15,8 +15,9 @@ from typing import Protocol
 
 from packaging.specifiers import SpecifierSet
 
-from lockguard.errors import Conflict, InputError, Unsatisfiable
+from lockguard.errors import InputError, Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
+from lockguard.model.conflict import Conflict
 from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.intent import Intent
 from lockguard.model.lock import CondaRecord, CondaSide, Lock, PlatformLock

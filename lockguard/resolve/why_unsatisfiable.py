@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable
 
 from packaging.specifiers import SpecifierSet
 
-from lockguard.errors import Conflict, UnknownProject, Unsatisfiable
+from lockguard.errors import UnknownProject, Unsatisfiable
+from lockguard.model.conflict import Conflict
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
 from lockguard.resolve.provider import Cause, Provider
