@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lockguard.app.project import load_project_intent
+from lockguard.check.why_pinned import explain_conda, explain_pip
 from lockguard.errors import InputError
+from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.project.project_files import parse_lock, read_lock_text
 from lockguard.lockfiles.syntax import clip
+from lockguard.model.lock_paths import lock_file
 
 
 def explain_package(package: str, intent_path: Path | None, platform: str | None, *, warn=None):
     """(the explanation, the platform read); InputError for a platform or package the lock lacks."""
-    from lockguard.app.project import load_project_intent
-    from lockguard.check.why_pinned import explain_conda, explain_pip
-    from lockguard.io.knowledge_files import load_knowledge
-    from lockguard.io.project.project_files import parse_lock, read_lock_text
-    from lockguard.model.lock_paths import lock_file
-
     intent = load_project_intent(intent_path, warn=warn)
     if platform is not None and platform not in intent.platforms:
         raise InputError(f"--platform: the lock has no {clip(platform)} section (it locks "

@@ -5,14 +5,20 @@ index options) and where they come from."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lockguard.app.env_check import host_conda_platform, lock_view
+from lockguard.app.project import load_project_intent
+from lockguard.check.rules_lock import lock_state
 from lockguard.check.snapshot import Snapshot
 from lockguard.errors import InputError
 from lockguard.install.inventory import LockView
+from lockguard.install.pylock_source import disagreements, install_from_pylock
 from lockguard.install.verify import direct_names
+from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.project.intent_file import project_here
+from lockguard.io.project.project_files import parse_lock, read_lock_text, read_snapshot
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.lock_paths import lock_file
@@ -46,11 +52,6 @@ def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -
     """`--from pylock.toml`: its packages are what pip installs. With a project, it must pin
     exactly what the project's lock pins (two locks that disagree are refused, never merged);
     without one it is the whole lock (pip only)."""
-    from dataclasses import replace
-
-    from lockguard.install.pylock_source import disagreements, install_from_pylock
-    from lockguard.io.project.project_files import parse_lock, read_lock_text
-
     text = read_lock_text(path)
     if text is None:
         raise InputError(f"{path} does not exist", file=str(path), hint="pass the pylock.toml to install from")
@@ -74,11 +75,6 @@ def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -
 def lock_source(intent_path: Path | None, from_file: Path | None, *, warn=None) -> LockSource:
     """What to apply: the project's lock, which must be current; a pylock.toml inside the project,
     which must agree with it; or a pylock.toml on its own (outside any project)."""
-    from lockguard.app.project import load_project_intent
-    from lockguard.io.knowledge_files import load_knowledge
-    from lockguard.io.project.intent_file import project_here
-    from lockguard.io.project.project_files import read_snapshot
-
     knowledge = load_knowledge()
     snapshot = None
     if from_file is None or intent_path is not None or project_here():
@@ -89,8 +85,6 @@ def lock_source(intent_path: Path | None, from_file: Path | None, *, warn=None) 
 
 
 def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:
-    from lockguard.check.rules_lock import lock_state
-
     for finding in lock_state(snapshot):
         raise InputError(f"{finding.file}: {finding.message}", file=finding.file,
                          hint="a clean-install applies only a current, untouched lock: " + (finding.hint or ""))

@@ -9,7 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lockguard.check.lock_changes import ChangeReport, LockView, PlatformChanges, report
+from lockguard.check.lock_views import merged, views_of
 from lockguard.errors import InputError
+from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.project.prior_lock import (
     LockTexts,
     PriorLock,
@@ -17,8 +20,12 @@ from lockguard.io.project.prior_lock import (
     prior_lock,
     read_lock_texts,
 )
+from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.intent import Intent
+from lockguard.model.names import spec_name
 from lockguard.model.upgrades import UpgradeRequest
+from lockguard.resolve.pip_resolve import merged_requirements
+from lockguard.resolve.preferences import preferences_for, unknown_names
 
 if TYPE_CHECKING:
     from lockguard.check.lock_changes import ChangeReport
@@ -63,10 +70,6 @@ class Relock:
         """--upgrade-package NAME of a name neither in the lock nor in the intent is exit 2."""
         if not self.upgrade.packages:
             return
-        from lockguard.model.names import spec_name
-        from lockguard.resolve.pip_resolve import merged_requirements
-        from lockguard.resolve.preferences import unknown_names
-
         names = {r.name for r in merged_requirements(self.intent.pip)} | {spec_name(s) for s in self.intent.conda}
         locked = self.prior().platforms.values()
         unknown = unknown_names(self.upgrade, locked, names)
@@ -84,8 +87,6 @@ class Relock:
         return self.prior().platform(platform)
 
     def preferences(self, platform: str) -> Preferences | None:
-        from lockguard.resolve.preferences import preferences_for
-
         if platform not in self._preferences:
             locked = self.locked(platform)
             # no lock and no upgrade asked: nothing to prefer, nothing to say (a resolve from scratch)
@@ -115,13 +116,9 @@ class Relock:
 
     def changes(self, outputs: dict[Path, str]) -> ChangeReport:
         """What writing `outputs` changes against the lock files found before the resolve."""
-        from lockguard.check.lock_changes import report
-
         root = self.intent.source.root if self.intent.source else Path.cwd()
         after_texts = {str(path.relative_to(root)): text for path, text in outputs.items()}
         if all(self.texts.by_path.get(relative) == text for relative, text in after_texts.items()):
-            from lockguard.check.lock_changes import ChangeReport, PlatformChanges
-
             # the same bytes (a memo hit, most often): unchanged, without parsing a file
             return ChangeReport(tuple(PlatformChanges(p) for p in self.intent.platforms))
         pairs = []
@@ -133,17 +130,11 @@ class Relock:
             pairs.append((before, after))
         knowledge = None
         if needs_facts:  # an unchanged lock (a memo hit, most often) never loads the knowledge
-            from lockguard.io.knowledge_files import load_knowledge
-
             knowledge = load_knowledge()
         return report(pairs, knowledge)
 
     def _view(self, platform: str, texts: dict[str, str | None]):
         """requirements.lock's pip side and environment.yml's conda side (None: no readable lock)."""
-        from lockguard.check.lock_changes import LockView
-        from lockguard.check.lock_views import merged, views_of
-        from lockguard.lockfiles.syntax import LockSyntaxError
-
         found = []
         for kind in ("requirements", "environment"):
             where = self.texts.of_kind(kind, platform)

@@ -6,14 +6,45 @@ and the file writers meet; `lockguard.resolve` itself stays free of I/O.
 
 from __future__ import annotations
 
+import gc
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory, SilentWatch
+from lockguard.errors import InputError
+from lockguard.io.index.cache import PAGE_TTL_SECONDS, Cache
+from lockguard.io.index.client import IndexClient
+from lockguard.io.index.conda import RattlerSolver
+from lockguard.io.index.early import fetched
+from lockguard.io.index.failed_builds import FailedBuilds
+from lockguard.io.index.http import HttpClient
+from lockguard.io.index.metadata import MetadataFetcher, synthesize_metadata
+from lockguard.io.index.pip_source import IndexPackageSource
+from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
+from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.machine.nvml import detect_machine
+from lockguard.io.project.files import remove_leftovers, write_all_atomic
+from lockguard.io.project.lock_set import LockSet
+from lockguard.io.project.project_files import read_lock_text
+from lockguard.io.project.written import remember
+from lockguard.io.read import INTENT_LIMIT, read_text
+from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
 from lockguard.model.intent import Intent
+from lockguard.model.intent_parse import PYPROJECT
 from lockguard.model.lock_paths import lock_file, lock_paths
+from lockguard.model.toml_lines import TomlLines
 from lockguard.model.wording import counted
+from lockguard.resolve.candidates import CandidateFilter
+from lockguard.resolve.gate import refuse_what_check_rejects
+from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
+from lockguard.resolve.speculate import Speculator
+from lockguard.resolve.tags import coarse_filename_filter
 
 if TYPE_CHECKING:  # the lock's model is imported by the resolution, not by a memo hit
     from lockguard.model.lock import Lock
@@ -55,20 +86,10 @@ class _Recorder:
         return getattr(self._ui, name)
 
 
-def prefetch(intent_path: Path | None, *, refresh: bool, offline: bool) -> None:
-    """Request the index pages of the intent's own names now, in the background, while the intent
-    is read and the resolver is imported (io/index/early.py); the resolve takes their answers."""
-    from lockguard.io.index.early import start
-
-    start(intent_path, refresh=refresh, offline=offline)
-
-
 class ResolveSession:
     def __init__(self, intent: Intent, ui: Messages, *, offline: bool = False, refresh: bool = False,
                  conda_from_knowledge: bool = False, platforms: tuple[str, ...] = (),
                  upgrade: UpgradeRequest | None = None, watch: ResolveWatchFactory | None = None) -> None:
-        from lockguard.app.relock import Relock
-
         self.intent = intent
         self.relock = Relock(intent, upgrade)  # the existing lock: preferences, memo key, change report
         self.ui = ui
@@ -91,9 +112,6 @@ class ResolveSession:
     def resolve(self) -> Resolved:
         """The lock files for the intent: from the resolution memo when every input is what it
         was (io/index/resolve_memo.py says what that takes), else resolved and rendered."""
-        from lockguard.io.index.cache import PAGE_TTL_SECONDS, Cache
-        from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
-
         root = self._root()
         machine = self._machine()
         self.relock.refuse_unknown_names()
@@ -137,8 +155,6 @@ class ResolveSession:
         if self._to_remember is not None and self._memo is not None:
             self._memo.store(self._to_remember)
             if self._memo_after is not None and self._memo_after.key != self._memo.key:
-                from lockguard.io.index.resolve_memo import Remembered
-
                 entry = self._to_remember
                 self._memo_after.store(Remembered(entry.outputs, entry.platforms, entry.summary,
                                                   [m for m in entry.messages if m[1] not in self.relock.said],
@@ -151,11 +167,6 @@ class ResolveSession:
     # -- resolution ------------------------------------------------------------------------------
 
     def run(self) -> Lock:
-        from lockguard.io.index.cache import Cache
-        from lockguard.io.index.http import HttpClient
-        from lockguard.io.knowledge_files import load_knowledge
-        from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
-
         knowledge = load_knowledge()
         machine = self._machine()
         cache = Cache()
@@ -166,23 +177,13 @@ class ResolveSession:
         progress = self.watch(lambda: (self.http.requests, sum(sum(f.counts.copy().values()) for f in list(fetchers))))
 
         def make_source(target, torch_versions):
-            from lockguard.io.index.client import IndexClient
-            from lockguard.io.index.metadata import MetadataFetcher
-            from lockguard.io.index.pip_source import IndexPackageSource
-            from lockguard.resolve.tags import coarse_filename_filter
-
             keep, keep_key = coarse_filename_filter(target)
             index = IndexClient(self.http, cache, self.intent.indexes, offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
             self.index_clients.append(index)
-            from lockguard.io.index.failed_builds import FailedBuilds
-
             fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn,
                                       failed_builds=FailedBuilds(refresh=self.refresh), on_build=progress.build,
                                       known=known)
             fetchers.append(fetcher)
-            from lockguard.resolve.candidates import CandidateFilter
-            from lockguard.resolve.speculate import Speculator
-
             speculator = Speculator(target, CandidateFilter(target, self.intent.exclude_newer), torch_versions,
                                     preferred=self.relock.speculation(target.platform))
             source = IndexPackageSource(index, fetcher, speculator=speculator)
@@ -191,8 +192,6 @@ class ResolveSession:
 
         conda = None
         if not (self.conda_from_knowledge or self.intent.conda_from_knowledge or self.intent.pip_only):
-            from lockguard.io.index.conda import RattlerSolver
-
             conda = RattlerSolver(cache.root / "conda", offline=self.offline)
             self.conda_solved = True
         for note in self.relock.prior().notes:
@@ -201,8 +200,6 @@ class ResolveSession:
                                  progress=progress.phase, warn=self.ui.warn, note=self.ui.info,
                                  detail=self.ui.debug, preferences=self.relock.preferences, locked=self.relock.locked,
                                  on_notes=self.relock.notes.append)
-        import gc
-
         # the collector's full passes walk every page row and metadata object kept so far, again
         # and again (a tenth of a cold resolve's CPU); what a resolve allocates is freed by
         # reference counting, and the collector runs once it is done
@@ -221,8 +218,6 @@ class ResolveSession:
             if self.http.in_flight:  # never closed under them (io/index/http.py says why)
                 self.ui.debug(f"{self.http.in_flight} prefetches still in flight: their connections close "
                               "when they end")
-            from lockguard.io.index.early import fetched
-
             early_bytes, early_requests = fetched()
             self.ui.debug(f"fetched {(self.http.bytes_fetched + early_bytes) / 1e6:.1f} MB in "
                           f"{counted(self.http.requests + early_requests, 'request')}")
@@ -243,14 +238,10 @@ class ResolveSession:
         if self.intent.cuda.mode != "auto" and not self.intent.gpu_auto:
             return None
         if self._machine_facts is None:
-            from lockguard.io.machine.nvml import detect_machine
-
             self._machine_facts = (detect_machine(),)
         return self._machine_facts[0]
 
     def _metadata_overrides(self) -> dict[tuple[str, str], bytes]:
-        from lockguard.io.index.metadata import synthesize_metadata
-
         return {
             (d.name, d.version): synthesize_metadata(d.name, d.version, d.requires_dist, d.requires_python)
             for d in self.intent.dependency_metadata
@@ -260,10 +251,6 @@ class ResolveSession:
         """(name, version) -> the core metadata constraints/sdist_metadata.toml gives the sdist of
         that version, or None; said once per version with -v. The intent's own
         [[dependency-metadata]] is asked first (MetadataFetcher), so it wins."""
-        import threading
-
-        from lockguard.io.index.metadata import synthesize_metadata
-
         table = knowledge.sdist_metadata
         said: set[tuple[str, str]] = set()
         guard = threading.Lock()  # fetches run in worker threads
@@ -284,8 +271,6 @@ class ResolveSession:
     # -- files -----------------------------------------------------------------------------------
 
     def render(self, lock: Lock) -> dict[Path, str]:
-        from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
-
         intent = self.intent
         root = self._root()
         intent_name = intent.source.path.name if intent.source else "lockguard.toml"
@@ -317,18 +302,12 @@ class ResolveSession:
 
     def refuse_what_check_rejects(self, platforms: tuple[str, ...], outputs: dict[Path, str]) -> None:
         """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
-        from lockguard.io.knowledge_files import load_knowledge
-        from lockguard.resolve.gate import refuse_what_check_rejects
-
         root = self._root()
         files = [(relative, kind, platform, outputs[root / relative])
                  for relative, kind, platform in lock_paths(self.intent) if root / relative in outputs]
         refuse_what_check_rejects(self.intent, load_knowledge(), files, platforms)
 
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
-        from lockguard.errors import InputError
-        from lockguard.io.project.project_files import read_lock_text
-
         out = []
         for path, text in outputs.items():
             try:
@@ -342,8 +321,6 @@ class ResolveSession:
     def lock_set(self, *, exclusive: bool = True, wait: bool = True):
         """The kernel lock on the project's lock set (io/project/lock_set.py), for the command's
         whole run: exclusive to write it, shared to compare with it (`--check`)."""
-        from lockguard.io.project.lock_set import LockSet
-
         return LockSet(self._root(), exclusive=exclusive, command="resolve", wait=wait, on_wait=self.ui.info,
                        warn=self.ui.warn)
 
@@ -352,15 +329,11 @@ class ResolveSession:
         exactly these bytes is left alone: rewriting it would cost an fsync and change nothing).
         Temporary files a killed earlier write left next to them are removed first (the lock set
         is held: no other run is writing them)."""
-        from lockguard.io.project.files import remove_leftovers, write_all_atomic
-
         for leftover in remove_leftovers(outputs):
             self.ui.info(f"removed {leftover}, left by an interrupted write")
         changed = set(self.stale(outputs))
         write_all_atomic({p: t for p, t in outputs.items() if p in changed},
                          root=self.intent.source.root if self.intent.source else None)
-        from lockguard.io.project.written import remember
-
         remember(outputs.values())  # lets `check` name the entries of a later hand edit (LG102)
         for path in outputs:
             self.ui.info(f"wrote {path}" if path in changed else f"unchanged: {path}")
@@ -391,13 +364,6 @@ class ResolveSession:
 
 def at_its_line(exc, intent: Intent):
     """The unknown project's requirement, at its line of the intent, with the pages that said so."""
-    from packaging.utils import canonicalize_name
-
-    from lockguard.errors import InputError
-    from lockguard.io.read import INTENT_LIMIT, read_text
-    from lockguard.model.intent_parse import PYPROJECT
-    from lockguard.model.toml_lines import TomlLines
-
     path = intent.source.path
     element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == exc.name), None)
     base = ("tool", "lockguard") if path.name == PYPROJECT else ()
@@ -409,6 +375,4 @@ def at_its_line(exc, intent: Intent):
 
 
 def _name_of(requirement: str) -> str:
-    from packaging.requirements import Requirement
-
     return Requirement(requirement).name

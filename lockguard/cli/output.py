@@ -87,7 +87,7 @@ class Ui:
         return body
 
     def emit_json(self, data: object, *, ok: bool = True, exit_code: int = 0) -> None:
-        import json
+        import json  # --json only: json stays off the cached check's path
 
         text = json.dumps(self.envelope(data, ok=ok, exit_code=exit_code), indent=2, sort_keys=True, default=str)
         sys.stdout.write(text + "\n")

@@ -13,6 +13,7 @@ imported.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from typing import TYPE_CHECKING
@@ -186,8 +187,6 @@ def read_head(path, size: int, *, follow_links: bool = True) -> bytes:
 def regular_file_sha256(path):
     """The hashlib sha256 object over the bytes of a regular file, read in chunks (any size);
     NotRegular for something else, OSError when it cannot be opened."""
-    import hashlib
-
     digest = hashlib.sha256()
     with os.fdopen(open_regular(path), "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):

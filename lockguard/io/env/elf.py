@@ -5,19 +5,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.elffile import ELFFile
+
 from lockguard.errors import InputError
+from lockguard.io.read import open_regular
 
 _ELF_LIMIT = 8 << 30  # larger than any real library: a bound, not a policy
 
 
 def soname(path: Path) -> str | None:
     """Never blocks: a FIFO or device with a library's name is not ELF."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.dynamic import DynamicSection
-    from elftools.elf.elffile import ELFFile
-
-    from lockguard.io.read import open_regular
-
     try:
         fd = open_regular(path, _ELF_LIMIT)
     except (OSError, InputError):

@@ -10,11 +10,16 @@ from __future__ import annotations
 import csv
 import json
 import os
+import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
 from lockguard.errors import InputError
+from lockguard.io.env.egg_info import egg_info_dists, mark_conda_owned
 from lockguard.io.env.file_listing import FileListing
+from lockguard.io.env.loader_paths import library_dirs
+from lockguard.io.env.loader_paths import read_sonames as sonames_of
 from lockguard.io.env.scan_memo import Memo, file_key
 from lockguard.io.read import MIB, open_regular, read_env_bytes, read_env_text, read_head
 from lockguard.io.run import run_bounded
@@ -132,9 +137,6 @@ def _facts_problem(facts) -> str | None:
 def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, environ: dict | None = None,
                 ld_conf_dir: Path = Path("/etc/ld.so.conf.d"), cuda_link: Path = Path("/usr/local/cuda"),
                 read_sonames: bool = True) -> PrefixSnapshot:
-    from lockguard.io.env.loader_paths import library_dirs
-    from lockguard.io.env.loader_paths import read_sonames as sonames_of
-
     environ = dict(os.environ if environ is None else environ)
     early = None
     if python is None and prefix is not None and (prefix / "conda-meta").is_dir() and not _reachable(prefix / "bin" / "python"):
@@ -180,8 +182,6 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     snap.conda = conda_records(root)
     snap.is_conda = (root / "conda-meta").is_dir()
     if any(d.legacy for d in snap.dists) and snap.conda:
-        from lockguard.io.env.egg_info import mark_conda_owned
-
         mark_conda_owned(snap, root)
     listing.collect(snap)
     _absent_files(snap, root, listing.prefixes, sizes, listing.sizes)
@@ -200,8 +200,6 @@ class _EarlyScan:
     interpreter's own answer (its error comes first, as without the head start)."""
 
     def __init__(self, root: Path, ask) -> None:
-        import threading
-
         self.root = root
         self._answer: list = []
         thread = threading.Thread(target=self._ask, args=(ask,), daemon=True)
@@ -303,8 +301,6 @@ def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) ->
             paths=parsed.inside, outside=parsed.outside, in_prefix=in_prefix, requires=parsed.requires))
     memo.save()
     if any(name.endswith(".egg-info") for name in names):
-        from lockguard.io.env.egg_info import egg_info_dists
-
         out += egg_info_dists(site, root, names, _metadata)
     return out
 
@@ -456,8 +452,6 @@ def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
 
 
 def _replace(dist: InstalledDist, **changes) -> InstalledDist:
-    from dataclasses import replace
-
     return replace(dist, **changes)
 
 

@@ -6,10 +6,11 @@ rattler's API is async; it stays inside this module behind plain functions.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lockguard.errors import SourceUnreachable, Unsatisfiable
+from lockguard.errors import InstallFailed, SourceUnreachable, Unsatisfiable
 from lockguard.model.lock import CondaRecord
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 def matchspec_problem(text: str) -> str | None:
     """None when `text` is a valid conda MatchSpec, else rattler's reason."""
-    import rattler
+    import rattler  # rattler (native, heavy) only when a conda spec is checked or solved, here and below
 
     try:
         rattler.MatchSpec(text)
@@ -91,8 +92,6 @@ class RattlerSolver:
             # rattler's gateway keeps Python objects that its native (tokio) threads release; when
             # that happens during interpreter shutdown the process aborts ("PyGILState_Release:
             # thread state must be current"). Drop it now, while Python is fully alive.
-            import gc
-
             self._gateway = None
             gc.collect()
         return [_record(r) for r in records]
@@ -159,8 +158,6 @@ def install_locked(prefix: Path, packages: list[dict], platform: str, cache_dir:
     import rattler
     from rattler.exceptions import InstallerError, TransactionError
 
-    from lockguard.errors import InstallFailed
-
     records = []
     for package in packages:
         if package.get("manager") != "conda" or package.get("platform") != platform:
@@ -178,7 +175,7 @@ def install_locked(prefix: Path, packages: list[dict], platform: str, cache_dir:
         records.append(rattler.RepoDataRecord(record, url.rsplit("/", 1)[-1], url, channel))
     installed = [rattler.PrefixRecord.from_path(p) for p in sorted((Path(prefix) / "conda-meta").glob("*.json"))]
     try:
-        import asyncio
+        import asyncio  # with rattler only (see solve)
 
         asyncio.run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir, installed_packages=installed,
                                     show_progress=False, execute_link_scripts=False))

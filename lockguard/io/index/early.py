@@ -21,6 +21,13 @@ from __future__ import annotations
 
 import threading
 
+from lockguard.errors import LockguardError
+from lockguard.io.index.cache import Cache
+from lockguard.io.index.http import HttpClient
+from lockguard.io.index.simple_index import JSON_ACCEPT
+from lockguard.io.read import INTENT_LIMIT, read_text
+from lockguard.model.intent_parse import parse_toml
+
 _ANSWERS: dict[str, list] = {}  # url -> [threading.Event, response | None, exception | None]
 _GUARD = threading.Lock()
 _CLIENT = None  # the HttpClient of the early GETs, for their byte and request count
@@ -51,11 +58,6 @@ def start(intent_path, *, refresh: bool, offline: bool) -> None:
 
 def _ready_client():
     """The client and the Accept header, with every module a GET loads imported (see the module's note)."""
-    import encodings.idna  # noqa: F401  (the socket layer encodes the host name with it on the first connect)
-
-    from lockguard.io.index.http import HttpClient
-    from lockguard.io.index.simple_index import JSON_ACCEPT
-
     client = HttpClient()
     client.prepare()
     return client, {"Accept": JSON_ACCEPT}
@@ -67,9 +69,6 @@ def _urls(intent_path, *, refresh: bool, offline: bool) -> list[str]:
     intent = str(intent_path) if intent_path is not None else "lockguard.toml"
     if not intent.endswith("lockguard.toml"):
         return []  # [tool.lockguard] in pyproject.toml: leave it to the resolve
-    from lockguard.io.read import INTENT_LIMIT, read_text
-    from lockguard.model.intent_parse import parse_toml
-
     data = parse_toml(read_text(intent, what="intent file", limit=INTENT_LIMIT))
     indexes = data.get("indexes") or ["https://pypi.org/simple"]
     index = str(indexes[0]).rstrip("/")
@@ -81,8 +80,6 @@ def _urls(intent_path, *, refresh: bool, offline: bool) -> list[str]:
             names.append("-".join(head[:end].replace("_", "-").replace(".", "-").split("-")).lower())
     urls = [f"{index}/{name}/" for name in dict.fromkeys(names)]
     if not refresh:
-        from lockguard.io.index.cache import Cache
-
         cache = Cache()
         urls = [u for u in urls if not cache.has_page(u)]
     return urls
@@ -107,9 +104,6 @@ def fetched() -> tuple[int, int]:
 def take(url: str, headers: dict[str, str]):
     """The answer of an early GET of `url` with these headers (waiting for it if it is still on
     its way), once; None when there was none. An early SourceUnreachable is raised here."""
-    from lockguard.errors import LockguardError
-    from lockguard.io.index.simple_index import JSON_ACCEPT
-
     if headers != {"Accept": JSON_ACCEPT}:
         return None
     with _GUARD:

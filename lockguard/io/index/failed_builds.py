@@ -17,8 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import sys
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 
 from lockguard.io.cache.store import Store
 
@@ -33,9 +35,6 @@ class BuildEnvironment:
 
     @classmethod
     def current(cls) -> BuildEnvironment:
-        import platform
-        from importlib.metadata import PackageNotFoundError, version
-
         def installed(name: str) -> str:
             try:
                 return version(name)

@@ -8,6 +8,7 @@ server ignores `Range` and answers 200 with the full body, the caller learns it 
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 import zipfile
@@ -127,8 +128,6 @@ def _metadata_from_zip(archive: zipfile.ZipFile) -> bytes:
 def read_wheel_record(client: HttpClient, url: str) -> tuple[str, ...]:
     """The paths a wheel installs, from its *.dist-info/RECORD, read by the same range requests as
     METADATA (the tail holds the zip's directory, and RECORD is written last, next to it)."""
-    import csv
-
     try:
         remote = _RangeFile(client, url.split("#", 1)[0])
         with zipfile.ZipFile(remote) as archive:

@@ -17,6 +17,7 @@ Anything unreadable returns None: the caller builds the sdist.
 from __future__ import annotations
 
 import io
+import sys
 import tarfile
 import zipfile
 from email.parser import HeaderParser
@@ -89,8 +90,6 @@ def _static(project: dict | None, key: str):
 def _project_table(data: bytes | None) -> dict | None:
     if data is None:
         return None
-    import sys
-
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 
 from lockguard.errors import InputError
@@ -148,8 +149,6 @@ def _ask_libraries(entries: list[dict], timeout: float) -> tuple[dict[str, dict]
 
 def _how(returncode: int | None) -> str:
     if returncode is not None and returncode < 0:
-        import signal
-
         try:
             return signal.Signals(-returncode).name
         except ValueError:

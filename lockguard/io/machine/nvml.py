@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Protocol
 
+from lockguard.errors import InputError
 from lockguard.model.target import GpuInfo, GpuProcess, MachineFacts
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch
 
@@ -113,10 +115,6 @@ def detect_machine(source: NvmlSource | None = None, environ: Mapping[str, str] 
     arch_text = environ.get(ENV_GPU_ARCH, "").strip()
     if not driver_text and not arch_text:
         return facts
-    from dataclasses import replace
-
-    from lockguard.errors import InputError
-
     overridden = []
     if driver_text:
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -99,8 +100,6 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
                 try:
                     os.link(path, backup)
                 except OSError:  # a file system without hard links
-                    import shutil
-
                     shutil.copy2(path, backup)
             backups.append((path, backup))
             _put_in_place(tmp, path)

@@ -15,6 +15,11 @@ import os
 from dataclasses import dataclass, field
 
 from lockguard.errors import InputError
+from lockguard.io.project.project_files import read_lock_text
+from lockguard.lockfiles.conda_lock import read
+from lockguard.lockfiles.headers import read_header
+from lockguard.lockfiles.requirements_lock import parse
+from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.locked import LockedConda, LockedPlatform
@@ -44,8 +49,6 @@ class LockTexts:
 
 
 def read_lock_texts(intent: Intent) -> LockTexts:
-    from lockguard.io.project.project_files import read_lock_text
-
     root = intent.source.folder if intent.source else os.getcwd()
     texts: dict[str, str | None] = {}
     kinds: dict[str, tuple[str, str | None]] = {}
@@ -77,10 +80,6 @@ class PriorLock:
 
 def prior_lock(intent: Intent, texts: LockTexts) -> PriorLock:
     """The existing lock as preferences, platform by platform."""
-    from lockguard.lockfiles.headers import read_header
-    from lockguard.lockfiles.requirements_lock import parse
-    from lockguard.lockfiles.syntax import LockSyntaxError
-
     notes: list[str] = [f"{relative} is not a preference source ({why}); resolving without it"
                         for relative, why in texts.unreadable.items()]
     conda = _conda_records(texts, notes)
@@ -115,9 +114,6 @@ def _conda_records(texts: LockTexts, notes: list[str]) -> dict[str, tuple[Locked
     found = texts.of_kind("conda-lock")
     if found is None or found[1] is None:
         return {}
-    from lockguard.lockfiles.conda_lock import read
-    from lockguard.lockfiles.syntax import LockSyntaxError
-
     relative, text = found
     try:
         packages = read(text)["package"]
