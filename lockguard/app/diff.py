@@ -12,6 +12,7 @@ from lockguard.check.lock_views import kind_of, merged, views_of
 from lockguard.errors import InputError
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.project.git_files import check_revision, text_at
+from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.project_files import read_lock_text
 from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.lock_paths import lock_paths
@@ -64,7 +65,7 @@ def revision_pairs(revision: str, file: Path | None, intent_path: Path | None, *
         after = _views(kind, new_text, str(file)) if new_text is not None else {}
         return [(before.get(p), after.get(p)) for p in sorted(set(before) | set(after))]
     intent = load_project_intent(intent_path, validate_conda=False, warn=warn)
-    root = intent.source.root
+    root = source_of(intent).root
     check_revision(root, revision)
     before_parts, after_parts = [], []
     for relative, kind, platform in lock_paths(intent):

@@ -15,7 +15,7 @@ from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.machine.nvml import detect_machine
 from lockguard.io.machine.probe_runner import pid_alive, run_probe
 from lockguard.io.machine.system_cuda import gather_system, node_identity
-from lockguard.io.project.intent_file import load_project
+from lockguard.io.project.intent_file import load_project, source_of
 from lockguard.io.project.project_files import read_snapshot
 from lockguard.lockfiles.headers import body_hash_of
 
@@ -61,7 +61,7 @@ def _lock(intent_path, knowledge, warn):
     snapshot = read_snapshot(intent, scan_repo=False)
     requirements = snapshot.of_kind("requirements")
     if requirements is None or requirements.text is None:
-        return None, f"{intent.source.path.name} has no lock yet (run `lockguard resolve`)", None
-    meta = {"intent": str(intent.source.path), "file": requirements.path,
+        return None, f"{source_of(intent).path.name} has no lock yet (run `lockguard resolve`)", None
+    meta = {"intent": str(source_of(intent).path), "file": requirements.path,
             "body_hash": "sha256:" + body_hash_of(requirements.text)}
     return lock_view(snapshot, knowledge), "", meta

@@ -62,15 +62,18 @@ def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Pa
                          verify_files: bool = False, wait: bool = True, on_wait=None) -> list[Finding]:
     """The installed environment against the lock, read under the prefix's shared lock (a running
     clean-install or restore is waited for, or with wait=False is exit 2)."""
+    root: Path | None
     if prefix is not None:  # --env names an environment; --python may be any interpreter, a base one too
         root = must_be_environment(prefix, hint="--env takes a venv or a conda prefix; for another installation pass "
                                    "its interpreter with --python EXE")
-    else:  # the environment a --python lives in, if it is one (a base interpreter's folder is never locked)
+    elif python is not None:  # the environment a --python lives in, if it is one (a base interpreter's folder is never locked)
         guess = Path(os.path.realpath(Path(os.path.abspath(python)).parent.parent))
         try:
             root = guess if (guess / "pyvenv.cfg").is_file() or (guess / "conda-meta").is_dir() else None
         except OSError:  # not this user's to look into: the scan says so, naming the interpreter
             root = None
+    else:
+        raise ValueError("an environment to check takes a prefix or a python")
     lock = locked_prefix(root, "check", exclusive=False, wait=wait, on_wait=on_wait, shown=str(prefix or root)) \
         if root is not None else _nothing()
     with lock:

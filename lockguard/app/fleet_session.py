@@ -16,7 +16,7 @@ from lockguard.fleet.node_protocol import NodeRequest, node_script, parse_node_o
 from lockguard.fleet.records import node_report
 from lockguard.io.engines import clush, kubectl, ray_engine, slurm
 from lockguard.io.engines.report_files import read_reports, write_node_files, write_output
-from lockguard.io.project.intent_file import find_intent, load_intent
+from lockguard.io.project.intent_file import find_intent, load_intent, source_of
 from lockguard.io.project.project_files import read_snapshot
 from lockguard.io.read import INTENT_LIMIT, read_text
 from lockguard.lockfiles.headers import body_hash_of
@@ -40,7 +40,7 @@ def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
     snapshot = read_snapshot(intent, scan_repo=False)
     requirements = snapshot.of_kind("requirements")
     lock_hash = "sha256:" + body_hash_of(requirements.text) if requirements and requirements.text else None
-    root = intent.source.root
+    root = source_of(intent).root
     files = {str(path.relative_to(root)): read_text(path, what="intent file", limit=INTENT_LIMIT)}
     for lock in snapshot.files:  # read once, safely, by read_snapshot
         if lock.text is not None:

@@ -39,11 +39,13 @@ def target_prefix(prefix: Path | None, python: Path | None) -> Path:
     (conda-meta/). Never /, /usr or a base interpreter's installation."""
     if python is not None:
         exe = interpreter_of(None, python)
-        root = Path(ask_interpreter(exe)["prefix"])
+        root = Path(ask_interpreter(exe).prefix)
         named = f"{python} (its sys.prefix is {root})"
-    else:
+    elif prefix is not None:
         root = Path(os.path.abspath(prefix))
         named = str(prefix)
+    else:  # the command takes exactly one of the two
+        raise ValueError("the environment is named by a prefix or a python")
     return must_be_environment(root, named, hint="clean-install changes only virtual environments and conda "
                                "prefixes; create one (`python -m venv PATH`) and pass --prefix PATH")
 

@@ -17,7 +17,7 @@ from lockguard.install.inventory import LockView
 from lockguard.install.pylock_source import disagreements, install_from_pylock
 from lockguard.install.verify import direct_names
 from lockguard.io.knowledge_files import load_knowledge
-from lockguard.io.project.intent_file import project_here
+from lockguard.io.project.intent_file import project_here, source_of
 from lockguard.io.project.project_files import parse_lock, read_lock_text, read_snapshot
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.requirements_lock import RequirementsLock
@@ -41,7 +41,7 @@ class LockSource:
 def project_source(snapshot: Snapshot, knowledge: Knowledge) -> LockSource:
     """The project's own lock: requirements.lock of the host's platform."""
     platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
-    label = snapshot.intent.source.root / lock_file(snapshot.intent, "requirements", platform)
+    label = source_of(snapshot.intent).root / lock_file(snapshot.intent, "requirements", platform)
     document = snapshot.of_kind("requirements", platform)
     requirements = document.requirements if document and document.requirements else RequirementsLock()
     return LockSource(lock_view(snapshot, knowledge), requirements, str(label), platform,
@@ -76,12 +76,18 @@ def lock_source(intent_path: Path | None, from_file: Path | None, *, warn=None) 
     """What to apply: the project's lock, which must be current; a pylock.toml inside the project,
     which must agree with it; or a pylock.toml on its own (outside any project)."""
     knowledge = load_knowledge()
-    snapshot = None
-    if from_file is None or intent_path is not None or project_here():
-        intent = load_project_intent(intent_path, warn=warn)
-        snapshot = read_snapshot(intent, scan_repo=False)
-        lock_must_be_current(snapshot, knowledge)
-    return pylock_source(from_file, snapshot, knowledge) if from_file else project_source(snapshot, knowledge)
+    if from_file is None:
+        return project_source(_current_project(intent_path, knowledge, warn), knowledge)
+    snapshot = _current_project(intent_path, knowledge, warn) if intent_path is not None or project_here() else None
+    return pylock_source(from_file, snapshot, knowledge)
+
+
+def _current_project(intent_path: Path | None, knowledge: Knowledge, warn) -> Snapshot:
+    """The project's files, whose lock must be current."""
+    intent = load_project_intent(intent_path, warn=warn)
+    snapshot = read_snapshot(intent, scan_repo=False)
+    lock_must_be_current(snapshot, knowledge)
+    return snapshot
 
 
 def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:

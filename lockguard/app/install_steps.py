@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 def _dist_infos(sites: list[Path]) -> set[tuple[str, str]]:
     """(site, folder name) of every .dist-info with a RECORD: what pip has finished installing."""
-    out = set()
+    out: set[tuple[str, str]] = set()
     for site in sites:
         try:
             names = os.listdir(site)
@@ -102,7 +102,7 @@ def install_conda(plan: Plan, source: LockSource, progress: InstallProgress) -> 
     snapshot = source.snapshot
     conda_lock = snapshot.of_kind("conda-lock") if snapshot else None
     packages = (conda_lock.conda_lock or {}).get("package", []) if conda_lock else []
-    if not any(p.get("manager") == "conda" for p in packages):
+    if snapshot is None or not any(p.get("manager") == "conda" for p in packages):
         raise InstallFailed("the lock has no solved conda records to install",
                             hint="resolve with reachable channels (not --conda-from-knowledge)")
     progress.step(f"installing conda records: {', '.join(plan.conda)}")

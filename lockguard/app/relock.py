@@ -7,7 +7,6 @@ decides, the relock's notes (vanished and yanked locked versions, held-back upgr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lockguard.check.lock_changes import ChangeReport, LockView, PlatformChanges, report
 from lockguard.check.lock_views import merged, views_of
@@ -22,16 +21,12 @@ from lockguard.io.project.prior_lock import (
 )
 from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.intent import Intent
+from lockguard.model.locked import LockedPlatform
 from lockguard.model.names import spec_name
 from lockguard.model.upgrades import UpgradeRequest
 from lockguard.resolve.pip_resolve import merged_requirements
-from lockguard.resolve.preferences import preferences_for, unknown_names
-
-if TYPE_CHECKING:
-    from lockguard.check.lock_changes import ChangeReport
-    from lockguard.model.locked import LockedPlatform
-    from lockguard.resolve.preferences import Preferences
-    from lockguard.resolve.relock_notes import RelockNotes, Vanished
+from lockguard.resolve.preferences import Preferences, preferences_for, unknown_names
+from lockguard.resolve.relock_notes import KeptYanked, RelockNotes, Vanished
 
 
 class Relock:
@@ -106,7 +101,8 @@ class Relock:
     def say(self, warn, info) -> None:
         """The relock's notes: warnings for what the user must know, info for held-back upgrades."""
         for notes in self.notes:
-            for item in (*notes.vanished, *notes.yanked):
+            told: list[Vanished | KeptYanked] = [*notes.vanished, *notes.yanked]
+            for item in told:
                 warn(f"{notes.platform}: {item.text()}")
             for back in notes.held_back:
                 self.said.append(f"{notes.platform}: {back.text()}")

@@ -30,6 +30,7 @@ from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.machine.nvml import detect_machine
 from lockguard.io.project.files import remove_leftovers, write_all_atomic
+from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.lock_set import LockSet
 from lockguard.io.project.project_files import read_lock_text
 from lockguard.io.project.written import remember
@@ -98,14 +99,14 @@ class ResolveSession:
         self.conda_from_knowledge = conda_from_knowledge
         self.platforms = platforms
         self.watch = watch or (lambda _counts: SilentWatch())  # the cli's progress line, or nothing
-        self.http = None
-        self.sources: list = []
-        self.index_clients: list = []  # each platform's IndexClient: the pages the resolve read
+        self.http: HttpClient | None = None
+        self.sources: list[IndexPackageSource] = []
+        self.index_clients: list[IndexClient] = []  # each platform's IndexClient: the pages the resolve read
         self.conda_solved = False  # rattler solved the conda side (its repodata is not memoized)
         self._machine_facts: tuple | None = None
-        self._memo = None
-        self._memo_after = None  # the same entry under the key of the lock it writes (app/relock.py)
-        self._to_remember = None  # what `remember` stores once the gate has passed it
+        self._memo: ResolveMemo | None = None
+        self._memo_after: ResolveMemo | None = None  # the same entry under the key of the lock it writes (app/relock.py)
+        self._to_remember: Remembered | None = None  # what `remember` stores once the gate has passed it
 
     # -- resolution, or the memo of an identical one -------------------------------------------
 
@@ -141,10 +142,12 @@ class ResolveSession:
             self.ui = ui
         resolved = Resolved(outputs, tuple(p.target.platform for p in lock.platforms), self._summary(lock))
         pages = {url: sha for client in self.index_clients for url, sha in client.pages_used.items()}
-        if pages and None not in pages.values() and not recorder.warned_while_resolving and not self.conda_solved:
-            self._to_remember = Remembered({str(path.relative_to(root)): text for path, text in outputs.items()},
-                                           list(resolved.platforms), resolved.summary, recorder.messages, pages)
-            after = self.relock.memo_options_after(self._to_remember.outputs)
+        hashed = {url: sha for url, sha in pages.items() if sha is not None}  # a page without one: no memo
+        if pages and len(hashed) == len(pages) and not recorder.warned_while_resolving and not self.conda_solved:
+            entry = self._to_remember = Remembered(
+                {str(path.relative_to(root)): text for path, text in outputs.items()}, list(resolved.platforms),
+                resolved.summary, recorder.messages, hashed)
+            after = self.relock.memo_options_after(entry.outputs)
             self._memo_after = ResolveMemo(Cache(), memo_key(intent_repr=repr(self.intent), options={
                 **options, **after}, machine_repr=machine_repr), ttl=PAGE_TTL_SECONDS, offline=self.offline)
         return resolved
@@ -170,17 +173,17 @@ class ResolveSession:
         knowledge = load_knowledge()
         machine = self._machine()
         cache = Cache()
-        self.http = HttpClient()
+        http = self.http = HttpClient()
         overrides = self._metadata_overrides()
         known = self._known_metadata(knowledge)
         fetchers: list = []
-        progress = self.watch(lambda: (self.http.requests, sum(sum(f.counts.copy().values()) for f in list(fetchers))))
+        progress = self.watch(lambda: (http.requests, sum(sum(f.counts.copy().values()) for f in list(fetchers))))
 
         def make_source(target, torch_versions):
             keep, keep_key = coarse_filename_filter(target)
-            index = IndexClient(self.http, cache, self.intent.indexes, offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
+            index = IndexClient(http, cache, self.intent.indexes, offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
             self.index_clients.append(index)
-            fetcher = MetadataFetcher(self.http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn,
+            fetcher = MetadataFetcher(http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn,
                                       failed_builds=FailedBuilds(refresh=self.refresh), on_build=progress.build,
                                       known=known)
             fetchers.append(fetcher)
@@ -214,13 +217,13 @@ class ResolveSession:
             self.ui.done()
             for source in self.sources:
                 source.close()
-            self.http.close()
-            if self.http.in_flight:  # never closed under them (io/index/http.py says why)
-                self.ui.debug(f"{self.http.in_flight} prefetches still in flight: their connections close "
+            http.close()
+            if http.in_flight:  # never closed under them (io/index/http.py says why)
+                self.ui.debug(f"{http.in_flight} prefetches still in flight: their connections close "
                               "when they end")
             early_bytes, early_requests = fetched()
-            self.ui.debug(f"fetched {(self.http.bytes_fetched + early_bytes) / 1e6:.1f} MB in "
-                          f"{counted(self.http.requests + early_requests, 'request')}")
+            self.ui.debug(f"fetched {(http.bytes_fetched + early_bytes) / 1e6:.1f} MB in "
+                          f"{counted(http.requests + early_requests, 'request')}")
         for platform in lock.platforms:
             torch = platform.pip.pin("torch")
             conda_note = ("conda: " + (f"{counted(len(platform.conda.records), 'record')}" if platform.conda.solved
@@ -364,7 +367,7 @@ class ResolveSession:
 
 def at_its_line(exc, intent: Intent):
     """The unknown project's requirement, at its line of the intent, with the pages that said so."""
-    path = intent.source.path
+    path = source_of(intent).path
     element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == exc.name), None)
     base = ("tool", "lockguard") if path.name == PYPROJECT else ()
     line = TomlLines(read_text(path, what="intent file", limit=INTENT_LIMIT), base).line_of("pip", element=element)

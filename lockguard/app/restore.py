@@ -18,7 +18,7 @@ from lockguard.io.env.quarantine_runs import (
     prunable,
     run_size,
 )
-from lockguard.io.env.transaction import Transaction
+from lockguard.io.env.transaction import Transaction, UndoResult
 
 
 def held(prefix: Path, command: str, *, run: str = "", wait: bool, on_wait: Callable[[str], None], shown: str):
@@ -34,7 +34,7 @@ def newest_restorable(prefix: Path) -> str:
 @dataclass(frozen=True)
 class Restored:
     id: str
-    result: object  # io.env.transaction.UndoResult
+    result: UndoResult
     displaced_folder: Path  # where files changed since the run were kept
 
 

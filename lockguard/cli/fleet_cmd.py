@@ -100,7 +100,7 @@ def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir
     if out_dir is not None:
         ui.info(f"wrote {len(written)} node reports to {out_dir}")
     lock = project.lock_hash if project else None
-    report = merge(reports, lock=lock, lock_source=f"{project.intent}" if lock else None, strict=strict)
+    report = merge(reports, lock=lock, lock_source=f"{project.intent}" if project and lock else None, strict=strict)
     return _emit(ui, report, fmt, output)
 
 
@@ -119,7 +119,8 @@ def report(ctx, paths, intent_path, fmt, output, strict) -> int:
     project = load_project(intent_path, required=True) if intent_path else None
     reports, unreadable = stored_reports(list(paths))
     lock = project.lock_hash if project else None
-    merged = merge(reports, unreadable=unreadable, lock=lock, lock_source=str(project.intent) if lock else None,
+    merged = merge(reports, unreadable=unreadable, lock=lock,
+                   lock_source=str(project.intent) if project and lock else None,
                    strict=strict)
     return _emit(ui, merged, fmt, output)
 

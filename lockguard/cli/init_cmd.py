@@ -119,7 +119,8 @@ def _add_command_line(values: dict, notes: dict, channels, conda_specs, packages
         if not items:
             continue
         current = list(values.get(key) or [])
-        current_notes = notes.get(key) if isinstance(notes.get(key), list) else [notes.get(key)] * len(current)
+        noted = notes.get(key)
+        current_notes = noted if isinstance(noted, list) else [noted] * len(current)
         for item in items:
             if item not in current:
                 current.append(item)

@@ -14,6 +14,8 @@ from lockguard import __version__
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from rich.status import Status  # rich itself is imported only when it draws (the module note)
+
 JSON_SCHEMA_VERSION = 1
 
 
@@ -28,7 +30,7 @@ class Ui:
         self.json_mode = json_mode
         self.verbose = verbose
         self.command_line: tuple[str, ...] | None = None  # as given: the key of the check's result memo
-        self._status: object = None
+        self._status: Status | None = None
 
     def __repr__(self) -> str:
         return f"Ui(command={self.command!r}, json_mode={self.json_mode!r}, verbose={self.verbose!r})"

@@ -20,7 +20,7 @@ def _short(items: tuple[str, ...], width: int = 60) -> str:
     text = ", ".join(items)
     if len(text) <= width:
         return text or "-"
-    shown = []
+    shown: list[str] = []
     for item in items:
         if len(", ".join([*shown, item])) > width - 12:
             break

@@ -291,7 +291,7 @@ class Quarantine:
             if self._journal is not None:
                 with contextlib.suppress(OSError):
                     os.close(self._journal)
-                self._journal: int | None = None  # the journal, opened for appending on the first event
+                self._journal = None
             return os_cause(exc)
         return ""
 
@@ -311,7 +311,7 @@ class Quarantine:
     def close(self) -> None:
         if self._journal is not None:
             os.close(self._journal)
-            self._journal: int | None = None  # the journal, opened for appending on the first event
+            self._journal = None
 
     # -- moving --------------------------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
+    import rattler  # imported where used at run time (native, heavy: only a conda solve or install needs it)
+
     from lockguard.model.locked import LockedConda
 
 
@@ -37,10 +39,10 @@ class RattlerSolver:
     def __init__(self, cache_dir: Path, *, offline: bool = False) -> None:
         self.cache_dir = Path(cache_dir)
         self.offline = offline
-        self._gateway = None
+        self._gateway: rattler.Gateway | None = None
         self.missing_locked: list[str] = []  # "name version build" of locked records no channel has now
 
-    def _gateway_for(self):
+    def _gateway_for(self) -> rattler.Gateway:
         import rattler
 
         if self._gateway is None:
@@ -66,7 +68,9 @@ class RattlerSolver:
             gateway = self._gateway_for()
             preferred = await self._channel_copies(gateway, sources, subdirs, locked, exclude_newer) if locked else []
             return await rattler.solve(
-                sources, specs, gateway=gateway, platforms=subdirs, locked_packages=preferred,
+                # the intent's platform names (validated there); rattler annotates its names as Literals
+                sources, specs, gateway=gateway, platforms=subdirs,  # type: ignore[arg-type]
+                locked_packages=preferred,
                 virtual_packages=virtual, exclude_newer=exclude_newer, timestamp_policy="allow-missing",
                 channel_relations="disabled",
             )

@@ -72,7 +72,7 @@ class HttpClient:
         self.deadline = self.timeout * DEADLINE_FACTOR
         self.retries = retries
         self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
-        self._client = None  # created on the first request: a warm resolve makes none
+        self._client: httpx.Client | None = None  # created on the first request: a warm resolve makes none
         self._lock = threading.Lock()
         self._in_flight = 0  # requests between their start and their end (see the module's note)
         self._closed = False

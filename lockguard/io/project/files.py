@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from lockguard.errors import InputError
@@ -57,7 +58,7 @@ def check_targets(paths, root: Path | None) -> None:
                              hint="move it away, or point [outputs] at another file name")
 
 
-def write_all_atomic(files: dict[Path, str | bytes], *, root: Path | None = None) -> None:
+def write_all_atomic(files: Mapping[Path, str | bytes], *, root: Path | None = None) -> None:
     """Write several files so that a failure anywhere leaves every one of them as it was.
 
     An existing file's permissions are kept. `root`: refuse targets outside it."""
@@ -68,7 +69,7 @@ def write_all_atomic(files: dict[Path, str | bytes], *, root: Path | None = None
         _stage_and_commit(files)
 
 
-def _stage_and_commit(files: dict[Path, str | bytes]) -> None:
+def _stage_and_commit(files: Mapping[Path, str | bytes]) -> None:
     staged: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():

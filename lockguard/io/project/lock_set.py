@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+from contextlib import AbstractContextManager
 
 from lockguard.io.cache.root import cache_root
 
@@ -39,7 +40,7 @@ class LockSet:
         self.on_wait = on_wait
         self.warn = warn
         self._fd: int | None = None
-        self._held = None  # io/kernel_lock.held's context, when the lock was busy at first
+        self._held: AbstractContextManager[None] | None = None  # io/kernel_lock.held's context, when the lock was busy at first
 
     def __enter__(self) -> LockSet:
         if self.exclusive:  # the resolve path: through kernel_lock at once (it imports more anyway)

@@ -89,7 +89,7 @@ def prior_lock(intent: Intent, texts: LockTexts) -> PriorLock:
         pip: dict[str, str] = {}
         via: dict[str, tuple[str, ...]] = {}
         if found is not None and found[1] is not None:
-            relative, text = found
+            relative, text = found[0], found[1]
             written_for = read_header(text).fields.get("platform")
             if written_for and written_for != platform:
                 notes.append(f"{relative} was written for {written_for}, not {platform}: not a preference "
@@ -114,7 +114,7 @@ def _conda_records(texts: LockTexts, notes: list[str]) -> dict[str, tuple[Locked
     found = texts.of_kind("conda-lock")
     if found is None or found[1] is None:
         return {}
-    relative, text = found
+    relative, text = found[0], found[1]
     try:
         packages = read(text)["package"]
     except LockSyntaxError as exc:

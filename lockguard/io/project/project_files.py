@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
+from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.written import written_copy
 from lockguard.io.read import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
@@ -47,12 +48,12 @@ def parse_lock(kind: str, text: str, path: str):
 def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     # the folder as text: the files are opened by name (messages spell them with pathlib,
     # io/read.py), so os.path.join opens what root / relative would
-    root = intent.source.folder
+    root = source_of(intent).folder
     files = []
     for relative, kind, platform in lock_paths(intent):
         text = read_lock_text(os.path.join(root, relative))
         header = read_header(text) if text is not None else None
-        if header is None or not header.intent_hash:  # missing, or without lockguard's header (LG104): not parsed
+        if text is None or header is None or not header.intent_hash:  # missing, or without lockguard's header (LG104): not parsed
             files.append(LockFile(relative, text, kind, platform))
             continue
         view = {"requirements": "requirements", "environment": "environment", "conda-lock": "conda_lock",
@@ -64,7 +65,7 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
             written = written_copy(header.body_hash)
         files.append(LockFile(relative, text, kind, platform, header=header, written=written, **parsed))
     repo_files = repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)}) if scan_repo else {}
-    return Snapshot(intent, intent.source.name, files, repo_files)
+    return Snapshot(intent, source_of(intent).name, files, repo_files)
 
 
 def repository_files(root: Path | str, exclude: set[str]) -> dict[str, str]:
