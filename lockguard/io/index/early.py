@@ -19,6 +19,7 @@ every early thread and a resolve that waited for their answers for ever.
 
 from __future__ import annotations
 
+import encodings.idna  # noqa: F401  (imported by the main thread: the socket layer encodes host names with it)
 import threading
 
 from lockguard.errors import LockguardError
