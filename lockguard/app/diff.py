@@ -13,7 +13,7 @@ from lockguard.errors import InputError
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.project.git_files import check_revision, text_at
 from lockguard.io.project.intent_file import source_of
-from lockguard.io.project.project_files import read_lock_text
+from lockguard.io.read import read_lock_text
 from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.lock_paths import lock_paths
 

@@ -10,7 +10,8 @@ from lockguard.check.why_pinned import explain_conda, explain_pip
 from lockguard.errors import InputError
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.project.intent_file import source_of
-from lockguard.io.project.project_files import parse_lock, read_lock_text
+from lockguard.io.project.project_files import parse_lock
+from lockguard.io.read import read_lock_text
 from lockguard.lockfiles.syntax import clip
 from lockguard.model.lock_paths import lock_file
 

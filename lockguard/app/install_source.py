@@ -18,7 +18,8 @@ from lockguard.install.pylock_source import disagreements, install_from_pylock
 from lockguard.install.verify import direct_names
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.project.intent_file import project_here, source_of
-from lockguard.io.project.project_files import parse_lock, read_lock_text, read_snapshot
+from lockguard.io.project.project_files import parse_lock, read_snapshot
+from lockguard.io.read import read_lock_text
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.lock_paths import lock_file

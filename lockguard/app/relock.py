@@ -7,11 +7,10 @@ decides, the relock's notes (vanished and yanked locked versions, held-back upgr
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lockguard.check.lock_changes import ChangeReport, LockView, PlatformChanges, report
-from lockguard.check.lock_views import merged, views_of
 from lockguard.errors import InputError
-from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.project.prior_lock import (
     LockTexts,
     PriorLock,
@@ -19,14 +18,13 @@ from lockguard.io.project.prior_lock import (
     prior_lock,
     read_lock_texts,
 )
-from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.intent import Intent
 from lockguard.model.locked import LockedPlatform
 from lockguard.model.names import spec_name
 from lockguard.model.upgrades import UpgradeRequest
-from lockguard.resolve.pip_resolve import merged_requirements
-from lockguard.resolve.preferences import Preferences, preferences_for, unknown_names
-from lockguard.resolve.relock_notes import KeptYanked, RelockNotes, Vanished
+
+if TYPE_CHECKING:  # the resolver's modules load with a resolution (app/resolution.py), never for a memo hit
+    from lockguard.resolve.relock_notes import KeptYanked, RelockNotes, Vanished
 
 
 class Relock:
@@ -37,7 +35,6 @@ class Relock:
         self.notes: list[RelockNotes] = []
         self.missing_conda: list[str] = []  # locked conda records no channel lists any more
         self._prior: PriorLock | None = None
-        self._preferences: dict[str, Preferences | None] = {}
         self.said: list[str] = []  # the notes printed: a plain resolve of the same lock does not say them
 
     # -- the resolution memo ------------------------------------------------------------------------
@@ -65,6 +62,10 @@ class Relock:
         """--upgrade-package NAME of a name neither in the lock nor in the intent is exit 2."""
         if not self.upgrade.packages:
             return
+        # the resolver's requirement helpers, for --upgrade-package only (a plain memo hit needs none)
+        from lockguard.resolve.pip_resolve import merged_requirements
+        from lockguard.resolve.preferences import unknown_names
+
         names = {r.name for r in merged_requirements(self.intent.pip)} | {spec_name(s) for s in self.intent.conda}
         locked = self.prior().platforms.values()
         unknown = unknown_names(self.upgrade, locked, names)
@@ -80,18 +81,6 @@ class Relock:
 
     def locked(self, platform: str) -> LockedPlatform | None:
         return self.prior().platform(platform)
-
-    def preferences(self, platform: str) -> Preferences | None:
-        if platform not in self._preferences:
-            locked = self.locked(platform)
-            # no lock and no upgrade asked: nothing to prefer, nothing to say (a resolve from scratch)
-            nothing = locked is None and not self.upgrade.packages
-            self._preferences[platform] = None if nothing else preferences_for(locked, self.upgrade)
-        return self._preferences[platform]
-
-    def speculation(self, platform: str) -> dict:
-        preferences = self.preferences(platform)
-        return dict(preferences.pip) if preferences else {}
 
     # -- after the resolve ------------------------------------------------------------------------
 
@@ -126,11 +115,17 @@ class Relock:
             pairs.append((before, after))
         knowledge = None
         if needs_facts:  # an unchanged lock (a memo hit, most often) never loads the knowledge
+            from lockguard.io.knowledge_files import load_knowledge
+
             knowledge = load_knowledge()
         return report(pairs, knowledge)
 
     def _view(self, platform: str, texts: dict[str, str | None]):
         """requirements.lock's pip side and environment.yml's conda side (None: no readable lock)."""
+        # the lock file readers, only for a lock that changed (a memo hit's bytes are compared above)
+        from lockguard.check.lock_views import merged, views_of
+        from lockguard.lockfiles.syntax import LockSyntaxError
+
         found = []
         for kind in ("requirements", "environment"):
             where = self.texts.of_kind(kind, platform)

@@ -142,6 +142,11 @@ def read_text_or_none(path: FilePath, *, what: str, limit: int) -> str | None:
         return None
 
 
+def read_lock_text(path: FilePath) -> str | None:
+    """A lock file's text (None when missing): a regular UTF-8 file of bounded size, or exit 2."""
+    return read_text_or_none(path, what="lock file", limit=LOCK_LIMIT)
+
+
 def is_regular_file(path: FilePath) -> bool:
     """True for a regular file (following symlinks), without opening it."""
     try:

@@ -19,13 +19,10 @@ every early thread and a resolve that waited for their answers for ever.
 
 from __future__ import annotations
 
-import encodings.idna  # noqa: F401  (imported by the main thread: the socket layer encodes host names with it)
 import threading
 
 from lockguard.errors import LockguardError
 from lockguard.io.index.cache import Cache
-from lockguard.io.index.http import HttpClient
-from lockguard.io.index.simple_index import JSON_ACCEPT
 from lockguard.io.read import INTENT_LIMIT, read_text
 from lockguard.model.intent_parse import parse_toml
 
@@ -59,6 +56,13 @@ def start(intent_path, *, refresh: bool, offline: bool) -> None:
 
 def _ready_client():
     """The client and the Accept header, with every module a GET loads imported (see the module's note)."""
+    # the network client only when there is something to fetch: a warm resolve (every page cached)
+    # never imports httpx
+    import encodings.idna  # noqa: F401  (the socket layer encodes the host name with it on the first connect)
+
+    from lockguard.io.index.http import HttpClient
+    from lockguard.io.index.simple_index import JSON_ACCEPT
+
     client = HttpClient()
     client.prepare()
     return client, {"Accept": JSON_ACCEPT}
@@ -105,6 +109,8 @@ def fetched() -> tuple[int, int]:
 def take(url: str, headers: dict[str, str]):
     """The answer of an early GET of `url` with these headers (waiting for it if it is still on
     its way), once; None when there was none. An early SourceUnreachable is raised here."""
+    from lockguard.io.index.simple_index import JSON_ACCEPT  # loaded by the index client that asks
+
     if headers != {"Accept": JSON_ACCEPT}:
         return None
     with _GUARD:

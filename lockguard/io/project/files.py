@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -101,6 +100,8 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
                 try:
                     os.link(path, backup)
                 except OSError:  # a file system without hard links
+                    import shutil  # rare: shutil (with bz2 and lzma) stays off a warm resolve's path
+
                     shutil.copy2(path, backup)
             backups.append((path, backup))
             _put_in_place(tmp, path)

@@ -15,11 +15,8 @@ import os
 from dataclasses import dataclass, field
 
 from lockguard.errors import InputError
-from lockguard.io.project.project_files import read_lock_text
-from lockguard.lockfiles.conda_lock import read
+from lockguard.io.read import read_lock_text
 from lockguard.lockfiles.headers import read_header
-from lockguard.lockfiles.requirements_lock import parse
-from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.locked import LockedConda, LockedPlatform
@@ -80,6 +77,11 @@ class PriorLock:
 
 def prior_lock(intent: Intent, texts: LockTexts) -> PriorLock:
     """The existing lock as preferences, platform by platform."""
+    # the lock file readers (PyYAML among them) load when a resolution parses the lock, never
+    # for a memo hit, which needs only the texts' digests
+    from lockguard.lockfiles.requirements_lock import parse
+    from lockguard.lockfiles.syntax import LockSyntaxError
+
     notes: list[str] = [f"{relative} is not a preference source ({why}); resolving without it"
                         for relative, why in texts.unreadable.items()]
     conda = _conda_records(texts, notes)
@@ -115,6 +117,11 @@ def _conda_records(texts: LockTexts, notes: list[str]) -> dict[str, tuple[Locked
     if found is None or found[1] is None:
         return {}
     relative, text = found[0], found[1]
+    from lockguard.lockfiles.conda_lock import (
+        read,  # as in prior_lock: a resolution's, not a memo hit's
+    )
+    from lockguard.lockfiles.syntax import LockSyntaxError
+
     try:
         packages = read(text)["package"]
     except LockSyntaxError as exc:

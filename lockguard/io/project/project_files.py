@@ -11,7 +11,7 @@ from lockguard.errors import InputError
 from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.written import written_copy
-from lockguard.io.read import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
+from lockguard.io.read import REPO_FILE_LIMIT, read_lock_text, read_text
 from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
 from lockguard.lockfiles.headers import body_hash_of, read_header
 from lockguard.lockfiles.syntax import LockSyntaxError
@@ -24,11 +24,6 @@ if TYPE_CHECKING:
 # kind -> the reader of that lock file's text
 _READERS = {"requirements": requirements_lock.parse, "environment": environment_yml.parse,
             "conda-lock": conda_lock.read, "pylock": pylock.read}
-
-
-def read_lock_text(path: Path | str) -> str | None:
-    """A lock file's text (None when missing): a regular UTF-8 file of bounded size, or exit 2."""
-    return read_text_or_none(path, what="lock file", limit=LOCK_LIMIT)
 
 
 def parse_lock(kind: str, text: str, path: str):
