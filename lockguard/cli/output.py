@@ -40,7 +40,7 @@ class Ui:
     def progress(self, message: str) -> None:
         if color_enabled(sys.stderr) and not self.json_mode:
             if self._status is None:
-                from rich.console import Console
+                from rich.console import Console  # rich only when it draws (the module note)
 
                 self._status = Console(stderr=True).status(message)
                 self._status.start()
