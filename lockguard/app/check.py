@@ -47,19 +47,19 @@ def static_check(intent_path, *, strict: bool, warn) -> Checked:
     """The intent against its lock files and the repository; no network, no solve."""
     from lockguard.check.static import static_findings
     from lockguard.io.knowledge_files import load_knowledge
-    from lockguard.io.project.intent_file import load_project
+    from lockguard.io.project.intent_file import load_project, source_of
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.model.lock_paths import lock_paths
 
     intent = load_project(intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=warn)
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
-    findings = from_here(findings, os.path.dirname(intent.source.location))
+    findings = from_here(findings, os.path.dirname(source_of(intent).location))
     if any(f.code in (codes.LOCK_MISSING.code, codes.INTENT_CHANGED.code, codes.LOCK_NOT_LOCKGUARDS.code) for f in findings):
         # the lock does not match the intent: an intent that is itself invalid (an unparsable
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
         load_project(intent_path, validate=True)
-    return Checked(findings, shown_path(intent.source.location), None, intent,
+    return Checked(findings, shown_path(source_of(intent).location), None, intent,
                    [p for p, _kind, _platform in lock_paths(intent)])
 
 
@@ -71,19 +71,20 @@ def environment_check(intent_path, *, prefix, python, strict: bool, verify_files
     from lockguard.app.project import load_project_intent
     from lockguard.check.static import static_findings
     from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.project.intent_file import source_of
     from lockguard.io.project.project_files import read_snapshot
 
     intent = load_project_intent(intent_path, warn=warn)
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
-    checked = shown_path(intent.source.path)
+    checked = shown_path(source_of(intent).path)
     environment = environment_findings(snapshot, load_knowledge(), prefix=prefix, python=python,
                                        verify_files=verify_files, wait=wait, on_wait=on_wait)
     checked += f" and {prefix or python}"
     code = environment_exit_code(findings, environment, strict=strict)
     interrupted = [f for f in environment if f.code == codes.INTERRUPTED_RUN.code]  # first, with its fix: the rest may be its doing
     rest = [f for f in environment if f.code != codes.INTERRUPTED_RUN.code]
-    return Checked(from_here(interrupted + findings + rest, intent.source.root), checked, code, intent, [])
+    return Checked(from_here(interrupted + findings + rest, source_of(intent).root), checked, code, intent, [])
 
 
 def remember(command_line, checked: Checked, intent_path, *, wait: bool, json: bool, output: str, code: int) -> None:
@@ -91,12 +92,13 @@ def remember(command_line, checked: Checked, intent_path, *, wait: bool, json: b
     before click is imported, while the files it read keep their bytes). A check whose intent the
     full check must find each time (none, or two) is not kept."""
     from lockguard.io.project.check_cache import CheckResults, find_intent_path
+    from lockguard.io.project.intent_file import source_of
 
     found = find_intent_path(intent_path)
     if found is None:
         return
     CheckResults(command_line).store(intent=found, default_intent=intent_path is None,
-                                     root=os.path.dirname(checked.intent.source.location),
+                                     root=os.path.dirname(source_of(checked.intent).location),
                                      lock_files=checked.lock_files, lock_folder=lock_folder(intent_path), wait=wait,
                                      json=json, output=output, code=code)
 

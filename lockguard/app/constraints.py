@@ -7,13 +7,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lockguard.io.index.cuda_wheels import read_toolkit_manifests, read_wheel_paths
+from lockguard.io.index.http import HttpClient
+from lockguard.io.index.sdist_pkg_info import read_sdist_facts
+from lockguard.io.index.torch_wheels import live_versions, project_files, read_live_wheels
+from lockguard.io.knowledge_files import load_knowledge
 from lockguard.knowledge.tables import Knowledge
+from lockguard.knowledge.verify import compare_patch, missing_releases
+from lockguard.knowledge.verify_cuda import (
+    component_differences,
+    component_wheels,
+    shared_file_differences,
+    toolkit_pins,
+)
+from lockguard.knowledge.verify_sdist import sdist_metadata_differences
 from lockguard.model.wording import counted
 
 
 def knowledge() -> Knowledge:
-    from lockguard.io.knowledge_files import load_knowledge
-
     return load_knowledge()
 
 
@@ -31,20 +42,6 @@ def verify(index_url: str, say: Callable[[str], None]) -> Verified:
     """Every torch [[patch]] row against torch's wheel METADATA, every [[cuda-release]] row against
     NVIDIA's cuda-toolkit METADATA, every [[shared-files]] row against the CUDA wheels' RECORD, every
     [[sdist-metadata]] row against the PKG-INFO (or egg-info/requires.txt) of the sdists it covers."""
-    from lockguard.io.index.cuda_wheels import read_toolkit_manifests, read_wheel_paths
-    from lockguard.io.index.http import HttpClient
-    from lockguard.io.index.sdist_pkg_info import read_sdist_facts
-    from lockguard.io.index.torch_wheels import live_versions, project_files, read_live_wheels
-    from lockguard.io.knowledge_files import load_knowledge
-    from lockguard.knowledge.verify import compare_patch, missing_releases
-    from lockguard.knowledge.verify_cuda import (
-        component_differences,
-        component_wheels,
-        shared_file_differences,
-        toolkit_pins,
-    )
-    from lockguard.knowledge.verify_sdist import sdist_metadata_differences
-
     known = load_knowledge()
     with HttpClient() as client:
         files = project_files(client, index_url, "torch")

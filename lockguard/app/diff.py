@@ -6,20 +6,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lockguard.app.project import load_project_intent
+from lockguard.check.lock_changes import LockView, report
+from lockguard.check.lock_views import kind_of, merged, views_of
 from lockguard.errors import InputError
+from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.project.git_files import check_revision, text_at
+from lockguard.io.project.intent_file import source_of
+from lockguard.io.read import read_lock_text
+from lockguard.lockfiles.syntax import LockSyntaxError
+from lockguard.model.lock_paths import lock_paths
 
 
 def changes_between(pairs: list):
     """The change report of (before, after) views, with the knowledge's CUDA facts."""
-    from lockguard.check.lock_changes import report
-    from lockguard.io.knowledge_files import load_knowledge
-
     return report(pairs, load_knowledge())
 
 
 def _read(path: Path, label: str | None = None) -> str:
-    from lockguard.io.project.project_files import read_lock_text
-
     text = read_lock_text(path)
     if text is None:
         raise InputError(f"{label or path} does not exist", file=str(path))
@@ -27,9 +31,6 @@ def _read(path: Path, label: str | None = None) -> str:
 
 
 def _views(kind: str, text: str, label: str, platform: str | None = None) -> dict:
-    from lockguard.check.lock_views import views_of
-    from lockguard.lockfiles.syntax import LockSyntaxError
-
     try:
         return views_of(kind, text, platform)
     except LockSyntaxError as exc:
@@ -38,9 +39,6 @@ def _views(kind: str, text: str, label: str, platform: str | None = None) -> dic
 
 
 def files_pairs(old: Path, new: Path) -> list:
-    from lockguard.check.lock_changes import LockView
-    from lockguard.check.lock_views import kind_of
-
     old_text, new_text = _read(old), _read(new)
     kind = kind_of(old.name, old_text)
     if kind_of(new.name, new_text) != kind:
@@ -55,9 +53,6 @@ def files_pairs(old: Path, new: Path) -> list:
 
 
 def revision_pairs(revision: str, file: Path | None, intent_path: Path | None, *, warn=None) -> list:
-    from lockguard.check.lock_views import kind_of, merged
-    from lockguard.io.project.git_files import check_revision, text_at
-
     if file is not None:
         root = file.resolve().parent
         check_revision(root, revision)
@@ -69,11 +64,8 @@ def revision_pairs(revision: str, file: Path | None, intent_path: Path | None, *
         before = _views(kind, old_text, f"{file} at {revision}") if old_text is not None else {}
         after = _views(kind, new_text, str(file)) if new_text is not None else {}
         return [(before.get(p), after.get(p)) for p in sorted(set(before) | set(after))]
-    from lockguard.app.project import load_project_intent
-    from lockguard.model.lock_paths import lock_paths
-
     intent = load_project_intent(intent_path, validate_conda=False, warn=warn)
-    root = intent.source.root
+    root = source_of(intent).root
     check_revision(root, revision)
     before_parts, after_parts = [], []
     for relative, kind, platform in lock_paths(intent):

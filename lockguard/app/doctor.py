@@ -3,9 +3,21 @@ system CUDA, the node's name) gathered at once, the lock read, the checks run ov
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from lockguard.app.env_check import lock_view
 from lockguard.doctor.check import Facts
+from lockguard.doctor.checks import run_checks
+from lockguard.doctor.imports import GPU_IMPORTS
+from lockguard.errors import InputError
+from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.machine.nvml import detect_machine
+from lockguard.io.machine.probe_runner import pid_alive, run_probe
+from lockguard.io.machine.system_cuda import gather_system, node_identity
+from lockguard.io.project.intent_file import load_project, source_of
+from lockguard.io.project.project_files import read_snapshot
+from lockguard.lockfiles.headers import body_hash_of
 
 
 @dataclass(frozen=True)
@@ -22,15 +34,6 @@ class Diagnosis:
 
 
 def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> Diagnosis:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from lockguard.doctor.checks import run_checks
-    from lockguard.doctor.imports import GPU_IMPORTS
-    from lockguard.io.knowledge_files import load_knowledge
-    from lockguard.io.machine.nvml import detect_machine
-    from lockguard.io.machine.probe_runner import pid_alive, run_probe
-    from lockguard.io.machine.system_cuda import gather_system, node_identity
-
     # the probe (a child process: `import torch` dominates) and the system facts run while NVML,
     # the knowledge and the lock are read here
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -49,23 +52,16 @@ def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> 
 
 def _lock(intent_path, knowledge, warn):
     """(lock view, why there is none, {intent, file, body_hash})."""
-    from lockguard.errors import InputError
-    from lockguard.io.project.intent_file import load_project
-
     try:
         intent = load_project(intent_path, validate=False, warn=warn)
     except InputError:
         if intent_path:
             raise
         return None, "no lockguard.toml here (pass --intent FILE to compare with a lock)", None
-    from lockguard.app.env_check import lock_view
-    from lockguard.io.project.project_files import read_snapshot
-    from lockguard.lockfiles.headers import body_hash_of
-
     snapshot = read_snapshot(intent, scan_repo=False)
     requirements = snapshot.of_kind("requirements")
     if requirements is None or requirements.text is None:
-        return None, f"{intent.source.path.name} has no lock yet (run `lockguard resolve`)", None
-    meta = {"intent": str(intent.source.path), "file": requirements.path,
+        return None, f"{source_of(intent).path.name} has no lock yet (run `lockguard resolve`)", None
+    meta = {"intent": str(source_of(intent).path), "file": requirements.path,
             "body_hash": "sha256:" + body_hash_of(requirements.text)}
     return lock_view(snapshot, knowledge), "", meta

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import platform as host_platform
 from pathlib import Path
 
 from lockguard.check.lock_facts import lock_facts
 from lockguard.check.snapshot import Snapshot
+from lockguard.errors import InputError
 from lockguard.install.inventory import LockView, take_inventory
+from lockguard.io.env.prefix_lock import locked_prefix
+from lockguard.io.env.prefix_scan import scan_prefix
+from lockguard.io.env.quarantine_runs import interrupted_quarantines
+from lockguard.io.env.record_verify import verify_records
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model import codes
-from lockguard.model.finding import Finding
+from lockguard.model.finding import ERROR, WARNING, Finding, failing
 
 
 def host_conda_platform() -> str:
@@ -39,10 +46,6 @@ def lock_view(snapshot: Snapshot, knowledge: Knowledge) -> LockView:
 def must_be_environment(root: Path, named: str | None = None, *, hint: str) -> Path:
     """The real path of `root`, which must be an environment: a venv (pyvenv.cfg) or a conda prefix
     (conda-meta/). Never /, /usr, a file or a FIFO: InputError naming it."""
-    import os
-
-    from lockguard.errors import InputError
-
     real = Path(os.path.realpath(root))
     try:
         shaped = (real / "pyvenv.cfg").is_file() or (real / "conda-meta").is_dir()
@@ -59,20 +62,18 @@ def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Pa
                          verify_files: bool = False, wait: bool = True, on_wait=None) -> list[Finding]:
     """The installed environment against the lock, read under the prefix's shared lock (a running
     clean-install or restore is waited for, or with wait=False is exit 2)."""
-    import os
-
-    from lockguard.io.env.prefix_lock import locked_prefix
-    from lockguard.io.env.prefix_scan import scan_prefix
-
+    root: Path | None
     if prefix is not None:  # --env names an environment; --python may be any interpreter, a base one too
         root = must_be_environment(prefix, hint="--env takes a venv or a conda prefix; for another installation pass "
                                    "its interpreter with --python EXE")
-    else:  # the environment a --python lives in, if it is one (a base interpreter's folder is never locked)
+    elif python is not None:  # the environment a --python lives in, if it is one (a base interpreter's folder is never locked)
         guess = Path(os.path.realpath(Path(os.path.abspath(python)).parent.parent))
         try:
             root = guess if (guess / "pyvenv.cfg").is_file() or (guess / "conda-meta").is_dir() else None
         except OSError:  # not this user's to look into: the scan says so, naming the interpreter
             root = None
+    else:
+        raise ValueError("an environment to check takes a prefix or a python")
     lock = locked_prefix(root, "check", exclusive=False, wait=wait, on_wait=on_wait, shown=str(prefix or root)) \
         if root is not None else _nothing()
     with lock:
@@ -80,8 +81,6 @@ def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Pa
         view = lock_view(snapshot, knowledge)
         changed = None
         if verify_files:
-            from lockguard.io.env.record_verify import verify_records
-
             changed = verify_records(scan, set(view.pip))
         findings = take_inventory(scan, view, changed).findings
         interrupted = interrupted_runs(Path(scan.prefix))
@@ -89,8 +88,6 @@ def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Pa
 
 
 def _nothing():
-    import contextlib
-
     return contextlib.nullcontext()
 
 
@@ -98,8 +95,6 @@ def environment_exit_code(static: list[Finding], environment: list[Finding], *, 
     """1 for any error, a warning of the lock files (as `check` without --env), or, with
     --strict only, a warning about the installed environment or the machine (LG218 /usr/local/cuda,
     LG213 a user-site copy, ...): clean-install's rule."""
-    from lockguard.model.finding import ERROR, WARNING, failing
-
     if failing(static) or any(f.severity == ERROR for f in environment):
         return 1
     return 1 if strict and any(f.severity == WARNING for f in environment) else 0
@@ -107,9 +102,6 @@ def environment_exit_code(static: list[Finding], environment: list[Finding], *, 
 
 def interrupted_runs(prefix: Path) -> list[Finding]:
     """LG222: a clean-install (or a restore of one) that was killed left the environment half changed."""
-    from lockguard.io.env.quarantine_runs import interrupted_quarantines
-    from lockguard.model.finding import ERROR
-
     out = []
     for q in interrupted_quarantines(prefix):
         if q.state == "restore-interrupted":

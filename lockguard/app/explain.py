@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lockguard.app.project import load_project_intent
+from lockguard.check.why_pinned import explain_conda, explain_pip
 from lockguard.errors import InputError
+from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.project.intent_file import source_of
+from lockguard.io.project.project_files import parse_lock
+from lockguard.io.read import read_lock_text
 from lockguard.lockfiles.syntax import clip
+from lockguard.model.lock_paths import lock_file
 
 
 def explain_package(package: str, intent_path: Path | None, platform: str | None, *, warn=None):
     """(the explanation, the platform read); InputError for a platform or package the lock lacks."""
-    from lockguard.app.project import load_project_intent
-    from lockguard.check.why_pinned import explain_conda, explain_pip
-    from lockguard.io.knowledge_files import load_knowledge
-    from lockguard.io.project.project_files import parse_lock, read_lock_text
-    from lockguard.model.lock_paths import lock_file
-
     intent = load_project_intent(intent_path, warn=warn)
     if platform is not None and platform not in intent.platforms:
         raise InputError(f"--platform: the lock has no {clip(platform)} section (it locks "
@@ -24,7 +25,7 @@ def explain_package(package: str, intent_path: Path | None, platform: str | None
                          hint=f"pass one of: {', '.join(intent.platforms)}; or add the platform to the intent's "
                          "platforms and run `lockguard resolve`")
     platform = platform or intent.platforms[0]
-    root = intent.source.root
+    root = source_of(intent).root
     knowledge = load_knowledge()
     req_path = root / lock_file(intent, "requirements", platform)
     env_path = root / lock_file(intent, "environment", platform)
@@ -32,7 +33,7 @@ def explain_package(package: str, intent_path: Path | None, platform: str | None
     if req_text is None:
         raise InputError(f"{req_path} does not exist", file=str(req_path), hint="run `lockguard resolve` first")
     lock = parse_lock("requirements", req_text, str(req_path))
-    found = explain_pip(package, lock, knowledge, platform, intent.source.path.name)
+    found = explain_pip(package, lock, knowledge, platform, source_of(intent).path.name)
     env_text = None if intent.pip_only else read_lock_text(env_path)
     if found is None and env_text is not None:
         env = parse_lock("environment", env_text, str(env_path))

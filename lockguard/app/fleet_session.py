@@ -4,11 +4,22 @@ output. The engines live in lockguard.io.engines, the merge in lockguard.fleet."
 
 from __future__ import annotations
 
+import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lockguard.errors import InputError
+from lockguard.fleet.k8s import PROJECT_MOUNT, ManifestOptions
+from lockguard.fleet.launch import SlurmOptions
+from lockguard.fleet.node_protocol import NodeRequest, node_script, parse_node_output
+from lockguard.fleet.records import node_report
+from lockguard.io.engines import clush, kubectl, ray_engine, slurm
+from lockguard.io.engines.report_files import read_reports, write_node_files, write_output
+from lockguard.io.project.intent_file import find_intent, load_intent, source_of
+from lockguard.io.project.project_files import read_snapshot
+from lockguard.io.read import INTENT_LIMIT, read_text
+from lockguard.lockfiles.headers import body_hash_of
 
 
 @dataclass(frozen=True)
@@ -19,11 +30,6 @@ class Project:
 
 
 def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
-    from lockguard.io.project.intent_file import find_intent, load_intent
-    from lockguard.io.project.project_files import read_snapshot
-    from lockguard.io.read import INTENT_LIMIT, read_text
-    from lockguard.lockfiles.headers import body_hash_of
-
     try:
         path = (intent_path or find_intent(Path.cwd())).resolve()
     except InputError:
@@ -34,7 +40,7 @@ def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
     snapshot = read_snapshot(intent, scan_repo=False)
     requirements = snapshot.of_kind("requirements")
     lock_hash = "sha256:" + body_hash_of(requirements.text) if requirements and requirements.text else None
-    root = intent.source.root
+    root = source_of(intent).root
     files = {str(path.relative_to(root)): read_text(path, what="intent file", limit=INTENT_LIMIT)}
     for lock in snapshot.files:  # read once, safely, by read_snapshot
         if lock.text is not None:
@@ -46,15 +52,10 @@ def node_reports(engine: str, request, settings: dict, timeout: float, project: 
                  out_dir: Path | None) -> tuple[list, list[Path]]:
     """Doctor on every node through `engine`, each node's output read into a report; with
     `out_dir`, each node's record kept as DIR/<node>.json (the paths written come back too)."""
-    from lockguard.fleet.node_protocol import node_script, parse_node_output
-    from lockguard.fleet.records import node_report
-
     outputs = collect(engine, node_script, {**settings, "request": request}, timeout, project)
     records = [parse_node_output(o, engine=engine, timeout=timeout) for o in outputs]
     written: list[Path] = []
     if out_dir is not None:
-        from lockguard.io.engines.report_files import write_node_files
-
         written = write_node_files(out_dir, records)
         sources = [str(p) for p in written]
     else:
@@ -66,57 +67,39 @@ def node_reports(engine: str, request, settings: dict, timeout: float, project: 
 
 def stored_reports(paths: list[Path]) -> tuple[list, list]:
     """The reports in these files and folders, and (file, why) for those that cannot be read."""
-    from lockguard.io.engines.report_files import read_reports
-
     return read_reports(paths)
 
 
 def write_report(output: Path, text: str) -> None:
     """The merged report (or a manifest) written to --output, atomically."""
-    from lockguard.io.engines.report_files import write_output
-
     write_output(output, text)
 
 
 def collect(engine: str, script_for, settings: dict, timeout: float, project: Project | None) -> list:
     """Run the node script on every node through `engine`; one NodeOutput per node."""
-    from lockguard.fleet.node_protocol import NodeRequest
-
     base: NodeRequest = settings.pop("request")
     if engine == "ray":
-        from lockguard.io.engines import ray_engine
-
         request = _with_intent(base, project.intent.name if project else None)
         return ray_engine.run(script_for(request), address=settings["address"], timeout=timeout,
                               files=project.files if project else {}, runtime_env=_runtime_env(settings))
     request = _with_intent(base, str(project.intent) if project else None)
     if engine == "slurm":
-        from lockguard.fleet.launch import SlurmOptions
-        from lockguard.io.engines import slurm
-
         options = SlurmOptions(settings["nodes"], settings["partition"], settings["nodelist"], tuple(settings["srun_args"]))
         if options.nodes is None and not options.nodelist:
             raise InputError("--via slurm needs --nodes N or --nodelist LIST", key="--nodes",
                              hint="e.g. --nodes 16 --partition gpu")
         return slurm.run(script_for(request), options=options, timeout=timeout)
     if engine == "clush":
-        from lockguard.io.engines import clush
-
         if not settings["hosts"]:
             raise InputError("--via clush needs --hosts NODESET", key="--hosts", hint="e.g. --hosts 'gpu[01-16]'")
         return clush.run(script_for(request), hosts=settings["hosts"], timeout=timeout, worker=settings["worker"],
                          fanout=settings["fanout"])
-    from lockguard.fleet.k8s import PROJECT_MOUNT
-    from lockguard.io.engines import kubectl
-
     request = _with_intent(base, f"{PROJECT_MOUNT}/{project.intent.name}" if project else None)
     options = manifest_options(settings, project, run_id=uuid.uuid4().hex[:8])
     return kubectl.run(script_for(request), options=options, timeout=timeout)
 
 
 def _runtime_env(settings: dict) -> dict | None:
-    import json
-
     text = settings.get("runtime_env")
     if not text:
         return None
@@ -132,8 +115,6 @@ def _runtime_env(settings: dict) -> dict | None:
 
 
 def manifest_options(settings: dict, project: Project | None, *, run_id: str):
-    from lockguard.fleet.k8s import ManifestOptions
-
     if not settings.get("image"):
         raise InputError("--via kubectl needs --image IMAGE: an image with lockguard and the environment to check",
                          key="--image", hint="e.g. --image registry.example.com/train:2024-03")
@@ -156,6 +137,4 @@ def manifest_options(settings: dict, project: Project | None, *, run_id: str):
 
 
 def _with_intent(request, intent: str | None):
-    from dataclasses import replace
-
     return replace(request, intent=intent)

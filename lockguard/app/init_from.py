@@ -10,25 +10,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from lockguard.adopt.environment import environment_facts
+from lockguard.adopt.facts import SourceFacts
+from lockguard.adopt.mapping import adopt, usable
 from lockguard.app.reporting import Messages
 from lockguard.errors import InputError
+from lockguard.io.project.env_capture import capture_environment
+from lockguard.io.project.source_files import read_sources
 from lockguard.model.wording import counted
 
 
 def adopted_values(ui: Messages, *, files: tuple[Path, ...], env: Path | None, python: str | None, cuda: str | None,
                    indexes: tuple[str, ...], top_level_only: bool) -> tuple[dict, dict, list[str]]:
     """(values, notes, header comment lines) for the intent writer."""
-    from lockguard.adopt.environment import environment_facts
-    from lockguard.adopt.facts import SourceFacts
-    from lockguard.adopt.mapping import adopt, usable
-    from lockguard.io.project.source_files import read_sources
-
     facts = SourceFacts()
     if files:
         facts.extend(read_sources(list(files)))
     if env is not None:
-        from lockguard.io.project.env_capture import capture_environment
-
         captured, conda = capture_environment(env)
         facts.extend(environment_facts(captured, conda, str(env), top_level_only=top_level_only))
     sources = [str(f) for f in files] + ([str(env)] if env is not None else [])

@@ -18,12 +18,17 @@ from pathlib import Path
 
 from lockguard.app.env_check import must_be_environment
 from lockguard.app.install_source import LockSource
+from lockguard.app.install_steps import install_conda, install_pip, verify
 from lockguard.app.reporting import InstallProgress
 from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
-from lockguard.io.env.quarantine import os_cause
+from lockguard.io.env.prefix_lock import locked_prefix
+from lockguard.io.env.prefix_scan import ask_interpreter, interpreter_of, scan_prefix
+from lockguard.io.env.preflight import survey_moves
+from lockguard.io.env.quarantine import new_run_id, os_cause
 from lockguard.io.env.quarantine_runs import QuarantineInfo, interrupted_quarantines
+from lockguard.io.env.record_verify import verify_records
 from lockguard.io.env.transaction import Transaction
 from lockguard.model.prefix import PrefixSnapshot
 from lockguard.model.wording import counted, human_size
@@ -32,15 +37,15 @@ from lockguard.model.wording import counted, human_size
 def target_prefix(prefix: Path | None, python: Path | None) -> Path:
     """The environment the user named, which must be one: a venv (pyvenv.cfg) or a conda prefix
     (conda-meta/). Never /, /usr or a base interpreter's installation."""
-    from lockguard.io.env.prefix_scan import ask_interpreter, interpreter_of
-
     if python is not None:
         exe = interpreter_of(None, python)
-        root = Path(ask_interpreter(exe)["prefix"])
+        root = Path(ask_interpreter(exe).prefix)
         named = f"{python} (its sys.prefix is {root})"
-    else:
+    elif prefix is not None:
         root = Path(os.path.abspath(prefix))
         named = str(prefix)
+    else:  # the command takes exactly one of the two
+        raise ValueError("the environment is named by a prefix or a python")
     return must_be_environment(root, named, hint="clean-install changes only virtual environments and conda "
                                "prefixes; create one (`python -m venv PATH`) and pass --prefix PATH")
 
@@ -49,9 +54,6 @@ def target_prefix(prefix: Path | None, python: Path | None) -> Path:
 def held_environment(root: Path, *, exclusive: bool, wait: bool, on_wait, shown: str) -> Iterator[str]:
     """The environment's lock for the block (shared for a dry run), naming the run it starts: its
     id, yielded. A second run waits for it, or with wait=False is refused (exit 2)."""
-    from lockguard.io.env.prefix_lock import locked_prefix
-    from lockguard.io.env.quarantine import new_run_id
-
     run_id = new_run_id()
     with locked_prefix(root, "clean-install", exclusive=exclusive, run=run_id, wait=wait, on_wait=on_wait,
                        shown=shown):
@@ -84,14 +86,9 @@ def undo_interrupted(prefix: Path, progress: InstallProgress) -> list[str]:
 def build_plan(source: LockSource, prefix: Path | None, python: Path | None, *, verify_files: bool = False):
     """The scan and the plan, with the survey of what moves: each file's size, and the files
     lockguard could not move (unreadable, immutable, in a folder it cannot write)."""
-    from lockguard.io.env.prefix_scan import scan_prefix
-    from lockguard.io.env.preflight import survey_moves
-
     scan = scan_prefix(prefix, python)
     changed = None
     if verify_files:
-        from lockguard.io.env.record_verify import verify_records
-
         changed = verify_records(scan, set(source.view.pip))
     inventory = take_inventory(scan, source.view, changed)
     plan = make_plan(inventory, scan, requirements=source.label)
@@ -148,8 +145,6 @@ def _anchors(scan: PrefixSnapshot) -> set[str]:
 def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: InstallProgress, run_id: str) -> Applied:
     """The transaction. On failure or interrupt everything is undone and the error re-raised
     (InstallFailed: exit 5, with its cause and what the rollback did; an interrupt: exit 130)."""
-    from lockguard.app.install_steps import install_conda, install_pip, verify
-
     if plan.blocked:
         shown = "\n    ".join(f"{path}: {why}" for path, why in plan.blocked[:10])
         more = f"\n    ... and {len(plan.blocked) - 10} more" if len(plan.blocked) > 10 else ""

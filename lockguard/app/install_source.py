@@ -5,14 +5,21 @@ index options) and where they come from."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lockguard.app.env_check import host_conda_platform, lock_view
+from lockguard.app.project import load_project_intent
+from lockguard.check.rules_lock import lock_state
 from lockguard.check.snapshot import Snapshot
 from lockguard.errors import InputError
 from lockguard.install.inventory import LockView
+from lockguard.install.pylock_source import disagreements, install_from_pylock
 from lockguard.install.verify import direct_names
+from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.project.intent_file import project_here, source_of
+from lockguard.io.project.project_files import parse_lock, read_snapshot
+from lockguard.io.read import read_lock_text
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.lock_paths import lock_file
@@ -35,7 +42,7 @@ class LockSource:
 def project_source(snapshot: Snapshot, knowledge: Knowledge) -> LockSource:
     """The project's own lock: requirements.lock of the host's platform."""
     platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
-    label = snapshot.intent.source.root / lock_file(snapshot.intent, "requirements", platform)
+    label = source_of(snapshot.intent).root / lock_file(snapshot.intent, "requirements", platform)
     document = snapshot.of_kind("requirements", platform)
     requirements = document.requirements if document and document.requirements else RequirementsLock()
     return LockSource(lock_view(snapshot, knowledge), requirements, str(label), platform,
@@ -46,11 +53,6 @@ def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -
     """`--from pylock.toml`: its packages are what pip installs. With a project, it must pin
     exactly what the project's lock pins (two locks that disagree are refused, never merged);
     without one it is the whole lock (pip only)."""
-    from dataclasses import replace
-
-    from lockguard.install.pylock_source import disagreements, install_from_pylock
-    from lockguard.io.project.project_files import parse_lock, read_lock_text
-
     text = read_lock_text(path)
     if text is None:
         raise InputError(f"{path} does not exist", file=str(path), hint="pass the pylock.toml to install from")
@@ -74,23 +76,22 @@ def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -
 def lock_source(intent_path: Path | None, from_file: Path | None, *, warn=None) -> LockSource:
     """What to apply: the project's lock, which must be current; a pylock.toml inside the project,
     which must agree with it; or a pylock.toml on its own (outside any project)."""
-    from lockguard.app.project import load_project_intent
-    from lockguard.io.knowledge_files import load_knowledge
-    from lockguard.io.project.intent_file import project_here
-    from lockguard.io.project.project_files import read_snapshot
-
     knowledge = load_knowledge()
-    snapshot = None
-    if from_file is None or intent_path is not None or project_here():
-        intent = load_project_intent(intent_path, warn=warn)
-        snapshot = read_snapshot(intent, scan_repo=False)
-        lock_must_be_current(snapshot, knowledge)
-    return pylock_source(from_file, snapshot, knowledge) if from_file else project_source(snapshot, knowledge)
+    if from_file is None:
+        return project_source(_current_project(intent_path, knowledge, warn), knowledge)
+    snapshot = _current_project(intent_path, knowledge, warn) if intent_path is not None or project_here() else None
+    return pylock_source(from_file, snapshot, knowledge)
+
+
+def _current_project(intent_path: Path | None, knowledge: Knowledge, warn) -> Snapshot:
+    """The project's files, whose lock must be current."""
+    intent = load_project_intent(intent_path, warn=warn)
+    snapshot = read_snapshot(intent, scan_repo=False)
+    lock_must_be_current(snapshot, knowledge)
+    return snapshot
 
 
 def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:
-    from lockguard.check.rules_lock import lock_state
-
     for finding in lock_state(snapshot):
         raise InputError(f"{finding.file}: {finding.message}", file=finding.file,
                          hint="a clean-install applies only a current, untouched lock: " + (finding.hint or ""))

@@ -11,8 +11,16 @@ from typing import TYPE_CHECKING
 
 from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
+from lockguard.install.pip_requirements import requirements_text
 from lockguard.install.plan import Plan, blocking
+from lockguard.install.pylock_source import links_page
 from lockguard.install.verify import smoke_modules
+from lockguard.io.env.import_smoke import run_smoke
+from lockguard.io.env.pip_apply import install_lock
+from lockguard.io.env.prefix_scan import scan_prefix
+from lockguard.io.index.cache import Cache
+from lockguard.io.index.conda import install_locked
+from lockguard.lockfiles.conda_lock import read_document
 from lockguard.model.names import canonical_name, same_version
 from lockguard.model.wording import counted
 
@@ -26,7 +34,7 @@ if TYPE_CHECKING:
 
 def _dist_infos(sites: list[Path]) -> set[tuple[str, str]]:
     """(site, folder name) of every .dist-info with a RECORD: what pip has finished installing."""
-    out = set()
+    out: set[tuple[str, str]] = set()
     for site in sites:
         try:
             names = os.listdir(site)
@@ -45,14 +53,9 @@ def install_pip(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarant
     """pip installs exactly what the plan says, from the lock's entries (hashes and index options).
     What it installed ("name==version") is what appeared in the site folders; a package it did not
     install (it found one it took for installed) fails the run."""
-    from lockguard.install.pip_requirements import requirements_text
-    from lockguard.io.env.pip_apply import install_lock
-
     requirements = q.root / "install.txt"
     find_links = None
     if source.links:
-        from lockguard.install.pylock_source import links_page
-
         find_links = q.root / "links.html"
         find_links.write_text(links_page(list(source.links)), encoding="utf-8")
     requirements.write_text(requirements_text(source.requirements, plan.install, find_links=find_links),
@@ -96,13 +99,10 @@ def install_pip(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarant
 
 
 def install_conda(plan: Plan, source: LockSource, progress: InstallProgress) -> None:
-    from lockguard.io.index.cache import Cache
-    from lockguard.io.index.conda import install_locked
-
     snapshot = source.snapshot
     conda_lock = snapshot.of_kind("conda-lock") if snapshot else None
     packages = (conda_lock.conda_lock or {}).get("package", []) if conda_lock else []
-    if not any(p.get("manager") == "conda" for p in packages):
+    if snapshot is None or not any(p.get("manager") == "conda" for p in packages):
         raise InstallFailed("the lock has no solved conda records to install",
                             hint="resolve with reachable channels (not --conda-from-knowledge)")
     progress.step(f"installing conda records: {', '.join(plan.conda)}")
@@ -112,8 +112,6 @@ def install_conda(plan: Plan, source: LockSource, progress: InstallProgress) -> 
 
 def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
     """conda-lock.yml with its dependencies and hashes (the check's fast reader keeps names only)."""
-    from lockguard.lockfiles.conda_lock import read_document
-
     lock = snapshot.of_kind("conda-lock")
     return read_document(lock.text or "").get("package", []) if lock else []
 
@@ -121,9 +119,6 @@ def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
 def verify(plan: Plan, source: LockSource, q: Quarantine, progress: InstallProgress) -> list[str]:
     """By effect: a fresh scan must find every RECORD file of every locked distribution (and
     nothing else the plan fixes), and the target interpreter must import what the intent names."""
-    from lockguard.io.env.import_smoke import run_smoke
-    from lockguard.io.env.prefix_scan import scan_prefix
-
     progress.step("verifying the installed files against their RECORDs")
     scan = scan_prefix(Path(plan.prefix), Path(plan.python))
     remaining = blocking(take_inventory(scan, source.view).findings)

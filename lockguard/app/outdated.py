@@ -6,19 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lockguard.app.project import load_project_intent
+from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory
+from lockguard.app.resolve_session import ResolveSession
 from lockguard.errors import InputError
+from lockguard.model.upgrades import UpgradeRequest
 
 
 def outdated_packages(intent_path: Path | None, messages: Messages, *, offline: bool,
                       watch: ResolveWatchFactory | None = None) -> dict:
     """platform -> {"locked": how many, "outdated": rows (name, side, locked, allowed, newest,
     held_back_by)}. InputError when there is no lock to compare with."""
-    from lockguard.app.project import load_project_intent
-    from lockguard.app.relock import Relock
-    from lockguard.app.resolve_session import ResolveSession
-    from lockguard.model.upgrades import UpgradeRequest
-
     intent = load_project_intent(intent_path, warn=messages.warn)
     prior = Relock(intent).prior()
     if not prior.platforms:

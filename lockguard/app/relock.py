@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lockguard.check.lock_changes import ChangeReport, LockView, PlatformChanges, report
 from lockguard.errors import InputError
 from lockguard.io.project.prior_lock import (
     LockTexts,
@@ -18,13 +19,12 @@ from lockguard.io.project.prior_lock import (
     read_lock_texts,
 )
 from lockguard.model.intent import Intent
+from lockguard.model.locked import LockedPlatform
+from lockguard.model.names import spec_name
 from lockguard.model.upgrades import UpgradeRequest
 
-if TYPE_CHECKING:
-    from lockguard.check.lock_changes import ChangeReport
-    from lockguard.model.locked import LockedPlatform
-    from lockguard.resolve.preferences import Preferences
-    from lockguard.resolve.relock_notes import RelockNotes, Vanished
+if TYPE_CHECKING:  # the resolver's modules load with a resolution (app/resolution.py), never for a memo hit
+    from lockguard.resolve.relock_notes import KeptYanked, RelockNotes, Vanished
 
 
 class Relock:
@@ -35,7 +35,6 @@ class Relock:
         self.notes: list[RelockNotes] = []
         self.missing_conda: list[str] = []  # locked conda records no channel lists any more
         self._prior: PriorLock | None = None
-        self._preferences: dict[str, Preferences | None] = {}
         self.said: list[str] = []  # the notes printed: a plain resolve of the same lock does not say them
 
     # -- the resolution memo ------------------------------------------------------------------------
@@ -63,7 +62,7 @@ class Relock:
         """--upgrade-package NAME of a name neither in the lock nor in the intent is exit 2."""
         if not self.upgrade.packages:
             return
-        from lockguard.model.names import spec_name
+        # the resolver's requirement helpers, for --upgrade-package only (a plain memo hit needs none)
         from lockguard.resolve.pip_resolve import merged_requirements
         from lockguard.resolve.preferences import unknown_names
 
@@ -83,20 +82,6 @@ class Relock:
     def locked(self, platform: str) -> LockedPlatform | None:
         return self.prior().platform(platform)
 
-    def preferences(self, platform: str) -> Preferences | None:
-        from lockguard.resolve.preferences import preferences_for
-
-        if platform not in self._preferences:
-            locked = self.locked(platform)
-            # no lock and no upgrade asked: nothing to prefer, nothing to say (a resolve from scratch)
-            nothing = locked is None and not self.upgrade.packages
-            self._preferences[platform] = None if nothing else preferences_for(locked, self.upgrade)
-        return self._preferences[platform]
-
-    def speculation(self, platform: str) -> dict:
-        preferences = self.preferences(platform)
-        return dict(preferences.pip) if preferences else {}
-
     # -- after the resolve ------------------------------------------------------------------------
 
     def vanished(self) -> list[Vanished]:
@@ -105,7 +90,8 @@ class Relock:
     def say(self, warn, info) -> None:
         """The relock's notes: warnings for what the user must know, info for held-back upgrades."""
         for notes in self.notes:
-            for item in (*notes.vanished, *notes.yanked):
+            told: list[Vanished | KeptYanked] = [*notes.vanished, *notes.yanked]
+            for item in told:
                 warn(f"{notes.platform}: {item.text()}")
             for back in notes.held_back:
                 self.said.append(f"{notes.platform}: {back.text()}")
@@ -115,13 +101,9 @@ class Relock:
 
     def changes(self, outputs: dict[Path, str]) -> ChangeReport:
         """What writing `outputs` changes against the lock files found before the resolve."""
-        from lockguard.check.lock_changes import report
-
         root = self.intent.source.root if self.intent.source else Path.cwd()
         after_texts = {str(path.relative_to(root)): text for path, text in outputs.items()}
         if all(self.texts.by_path.get(relative) == text for relative, text in after_texts.items()):
-            from lockguard.check.lock_changes import ChangeReport, PlatformChanges
-
             # the same bytes (a memo hit, most often): unchanged, without parsing a file
             return ChangeReport(tuple(PlatformChanges(p) for p in self.intent.platforms))
         pairs = []
@@ -140,7 +122,7 @@ class Relock:
 
     def _view(self, platform: str, texts: dict[str, str | None]):
         """requirements.lock's pip side and environment.yml's conda side (None: no readable lock)."""
-        from lockguard.check.lock_changes import LockView
+        # the lock file readers, only for a lock that changed (a memo hit's bytes are compared above)
         from lockguard.check.lock_views import merged, views_of
         from lockguard.lockfiles.syntax import LockSyntaxError
 

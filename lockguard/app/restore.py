@@ -8,13 +8,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockguard.errors import InputError
-from lockguard.io.env.quarantine_runs import RESTORABLE, QuarantineInfo, list_quarantines
+from lockguard.io.env.prefix_lock import locked_prefix
+from lockguard.io.env.quarantine_runs import (
+    RESTORABLE,
+    QuarantineInfo,
+    clear_trash,
+    drop_run,
+    list_quarantines,
+    prunable,
+    run_size,
+)
+from lockguard.io.env.transaction import Transaction, UndoResult
 
 
 def held(prefix: Path, command: str, *, run: str = "", wait: bool, on_wait: Callable[[str], None], shown: str):
     """The environment's lock, exclusive, for the block (a second run waits, or is refused)."""
-    from lockguard.io.env.prefix_lock import locked_prefix
-
     return locked_prefix(prefix, command, exclusive=True, run=run, wait=wait, on_wait=on_wait, shown=shown)
 
 
@@ -26,14 +34,12 @@ def newest_restorable(prefix: Path) -> str:
 @dataclass(frozen=True)
 class Restored:
     id: str
-    result: object  # io.env.transaction.UndoResult
+    result: UndoResult
     displaced_folder: Path  # where files changed since the run were kept
 
 
 def restore_run(prefix: Path, quarantine_id: str | None) -> Restored:
     """Undo the run named (default: the newest restorable one); runs are undone newest first."""
-    from lockguard.io.env.transaction import Transaction
-
     found = list_quarantines(prefix)
     candidates = [q for q in found if q.state in RESTORABLE]
     if quarantine_id is None:
@@ -54,8 +60,6 @@ def restore_run(prefix: Path, quarantine_id: str | None) -> Restored:
 
 def runs(prefix: Path) -> list[tuple[QuarantineInfo, int]]:
     """Every run of the environment, oldest first, with the bytes its quarantine takes."""
-    from lockguard.io.env.quarantine_runs import run_size
-
     return [(q, run_size(prefix, q.id)) for q in list_quarantines(prefix)]
 
 
@@ -70,8 +74,6 @@ class Pruning:
 def prune_plan(prefix: Path, keep: int) -> Pruning:
     """Which runs pruning takes (all but the newest `keep` restorable ones), measured before; an
     earlier undo's leftover trash goes first. Called with the environment's lock held."""
-    from lockguard.io.env.quarantine_runs import clear_trash, prunable, run_size
-
     clear_trash(prefix)
     found = list_quarantines(prefix)
     going = prunable(found, keep)
@@ -81,8 +83,6 @@ def prune_plan(prefix: Path, keep: int) -> Pruning:
 
 def prune(prefix: Path, pruning: Pruning) -> tuple[list[str], int, list[str]]:
     """Delete those quarantines: (the runs gone, as checked after; the bytes freed; the runs left)."""
-    from lockguard.io.env.quarantine_runs import drop_run
-
     for r in pruning.going:
         drop_run(prefix, r.id)
     left = {r.id for r in list_quarantines(prefix)}

@@ -2,10 +2,10 @@
 
 import sys
 
+from lockguard.cli.boundary import run
+
 
 def main(argv: list[str] | None = None) -> None:
-    from lockguard.cli.boundary import run
-
     sys.exit(run(sys.argv[1:] if argv is None else argv))
 
 

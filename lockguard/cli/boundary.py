@@ -65,7 +65,8 @@ def _tolerant_streams() -> None:
     UnicodeEncodeError in the middle of a report."""
     for stream in (sys.stdout, sys.stderr):
         try:  # noqa: SIM105 (contextlib imports collections: the cached check path avoids it)
-            stream.reconfigure(errors="backslashreplace")
+            # a TextIOWrapper's method; sys.stdout is typed TextIO (another stream: AttributeError below)
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
         except (AttributeError, ValueError, OSError):  # a stream that cannot: left as it is
             pass
 

@@ -7,8 +7,20 @@ from pathlib import Path
 
 import click
 
+from lockguard.app.install_session import (
+    apply_plan,
+    build_plan,
+    describe_interrupted,
+    held_environment,
+    interrupted_runs,
+    target_prefix,
+    undo_interrupted,
+)
+from lockguard.app.install_source import lock_source
 from lockguard.cli.common import get_ui, intent_option, json_option
-from lockguard.model.wording import counted
+from lockguard.cli.install_progress import Progress
+from lockguard.errors import InputError
+from lockguard.model.wording import counted, human_size
 
 
 @click.command("clean-install")
@@ -38,20 +50,6 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
     finished run, `lockguard restore --prune` gives the quarantine's disk space back. The
     environment is locked while this runs: a second run waits for it (or, with --no-wait, exits 2).
     Exit 0 when the environment matches the lock."""
-    from lockguard.app.install_session import (
-        apply_plan,
-        build_plan,
-        describe_interrupted,
-        held_environment,
-        interrupted_runs,
-        target_prefix,
-        undo_interrupted,
-    )
-    from lockguard.app.install_source import lock_source
-    from lockguard.cli.install_progress import Progress
-    from lockguard.errors import InputError
-    from lockguard.model.wording import counted, human_size
-
     ui = get_ui(ctx, "clean-install")
     progress = Progress(ui)
     if (prefix is None) == (python_exe is None):

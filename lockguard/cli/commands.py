@@ -7,6 +7,8 @@ imports nothing it does not use.
 from __future__ import annotations
 
 import importlib
+import json
+import sys
 
 import click
 
@@ -84,8 +86,5 @@ def _asks_for_json(argv: list[str]) -> bool:
 
 
 def _emit_error_envelope(ui: Ui, error: dict, exit_code: int) -> None:
-    import json
-    import sys
-
     body = ui.envelope(None, ok=False, error=error, exit_code=exit_code)
     sys.stdout.write(json.dumps(body, indent=2, sort_keys=True) + "\n")

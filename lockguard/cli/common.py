@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from lockguard.app.project import load_project_intent as load
 from lockguard.cli.output import Ui
 
 if TYPE_CHECKING:
@@ -46,10 +48,6 @@ def json_flag(func):
 
 
 def intent_option(func):
-    from pathlib import (
-        Path,  # not at import: `check` takes its options as text (pathlib costs its start-up)
-    )
-
     return click.option("--intent", "intent_path", type=click.Path(path_type=Path, dir_okay=False),
                         default=None, help="Intent file (default: ./lockguard.toml, else pyproject.toml).")(func)
 
@@ -62,6 +60,4 @@ def get_ui(ctx: click.Context, command: str) -> Ui:
 
 def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True, ui: Ui | None = None):
     """Find and parse the intent (lockguard.app.project), warnings through the Ui."""
-    from lockguard.app.project import load_project_intent as load
-
     return load(intent_path, validate_conda=validate_conda, warn=ui.warn if ui else None)

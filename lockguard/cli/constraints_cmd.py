@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import click
 
+from lockguard.app.constraints import knowledge as load_knowledge
+from lockguard.app.constraints import verify as verify_knowledge
+from lockguard.cli import constraints_views as views
 from lockguard.cli.common import get_ui, json_option
 from lockguard.errors import InputError
 from lockguard.model.intent_parse import CONDA_SUBDIRS
+from lockguard.model.versions import PythonVersion
 from lockguard.model.wording import counted
 
 
@@ -25,13 +29,8 @@ def constraints() -> None:
 @click.pass_context
 def show(ctx, kind, version, platform, python, as_json) -> None:
     """Show the knowledge: `show`, `show torch 2.1`, `show cuda 12.1`."""
-    from lockguard.app.constraints import knowledge as load_knowledge
-    from lockguard.cli import constraints_views as views
-
     ui = get_ui(ctx, "constraints show")
     if python is not None:
-        from lockguard.model.versions import PythonVersion
-
         try:
             PythonVersion.parse(python)
         except ValueError:
@@ -65,8 +64,6 @@ def verify(ctx, index_url, as_json) -> int:
     differences: every torch [[patch]] row from torch's wheel METADATA, every [[cuda-release]] row
     from NVIDIA's cuda-toolkit METADATA, every [[shared-files]] row from the CUDA wheels' RECORD,
     every [[sdist-metadata]] row from the PKG-INFO (or egg-info/requires.txt) of the sdists it covers."""
-    from lockguard.app.constraints import verify as verify_knowledge
-
     ui = get_ui(ctx, "constraints verify")
     found = verify_knowledge(index_url, ui.info)
     differences, read, fetched = found.differences, found.wheels_read, found.bytes_fetched

@@ -12,6 +12,7 @@ from lockguard.knowledge.tables import Knowledge
 from lockguard.model.intent import CudaRequest
 from lockguard.model.target import Target
 from lockguard.model.versions import CudaVersion, PythonVersion
+from lockguard.resolve.stack import conda_specs
 
 
 @dataclass
@@ -92,8 +93,6 @@ def torch_view(k: Knowledge, minor: str, platform: str, python: str | None) -> V
 
 
 def cuda_view(k: Knowledge, version: str, platform: str) -> View:
-    from lockguard.resolve.stack import conda_specs
-
     try:
         cuda = CudaVersion.parse(version)
     except ValueError as exc:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from lockguard.app.diff import changes_between, files_pairs, revision_pairs
+from lockguard.check.changes_render import markdown, text_lines, to_data
 from lockguard.cli.common import get_ui, intent_option, json_flag
 from lockguard.errors import InputError
 
@@ -30,9 +32,6 @@ from lockguard.errors import InputError
 @click.pass_context
 def diff(ctx, old, new, revision, intent_path, fmt) -> int:
     """What changed between two locks: added, removed, upgraded, downgraded, and the CUDA facts."""
-    from lockguard.app.diff import changes_between, files_pairs, revision_pairs
-    from lockguard.check.changes_render import markdown, text_lines, to_data
-
     ui = get_ui(ctx, "diff")
     ui.json_mode = ui.json_mode or fmt == "json"
     if old is not None and new is not None:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
+from lockguard import __version__
+from lockguard.app.doctor import diagnose
 from lockguard.cli.common import get_ui, intent_option, json_option
+from lockguard.doctor import record, report
+from lockguard.errors import InputError
 
 PROBE_TIMEOUT = 60  # seconds: `import torch` from a cold network filesystem, with room to spare
 SMOKE_TIMEOUT = 180  # plus a CUDA context and a matmul on every GPU
@@ -29,12 +34,6 @@ def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
     """Check the NVIDIA driver, the GPUs, the system CUDA toolkits and libraries, the libraries torch
     actually loads, nvcc and gcc, /dev/shm and the installed packages against the lock; say what is
     wrong and how to fix it. Exit 1 when an error-level problem is found."""
-    from datetime import datetime, timezone
-
-    from lockguard import __version__
-    from lockguard.app.doctor import diagnose
-    from lockguard.doctor import record, report
-
     ui = get_ui(ctx, "doctor")
     python = target_python(python_value)
     limit = timeout or (SMOKE_TIMEOUT if smoke else PROBE_TIMEOUT)
@@ -54,8 +53,6 @@ def target_python(value: str | None) -> str:
     """The interpreter to probe. A value with a slash is a path (relative to the working directory,
     links kept: a venv's bin/python is a link whose target is not the venv); a bare name is looked
     up on PATH, as a shell would."""
-    from lockguard.errors import InputError
-
     if value is None:
         return _default_python()
     if not value.strip():

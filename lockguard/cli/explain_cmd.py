@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from lockguard.app.explain import explain_package
 from lockguard.cli.common import get_ui, intent_option, json_option
 
 
@@ -15,8 +16,6 @@ from lockguard.cli.common import get_ui, intent_option, json_option
 @click.pass_context
 def explain(ctx, package, intent_path, platform, as_json) -> None:
     """Why PACKAGE is pinned at its version: the requirement chain and the knowledge rules."""
-    from lockguard.app.explain import explain_package
-
     ui = get_ui(ctx, "explain")
     found, platform = explain_package(package, intent_path, platform, warn=ui.warn)
     if as_json:

@@ -3,11 +3,25 @@ merge of per-node reports into one drift table."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
+import yaml
 
+from lockguard.app.fleet_session import (
+    load_project,
+    manifest_options,
+    node_reports,
+    stored_reports,
+    write_report,
+)
 from lockguard.cli.common import get_ui, intent_option, json_flag
+from lockguard.fleet import render
+from lockguard.fleet.groups import merge
+from lockguard.fleet.k8s import PROJECT_MOUNT, manifests
+from lockguard.fleet.node_protocol import NodeRequest, node_script
+from lockguard.fleet.render_html import page
 
 ENGINES = ("ray", "slurm", "clush", "kubectl")
 DEFAULT_TIMEOUT = 300.0
@@ -74,10 +88,6 @@ def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir
     Ray, Slurm, ClusterShell or Kubernetes; print the merged report. Exit 0 when every node matches
     the lock with no error (--strict: no warning either), 1 otherwise, 2 on bad input, 4 when the
     engine cannot be reached."""
-    from lockguard.app.fleet_session import load_project, node_reports
-    from lockguard.fleet.groups import merge
-    from lockguard.fleet.node_protocol import NodeRequest
-
     ui = get_ui(ctx, "fleet run")
     ui.json_mode = fmt == "json"
     if env_prefix and python_exe:
@@ -90,7 +100,7 @@ def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir
     if out_dir is not None:
         ui.info(f"wrote {len(written)} node reports to {out_dir}")
     lock = project.lock_hash if project else None
-    report = merge(reports, lock=lock, lock_source=f"{project.intent}" if lock else None, strict=strict)
+    report = merge(reports, lock=lock, lock_source=f"{project.intent}" if project and lock else None, strict=strict)
     return _emit(ui, report, fmt, output)
 
 
@@ -104,15 +114,13 @@ def report(ctx, paths, intent_path, fmt, output, strict) -> int:
     groups of identical nodes and one drift table. Exit 0 when every node matches the lock with no
     error (--strict: no warning either), 1 otherwise, 2 when a report cannot be read (the others
     are still merged)."""
-    from lockguard.app.fleet_session import load_project, stored_reports
-    from lockguard.fleet.groups import merge
-
     ui = get_ui(ctx, "fleet report")
     ui.json_mode = fmt == "json"
     project = load_project(intent_path, required=True) if intent_path else None
     reports, unreadable = stored_reports(list(paths))
     lock = project.lock_hash if project else None
-    merged = merge(reports, unreadable=unreadable, lock=lock, lock_source=str(project.intent) if lock else None,
+    merged = merge(reports, unreadable=unreadable, lock=lock,
+                   lock_source=str(project.intent) if project and lock else None,
                    strict=strict)
     return _emit(ui, merged, fmt, output)
 
@@ -136,12 +144,6 @@ def manifest(ctx, image, kind, nodes, namespace, node_selector, gpus, run_id, en
     """Print the Kubernetes manifest `fleet run --via kubectl` applies, for `kubectl apply -f`:
     the node script in a one-shot DaemonSet (or a Job), LOCKGUARD_NODE from spec.nodeName, the
     project's intent and lock in a ConfigMap. Read the reports with `kubectl logs` and `fleet report`."""
-    import yaml
-
-    from lockguard.app.fleet_session import load_project, manifest_options, write_report
-    from lockguard.fleet.k8s import PROJECT_MOUNT, manifests
-    from lockguard.fleet.node_protocol import NodeRequest, node_script
-
     ui = get_ui(ctx, "fleet manifest")
     if kind == "job" and not nodes:
         raise click.UsageError("--kind job needs --nodes N")
@@ -161,23 +163,15 @@ def manifest(ctx, image, kind, nodes, namespace, node_selector, gpus, run_id, en
 
 def _emit(ui, report, fmt: str, output: Path | None) -> int:
     """Print (or write to --output) the merged report; the exit code of the contract."""
-    import json
-
-    from lockguard.fleet import render
-
     code = report.exit_code
     if fmt == "json":
         text = json.dumps(ui.envelope(render.json_data(report), ok=code == 0, exit_code=code), indent=2,
                           sort_keys=True) + "\n"
     elif fmt == "html":
-        from lockguard.fleet.render_html import page
-
         text = page(report)
     else:
         text = render.text(report)
     if output is not None:
-        from lockguard.app.fleet_session import write_report
-
         write_report(output, text)
         ui.info(f"wrote {output}: {render.summary(report)}")
     else:

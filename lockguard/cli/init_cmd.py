@@ -8,8 +8,11 @@ from pathlib import Path
 
 import click
 
+from lockguard.app.init_from import adopted_values
+from lockguard.app.init_intent import existing_intent, pyproject_text, validate_intent, write_intent
 from lockguard.cli.common import get_ui
 from lockguard.errors import InputError
+from lockguard.model.intent_write import add_intent_to_pyproject, new_intent_document
 from lockguard.model.wording import counted
 
 
@@ -37,14 +40,6 @@ def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env
     With --from, the values come from the files (`lockguard init --from requirements.txt --from Dockerfile`);
     files that disagree are refused until --python/--cuda decide.
     """
-    from lockguard.app.init_intent import (
-        existing_intent,
-        pyproject_text,
-        validate_intent,
-        write_intent,
-    )
-    from lockguard.model.intent_write import add_intent_to_pyproject, new_intent_document
-
     ui = get_ui(ctx, "init")
     root = Path.cwd()
     target = root / ("pyproject.toml" if pyproject else "lockguard.toml")
@@ -61,8 +56,6 @@ def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env
     notes: dict = {}
     header: list[str] = []
     if from_files or from_env is not None:
-        from lockguard.app.init_from import adopted_values
-
         values, notes, header = adopted_values(ui, files=from_files, env=from_env, python=python, cuda=cuda,
                                                indexes=indexes, top_level_only=top_level_only)
         _add_command_line(values, notes, channels, conda_specs, packages)
@@ -126,7 +119,8 @@ def _add_command_line(values: dict, notes: dict, channels, conda_specs, packages
         if not items:
             continue
         current = list(values.get(key) or [])
-        current_notes = notes.get(key) if isinstance(notes.get(key), list) else [notes.get(key)] * len(current)
+        noted = notes.get(key)
+        current_notes = noted if isinstance(noted, list) else [noted] * len(current)
         for item in items:
             if item not in current:
                 current.append(item)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import click
 
+from lockguard.app.outdated import outdated_packages
 from lockguard.cli.common import get_ui, intent_option, json_option
+from lockguard.cli.resolve_progress import ResolveProgress
 
 
 class _Quiet:
@@ -31,9 +33,6 @@ class _Quiet:
 @click.pass_context
 def outdated(ctx, intent_path, offline, as_json) -> int:
     """Locked packages with newer releases the intent allows, and what holds the others back."""
-    from lockguard.app.outdated import outdated_packages
-    from lockguard.cli.resolve_progress import ResolveProgress
-
     ui = get_ui(ctx, "outdated")
     report = outdated_packages(intent_path, _Quiet(ui), offline=offline, watch=lambda counts: ResolveProgress(ui, counts))
     if as_json:

@@ -14,6 +14,8 @@ from lockguard import __version__
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from rich.status import Status  # rich itself is imported only when it draws (the module note)
+
 JSON_SCHEMA_VERSION = 1
 
 
@@ -28,7 +30,7 @@ class Ui:
         self.json_mode = json_mode
         self.verbose = verbose
         self.command_line: tuple[str, ...] | None = None  # as given: the key of the check's result memo
-        self._status: object = None
+        self._status: Status | None = None
 
     def __repr__(self) -> str:
         return f"Ui(command={self.command!r}, json_mode={self.json_mode!r}, verbose={self.verbose!r})"
@@ -38,7 +40,7 @@ class Ui:
     def progress(self, message: str) -> None:
         if color_enabled(sys.stderr) and not self.json_mode:
             if self._status is None:
-                from rich.console import Console
+                from rich.console import Console  # rich only when it draws (the module note)
 
                 self._status = Console(stderr=True).status(message)
                 self._status.start()
@@ -87,7 +89,7 @@ class Ui:
         return body
 
     def emit_json(self, data: object, *, ok: bool = True, exit_code: int = 0) -> None:
-        import json
+        import json  # --json only: json stays off the cached check's path
 
         text = json.dumps(self.envelope(data, ok=ok, exit_code=exit_code), indent=2, sort_keys=True, default=str)
         sys.stdout.write(text + "\n")

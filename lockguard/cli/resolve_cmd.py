@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import click
 
+from lockguard.app.prefetch import prefetch
+from lockguard.check.changes_render import text_lines, to_data
 from lockguard.cli.common import get_ui, intent_option, json_option, load_project_intent
+from lockguard.cli.resolve_progress import ResolveProgress
 from lockguard.errors import UnknownProject
+from lockguard.model.upgrades import upgrade_request
 
 
 @click.command()
@@ -31,12 +35,9 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, 
     Every version of the existing lock that still fits is kept: only what the intent change forces
     moves, unless --upgrade or --upgrade-package says otherwise. What changed is reported.
     """
-    from lockguard.app.resolve_session import ResolveSession, at_its_line, prefetch
-
     prefetch(intent_path, refresh=refresh, offline=offline)  # first: the pages come while the rest loads
-    from lockguard.check.changes_render import text_lines, to_data
-    from lockguard.cli.resolve_progress import ResolveProgress
-    from lockguard.model.upgrades import upgrade_request
+    # the command's session, imported after the prefetch has started (app/prefetch.py says why)
+    from lockguard.app.resolve_session import ResolveSession, at_its_line
 
     ui = get_ui(ctx, "resolve")
     intent = load_project_intent(intent_path, ui=ui)

@@ -3,18 +3,24 @@ quarantines to get the disk space back."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import click
 
+from lockguard.app.env_check import must_be_environment
+from lockguard.app.restore import held, newest_restorable, prune, prune_plan, restore_run, runs
 from lockguard.cli.common import get_ui, json_option
+from lockguard.errors import InputError
+from lockguard.model.wording import counted, human_size
 
 
 def _short(items: tuple[str, ...], width: int = 60) -> str:
     text = ", ".join(items)
     if len(text) <= width:
         return text or "-"
-    shown = []
+    shown: list[str] = []
     for item in items:
         if len(", ".join([*shown, item])) > width - 12:
             break
@@ -42,11 +48,6 @@ def restore(ctx, quarantine_id, prefix, list_only, prune, keep, yes, no_wait, as
     and put every quarantined file back, byte for byte and with its mode. An interrupted run, or
     an interrupted restore, is finished the same way; files the run installed that were removed
     since (`pip uninstall`) are skipped, with a note. Runs are undone newest first."""
-    import os
-
-    from lockguard.app.env_check import must_be_environment
-    from lockguard.errors import InputError
-
     ui = get_ui(ctx, "restore")
     prefix = prefix or Path(os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX") or "")
     if not str(prefix):
@@ -59,8 +60,6 @@ def restore(ctx, quarantine_id, prefix, list_only, prune, keep, yes, no_wait, as
         if quarantine_id is not None:
             raise InputError("--prune takes no run id", hint="--keep N keeps the newest N restorable runs")
         return _prune(ui, root, prefix, keep=keep, yes=yes, wait=not no_wait, as_json=as_json)
-    from lockguard.app.restore import held, newest_restorable
-
     # the lock names the run it restores: the newest restorable one as things stand (chosen again
     # once the lock is held, in case a run that was waited for changed them)
     named = quarantine_id or newest_restorable(root)
@@ -69,9 +68,6 @@ def restore(ctx, quarantine_id, prefix, list_only, prune, keep, yes, no_wait, as
 
 
 def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None:
-    from lockguard.app.restore import restore_run
-    from lockguard.model.wording import counted
-
     restored = restore_run(prefix, quarantine_id)
     quarantine_id, result = restored.id, restored.result
     if as_json:
@@ -94,9 +90,6 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
 
 
 def _list(ui, prefix: Path, as_json: bool) -> None:
-    from lockguard.app.restore import runs
-    from lockguard.model.wording import human_size
-
     listed = runs(prefix)
     found = [q for q, _size in listed]
     sizes = {q.id: size for q, size in listed}
@@ -115,12 +108,6 @@ def _list(ui, prefix: Path, as_json: bool) -> None:
 def _prune(ui, prefix: Path, shown: Path, *, keep: int, yes: bool, wait: bool, as_json: bool) -> None:
     """Which runs go (with what each frees), a question (or --yes), then the deletion, under the
     prefix's lock. The freed bytes are measured before the deletion, which is checked after."""
-    import sys
-
-    from lockguard.app.restore import held, prune, prune_plan
-    from lockguard.errors import InputError
-    from lockguard.model.wording import counted, human_size
-
     with held(prefix, "restore --prune", wait=wait, on_wait=ui.info, shown=str(shown)):
         pruning = prune_plan(prefix, keep)
         going, sizes, stuck = pruning.going, pruning.sizes, pruning.stuck

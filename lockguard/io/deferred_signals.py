@@ -15,6 +15,8 @@ signals; SIGKILL still ends it.
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
+from types import FrameType
 
 DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -22,7 +24,8 @@ DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP
 class DeferredSignals:
     def __init__(self) -> None:
         self.received: list[int] = []
-        self._previous: dict[int, object] = {}
+        # what signal.signal returned: a handler, SIG_DFL/SIG_IGN (ints), or None (not set from Python)
+        self._previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
 
     def __enter__(self) -> DeferredSignals:
         try:
@@ -32,7 +35,7 @@ class DeferredSignals:
             self._restore()
         return self
 
-    def _record(self, signum: int, _frame) -> None:
+    def _record(self, signum: int, _frame: FrameType | None) -> None:
         self.received.append(signum)
 
     def _restore(self) -> None:

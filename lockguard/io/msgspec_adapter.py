@@ -12,7 +12,7 @@ may refuse more than the standard one, never accept more.
 try:  # a dependency of lockguard; a platform without its wheel still resolves, more slowly
     import msgspec
 except ImportError:  # pragma: no cover - exercised by forcing DECODER to None in the tests
-    msgspec = None
+    msgspec = None  # type: ignore[assignment]  # the optional-import idiom: mypy types the name as the module
 
 # no `from __future__ import annotations` here: msgspec reads these annotations at class creation
 
@@ -79,4 +79,5 @@ class TypedMsgpack:
             memo = msgspec.msgpack.decode(data, type=self._type)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
             return None
-        return memo.header, memo.entries
+        header, entries = msgspec.structs.astuple(memo)  # the struct defstruct built: (header, entries)
+        return header, entries

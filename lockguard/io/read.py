@@ -13,14 +13,18 @@ imported.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from lockguard.errors import InputError
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    pass
+
+# a file named by its text or by a Path: files are opened by name (os.open), without pathlib
+FilePath: TypeAlias = "str | os.PathLike[str]"
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -31,7 +35,7 @@ ENV_FILE_LIMIT = 64 * MIB  # a file of an environment (a RECORD of a large wheel
 _OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _shown(path) -> str:
+def _shown(path: FilePath) -> str:
     """The path as messages print it (pathlib's spelling), imported only for a message: the
     cached check path reads its files through here without pathlib."""
     from pathlib import Path
@@ -50,7 +54,7 @@ _ENV_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S
               stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
 
 
-def open_regular(path, limit: int | None = None, *, what: str | None = None, follow_links: bool = True) -> int:
+def open_regular(path: FilePath, limit: int | None = None, *, what: str | None = None, follow_links: bool = True) -> int:
     """A descriptor of the regular file at `path` of at most `limit` bytes; NotRegular or
     InputError naming it otherwise. An error of the open itself (FileNotFoundError, a permission;
     ELOOP for a symlink when not `follow_links`) passes through."""
@@ -79,7 +83,8 @@ def open_regular(path, limit: int | None = None, *, what: str | None = None, fol
 
 def _read_all(fd: int, limit: int) -> bytes | None:
     """Everything from `fd` (closed after), or None when it grew past `limit` while being read."""
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     try:
         while True:
             chunk = os.read(fd, min(MIB, limit + 1 - total))
@@ -93,7 +98,7 @@ def _read_all(fd: int, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def read_bytes(path: Path, *, what: str, limit: int) -> bytes:
+def read_bytes(path: FilePath, *, what: str, limit: int) -> bytes:
     """The bytes of the file `what` names (the user's), at most `limit`. FileNotFoundError passes
     through; anything else that stops the read is an InputError naming the file."""
     try:
@@ -112,7 +117,7 @@ def read_bytes(path: Path, *, what: str, limit: int) -> bytes:
     return data
 
 
-def decode(data: bytes, path: Path, *, what: str) -> str:
+def decode(data: bytes, path: FilePath, *, what: str) -> str:
     """Strict UTF-8; an error names the line and column of the first bad byte."""
     try:
         return data.decode("utf-8")
@@ -125,11 +130,11 @@ def decode(data: bytes, path: Path, *, what: str) -> str:
                          else "save it as UTF-8") from None
 
 
-def read_text(path: Path, *, what: str, limit: int) -> str:
+def read_text(path: FilePath, *, what: str, limit: int) -> str:
     return decode(read_bytes(path, what=what, limit=limit), path, what=what)
 
 
-def read_text_or_none(path: Path, *, what: str, limit: int) -> str | None:
+def read_text_or_none(path: FilePath, *, what: str, limit: int) -> str | None:
     """read_text, or None when the file does not exist."""
     try:
         return read_text(path, what=what, limit=limit)
@@ -137,7 +142,12 @@ def read_text_or_none(path: Path, *, what: str, limit: int) -> str | None:
         return None
 
 
-def is_regular_file(path: Path) -> bool:
+def read_lock_text(path: FilePath) -> str | None:
+    """A lock file's text (None when missing): a regular UTF-8 file of bounded size, or exit 2."""
+    return read_text_or_none(path, what="lock file", limit=LOCK_LIMIT)
+
+
+def is_regular_file(path: FilePath) -> bool:
     """True for a regular file (following symlinks), without opening it."""
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
@@ -147,7 +157,7 @@ def is_regular_file(path: Path) -> bool:
 
 # -- an environment's files (named by their path; never the user's to fix by hand) -------------------
 
-def read_regular(path, limit: int = ENV_FILE_LIMIT, *, follow_links: bool = True) -> bytes:
+def read_regular(path: FilePath, limit: int = ENV_FILE_LIMIT, *, follow_links: bool = True) -> bytes:
     """The bytes of a regular file of at most `limit` bytes; the errors of open_regular (an
     OSError of the open passes through), and an InputError when it grows past `limit`."""
     data = _read_all(open_regular(path, limit, follow_links=follow_links), limit)
@@ -156,7 +166,7 @@ def read_regular(path, limit: int = ENV_FILE_LIMIT, *, follow_links: bool = True
     return data
 
 
-def read_env_bytes(path, limit: int = ENV_FILE_LIMIT, *, missing_ok: bool = True) -> bytes:
+def read_env_bytes(path: FilePath, limit: int = ENV_FILE_LIMIT, *, missing_ok: bool = True) -> bytes:
     """The bytes of a regular file of at most `limit` bytes (b"" when it is missing and missing_ok)."""
     try:
         return read_regular(path, limit)
@@ -168,12 +178,12 @@ def read_env_bytes(path, limit: int = ENV_FILE_LIMIT, *, missing_ok: bool = True
         raise InputError(f"cannot read {path}: {exc.strerror}", file=str(path)) from None
 
 
-def read_env_text(path, limit: int = ENV_FILE_LIMIT, *, missing_ok: bool = True) -> str:
+def read_env_text(path: FilePath, limit: int = ENV_FILE_LIMIT, *, missing_ok: bool = True) -> str:
     """read_env_bytes as text (a byte that is not UTF-8 becomes U+FFFD: these are parsed, not shown)."""
     return read_env_bytes(path, limit, missing_ok=missing_ok).decode("utf-8", errors="replace")
 
 
-def read_head(path, size: int, *, follow_links: bool = True) -> bytes:
+def read_head(path: FilePath, size: int, *, follow_links: bool = True) -> bytes:
     """The first `size` bytes of a regular file (a METADATA's header block, a version file); the
     errors of open_regular."""
     fd = open_regular(path, follow_links=follow_links)
@@ -186,8 +196,6 @@ def read_head(path, size: int, *, follow_links: bool = True) -> bytes:
 def regular_file_sha256(path):
     """The hashlib sha256 object over the bytes of a regular file, read in chunks (any size);
     NotRegular for something else, OSError when it cannot be opened."""
-    import hashlib
-
     digest = hashlib.sha256()
     with os.fdopen(open_regular(path), "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):

@@ -146,6 +146,8 @@ class _Output:
         self.pending = b""  # a stdout line not finished yet
         self.flooded = False
         self.selector = selectors.DefaultSelector()
+        if process.stdout is None or process.stderr is None:
+            raise ValueError("the child's stdout and stderr must be pipes")
         self.selector.register(process.stdout, selectors.EVENT_READ)
         self.selector.register(process.stderr, selectors.EVENT_READ)
 
@@ -197,4 +199,5 @@ class _Output:
     def close(self) -> None:
         self.selector.close()
         for stream in (self.process.stdout, self.process.stderr):
-            stream.close()
+            if stream is not None:  # pipes, as __init__ made sure
+                stream.close()

@@ -12,6 +12,7 @@ the cache layer uses it on the check path.
 from __future__ import annotations
 
 import os
+import stat
 
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -86,8 +87,6 @@ def write_atomic(path, data: str | bytes, *, mode: int | None = None) -> None:
 
 def _mode_of(path) -> int:
     """The permissions of the file at `path`, else those a new file gets (0o666 less the umask)."""
-    import stat
-
     try:
         info = os.stat(path)
         if stat.S_ISREG(info.st_mode):

@@ -13,6 +13,7 @@ reported once per run and the run goes on without writing to it; reads still ans
 from __future__ import annotations
 
 import os
+import pwd
 import sys
 
 ENV_CACHE_DIR = "LOCKGUARD_CACHE_DIR"
@@ -30,7 +31,7 @@ def cache_root() -> str:
         return configured
     if sys.platform.startswith("linux"):
         return os.path.join(_xdg_cache_home(), APP)
-    from platformdirs import user_cache_dir
+    from platformdirs import user_cache_dir  # off Linux only: not on the cached check's path
 
     return user_cache_dir(APP, appauthor=False)
 
@@ -41,8 +42,6 @@ def _xdg_cache_home() -> str:
         return configured
     home = os.environ.get("HOME", "")
     if not os.path.isabs(home):  # as platformdirs: a relative HOME counts as unset
-        import pwd
-
         home = pwd.getpwuid(os.getuid()).pw_dir
     return os.path.join(home, ".cache")
 
@@ -83,6 +82,7 @@ def tools_folder() -> str:
         except OSError as exc:
             give_up(root, exc)
     if root not in _fallbacks:
+        # a cache that cannot be written, rare: shutil and tempfile stay off the cached check's path
         import atexit
         import shutil
         import tempfile

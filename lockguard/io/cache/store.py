@@ -139,7 +139,7 @@ def _remove(path: str) -> None:
     """Remove whatever is at `path` (a folder with its contents; a symlink itself, never its target)."""
     try:
         if stat.S_ISDIR(os.lstat(path).st_mode):
-            import shutil
+            import shutil  # a damaged folder entry only: shutil stays off the cached check's path
 
             shutil.rmtree(path, ignore_errors=True)
         else:

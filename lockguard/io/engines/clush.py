@@ -14,6 +14,7 @@ WORKERS = ("ssh", "exec", "rsh", "pdsh")
 
 def hosts_of(hosts: str) -> list[str]:
     require("ClusterShell", "clush")
+    # an optional engine (the clush extra), imported when used
     from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
     try:
@@ -28,7 +29,7 @@ def hosts_of(hosts: str) -> list[str]:
 
 def run(script: str, *, hosts: str, timeout: float, worker: str = "ssh", fanout: int | None = None) -> list[NodeOutput]:
     require("ClusterShell", "clush")
-    from ClusterShell.Task import task_self
+    from ClusterShell.Task import task_self  # an optional engine (the clush extra)
 
     names = hosts_of(hosts)
     task = task_self()  # ClusterShell's task of this thread: its workers answer only here

@@ -8,6 +8,8 @@ import json
 import subprocess
 import time
 
+import yaml
+
 from lockguard.errors import EngineUnreachable, InputError
 from lockguard.fleet.k8s import (
     CONTAINER,
@@ -35,8 +37,6 @@ def _kubectl(kubectl: str, *args: str, stdin: str | None = None, namespace: str 
 
 
 def run(script: str, *, options: ManifestOptions, timeout: float) -> list[NodeOutput]:
-    import yaml
-
     kubectl = require_program("kubectl", "kubectl", HINT)
     namespace = options.namespace
     selector = ",".join(f"{k}={v}" for k, v in sorted(options.node_selector.items()))

@@ -9,12 +9,13 @@ value (lockguard.io.engines.ray_task), so a node without lockguard answers that 
 from __future__ import annotations
 
 import logging
+import socket
 from collections import Counter
 from dataclasses import dataclass
 
 from lockguard.errors import EngineUnreachable
 from lockguard.fleet.node_protocol import NodeOutput
-from lockguard.io.engines import require
+from lockguard.io.engines import ray_task, require
 
 GRACE = 15.0  # seconds on top of --timeout for Ray to start a worker on each node
 
@@ -39,8 +40,6 @@ def node_names(nodes: list[RayNode]) -> dict[str, str]:
 
 def _probe(address: str) -> None:
     """A HOST:PORT that nothing answers on fails here at once (ray.init would retry for minutes)."""
-    import socket
-
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit() or "://" in address:
         return  # `auto`, or a ray:// client address: Ray's own look-up says what is wrong
@@ -54,9 +53,8 @@ def _probe(address: str) -> None:
 def run(script: str, *, address: str, timeout: float, files: dict[str, str],
         runtime_env: dict | None = None) -> list[NodeOutput]:
     ray = require("ray", "ray")
+    # an optional engine (the ray extra), imported when used
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from lockguard.io.engines import ray_task
 
     owned = not ray.is_initialized()
     if owned:

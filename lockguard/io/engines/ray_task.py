@@ -5,6 +5,7 @@ from __future__ import annotations
 
 
 def run_node_script(script: str, env_defaults: dict, timeout: float, files: dict) -> dict:
+    # imported inside: the function is shipped to the workers by value (the module note)
     import os
     import signal
     import socket

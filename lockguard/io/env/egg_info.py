@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from lockguard.io.read import MIB, read_env_text
@@ -113,8 +114,6 @@ def _modules(site: str, top: str) -> list[str]:
 def mark_conda_owned(snap: PrefixSnapshot, root: Path) -> None:
     """A legacy .egg-info that a conda record lists is the conda side's (as a dist-info whose
     INSTALLER says conda is), never a pip package to replace."""
-    from dataclasses import replace
-
     conda_files = {os.path.normpath(f) for record in snap.conda for f in record.files}
     for i, dist in enumerate(snap.dists):
         if dist.legacy and os.path.relpath(os.path.join(dist.dist_info, "PKG-INFO"), root) in conda_files:

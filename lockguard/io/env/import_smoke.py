@@ -60,10 +60,10 @@ def run_smoke(python: str, modules: list[str], cwd: str, on_import=None) -> Smok
     if done.returncode is None:
         return SmokeResult(False, [], modules[0], f"cannot run {python}: {done.start_error}")
     imported = []
-    for line in done.stdout.splitlines():
-        if line.startswith(_MARK):
+    for text in done.stdout.splitlines():
+        if text.startswith(_MARK):
             try:
-                item = json.loads(line[len(_MARK):])
+                item = json.loads(text[len(_MARK):])
             except ValueError:
                 continue
             if isinstance(item, dict) and item.get("ok"):

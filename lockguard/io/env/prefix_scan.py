@@ -10,11 +10,17 @@ from __future__ import annotations
 import csv
 import json
 import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
 from lockguard.errors import InputError
+from lockguard.io.env.egg_info import egg_info_dists, mark_conda_owned
 from lockguard.io.env.file_listing import FileListing
+from lockguard.io.env.loader_paths import library_dirs
+from lockguard.io.env.loader_paths import read_sonames as sonames_of
 from lockguard.io.env.scan_memo import Memo, file_key
 from lockguard.io.read import MIB, open_regular, read_env_bytes, read_env_text, read_head
 from lockguard.io.run import run_bounded
@@ -43,6 +49,30 @@ print("LOCKGUARD-FACTS:" + json.dumps({
 """
 _FACT_TYPES = {"prefix": str, "path": list, "version": str, "purelib": str, "platlib": str}
 _OPTIONAL = ("user_site", "scripts", "data", "include", "executable")
+
+
+@dataclass(frozen=True, slots=True)
+class InterpreterFacts:
+    """What an interpreter says of itself (_ASK's answer, checked by _facts_problem)."""
+
+    prefix: str
+    path: list[str]
+    version: str
+    purelib: str
+    platlib: str
+    user_site: str | None = None
+    scripts: str | None = None
+    data: str | None = None
+    include: str | None = None
+    executable: str | None = None
+
+    def scheme(self) -> dict[str, str]:
+        """The install scheme's folders the interpreter named (sysconfig's keys)."""
+        folders = {"purelib": self.purelib, "platlib": self.platlib, "scripts": self.scripts, "data": self.data,
+                   "include": self.include}
+        return {key: folder for key, folder in folders.items() if folder}
+
+
 RECORD_LIMIT = 64 * MIB  # torch's RECORD is about 2 MB
 METADATA_HEAD = 1 * MIB  # only the header block is read; a long description may follow
 PTH_LIMIT = 1 * MIB
@@ -87,7 +117,7 @@ def _reachable(path: Path) -> bool:
     return True
 
 
-def ask_interpreter(python: Path, env: dict | None = None) -> dict:
+def ask_interpreter(python: Path, env: dict[str, str] | None = None) -> InterpreterFacts:
     timeout = interpreter_timeout()
     done = run_bounded([str(python), "-B", "-c", _ASK], timeout=timeout, env=env, cap=4 * MIB, stderr_cap=4 * MIB,
                        die_with_lockguard=True)
@@ -103,19 +133,22 @@ def ask_interpreter(python: Path, env: dict | None = None) -> dict:
                          f"{done.stderr_tail(5)[-500:]}", file=str(python))
     lines = [line for line in done.stdout.splitlines() if line.startswith(_MARK)]
     try:
-        facts = json.loads(lines[-1][len(_MARK):]) if lines else None
+        facts: object = json.loads(lines[-1][len(_MARK):]) if lines else None
     except (ValueError, RecursionError):  # nesting deep enough to exhaust the parser is no answer either
         facts = None
     problem = _facts_problem(facts)
-    if problem:
+    if problem or not isinstance(facts, dict):
         shown = done.stdout.strip()[:200]
         raise InputError(f"{python} is not a Python that lockguard can ask for its sys.path: {problem}"
                          + (f" (it printed {shown!r})" if shown else " (it printed nothing)"), file=str(python),
                          hint="pass the environment's own python (bin/python of a venv or conda prefix)")
-    return facts
+    return InterpreterFacts(prefix=facts["prefix"], path=facts["path"], version=facts["version"],
+                            purelib=facts["purelib"], platlib=facts["platlib"], user_site=facts.get("user_site"),
+                            scripts=facts.get("scripts"), data=facts.get("data"), include=facts.get("include"),
+                            executable=facts.get("executable"))
 
 
-def _facts_problem(facts) -> str | None:
+def _facts_problem(facts: object) -> str | None:
     if not isinstance(facts, dict):
         return "no answer of the expected form"
     for key, kind in _FACT_TYPES.items():
@@ -132,15 +165,12 @@ def _facts_problem(facts) -> str | None:
 def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, environ: dict | None = None,
                 ld_conf_dir: Path = Path("/etc/ld.so.conf.d"), cuda_link: Path = Path("/usr/local/cuda"),
                 read_sonames: bool = True) -> PrefixSnapshot:
-    from lockguard.io.env.loader_paths import library_dirs
-    from lockguard.io.env.loader_paths import read_sonames as sonames_of
-
     environ = dict(os.environ if environ is None else environ)
     early = None
     if python is None and prefix is not None and (prefix / "conda-meta").is_dir() and not _reachable(prefix / "bin" / "python"):
         # a conda prefix without its python yet (a clean-install creates it): no sys.path to ask
-        facts = {"prefix": str(prefix), "path": [], "version": "", "user_site": None,
-                 "purelib": str(prefix / "lib"), "platlib": str(prefix / "lib")}
+        facts = InterpreterFacts(prefix=str(prefix), path=[], version="", purelib=str(prefix / "lib"),
+                                 platlib=str(prefix / "lib"))
         exe = Path(os.path.abspath(prefix)) / "bin" / "python"
     else:
         exe = interpreter_of(prefix, python)
@@ -154,14 +184,13 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
             facts = early.facts()
         else:  # a base interpreter (check --python /usr/bin/python3): never list a system folder on a guess
             facts = ask_interpreter(exe, environ)
-    root = Path(os.path.realpath(prefix or facts["prefix"]))
-    snap = PrefixSnapshot(prefix=str(root), python=str(exe), python_version=facts["version"],
-                          sys_path=[p for p in facts["path"] if p], user_site=facts.get("user_site"))
+    root = Path(os.path.realpath(prefix or facts.prefix))
+    snap = PrefixSnapshot(prefix=str(root), python=str(exe), python_version=facts.version,
+                          sys_path=[p for p in facts.path if p], user_site=facts.user_site)
     snap.real_sys_path = [os.path.realpath(p) for p in snap.sys_path]
-    snap.scheme = {k: os.path.realpath(facts[k]) for k in ("purelib", "platlib", "scripts", "data", "include")
-                   if facts.get(k)}
+    snap.scheme = {key: os.path.realpath(folder) for key, folder in facts.scheme().items()}
     site_dirs = []
-    for candidate in (facts["purelib"], facts["platlib"]):
+    for candidate in (facts.purelib, facts.platlib):
         real = os.path.realpath(candidate)
         if real.startswith(str(root) + os.sep) and real not in site_dirs and real != str(root / "lib"):
             site_dirs.append(real)
@@ -180,8 +209,6 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     snap.conda = conda_records(root)
     snap.is_conda = (root / "conda-meta").is_dir()
     if any(d.legacy for d in snap.dists) and snap.conda:
-        from lockguard.io.env.egg_info import mark_conda_owned
-
         mark_conda_owned(snap, root)
     listing.collect(snap)
     _absent_files(snap, root, listing.prefixes, sizes, listing.sizes)
@@ -193,24 +220,26 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
     return snap
 
 
+# a site-packages folder read: its dists, and each dist-info's shared libraries with their RECORD size
+_SiteRead = tuple[list[InstalledDist], dict[str, list[tuple[str, int]]]]
+
+
 class _EarlyScan:
     """The interpreter is asked in a thread while the site-packages folders a prefix of this
     layout has (lib/python*/site-packages) are listed and their dist-infos read. An error met
     early is raised only if that folder turns out to be one the scan uses, and only after the
     interpreter's own answer (its error comes first, as without the head start)."""
 
-    def __init__(self, root: Path, ask) -> None:
-        import threading
-
+    def __init__(self, root: Path, ask: Callable[[], InterpreterFacts]) -> None:
         self.root = root
-        self._answer: list = []
+        self._answer: list[InterpreterFacts | BaseException] = []
         thread = threading.Thread(target=self._ask, args=(ask,), daemon=True)
         thread.start()
         self._thread = thread
         sites = sorted(str(p) for p in root.glob("lib/python3*/site-packages") if p.is_dir() and not p.is_symlink())
         self.sites = [os.path.realpath(s) for s in sites]
         self.listing = FileListing(str(root), self.sites) if self.sites else None
-        self.read: dict[str, tuple] = {}
+        self.read: dict[str, _SiteRead | InputError] = {}
         for site in self.sites:
             sizes: dict[str, list[tuple[str, int]]] = {}
             try:
@@ -218,27 +247,27 @@ class _EarlyScan:
             except InputError as exc:
                 self.read[site] = exc
 
-    def _ask(self, ask) -> None:
+    def _ask(self, ask: Callable[[], InterpreterFacts]) -> None:
         try:
-            self._answer.append(("ok", ask()))
+            self._answer.append(ask())
         except BaseException as exc:  # re-raised in the caller's thread
-            self._answer.append(("error", exc))
+            self._answer.append(exc)
 
-    def facts(self) -> dict:
+    def facts(self) -> InterpreterFacts:
         self._thread.join()
-        kind, value = self._answer[0]
-        if kind == "error":
+        answer = self._answer[0]
+        if isinstance(answer, BaseException):
             self.discard()
-            raise value
-        return value
+            raise answer
+        return answer
 
-    def listing_for(self, root: Path, site_dirs: list[str]):
+    def listing_for(self, root: Path, site_dirs: list[str]) -> FileListing | None:
         if self.listing is not None and root == self.root and sorted(site_dirs) == sorted(self.sites):
             return self.listing
         self.discard()
         return None
 
-    def site(self, site: str, root: Path):
+    def site(self, site: str, root: Path) -> _SiteRead | None:
         if root != self.root or site not in self.read:
             return None
         found = self.read[site]
@@ -279,7 +308,7 @@ _DIST_INFO_FILES = ("METADATA", "INSTALLER", "RECORD")
 
 
 def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) -> list[InstalledDist]:
-    out = []
+    out: list[InstalledDist] = []
     try:
         names = sorted(os.listdir(site))
     except OSError:
@@ -303,8 +332,6 @@ def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) ->
             paths=parsed.inside, outside=parsed.outside, in_prefix=in_prefix, requires=parsed.requires))
     memo.save()
     if any(name.endswith(".egg-info") for name in names):
-        from lockguard.io.env.egg_info import egg_info_dists
-
         out += egg_info_dists(site, root, names, _metadata)
     return out
 
@@ -456,8 +483,6 @@ def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
 
 
 def _replace(dist: InstalledDist, **changes) -> InstalledDist:
-    from dataclasses import replace
-
     return replace(dist, **changes)
 
 
@@ -476,7 +501,7 @@ def record_entries(dist: InstalledDist, root: str) -> list[RecordEntry]:
 
 
 def _pth_files(site: str) -> list[PthFile]:
-    out = []
+    out: list[PthFile] = []
     try:
         names = sorted(n for n in os.listdir(site) if n.endswith(".pth"))
     except OSError:
@@ -499,7 +524,7 @@ def conda_records(root: Path) -> list[CondaInstalled]:
     """conda-meta/*.json; a record that is not a JSON object with a text name, version and build
     and a list of file paths is bad input naming the file (conda itself would fail on it)."""
     meta = root / "conda-meta"
-    out = []
+    out: list[CondaInstalled] = []
     if not meta.is_dir():
         return out
     for path in sorted(meta.glob("*.json")):

@@ -24,6 +24,7 @@ import errno
 import json
 import os
 import secrets
+import shutil
 import stat
 import time
 from collections.abc import Callable
@@ -136,8 +137,6 @@ class Quarantine:
         quarantine folder exists; a state folder that cannot be written (a full disk) is removed
         again: either way nothing changed (InstallFailed). `anchors`: folders (relative) never
         removed when a move empties them; `on_hashed(files, bytes)` follows the hashing."""
-        import shutil
-
         q = cls(prefix, qid or new_run_id())
         entries = q._entries(items, on_hashed)
         manifest = {"id": q.id, "prefix": str(q.prefix), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -292,7 +291,7 @@ class Quarantine:
             if self._journal is not None:
                 with contextlib.suppress(OSError):
                     os.close(self._journal)
-                self._journal: int | None = None  # the journal, opened for appending on the first event
+                self._journal = None
             return os_cause(exc)
         return ""
 
@@ -312,7 +311,7 @@ class Quarantine:
     def close(self) -> None:
         if self._journal is not None:
             os.close(self._journal)
-            self._journal: int | None = None  # the journal, opened for appending on the first event
+            self._journal = None
 
     # -- moving --------------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lockguard.io.cache.root import tools_folder
 from lockguard.io.cache.store import Store
 
 PAGE_TTL_SECONDS = 600.0  # a page this young is served without asking the index again
@@ -55,8 +56,6 @@ class Cache:
     @property
     def root(self) -> Path:
         """The folder where rattler keeps its own caches (`root / "conda"`, `root / "pkgs"`)."""
-        from lockguard.io.cache.root import tools_folder
-
         return Path(tools_folder())
 
     # -- metadata (immutable, by file sha256) -------------------------------------------------

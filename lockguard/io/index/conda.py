@@ -6,22 +6,25 @@ rattler's API is async; it stays inside this module behind plain functions.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lockguard.errors import SourceUnreachable, Unsatisfiable
+from lockguard.errors import InstallFailed, SourceUnreachable, Unsatisfiable
 from lockguard.model.lock import CondaRecord
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
+    import rattler  # imported where used at run time (native, heavy: only a conda solve or install needs it)
+
     from lockguard.model.locked import LockedConda
 
 
 def matchspec_problem(text: str) -> str | None:
     """None when `text` is a valid conda MatchSpec, else rattler's reason."""
-    import rattler
+    import rattler  # rattler (native, heavy) only when a conda spec is checked or solved, here and below
 
     try:
         rattler.MatchSpec(text)
@@ -36,10 +39,10 @@ class RattlerSolver:
     def __init__(self, cache_dir: Path, *, offline: bool = False) -> None:
         self.cache_dir = Path(cache_dir)
         self.offline = offline
-        self._gateway = None
+        self._gateway: rattler.Gateway | None = None
         self.missing_locked: list[str] = []  # "name version build" of locked records no channel has now
 
-    def _gateway_for(self):
+    def _gateway_for(self) -> rattler.Gateway:
         import rattler
 
         if self._gateway is None:
@@ -65,7 +68,9 @@ class RattlerSolver:
             gateway = self._gateway_for()
             preferred = await self._channel_copies(gateway, sources, subdirs, locked, exclude_newer) if locked else []
             return await rattler.solve(
-                sources, specs, gateway=gateway, platforms=subdirs, locked_packages=preferred,
+                # the intent's platform names (validated there); rattler annotates its names as Literals
+                sources, specs, gateway=gateway, platforms=subdirs,  # type: ignore[arg-type]
+                locked_packages=preferred,
                 virtual_packages=virtual, exclude_newer=exclude_newer, timestamp_policy="allow-missing",
                 channel_relations="disabled",
             )
@@ -91,8 +96,6 @@ class RattlerSolver:
             # rattler's gateway keeps Python objects that its native (tokio) threads release; when
             # that happens during interpreter shutdown the process aborts ("PyGILState_Release:
             # thread state must be current"). Drop it now, while Python is fully alive.
-            import gc
-
             self._gateway = None
             gc.collect()
         return [_record(r) for r in records]
@@ -159,8 +162,6 @@ def install_locked(prefix: Path, packages: list[dict], platform: str, cache_dir:
     import rattler
     from rattler.exceptions import InstallerError, TransactionError
 
-    from lockguard.errors import InstallFailed
-
     records = []
     for package in packages:
         if package.get("manager") != "conda" or package.get("platform") != platform:
@@ -178,7 +179,7 @@ def install_locked(prefix: Path, packages: list[dict], platform: str, cache_dir:
         records.append(rattler.RepoDataRecord(record, url.rsplit("/", 1)[-1], url, channel))
     installed = [rattler.PrefixRecord.from_path(p) for p in sorted((Path(prefix) / "conda-meta").glob("*.json"))]
     try:
-        import asyncio
+        import asyncio  # with rattler only (see solve)
 
         asyncio.run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir, installed_packages=installed,
                                     show_progress=False, execute_link_scripts=False))

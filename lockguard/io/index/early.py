@@ -21,6 +21,11 @@ from __future__ import annotations
 
 import threading
 
+from lockguard.errors import LockguardError
+from lockguard.io.index.cache import Cache
+from lockguard.io.read import INTENT_LIMIT, read_text
+from lockguard.model.intent_parse import parse_toml
+
 _ANSWERS: dict[str, list] = {}  # url -> [threading.Event, response | None, exception | None]
 _GUARD = threading.Lock()
 _CLIENT = None  # the HttpClient of the early GETs, for their byte and request count
@@ -51,6 +56,8 @@ def start(intent_path, *, refresh: bool, offline: bool) -> None:
 
 def _ready_client():
     """The client and the Accept header, with every module a GET loads imported (see the module's note)."""
+    # the network client only when there is something to fetch: a warm resolve (every page cached)
+    # never imports httpx
     import encodings.idna  # noqa: F401  (the socket layer encodes the host name with it on the first connect)
 
     from lockguard.io.index.http import HttpClient
@@ -67,9 +74,6 @@ def _urls(intent_path, *, refresh: bool, offline: bool) -> list[str]:
     intent = str(intent_path) if intent_path is not None else "lockguard.toml"
     if not intent.endswith("lockguard.toml"):
         return []  # [tool.lockguard] in pyproject.toml: leave it to the resolve
-    from lockguard.io.read import INTENT_LIMIT, read_text
-    from lockguard.model.intent_parse import parse_toml
-
     data = parse_toml(read_text(intent, what="intent file", limit=INTENT_LIMIT))
     indexes = data.get("indexes") or ["https://pypi.org/simple"]
     index = str(indexes[0]).rstrip("/")
@@ -81,8 +85,6 @@ def _urls(intent_path, *, refresh: bool, offline: bool) -> list[str]:
             names.append("-".join(head[:end].replace("_", "-").replace(".", "-").split("-")).lower())
     urls = [f"{index}/{name}/" for name in dict.fromkeys(names)]
     if not refresh:
-        from lockguard.io.index.cache import Cache
-
         cache = Cache()
         urls = [u for u in urls if not cache.has_page(u)]
     return urls
@@ -107,8 +109,7 @@ def fetched() -> tuple[int, int]:
 def take(url: str, headers: dict[str, str]):
     """The answer of an early GET of `url` with these headers (waiting for it if it is still on
     its way), once; None when there was none. An early SourceUnreachable is raised here."""
-    from lockguard.errors import LockguardError
-    from lockguard.io.index.simple_index import JSON_ACCEPT
+    from lockguard.io.index.simple_index import JSON_ACCEPT  # loaded by the index client that asks
 
     if headers != {"Accept": JSON_ACCEPT}:
         return None

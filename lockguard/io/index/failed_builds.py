@@ -17,8 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import sys
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 
 from lockguard.io.cache.store import Store
 
@@ -33,9 +35,6 @@ class BuildEnvironment:
 
     @classmethod
     def current(cls) -> BuildEnvironment:
-        import platform
-        from importlib.metadata import PackageNotFoundError, version
-
         def installed(name: str) -> str:
             try:
                 return version(name)
@@ -84,10 +83,12 @@ class FailedBuilds:
             entry = json.loads(data) if data is not None else None
         except ValueError:
             return None
-        valid = (isinstance(entry, dict) and entry.get("sdist") == sdist_sha256
-                 and entry.get("environment") == self.environment.key and isinstance(entry.get("message"), str)
-                 and entry["message"].strip())
-        return entry["message"] if valid else None
+        if not isinstance(entry, dict):
+            return None
+        message = entry.get("message")
+        valid = (entry.get("sdist") == sdist_sha256 and entry.get("environment") == self.environment.key
+                 and isinstance(message, str) and message.strip())
+        return message if valid else None
 
     def remember(self, sdist_sha256: str, message: str) -> None:
         """Keep the failure; a cache that cannot be written only costs the memo."""

@@ -23,7 +23,10 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from pathlib import Path
+from urllib.parse import unquote, urlparse, urlsplit
+
+import httpx
 
 from lockguard import __version__
 from lockguard.errors import SourceUnreachable
@@ -69,7 +72,7 @@ class HttpClient:
         self.deadline = self.timeout * DEADLINE_FACTOR
         self.retries = retries
         self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
-        self._client = None  # created on the first request: a warm resolve makes none
+        self._client: httpx.Client | None = None  # created on the first request: a warm resolve makes none
         self._lock = threading.Lock()
         self._in_flight = 0  # requests between their start and their end (see the module's note)
         self._closed = False
@@ -82,8 +85,6 @@ class HttpClient:
             if self._client is None:
                 if self._closed:  # a closed pool is never made again (a request in flight keeps it open)
                     raise _Closed()
-                import httpx
-
                 self._client = httpx.Client(
                     timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT)),
                     follow_redirects=True,
@@ -153,8 +154,6 @@ class HttpClient:
             raise SourceUnreachable(f"{url}: not fetched, the HTTP client was closed", url=url) from None
 
     def _get(self, url: str, headers: dict[str, str] | None, host: str, max_bytes: int) -> Response:
-        import httpx
-
         client = self._http()
         last_error = ""
         timeouts = 0
@@ -223,9 +222,6 @@ class HttpClient:
 
     @staticmethod
     def _get_file(url: str, max_bytes: int) -> Response:
-        from pathlib import Path
-        from urllib.parse import unquote, urlparse
-
         path = Path(unquote(urlparse(url).path))
         if path.is_dir():
             path = path / "index.html"

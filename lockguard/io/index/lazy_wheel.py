@@ -8,14 +8,17 @@ server ignores `Range` and answers 200 with the full body, the caller learns it 
 
 from __future__ import annotations
 
+import csv
 import io
 import re
+import threading
 import zipfile
 from pathlib import Path
+from typing import overload
 from urllib.parse import unquote, urlparse
 
 from lockguard.errors import SourceUnreachable
-from lockguard.io.index.http import HttpClient
+from lockguard.io.index.http import HttpClient, Response
 
 TAIL_BYTES = 64 * 1024
 MIN_CHUNK = 16 * 1024
@@ -27,7 +30,7 @@ class MetadataNotFound(Exception):
     """The archive has no *.dist-info/METADATA (not a wheel, or a broken one)."""
 
 
-def fetch_tail(client: HttpClient, url: str):
+def fetch_tail(client: HttpClient, url: str) -> Response:
     """The first request of a lazy read (the zip's last 64 KiB), to start it early."""
     return client.get(url.split("#", 1)[0], headers={"Range": f"bytes=-{TAIL_BYTES}"}, max_bytes=MAX_WHEEL)
 
@@ -127,8 +130,6 @@ def _metadata_from_zip(archive: zipfile.ZipFile) -> bytes:
 def read_wheel_record(client: HttpClient, url: str) -> tuple[str, ...]:
     """The paths a wheel installs, from its *.dist-info/RECORD, read by the same range requests as
     METADATA (the tail holds the zip's directory, and RECORD is written last, next to it)."""
-    import csv
-
     try:
         remote = _RangeFile(client, url.split("#", 1)[0])
         with zipfile.ZipFile(remote) as archive:
@@ -144,7 +145,14 @@ def read_wheel_record(client: HttpClient, url: str) -> tuple[str, ...]:
     return tuple(row[0] for row in csv.reader(text.splitlines()) if row and row[0])
 
 
-def read_wheel_metadata(client: HttpClient, url: str, tail=None, cancelled=None) -> tuple[bytes, bool] | None:
+@overload
+def read_wheel_metadata(client: HttpClient, url: str, tail: Response | None = None,
+                        cancelled: None = None) -> tuple[bytes, bool]: ...
+@overload
+def read_wheel_metadata(client: HttpClient, url: str, tail: Response | None,
+                        cancelled: threading.Event) -> tuple[bytes, bool] | None: ...
+def read_wheel_metadata(client: HttpClient, url: str, tail: Response | None = None,
+                        cancelled: threading.Event | None = None) -> tuple[bytes, bool] | None:
     """The METADATA bytes of the wheel at `url`, and whether the server refused ranges.
     `tail`: the answer of `fetch_tail` when the caller started it already. `cancelled`: an Event;
     when it is set once the tail has arrived, the zip is not parsed and None is returned (another

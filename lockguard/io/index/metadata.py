@@ -18,19 +18,23 @@ import subprocess
 import tarfile
 import tempfile
 import threading
+import warnings
 import zipfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, wait
 from email.parser import HeaderParser
 from pathlib import Path
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import BuildFailed, SourceUnreachable
 from lockguard.io.index.cache import Cache
 from lockguard.io.index.http import HttpClient
 from lockguard.io.index.lazy_wheel import read_wheel_metadata
+from lockguard.io.index.sdist_static import static_metadata
 from lockguard.io.index.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
 
@@ -52,10 +56,6 @@ def parse_metadata(raw: bytes, how: str) -> DistMetadata:
 def metadata_problem(metadata: DistMetadata, name: str, version: str) -> str | None:
     """Why metadata cannot be trusted for the file of `name` `version` (None: it can). A lock built
     on garbage metadata would silently miss dependencies, so garbage is an error, never 'none'."""
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion
-
     if not metadata.name.strip() or not metadata.version.strip():
         return "it has no Name or Version field (empty or not core metadata)"
     if canonicalize_name(metadata.name) != canonicalize_name(name):
@@ -202,8 +202,6 @@ class MetadataFetcher:
         return answer.content
 
     def _sdist(self, file: DistFile, version: str) -> tuple[bytes, str]:
-        from lockguard.io.index.sdist_static import static_metadata
-
         remembered = self.failed_builds.recall(file.sha256) if self.failed_builds and file.sha256 else None
         if remembered is not None:  # the same sdist failed in this build environment before
             raise BuildFailed(f"{remembered} (remembered from an earlier run: --refresh builds it again)",
@@ -257,8 +255,7 @@ def _how(how: str) -> str:
 def _prepare_metadata(filename: str, archive: bytes) -> bytes:
     """PEP 517 prepare_metadata_for_build_wheel in an isolated build environment, quietly (the
     backend's output is kept for the error message) and within BUILD_TIMEOUT seconds."""
-    import warnings
-
+    # the PEP 517 build machinery, heavy, only for an sdist without static metadata
     from build import BuildBackendException, BuildException, ProjectBuilder
     from build.env import DefaultIsolatedEnv
     from pyproject_hooks import BuildBackendWarning

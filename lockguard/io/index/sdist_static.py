@@ -17,6 +17,7 @@ Anything unreadable returns None: the caller builds the sdist.
 from __future__ import annotations
 
 import io
+import sys
 import tarfile
 import zipfile
 from email.parser import HeaderParser
@@ -89,8 +90,6 @@ def _static(project: dict | None, key: str):
 def _project_table(data: bytes | None) -> dict | None:
     if data is None:
         return None
-    import sys
-
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
@@ -114,10 +113,10 @@ def _top_level_files(filename: str, archive: bytes, names: tuple[str, ...]) -> d
     found: dict[str, bytes] = {}
     if filename.endswith(".zip"):
         with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
-            for member in zipped.namelist():
-                base = member.split("/", 1)[-1]
-                if member.count("/") == 1 and base in names and base not in found:
-                    found[base] = zipped.read(member)
+            for name in zipped.namelist():
+                base = name.split("/", 1)[-1]
+                if name.count("/") == 1 and base in names and base not in found:
+                    found[base] = zipped.read(name)
         return found
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
         for member in tarred.getmembers():

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from urllib.parse import unquote, urljoin, urlparse
 
 from lockguard.errors import SourceUnreachable
+from lockguard.io.msgspec_adapter import UNSET, page_files
 from lockguard.model.dist import DistFile
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
@@ -43,8 +44,6 @@ def project_rows(body: bytes, content_type: str, page_url: str, keep=None) -> li
 
 
 def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
-    from lockguard.io.msgspec_adapter import page_files
-
     files = page_files(body)
     if files is not None:
         rows = _typed_rows(files, page_url, keep)
@@ -76,8 +75,6 @@ def _typed_rows(files: list, page_url: str, keep=None) -> list[tuple] | None:
     """json_rows for entries msgspec decoded and type-checked (io/msgspec_adapter.py): the same
     rows, and the checks types cannot express made on every entry as json_rows makes them. None
     when an entry fails one: json_rows then reads the page again and names the problem."""
-    from lockguard.io.msgspec_adapter import UNSET
-
     rows = []
     sha256 = _SHA256.fullmatch
     for item in files:

@@ -67,6 +67,8 @@ def elf_soname(path):
 def _version_code():
     # the doctor's probe holds the version calls (it reads the libraries torch mapped with them)
     spec = importlib.util.spec_from_file_location("lockguard_doctor_probe", PROBE)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the doctor's probe from {PROBE}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.version_code

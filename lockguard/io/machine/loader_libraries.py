@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 
 from lockguard.errors import InputError
@@ -90,7 +91,10 @@ def _add(found: dict, path: str, name: str, via: str) -> None:
     real = os.path.realpath(path)
     if not os.path.isfile(real):
         return
-    family = FAMILY_FILE.match(name).group(1)
+    matched = FAMILY_FILE.match(name)
+    if matched is None:  # callers pass names of a family only
+        return
+    family = matched.group(1)
     entry = found.get(real)
     if entry is None:
         found[real] = {"family": family, "path": path, "names": [name], "real": real, "via": via}
@@ -100,7 +104,7 @@ def _add(found: dict, path: str, name: str, via: str) -> None:
 
 
 def _conf_dirs(ld_conf_dir: str | os.PathLike) -> list[tuple[str, str]]:
-    out = []
+    out: list[tuple[str, str]] = []
     try:
         confs = sorted(os.path.join(ld_conf_dir, n) for n in os.listdir(ld_conf_dir) if n.endswith(".conf"))
     except OSError:
@@ -148,8 +152,6 @@ def _ask_libraries(entries: list[dict], timeout: float) -> tuple[dict[str, dict]
 
 def _how(returncode: int | None) -> str:
     if returncode is not None and returncode < 0:
-        import signal
-
         try:
             return signal.Signals(-returncode).name
         except ValueError:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Protocol
 
+from lockguard.errors import InputError
 from lockguard.model.target import GpuInfo, GpuProcess, MachineFacts
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch
 
@@ -27,7 +29,7 @@ class NvmlSource(Protocol):
 class PynvmlSource:
     def read(self) -> MachineFacts:
         try:
-            import pynvml
+            import pynvml  # the NVML binding, only when the machine is asked (and it may be missing)
         except ImportError:
             return MachineFacts(problem="nvidia-ml-py is not installed")
         try:
@@ -113,10 +115,6 @@ def detect_machine(source: NvmlSource | None = None, environ: Mapping[str, str] 
     arch_text = environ.get(ENV_GPU_ARCH, "").strip()
     if not driver_text and not arch_text:
         return facts
-    from dataclasses import replace
-
-    from lockguard.errors import InputError
-
     overridden = []
     if driver_text:
         try:

@@ -111,8 +111,8 @@ def _toolkit(via: str, path: str, versions: _NvccVersions) -> Toolkit | None:
     target = os.path.realpath(path)
     if not os.path.isdir(target):
         return Toolkit(via=via, path=path)
-    nvcc = os.path.join(path, "bin", "nvcc")
-    nvcc = nvcc if os.access(nvcc, os.X_OK) else None
+    candidate = os.path.join(path, "bin", "nvcc")
+    nvcc = candidate if os.access(candidate, os.X_OK) else None
     version, source = _version_file(Path(target))
     if version is None and nvcc:
         version, _release, _problem = versions.get(nvcc)

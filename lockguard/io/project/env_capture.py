@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from lockguard.errors import InputError
+from lockguard.io.env.prefix_scan import interpreter_of
 
 _SCRIPT = r"""
 import json, os, platform, re, sys
@@ -57,8 +58,6 @@ print(json.dumps(out))
 
 def capture_environment(target: Path) -> tuple[dict, list[dict]]:
     """(what the interpreter reports, the conda-meta records) of a prefix or an interpreter."""
-    from lockguard.io.env.prefix_scan import interpreter_of
-
     python = interpreter_of(target, None) if target.is_dir() else interpreter_of(None, target)
     try:
         done = subprocess.run([str(python), "-I", "-c", _SCRIPT], capture_output=True, text=True, timeout=120)

@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from lockguard.errors import InputError
@@ -56,7 +57,7 @@ def check_targets(paths, root: Path | None) -> None:
                              hint="move it away, or point [outputs] at another file name")
 
 
-def write_all_atomic(files: dict[Path, str | bytes], *, root: Path | None = None) -> None:
+def write_all_atomic(files: Mapping[Path, str | bytes], *, root: Path | None = None) -> None:
     """Write several files so that a failure anywhere leaves every one of them as it was.
 
     An existing file's permissions are kept. `root`: refuse targets outside it."""
@@ -67,7 +68,7 @@ def write_all_atomic(files: dict[Path, str | bytes], *, root: Path | None = None
         _stage_and_commit(files)
 
 
-def _stage_and_commit(files: dict[Path, str | bytes]) -> None:
+def _stage_and_commit(files: Mapping[Path, str | bytes]) -> None:
     staged: list[tuple[str, Path]] = []
     try:
         for path, data in files.items():
@@ -99,7 +100,7 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
                 try:
                     os.link(path, backup)
                 except OSError:  # a file system without hard links
-                    import shutil
+                    import shutil  # rare: shutil (with bz2 and lzma) stays off a warm resolve's path
 
                     shutil.copy2(path, backup)
             backups.append((path, backup))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
 from lockguard.io.read import INTENT_LIMIT, is_regular_file, read_bytes, read_text
-from lockguard.model.intent import Intent
+from lockguard.model.intent import Intent, IntentSource
 from lockguard.model.intent_parse import (
     INTENT_FILE,
     PYPROJECT,
@@ -128,6 +128,14 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
 def _resolved(path: Path) -> str:
     """The text of the intent's resolved path, which its source keeps."""
     return str(Path(path).resolve())
+
+
+def source_of(intent: Intent) -> IntentSource:
+    """Where a loaded intent was read from: every intent this module loads has its source (only
+    an Intent built in memory has none)."""
+    if intent.source is None:
+        raise ValueError("the intent was not read from a file")
+    return intent.source
 
 
 def load_project(intent_path: Path | None, *, validate_matchspec: MatchSpecValidator | None = None,

@@ -22,6 +22,9 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+from contextlib import AbstractContextManager
+
+from lockguard.io.cache.root import cache_root
 
 _UNSUPPORTED = {errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL}
 
@@ -37,7 +40,7 @@ class LockSet:
         self.on_wait = on_wait
         self.warn = warn
         self._fd: int | None = None
-        self._held = None  # io/kernel_lock.held's context, when the lock was busy at first
+        self._held: AbstractContextManager[None] | None = None  # io/kernel_lock.held's context, when the lock was busy at first
 
     def __enter__(self) -> LockSet:
         if self.exclusive:  # the resolve path: through kernel_lock at once (it imports more anyway)
@@ -78,6 +81,7 @@ class LockSet:
 
     def _enter_waiting(self) -> None:
         """Through io/kernel_lock.py: the holder named, waited for or refused (LockBusy, exit 2)."""
+        # only when the lock set is busy: kernel_lock costs ~14 ms, off the cached check's path
         from lockguard.io.kernel_lock import Holder, held
 
         context = held(self.folder, exclusive=self.exclusive, holder=Holder(self.command, os.getpid()),
@@ -99,8 +103,6 @@ class LockSet:
 def _note_path(folder: str) -> str:
     """Where the holder of `folder`'s lock names itself: the cache folder's locks/, by the folder's
     device and inode (the same for every path that leads to it)."""
-    from lockguard.io.cache.root import cache_root
-
     try:
         info = os.stat(folder)
         name = f"project-{info.st_dev}-{info.st_ino}.json"

@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass, field
 
 from lockguard.errors import InputError
+from lockguard.io.read import read_lock_text
+from lockguard.lockfiles.headers import read_header
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.locked import LockedConda, LockedPlatform
@@ -44,8 +46,6 @@ class LockTexts:
 
 
 def read_lock_texts(intent: Intent) -> LockTexts:
-    from lockguard.io.project.project_files import read_lock_text
-
     root = intent.source.folder if intent.source else os.getcwd()
     texts: dict[str, str | None] = {}
     kinds: dict[str, tuple[str, str | None]] = {}
@@ -77,7 +77,8 @@ class PriorLock:
 
 def prior_lock(intent: Intent, texts: LockTexts) -> PriorLock:
     """The existing lock as preferences, platform by platform."""
-    from lockguard.lockfiles.headers import read_header
+    # the lock file readers (PyYAML among them) load when a resolution parses the lock, never
+    # for a memo hit, which needs only the texts' digests
     from lockguard.lockfiles.requirements_lock import parse
     from lockguard.lockfiles.syntax import LockSyntaxError
 
@@ -90,7 +91,7 @@ def prior_lock(intent: Intent, texts: LockTexts) -> PriorLock:
         pip: dict[str, str] = {}
         via: dict[str, tuple[str, ...]] = {}
         if found is not None and found[1] is not None:
-            relative, text = found
+            relative, text = found[0], found[1]
             written_for = read_header(text).fields.get("platform")
             if written_for and written_for != platform:
                 notes.append(f"{relative} was written for {written_for}, not {platform}: not a preference "
@@ -115,10 +116,12 @@ def _conda_records(texts: LockTexts, notes: list[str]) -> dict[str, tuple[Locked
     found = texts.of_kind("conda-lock")
     if found is None or found[1] is None:
         return {}
-    from lockguard.lockfiles.conda_lock import read
+    relative, text = found[0], found[1]
+    from lockguard.lockfiles.conda_lock import (
+        read,  # as in prior_lock: a resolution's, not a memo hit's
+    )
     from lockguard.lockfiles.syntax import LockSyntaxError
 
-    relative, text = found
     try:
         packages = read(text)["package"]
     except LockSyntaxError as exc:

@@ -8,37 +8,30 @@ from typing import TYPE_CHECKING
 
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
+from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.repo_scan import repository_paths
-from lockguard.io.read import LOCK_LIMIT, REPO_FILE_LIMIT, read_text, read_text_or_none
-from lockguard.lockfiles.headers import body_hash_of
+from lockguard.io.project.written import written_copy
+from lockguard.io.read import REPO_FILE_LIMIT, read_lock_text, read_text
+from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
+from lockguard.lockfiles.headers import body_hash_of, read_header
+from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401 (lock_file: re-used by callers)
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-
-def read_lock_text(path: Path | str) -> str | None:
-    """A lock file's text (None when missing): a regular UTF-8 file of bounded size, or exit 2."""
-    return read_text_or_none(path, what="lock file", limit=LOCK_LIMIT)
+# kind -> the reader of that lock file's text
+_READERS = {"requirements": requirements_lock.parse, "environment": environment_yml.parse,
+            "conda-lock": conda_lock.read, "pylock": pylock.read}
 
 
 def parse_lock(kind: str, text: str, path: str):
     """The parsed view of one lock file; a file not in the form lockguard writes is an InputError
     naming the file and the line."""
-    from lockguard.lockfiles.syntax import LockSyntaxError
-
-    # only the reader of this kind is imported: pylock.toml's, for one, only when an intent asks for it
-    if kind == "requirements":
-        from lockguard.lockfiles.requirements_lock import parse as reader
-    elif kind == "environment":
-        from lockguard.lockfiles.environment_yml import parse as reader
-    elif kind == "conda-lock":
-        from lockguard.lockfiles.conda_lock import read as reader
-    elif kind == "pylock":
-        from lockguard.lockfiles.pylock import read as reader
-    else:
+    if kind not in _READERS:
         raise KeyError(kind)
+    reader = _READERS[kind]
     try:
         return reader(text)
     except LockSyntaxError as exc:
@@ -48,16 +41,14 @@ def parse_lock(kind: str, text: str, path: str):
 
 
 def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
-    from lockguard.lockfiles.headers import read_header
-
     # the folder as text: the files are opened by name (messages spell them with pathlib,
     # io/read.py), so os.path.join opens what root / relative would
-    root = intent.source.folder
+    root = source_of(intent).folder
     files = []
     for relative, kind, platform in lock_paths(intent):
         text = read_lock_text(os.path.join(root, relative))
         header = read_header(text) if text is not None else None
-        if header is None or not header.intent_hash:  # missing, or without lockguard's header (LG104): not parsed
+        if text is None or header is None or not header.intent_hash:  # missing, or without lockguard's header (LG104): not parsed
             files.append(LockFile(relative, text, kind, platform))
             continue
         view = {"requirements": "requirements", "environment": "environment", "conda-lock": "conda_lock",
@@ -66,12 +57,10 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
         written = None
         if header.body_hash and header.body_hash != body_hash_of(text):
             # only for a hand-edited lock: the copy lockguard wrote, to show what changed
-            from lockguard.io.project.written import written_copy
-
             written = written_copy(header.body_hash)
         files.append(LockFile(relative, text, kind, platform, header=header, written=written, **parsed))
     repo_files = repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)}) if scan_repo else {}
-    return Snapshot(intent, intent.source.name, files, repo_files)
+    return Snapshot(intent, source_of(intent).name, files, repo_files)
 
 
 def repository_files(root: Path | str, exclude: set[str]) -> dict[str, str]:

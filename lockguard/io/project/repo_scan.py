@@ -4,10 +4,6 @@ path uses it before anything else is imported)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 SKIP_DIRS = {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", "build", "dist",
              ".mypy_cache", ".ruff_cache", ".pytest_cache", ".lockguard", "site-packages"}
@@ -20,7 +16,7 @@ def wanted(name: str) -> bool:
             or "dockerfile" in lower or name in ("pyproject.toml", "setup.cfg"))
 
 
-def repository_paths(root: Path) -> list[str]:
+def repository_paths(root: str | os.PathLike[str]) -> list[str]:
     """Relative paths of requirements*.txt/.in, Dockerfiles, pyproject.toml and setup.cfg files."""
     found: list[str] = []
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lockguard.adopt.conda_env import parse_environment_yml
+from lockguard.adopt.dockerfile import parse_dockerfile
 from lockguard.adopt.facts import Origin, SourceFacts
+from lockguard.adopt.pyproject import parse_pyproject
+from lockguard.adopt.requirements_file import parse_requirements_text
 from lockguard.errors import InputError
 from lockguard.io.read import REPO_FILE_LIMIT, read_text
 
@@ -40,11 +44,6 @@ def read_sources(paths: list[Path]) -> SourceFacts:
 
 
 def _read(path: Path, kind: str, out: SourceFacts, seen: set[Path], *, depth: int, named_by: Origin | None) -> None:
-    from lockguard.adopt.conda_env import parse_environment_yml
-    from lockguard.adopt.dockerfile import parse_dockerfile
-    from lockguard.adopt.pyproject import parse_pyproject
-    from lockguard.adopt.requirements_file import parse_requirements_text
-
     resolved = path.resolve()
     if resolved in seen:
         return
