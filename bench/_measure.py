@@ -30,17 +30,37 @@ class Run:
     tail: str = ""
 
 
-def run(label: str, argv: list[str], *, cwd: Path | None = None, env: dict | None = None, timeout: int = 1800) -> Run:
+def run(
+    label: str,
+    argv: list[str],
+    *,
+    cwd: Path | None = None,
+    env: dict | None = None,
+    timeout: int = 1800,
+) -> Run:
     before_rx = rx_bytes()
     start = time.perf_counter()
-    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", *argv], cwd=cwd, env={**os.environ, **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ["/usr/bin/time", "-f", "%M", *argv],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out, err = proc.communicate(timeout=timeout)
     seconds = time.perf_counter() - start
     fetched = rx_bytes() - before_rx
     lines = err.strip().splitlines()
     peak_kb = int(lines[-1]) if lines and lines[-1].isdigit() else 0
-    return Run(label, seconds, peak_kb / 1024, fetched / 1e6, proc.returncode, (out + "\n".join(lines[:-1]))[-400:])
+    return Run(
+        label,
+        seconds,
+        peak_kb / 1024,
+        fetched / 1e6,
+        proc.returncode,
+        (out + "\n".join(lines[:-1]))[-400:],
+    )
 
 
 def machine() -> str:

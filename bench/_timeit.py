@@ -51,20 +51,33 @@ def main() -> None:
             wall, cpu = once(argv)
             walls[label].append(wall)
             cpus[label].append(cpu)
-    rows = [(label, min(walls[label]), statistics.median(walls[label]), statistics.median(cpus[label]))
-            for label, _ in commands]
+    rows = [
+        (label, min(walls[label]), statistics.median(walls[label]), statistics.median(cpus[label]))
+        for label, _ in commands
+    ]
     for label, best, median, cpu in rows:
-        print(f"{label}: best {best * 1000:.1f} ms, median {median * 1000:.1f} ms, CPU {cpu * 1000:.1f} ms", flush=True)
+        print(
+            f"{label}: best {best * 1000:.1f} ms, median {median * 1000:.1f} ms, CPU {cpu * 1000:.1f} ms",
+            flush=True,
+        )
     base_wall, base_cpu = rows[0][2], rows[0][3]
-    table = ["| command | best ms | median ms | median vs first | CPU median ms | CPU vs first |",
-             "|---|---|---|---|---|---|"]
-    table += [f"| {label} | {best * 1000:.1f} | {median * 1000:.1f} | {median / base_wall:.2f}x | {cpu * 1000:.1f} | "
-              f"{cpu / base_cpu:.2f}x |" for label, best, median, cpu in rows]
+    table = [
+        "| command | best ms | median ms | median vs first | CPU median ms | CPU vs first |",
+        "|---|---|---|---|---|---|",
+    ]
+    table += [
+        f"| {label} | {best * 1000:.1f} | {median * 1000:.1f} | {median / base_wall:.2f}x | {cpu * 1000:.1f} | "
+        f"{cpu / base_cpu:.2f}x |"
+        for label, best, median, cpu in rows
+    ]
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    text = (f"## {args.section} (bench/{args.section}.sh, {date.today()})\n\n{machine()}\n\n"
-            + (args.note + "\n\n" if args.note else "")
-            + f"{args.runs} rounds, the commands alternating; load average at the end: {load}.\n\n"
-            + "\n".join(table) + "\n")
+    text = (
+        f"## {args.section} (bench/{args.section}.sh, {date.today()})\n\n{machine()}\n\n"
+        + (args.note + "\n\n" if args.note else "")
+        + f"{args.runs} rounds, the commands alternating; load average at the end: {load}.\n\n"
+        + "\n".join(table)
+        + "\n"
+    )
     replace_section(Path(__file__).parent / "RESULTS.md", f"## {args.section}", text)
     print(text)
 

@@ -24,7 +24,10 @@ def once(argv: list[str]) -> tuple[float, float]:
 
 def main() -> None:
     rounds = int(sys.argv[1])
-    commands = [(label, shlex.split(command)) for label, _, command in (a.partition("=") for a in sys.argv[2:])]
+    commands = [
+        (label, shlex.split(command))
+        for label, _, command in (a.partition("=") for a in sys.argv[2:])
+    ]
     for _label, argv in commands:
         once(argv)  # warm-up: the page cache, the result cache, the parse memo
     walls: dict[str, list[float]] = {label: [] for label, _ in commands}
@@ -35,11 +38,15 @@ def main() -> None:
             walls[label].append(wall)
             cpus[label].append(cpu)
     base = statistics.median(walls[commands[0][0]])
-    print("| command | best ms | median ms | median vs first | CPU median ms |\n|---|---|---|---|---|")
+    print(
+        "| command | best ms | median ms | median vs first | CPU median ms |\n|---|---|---|---|---|"
+    )
     for label, _argv in commands:
         median = statistics.median(walls[label])
-        print(f"| {label} | {min(walls[label]) * 1000:.1f} | {median * 1000:.1f} | {median / base:.2f}x | "
-              f"{statistics.median(cpus[label]) * 1000:.1f} |")
+        print(
+            f"| {label} | {min(walls[label]) * 1000:.1f} | {median * 1000:.1f} | {median / base:.2f}x | "
+            f"{statistics.median(cpus[label]) * 1000:.1f} |"
+        )
 
 
 if __name__ == "__main__":

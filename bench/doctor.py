@@ -52,26 +52,50 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         subprocess.run([sys.executable, "-m", "venv", str(work / "bare")], check=True)
-        commands = [("python -c pass", [sys.executable, "-c", "pass"]),
-                    ("lockguard doctor, no torch", [lockguard, "doctor", "--python", str(work / "bare" / "bin" / "python")])]
+        commands = [
+            ("python -c pass", [sys.executable, "-c", "pass"]),
+            (
+                "lockguard doctor, no torch",
+                [lockguard, "doctor", "--python", str(work / "bare" / "bin" / "python")],
+            ),
+        ]
         if args.torch_venv:
             python = str(args.torch_venv / "bin" / "python")
-            commands += [("python -c 'import torch'", [python, "-c", "import torch"]),
-                         ("lockguard doctor, torch", [lockguard, "doctor", "--python", python])]
+            commands += [
+                ("python -c 'import torch'", [python, "-c", "import torch"]),
+                ("lockguard doctor, torch", [lockguard, "doctor", "--python", python]),
+            ]
         load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
         rows = []
-        for label, argv in commands:  # in a folder without lockguard.toml: the lock checks skip, as on a fresh node
+        for (
+            label,
+            argv,
+        ) in (
+            commands
+        ):  # in a folder without lockguard.toml: the lock checks skip, as on a fresh node
             best, median, cpu_best, cpu_median = measure(argv, args.runs, work)
             rows.append((label, best, median, cpu_best, cpu_median))
-            print(f"{label}: wall best {best:.3f} s, median {median:.3f} s; cpu median {cpu_median:.3f} s", flush=True)
-    table = ["| command | wall best s | wall median s | CPU median s | wall median vs previous row |", "|---|---|---|---|---|"]
+            print(
+                f"{label}: wall best {best:.3f} s, median {median:.3f} s; cpu median {cpu_median:.3f} s",
+                flush=True,
+            )
+    table = [
+        "| command | wall best s | wall median s | CPU median s | wall median vs previous row |",
+        "|---|---|---|---|---|",
+    ]
     for index, (label, best, median, _cpu_best, cpu_median) in enumerate(rows):
         ratio = f"{median / rows[index - 1][2]:.2f}x" if index % 2 else ""
         table.append(f"| {label} | {best:.3f} | {median:.3f} | {cpu_median:.3f} | {ratio} |")
-    note = (f"Targets: without torch under 0.5 s; with torch under 3 s (most of it `import torch`). {args.runs} runs "
-            f"each, warm file cache, no lock in the folder. Load average at start: {load} (other work shared the "
-            "2 CPUs: wall times are inflated by it, CPU times much less).")
-    text = f"## doctor (bench/doctor.py, {date.today()})\n\n{machine()}\n\n{note}\n\n" + "\n".join(table) + "\n"
+    note = (
+        f"Targets: without torch under 0.5 s; with torch under 3 s (most of it `import torch`). {args.runs} runs "
+        f"each, warm file cache, no lock in the folder. Load average at start: {load} (other work shared the "
+        "2 CPUs: wall times are inflated by it, CPU times much less)."
+    )
+    text = (
+        f"## doctor (bench/doctor.py, {date.today()})\n\n{machine()}\n\n{note}\n\n"
+        + "\n".join(table)
+        + "\n"
+    )
     replace_section(REPO / "bench" / "RESULTS.md", "## doctor", text)
     print(text)
 

@@ -34,26 +34,78 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def template() -> dict:
-    done = subprocess.run([*LOCKGUARD, "doctor", "--json", "--intent", str(REPO / "examples/gpu-training/lockguard.toml")],
-                          capture_output=True, text=True, env={**os.environ, "LOCKGUARD_NODE": "template"})
+    done = subprocess.run(
+        [
+            *LOCKGUARD,
+            "doctor",
+            "--json",
+            "--intent",
+            str(REPO / "examples/gpu-training/lockguard.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LOCKGUARD_NODE": "template"},
+    )
     return json.loads(done.stdout)
 
 
 def profiles() -> list[dict]:
     """Drift changes, each a kind of node seen in the field."""
-    base = {"driver": "535.104.05", "gpu_models": ["8x NVIDIA H100 80GB HBM3"], "gpu_archs": ["sm_90"], "gpu_count": 8}
+    base = {
+        "driver": "535.104.05",
+        "gpu_models": ["8x NVIDIA H100 80GB HBM3"],
+        "gpu_archs": ["sm_90"],
+        "gpu_count": 8,
+    }
     out = []
     for driver in ("535.104.05", "535.129.03", "550.54.15"):
         out.append({**base, "driver": driver})
-    out.append({**base, "nccl": "2.19.3", "nccl_origin": "system", "nccl_how": "reachable",
-                "nccl_from": "/usr/lib/x86_64-linux-gnu/libnccl.so.2", "findings": ["LG302 warning"]})
-    out.append({**base, "torch": "2.1.2+cu118", "torch_local": "cu118", "torch_cuda": "11.8", "findings": ["LG310 error"]})
+    out.append(
+        {
+            **base,
+            "nccl": "2.19.3",
+            "nccl_origin": "system",
+            "nccl_how": "reachable",
+            "nccl_from": "/usr/lib/x86_64-linux-gnu/libnccl.so.2",
+            "findings": ["LG302 warning"],
+        }
+    )
+    out.append(
+        {
+            **base,
+            "torch": "2.1.2+cu118",
+            "torch_local": "cu118",
+            "torch_cuda": "11.8",
+            "findings": ["LG310 error"],
+        }
+    )
     out.append({**base, "gpu_models": ["8x NVIDIA A100-SXM4-80GB"], "gpu_archs": ["sm_80"]})
     out.append({**base, "dev_shm_bytes": 64 << 20, "findings": ["LG307 warning"]})
-    out.append({**base, "usr_local_cuda": "/usr/local/cuda-11.8", "usr_local_cuda_version": "11.8.89",
-                "findings": ["LG303 warning"]})
-    out.append({**base, "nvcc": "12.4.131", "nvcc_path": "/usr/local/cuda-12.4/bin/nvcc", "findings": ["LG304 warning"]})
-    out.append({**base, "cudnn": "8.9.7", "cudnn_origin": "system", "cudnn_how": "loaded", "findings": ["LG314 error"]})
+    out.append(
+        {
+            **base,
+            "usr_local_cuda": "/usr/local/cuda-11.8",
+            "usr_local_cuda_version": "11.8.89",
+            "findings": ["LG303 warning"],
+        }
+    )
+    out.append(
+        {
+            **base,
+            "nvcc": "12.4.131",
+            "nvcc_path": "/usr/local/cuda-12.4/bin/nvcc",
+            "findings": ["LG304 warning"],
+        }
+    )
+    out.append(
+        {
+            **base,
+            "cudnn": "8.9.7",
+            "cudnn_origin": "system",
+            "cudnn_how": "loaded",
+            "findings": ["LG314 error"],
+        }
+    )
     out.append({**base, "driver": "525.85.12", "findings": ["LG300 error"]})
     out.append({**base, "python": "3.11.9"})
     return out
@@ -68,8 +120,16 @@ def make_reports(folder: Path, count: int, record: dict) -> int:
     for index in range(count):
         node = f"gpu{index + 1:05d}"
         if index % 200 == 199:  # 50 nodes that did not answer
-            body = {"fleet_node": 1, "node": node, "engine": "ray", "status": "unreachable",
-                    "message": "no answer within 300 s", "hint": None, "doctor": None, "check": None}
+            body = {
+                "fleet_node": 1,
+                "node": node,
+                "engine": "ray",
+                "status": "unreachable",
+                "message": "no answer within 300 s",
+                "hint": None,
+                "doctor": None,
+                "check": None,
+            }
         else:
             kind = random.choices(kinds, weights)[0]
             item = copy.deepcopy(record)
@@ -77,8 +137,15 @@ def make_reports(folder: Path, count: int, record: dict) -> int:
             drift.update(kind)
             item["data"]["node"] = node
             item["data"]["fingerprint"] = fingerprint(drift, data["distributions"])
-            item["data"]["findings"] = [{"code": f.split()[0], "severity": f.split()[1], "message": f"{f} on {node}",
-                                         "hint": "see the doctor's fix"} for f in drift.get("findings") or []]
+            item["data"]["findings"] = [
+                {
+                    "code": f.split()[0],
+                    "severity": f.split()[1],
+                    "message": f"{f} on {node}",
+                    "hint": "see the doctor's fix",
+                }
+                for f in drift.get("findings") or []
+            ]
             body = item
         text = json.dumps(body, indent=2, sort_keys=True)
         total += len(text)
@@ -102,15 +169,37 @@ def bench_report(count: int) -> list[str]:
     folder = Path(tempfile.mkdtemp(prefix="lockguard-fleet-bench-"))
     try:
         size = make_reports(folder, count, template())
-        lines = [f"### report: {count:,} node reports ({size / 1e6:.0f} MB of JSON, {size // count:,} bytes each)", "",
-                 "| command | wall s (best of 3) | CPU s | peak MB | exit |", "|---|---|---|---|---|"]
+        lines = [
+            f"### report: {count:,} node reports ({size / 1e6:.0f} MB of JSON, {size // count:,} bytes each)",
+            "",
+            "| command | wall s (best of 3) | CPU s | peak MB | exit |",
+            "|---|---|---|---|---|",
+        ]
         for fmt in ("text", "json", "html"):
             out = folder.parent / f"{folder.name}.{fmt}"
-            best = min((timed(f"fleet report --format {fmt}", [*LOCKGUARD, "fleet", "report", str(folder), "--format", fmt,
-                                                             "--output", str(out)]) for _ in range(3)),
-                       key=lambda r: r.seconds)
-            lines.append(f"| `lockguard fleet report DIR --format {fmt}` | {best.seconds:.2f} | {best.cpu:.2f} | "
-                         f"{best.peak_mb:.0f} | {best.code} |")
+            best = min(
+                (
+                    timed(
+                        f"fleet report --format {fmt}",
+                        [
+                            *LOCKGUARD,
+                            "fleet",
+                            "report",
+                            str(folder),
+                            "--format",
+                            fmt,
+                            "--output",
+                            str(out),
+                        ],
+                    )
+                    for _ in range(3)
+                ),
+                key=lambda r: r.seconds,
+            )
+            lines.append(
+                f"| `lockguard fleet report DIR --format {fmt}` | {best.seconds:.2f} | {best.cpu:.2f} | "
+                f"{best.peak_mb:.0f} | {best.code} |"
+            )
             out.unlink(missing_ok=True)
         return lines
     finally:
@@ -126,20 +215,31 @@ def bench_run(nodes: int) -> list[str]:
     lockguard = str(Path(sys.executable).parent / "lockguard")
     folder = Path(tempfile.mkdtemp(prefix="lockguard-fleet-run-"))
     waiting = folder / "lockguard-after-3s"
-    waiting.write_text(f"#!/bin/sh\nsleep 3\nexec {lockguard} \"$@\"\n")
+    waiting.write_text(f'#!/bin/sh\nsleep 3\nexec {lockguard} "$@"\n')
     waiting.chmod(0o755)
     start = time.perf_counter()
-    subprocess.run([*LOCKGUARD, "doctor", "--json"], capture_output=True, env={**os.environ, "LOCKGUARD_NODE": "x"})
+    subprocess.run(
+        [*LOCKGUARD, "doctor", "--json"],
+        capture_output=True,
+        env={**os.environ, "LOCKGUARD_NODE": "x"},
+    )
     one = time.perf_counter() - start
-    lines = [f"### run: {nodes} nodes", "",
-             f"One `lockguard doctor --json` here: {one:.2f} s; a node that first waits 3 s: {one + 3:.2f} s.", "",
-             "| command | s | a loop over the nodes would take | exit |", "|---|---|---|---|"]
+    lines = [
+        f"### run: {nodes} nodes",
+        "",
+        f"One `lockguard doctor --json` here: {one:.2f} s; a node that first waits 3 s: {one + 3:.2f} s.",
+        "",
+        "| command | s | a loop over the nodes would take | exit |",
+        "|---|---|---|---|",
+    ]
 
     def row(label: str, argv: list[str], per_node: float) -> None:
         result = run(label, [*argv, "--timeout", "300"])
         lines.append(f"| {label} | {result.seconds:.2f} | {per_node * nodes:.2f} | {result.code} |")
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    cluster = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
+    )
     try:
         for _ in range(nodes - 1):
             cluster.add_node(num_cpus=1)
@@ -147,13 +247,34 @@ def bench_run(nodes: int) -> list[str]:
         ray = [*LOCKGUARD, "fleet", "run", "--via", "ray", "--address", cluster.address]
         row(f"`fleet run --via ray` ({nodes} Ray nodes, workers start)", ray, one)
         row(f"`fleet run --via ray` ({nodes} Ray nodes, again)", ray, one)
-        row(f"`fleet run --via ray` ({nodes} Ray nodes, each waits 3 s)", [*ray, "--lockguard", str(waiting)], one + 3)
+        row(
+            f"`fleet run --via ray` ({nodes} Ray nodes, each waits 3 s)",
+            [*ray, "--lockguard", str(waiting)],
+            one + 3,
+        )
     finally:
         cluster.shutdown()
-    clush = [*LOCKGUARD, "fleet", "run", "--via", "clush", "--hosts", f"node[01-{nodes:02d}]", "--clush-worker", "exec"]
-    row(f"`fleet run --via clush --clush-worker exec` ({nodes} hosts)", [*clush, "--lockguard", lockguard], one)
-    row(f"`fleet run --via clush --clush-worker exec` ({nodes} hosts, each waits 3 s)", [*clush, "--lockguard", str(waiting)],
-        one + 3)
+    clush = [
+        *LOCKGUARD,
+        "fleet",
+        "run",
+        "--via",
+        "clush",
+        "--hosts",
+        f"node[01-{nodes:02d}]",
+        "--clush-worker",
+        "exec",
+    ]
+    row(
+        f"`fleet run --via clush --clush-worker exec` ({nodes} hosts)",
+        [*clush, "--lockguard", lockguard],
+        one,
+    )
+    row(
+        f"`fleet run --via clush --clush-worker exec` ({nodes} hosts, each waits 3 s)",
+        [*clush, "--lockguard", str(waiting)],
+        one + 3,
+    )
     shutil.rmtree(folder, ignore_errors=True)
     return lines
 

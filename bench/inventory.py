@@ -43,8 +43,11 @@ def build(root: Path, dists: int, files_per_dist: int) -> Path:
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
         (info / "INSTALLER").write_text("pip\n")
-        records += [f"{name}-1.0.dist-info/METADATA,,", f"{name}-1.0.dist-info/INSTALLER,,",
-                    f"{name}-1.0.dist-info/RECORD,,"]
+        records += [
+            f"{name}-1.0.dist-info/METADATA,,",
+            f"{name}-1.0.dist-info/INSTALLER,,",
+            f"{name}-1.0.dist-info/RECORD,,",
+        ]
         (info / "RECORD").write_text("\n".join(records) + "\n")
     return prefix
 
@@ -74,20 +77,33 @@ def main() -> None:
     try:
         prefix = build(work, args.dists, args.files)
         count = sum(len(f) for _d, _s, f in os.walk(prefix))
-        scan = [sys.executable, "-c",
-                "import sys; from pathlib import Path; from lockguard.io.env.prefix_scan import scan_prefix; "
-                "from lockguard.install.inventory import take_inventory; "
-                "take_inventory(scan_prefix(Path(sys.argv[1])), None)", str(prefix)]
+        scan = [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from lockguard.io.env.prefix_scan import scan_prefix; "
+            "from lockguard.install.inventory import take_inventory; "
+            "take_inventory(scan_prefix(Path(sys.argv[1])), None)",
+            str(prefix),
+        ]
         timed(["find", str(prefix), "-name", "*.so*"], 1)  # warm the page cache for both
         find, lockguard = alternated([["find", str(prefix), "-name", "*.so*"], scan], args.runs)
-        rows = [("find PREFIX -name '*.so*'", find), ("lockguard inventory (scan + rules, incl. Python start-up)", lockguard)]
+        rows = [
+            ("find PREFIX -name '*.so*'", find),
+            ("lockguard inventory (scan + rules, incl. Python start-up)", lockguard),
+        ]
         best_find, median_find = min(find), statistics.median(find)
         table = ["| command | best s | median s | vs find (best / median) |", "|---|---|---|---|"]
-        table += [f"| {label} | {min(v):.3f} | {statistics.median(v):.3f} | {min(v) / best_find:.2f}x / "
-                  f"{statistics.median(v) / median_find:.2f}x |" for label, v in rows]
-        text = (f"## inventory (bench/inventory.sh, {date.today()})\n\n{machine()}\n\nSynthetic prefix: {count} files, "
-                f"{args.dists} distributions with RECORDs, warm page cache, {args.runs} alternated rounds.\n\n"
-                + "\n".join(table) + "\n")
+        table += [
+            f"| {label} | {min(v):.3f} | {statistics.median(v):.3f} | {min(v) / best_find:.2f}x / "
+            f"{statistics.median(v) / median_find:.2f}x |"
+            for label, v in rows
+        ]
+        text = (
+            f"## inventory (bench/inventory.sh, {date.today()})\n\n{machine()}\n\nSynthetic prefix: {count} files, "
+            f"{args.dists} distributions with RECORDs, warm page cache, {args.runs} alternated rounds.\n\n"
+            + "\n".join(table)
+            + "\n"
+        )
         replace_section(Path(__file__).parent / "RESULTS.md", "## inventory", text)
         print(text)
     finally:

@@ -70,16 +70,28 @@ print(json.dumps(out, sort_keys=True))
 
 
 def answer(tree: Path, prefix: Path, ld_conf: Path, pins: dict, cache: Path, env: dict) -> dict:
-    full = {**os.environ, **env, "PYTHONPATH": str(tree), "LOCKGUARD_CACHE_DIR": str(cache),
-            "LOCKGUARD_INTERPRETER_TIMEOUT": "5"}
-    done = subprocess.run([sys.executable, "-c", WORKER, str(prefix), str(ld_conf), json.dumps(pins)],
-                          capture_output=True, text=True, env=full, timeout=300, cwd=tree)
+    full = {
+        **os.environ,
+        **env,
+        "PYTHONPATH": str(tree),
+        "LOCKGUARD_CACHE_DIR": str(cache),
+        "LOCKGUARD_INTERPRETER_TIMEOUT": "5",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER, str(prefix), str(ld_conf), json.dumps(pins)],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=300,
+        cwd=tree,
+    )
     if done.returncode != 0:
         return {"crash": done.stderr.strip().splitlines()[-1:]}
     return json.loads(done.stdout)
 
 
 # -- the prefixes ------------------------------------------------------------------------------------
+
 
 def corpus_prefixes(work: Path) -> list[tuple[str, Path]]:
     from tests.support import fuzz_env
@@ -89,7 +101,9 @@ def corpus_prefixes(work: Path) -> list[tuple[str, Path]]:
     fuzz_env.fill_venv(template, {"markupsafe": "2.1.5", "jinja2": "3.1.3", "numpy": "1.26.4"})
     out = []
     for case in fuzz_env.dist_file_cases() + fuzz_env.conda_cases():
-        if case.command != "check" or (case.kind == "pth" and case.process):  # one per damage; no hangs
+        if case.command != "check" or (
+            case.kind == "pth" and case.process
+        ):  # one per damage; no hangs
             continue
         prefix = work / "corpus" / f"{case.kind}-{case.name}"
         prefix.parent.mkdir(parents=True, exist_ok=True)
@@ -116,7 +130,9 @@ def synthetic_prefix(work: Path) -> Path:
     (site / "pkg0002/lib0.so.1").write_bytes(b"grown")  # resized
     (site / "pkg0003/m4.py").unlink()  # a missing module
     (site / "pkg0004/stray.py").write_text("x = 1\n")  # unowned in an owned folder
-    (site / "pkg0004/libstray.so.3").write_bytes(b"\x7fELF")  # an unowned library in an owned folder
+    (site / "pkg0004/libstray.so.3").write_bytes(
+        b"\x7fELF"
+    )  # an unowned library in an owned folder
     (site / "orphan/sub").mkdir(parents=True)  # a folder no distribution owns
     (site / "orphan/sub/a.py").write_text("")
     (site / "orphan_mod.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
@@ -125,14 +141,19 @@ def synthetic_prefix(work: Path) -> Path:
     (site / "pkg0005/inside_link.py").symlink_to("m0.py")  # a symlink within
     (prefix / "lib/liblisted.so.2").write_bytes(b"")  # lib/ outside site-packages
     with open(site / "pkg0006-1.0.dist-info/RECORD", "a") as record:  # quoted and odd rows
-        record.write('"pkg0006/a,b.py",,\n../../../../etc/hostname,,\n/etc/passwd,,\n'
-                     "pkg0006/./dot.py,,\npkg0006//double.py,,\n../../../bin/python,,\n"
-                     f"{site}/pkg0006/m0.py,,\npkg0006/lib0.so.1,sha256=x,12\n")
+        record.write(
+            '"pkg0006/a,b.py",,\n../../../../etc/hostname,,\n/etc/passwd,,\n'
+            "pkg0006/./dot.py,,\npkg0006//double.py,,\n../../../bin/python,,\n"
+            f"{site}/pkg0006/m0.py,,\npkg0006/lib0.so.1,sha256=x,12\n"
+        )
     with open(site / "pkg0007-1.0.dist-info/RECORD", "a") as record:  # odd but unquoted
         record.write("pkg0007\\back.py,,\npkg0007/,,\n.,,\npkg0007/sub/../m0.py,,\n")
     for owner in ("pkg0010", "pkg0011"):  # one SONAME twice (LG216)
         compile_library(site / owner, "libcudart.so.12", "libcudart.so.12")
-    for name, version in (("nvidia-cublas-cu11", "11.0"), ("nvidia-cublas-cu12", "12.1")):  # two CUDA majors
+    for name, version in (
+        ("nvidia-cublas-cu11", "11.0"),
+        ("nvidia-cublas-cu12", "12.1"),
+    ):  # two CUDA majors
         info = site / f"{name.replace('-', '_')}-{version}.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Name: {name}\nVersion: {version}\n")
@@ -169,23 +190,43 @@ def main() -> None:
         record = next(fifo.glob("lib/python3*/site-packages/pkg0008-1.0.dist-info")) / "RECORD"
         record.unlink()
         os.mkfifo(record)  # a FIFO named like a RECORD: bad input, never a hang
-        prefixes = [("synthetic", synthetic), ("synthetic+conda", build_conda(work)),
-                    ("synthetic+fifo-record", fifo)] + corpus_prefixes(work)
-        pins = {"markupsafe": "2.1.5", "jinja2": "3.0.0", "pkg0001": "1.0", "pkg0002": "1.0", "pkg0003": "1.0",
-                "pkg0004": "2.0", "absent": "1.0"}
+        prefixes = [
+            ("synthetic", synthetic),
+            ("synthetic+conda", build_conda(work)),
+            ("synthetic+fifo-record", fifo),
+        ] + corpus_prefixes(work)
+        pins = {
+            "markupsafe": "2.1.5",
+            "jinja2": "3.0.0",
+            "pkg0001": "1.0",
+            "pkg0002": "1.0",
+            "pkg0003": "1.0",
+            "pkg0004": "2.0",
+            "absent": "1.0",
+        }
         time.sleep(0.05)  # a new timestamp tick after the last file written
         differ = 0
         started = time.perf_counter()
         for label, prefix in prefixes:
-            loader = [{}, {"LD_LIBRARY_PATH": str(work / "syslibs")}] if label.startswith("synthetic") else [{}]
+            loader = (
+                [{}, {"LD_LIBRARY_PATH": str(work / "syslibs")}]
+                if label.startswith("synthetic")
+                else [{}]
+            )
             for env in loader:
                 caches = {tree: Path(tempfile.mkdtemp(dir=work)) for tree in ("base", "this")}
                 reference = answer(args.base.resolve(), prefix, conf, pins, caches["base"], env)
                 answers = [answer(REPO, prefix, conf, pins, caches["this"], env) for _ in range(2)]
                 same = all(a == reference for a in answers)
                 differ += not same
-                shown = reference.get("error") or reference.get("crash") or len(reference["lock"]["findings"])
-                print(f"{time.perf_counter() - started:6.1f} {'same  ' if same else 'DIFFER'} {label} {'LD' if env else '  '} {str(shown)[:90]}")
+                shown = (
+                    reference.get("error")
+                    or reference.get("crash")
+                    or len(reference["lock"]["findings"])
+                )
+                print(
+                    f"{time.perf_counter() - started:6.1f} {'same  ' if same else 'DIFFER'} {label} {'LD' if env else '  '} {str(shown)[:90]}"
+                )
                 if not same:
                     show_difference(reference, next(a for a in answers if a != reference), "")
         print(f"{len(prefixes)} prefixes, {differ} differ")
@@ -212,8 +253,16 @@ def build_conda(work: Path) -> Path:
     (prefix / "conda-meta").mkdir()
     (prefix / "lib/libz.so.1").write_bytes(b"")
     (prefix / "lib/libstray.so.1").write_bytes(b"")
-    (prefix / "conda-meta/zlib-1.2-0.json").write_text(json.dumps(
-        {"name": "zlib", "version": "1.2", "build": "0", "files": ["lib/libz.so.1", "lib/./gone.so", "bin/x"]}))
+    (prefix / "conda-meta/zlib-1.2-0.json").write_text(
+        json.dumps(
+            {
+                "name": "zlib",
+                "version": "1.2",
+                "build": "0",
+                "files": ["lib/libz.so.1", "lib/./gone.so", "bin/x"],
+            }
+        )
+    )
     return prefix
 
 

@@ -43,7 +43,9 @@ class Timed:
 
 def run(argv: list[str], *, cwd: Path, env: dict) -> Timed:
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        argv, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=1800
+    )
     return Timed(time.perf_counter() - start, proc.returncode, proc.stderr)
 
 
@@ -54,8 +56,14 @@ def fetched(stderr: str) -> tuple[float, int]:
 
 
 def lock_pins(folder: Path) -> dict[str, str]:
-    return {m.group(1): m.group(2) for m in re.finditer(r"^([a-z0-9][a-z0-9._-]*)==(\S+?)(?: \\)?$",
-                                                        (folder / "requirements.lock").read_text(), re.M)}
+    return {
+        m.group(1): m.group(2)
+        for m in re.finditer(
+            r"^([a-z0-9][a-z0-9._-]*)==(\S+?)(?: \\)?$",
+            (folder / "requirements.lock").read_text(),
+            re.M,
+        )
+    }
 
 
 def one_round(lockguard: Path, requirements: list[str], added: str) -> dict:
@@ -67,7 +75,9 @@ def one_round(lockguard: Path, requirements: list[str], added: str) -> dict:
     out = {"cold": run(argv, cwd=work, env=env)}
     before = lock_pins(work)
     out["warm, memo"] = run(argv, cwd=work, env=env)
-    for folder in cache.rglob("resolutions"):  # the resolver runs again, on cached pages and metadata
+    for folder in cache.rglob(
+        "resolutions"
+    ):  # the resolver runs again, on cached pages and metadata
         shutil.rmtree(folder)
     out["warm, no memo"] = run(argv, cwd=work, env=env)
     locked = (work / "requirements.lock").read_bytes()
@@ -99,33 +109,46 @@ def main() -> None:
     for number in range(args.rounds):
         found = one_round(tools / "lockguard", requirements, args.add)
         rounds.append(found)
-        print(f"round {number + 1}: " + "; ".join(f"{k} {v.seconds:.2f}s (exit {v.code})" for k, v in found.items()
-                                                  if hasattr(v, "seconds")) + f"; pins kept: {found['kept']}",
-              flush=True)
+        print(
+            f"round {number + 1}: "
+            + "; ".join(
+                f"{k} {v.seconds:.2f}s (exit {v.code})"
+                for k, v in found.items()
+                if hasattr(v, "seconds")
+            )
+            + f"; pins kept: {found['kept']}",
+            flush=True,
+        )
     labels = [k for k, v in rounds[0].items() if hasattr(v, "seconds")]
     median = {label: statistics.median(r[label].seconds for r in rounds) for label in labels}
     relock = f"relock + {args.add}"
-    table = ["| run | median s | runs s | fetched (lockguard -v) | vs cold | vs warm, no memo |",
-             "|---|---|---|---|---|---|"]
+    table = [
+        "| run | median s | runs s | fetched (lockguard -v) | vs cold | vs warm, no memo |",
+        "|---|---|---|---|---|---|",
+    ]
     for label in labels:
         mb, requests = fetched(rounds[-1][label].stderr)
-        table.append(f"| {label} | {median[label]:.2f} | {', '.join(f'{r[label].seconds:.2f}' for r in rounds)} | "
-                     f"{mb:.1f} MB, {requests} requests | {median[label] / median['cold']:.2f}x | "
-                     f"{median[label] / median['warm, no memo']:.2f}x |")
+        table.append(
+            f"| {label} | {median[label]:.2f} | {', '.join(f'{r[label].seconds:.2f}' for r in rounds)} | "
+            f"{mb:.1f} MB, {requests} requests | {median[label] / median['cold']:.2f}x | "
+            f"{median[label] / median['warm, no memo']:.2f}x |"
+        )
     kept = all(r["kept"] for r in rounds)
-    text = (f"## relock after adding one package (bench/relock.py, {date.today()})\n\n{machine()}\n\n"
-            f"Intent `{' '.join(requirements)}` (Python 3.11, cuda 12.1, exclude-newer as in bench/resolve.py), "
-            f"live PyPI, {args.rounds} rounds, each in a fresh cache. The relock adds `{args.add}` to the intent "
-            f"(the memo cannot answer: the intent changed); every earlier pin was kept in every round: "
-            f"{'yes' if kept else 'NO'} (new names: {', '.join(rounds[-1]['new names'])}).\n\n"
-            + "\n".join(table)
-            + f"\n\nA relock costs {median[relock] / median['cold']:.2f}x a cold resolve and "
-              f"{median[relock] / median['warm, no memo']:.2f}x a warm resolve without the memo (the resolver on "
-              f"cached pages and metadata), {median[relock] / median['warm, memo']:.2f}x one the memo answers; "
-              "what it fetched is the new package's page and metadata (the fetched column), and with those "
-              f"cached the same relock takes {median[relock + ', its pages cached'] / median['warm, no memo']:.2f}x "
-              "the warm resolve: the rest of a relock's cost is the network round trips (and the HTTP client "
-              "they need) for that one package.\n")
+    text = (
+        f"## relock after adding one package (bench/relock.py, {date.today()})\n\n{machine()}\n\n"
+        f"Intent `{' '.join(requirements)}` (Python 3.11, cuda 12.1, exclude-newer as in bench/resolve.py), "
+        f"live PyPI, {args.rounds} rounds, each in a fresh cache. The relock adds `{args.add}` to the intent "
+        f"(the memo cannot answer: the intent changed); every earlier pin was kept in every round: "
+        f"{'yes' if kept else 'NO'} (new names: {', '.join(rounds[-1]['new names'])}).\n\n"
+        + "\n".join(table)
+        + f"\n\nA relock costs {median[relock] / median['cold']:.2f}x a cold resolve and "
+        f"{median[relock] / median['warm, no memo']:.2f}x a warm resolve without the memo (the resolver on "
+        f"cached pages and metadata), {median[relock] / median['warm, memo']:.2f}x one the memo answers; "
+        "what it fetched is the new package's page and metadata (the fetched column), and with those "
+        f"cached the same relock takes {median[relock + ', its pages cached'] / median['warm, no memo']:.2f}x "
+        "the warm resolve: the rest of a relock's cost is the network round trips (and the HTTP client "
+        "they need) for that one package.\n"
+    )
     replace_section(HERE / "RESULTS.md", "## relock after adding one package", text)
     print(text)
 

@@ -29,8 +29,18 @@ from _measure import machine  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = ["torch==2.1.*", "deepspeed==0.13.1", "transformers==4.36.2"]
-DEEPSPEED = ["hjson", "ninja", "numpy", "packaging>=20.0", "psutil", "py-cpuinfo", "pydantic", "pynvml", "torch",
-             "tqdm"]
+DEEPSPEED = [
+    "hjson",
+    "ninja",
+    "numpy",
+    "packaging>=20.0",
+    "psutil",
+    "py-cpuinfo",
+    "pydantic",
+    "pynvml",
+    "torch",
+    "tqdm",
+]
 
 
 def write_inputs(folder: Path) -> None:
@@ -38,39 +48,73 @@ def write_inputs(folder: Path) -> None:
     (folder / "requirements.in").write_text("\n".join(REQUIREMENTS) + "\n")
     metadata = f'[[dependency-metadata]]\nname = "deepspeed"\nversion = "0.13.1"\nrequires-dist = {json.dumps(DEEPSPEED)}\n'
     (folder / "lockguard.toml").write_text(
-        f'python = "3.11"\ncuda = "12.1"\nchannels = []\npip = {json.dumps(REQUIREMENTS)}\n' + metadata)
+        f'python = "3.11"\ncuda = "12.1"\nchannels = []\npip = {json.dumps(REQUIREMENTS)}\n'
+        + metadata
+    )
     (folder / "uv.toml").write_text(metadata)
 
 
 def timed(argv: list[str], cwd: Path, env: dict) -> tuple[float, float, float, int, str]:
     """(wall s, cpu s, peak MB, exit code, stderr tail) of one run."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     err = proc.stderr.read()
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return (wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode,
-            err.decode(errors="replace")[-300:])
+    return (
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024,
+        proc.returncode,
+        err.decode(errors="replace")[-300:],
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--lockguard", action="append", default=None, help="label=path or path (repeatable)")
+    parser.add_argument(
+        "--lockguard", action="append", default=None, help="label=path or path (repeatable)"
+    )
     parser.add_argument("--uv", default=str(Path(sys.executable).parent / "uv"))
-    parser.add_argument("--keep-lock", default=None, help="copy the first lockguard's requirements.lock here")
+    parser.add_argument(
+        "--keep-lock", default=None, help="copy the first lockguard's requirements.lock here"
+    )
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     tools = []
     for item in args.lockguard or [str(Path(sys.executable).parent / "lockguard")]:
         label, _, path = item.rpartition("=")
-        tools.append((f"lockguard resolve{' (' + label + ')' if label else ''}", [os.path.abspath(path), "resolve"],
-                      "LOCKGUARD_CACHE_DIR"))
-    tools.append(("uv pip compile --generate-hashes",
-                  [os.path.abspath(args.uv), "pip", "compile", "requirements.in", "-o", "uv.txt", "--generate-hashes", "--python-version",
-                   "3.11", "--python-platform", "x86_64-manylinux_2_28", "--quiet"], "UV_CACHE_DIR"))
+        tools.append(
+            (
+                f"lockguard resolve{' (' + label + ')' if label else ''}",
+                [os.path.abspath(path), "resolve"],
+                "LOCKGUARD_CACHE_DIR",
+            )
+        )
+    tools.append(
+        (
+            "uv pip compile --generate-hashes",
+            [
+                os.path.abspath(args.uv),
+                "pip",
+                "compile",
+                "requirements.in",
+                "-o",
+                "uv.txt",
+                "--generate-hashes",
+                "--python-version",
+                "3.11",
+                "--python-platform",
+                "x86_64-manylinux_2_28",
+                "--quiet",
+            ],
+            "UV_CACHE_DIR",
+        )
+    )
     work = Path(tempfile.mkdtemp(prefix="lockguard-bench-vs-uv-"))
     write_inputs(work)
     runs: dict[str, dict[str, list]] = {label: {"cold": [], "warm": []} for label, _, _ in tools}
@@ -82,27 +126,50 @@ def main() -> None:
                 for kind in ("cold", "warm"):
                     result = timed(argv, work, {cache_var: str(cache)})
                     runs[label][kind].append(result)
-                    print(f"round {round_ + 1} {label} {kind}: wall {result[0]:.2f}s cpu {result[1]:.2f}s "
-                          f"peak {result[2]:.0f} MB exit {result[3]}", flush=True)
+                    print(
+                        f"round {round_ + 1} {label} {kind}: wall {result[0]:.2f}s cpu {result[1]:.2f}s "
+                        f"peak {result[2]:.0f} MB exit {result[3]}",
+                        flush=True,
+                    )
                     if result[3]:
                         print("   " + result[4])
-                if args.keep_lock and round_ == 0 and label == tools[0][0] and (work / "requirements.lock").exists():
+                if (
+                    args.keep_lock
+                    and round_ == 0
+                    and label == tools[0][0]
+                    and (work / "requirements.lock").exists()
+                ):
                     shutil.copy(work / "requirements.lock", args.keep_lock)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     uv = tools[-1][0]
-    med = {label: {kind: (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs),
-                          max(r[2] for r in rs)) for kind, rs in kinds.items()} for label, kinds in runs.items()}
-    table = ["| tool | cold wall s | cold CPU s | warm wall s | warm CPU s | peak MB (cold) | cold wall vs uv | cold CPU vs uv |",
-             "|---|---|---|---|---|---|---|---|"]
+    med = {
+        label: {
+            kind: (
+                statistics.median(r[0] for r in rs),
+                statistics.median(r[1] for r in rs),
+                max(r[2] for r in rs),
+            )
+            for kind, rs in kinds.items()
+        }
+        for label, kinds in runs.items()
+    }
+    table = [
+        "| tool | cold wall s | cold CPU s | warm wall s | warm CPU s | peak MB (cold) | cold wall vs uv | cold CPU vs uv |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for label, kinds in med.items():
         cold, warm = kinds["cold"], kinds["warm"]
-        table.append(f"| {label} | {cold[0]:.2f} | {cold[1]:.2f} | {warm[0]:.2f} | {warm[1]:.2f} | {cold[2]:.0f} | "
-                     f"{cold[0] / med[uv]['cold'][0]:.2f}x | {cold[1] / med[uv]['cold'][1]:.2f}x |")
-    text = (f"## resolve vs uv (bench/resolve_vs_uv.py, {date.today()})\n\n{machine()}\n\n"
-            f"`{' '.join(REQUIREMENTS)}`, Python 3.11 linux x86_64, no cut-off, hashes; {args.rounds} rounds, the "
-            "tools alternating in each; medians (peak: the highest). Load average at the end: "
-            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}.\n\n" + "\n".join(table) + "\n")
+        table.append(
+            f"| {label} | {cold[0]:.2f} | {cold[1]:.2f} | {warm[0]:.2f} | {warm[1]:.2f} | {cold[2]:.0f} | "
+            f"{cold[0] / med[uv]['cold'][0]:.2f}x | {cold[1] / med[uv]['cold'][1]:.2f}x |"
+        )
+    text = (
+        f"## resolve vs uv (bench/resolve_vs_uv.py, {date.today()})\n\n{machine()}\n\n"
+        f"`{' '.join(REQUIREMENTS)}`, Python 3.11 linux x86_64, no cut-off, hashes; {args.rounds} rounds, the "
+        "tools alternating in each; medians (peak: the highest). Load average at the end: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}.\n\n" + "\n".join(table) + "\n"
+    )
     print(text)
     if args.write:
         from resolve import replace_section

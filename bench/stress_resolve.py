@@ -39,10 +39,19 @@ def one_run(lockguard: str, intent_text: str, work: Path, index: int) -> tuple[i
     folder = work / f"run-{index}"
     folder.mkdir(parents=True)
     (folder / "lockguard.toml").write_text(intent_text)
-    env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(folder / "cache"), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "LOCKGUARD_CACHE_DIR": str(folder / "cache"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     start = time.perf_counter()
-    proc = subprocess.run([lockguard, "resolve", "--intent", str(folder / "lockguard.toml")], env=env,
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [lockguard, "resolve", "--intent", str(folder / "lockguard.toml")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     seconds = time.perf_counter() - start
     shutil.rmtree(folder, ignore_errors=True)
     return proc.returncode, proc.stderr[-600:], seconds
@@ -53,7 +62,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=100, help="runs in all, spread over the loops")
     parser.add_argument("--loops", type=int, default=3, help="loops running side by side")
     parser.add_argument("--lockguard", default=str(Path(sys.executable).parent / "lockguard"))
-    parser.add_argument("--intent", default=None, help="a lockguard.toml to resolve (default: a torch + HF stack)")
+    parser.add_argument(
+        "--intent", default=None, help="a lockguard.toml to resolve (default: a torch + HF stack)"
+    )
     parser.add_argument("--expect", type=int, default=0, help="the exit code every run should have")
     args = parser.parse_args()
     intent_text = Path(args.intent).read_text() if args.intent else INTENT
@@ -86,8 +97,10 @@ def main() -> int:
             thread.join()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"\n{sum(codes.values())} runs, {args.loops} loops in parallel: exit codes {dict(sorted(codes.items()))}; "
-          f"{len(failures)} not exit {args.expect}; median {sorted(seconds)[len(seconds) // 2]:.1f} s a run")
+    print(
+        f"\n{sum(codes.values())} runs, {args.loops} loops in parallel: exit codes {dict(sorted(codes.items()))}; "
+        f"{len(failures)} not exit {args.expect}; median {sorted(seconds)[len(seconds) // 2]:.1f} s a run"
+    )
     for index, code, tail in failures:
         print(f"--- run {index + 1}: exit {code}\n{tail}")
     return 1 if failures else 0

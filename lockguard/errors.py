@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the value lives in model/; every command loads this module, few need dataclasses
+if (
+    TYPE_CHECKING
+):  # the value lives in model/; every command loads this module, few need dataclasses
     from lockguard.model.conflict import Conflict
 
 EXIT_OK = 0
@@ -67,7 +69,9 @@ class InputError(LockguardError):
 
     def to_dict(self) -> dict:
         data = super().to_dict()
-        data.update({k: v for k, v in (("file", self.file), ("line", self.line), ("key", self.key)) if v})
+        data.update(
+            {k: v for k, v in (("file", self.file), ("line", self.line), ("key", self.key)) if v}
+        )
         return data
 
 
@@ -75,10 +79,14 @@ class BuildFailed(InputError):
     """An sdist's metadata could not be built: the resolver skips that candidate while it looks
     for others, and reports this error only when the candidate mattered."""
 
-    def __init__(self, message: str, *, filename: str, hint: str | None = None, lasting: bool = False) -> None:
+    def __init__(
+        self, message: str, *, filename: str, hint: str | None = None, lasting: bool = False
+    ) -> None:
         super().__init__(message, hint=hint)
         self.filename = filename
-        self.lasting = lasting  # the sdist itself fails (its backend), not the network: worth remembering
+        self.lasting = (
+            lasting  # the sdist itself fails (its backend), not the network: worth remembering
+        )
 
 
 class UnknownProject(InputError):
@@ -86,9 +94,12 @@ class UnknownProject(InputError):
     not an unsatisfiable intent. The command that knows the intent file adds its line."""
 
     def __init__(self, name: str, requirement: str) -> None:
-        super().__init__(f"no index has a project named {name}", key="pip",
-                         hint=f"check the spelling of {requirement!r} in the intent's pip list, or add the index "
-                              "that publishes it to `indexes`")
+        super().__init__(
+            f"no index has a project named {name}",
+            key="pip",
+            hint=f"check the spelling of {requirement!r} in the intent's pip list, or add the index "
+            "that publishes it to `indexes`",
+        )
         self.name = name
         self.requirement = requirement
 
@@ -99,7 +110,9 @@ class Unsatisfiable(LockguardError):
     exit_code = EXIT_UNSATISFIABLE
     kind = "unsatisfiable"
 
-    def __init__(self, message: str, *, conflicts: list[Conflict] | None = None, hint: str | None = None):
+    def __init__(
+        self, message: str, *, conflicts: list[Conflict] | None = None, hint: str | None = None
+    ):
         super().__init__(message, hint=hint)
         self.conflicts = list(conflicts or [])
 

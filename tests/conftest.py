@@ -56,7 +56,12 @@ def _module_cache(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path_factory):
     """No test sees the developer's cache, colours or GPU overrides."""
-    for name in ("LOCKGUARD_CUDA_DRIVER", "LOCKGUARD_GPU_ARCH", "LOCKGUARD_CONSTRAINTS", "FORCE_COLOR"):
+    for name in (
+        "LOCKGUARD_CUDA_DRIVER",
+        "LOCKGUARD_GPU_ARCH",
+        "LOCKGUARD_CONSTRAINTS",
+        "FORCE_COLOR",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
@@ -84,8 +89,14 @@ def lg_process():
     def invoke(*args: str, cwd: Path | None = None, env: dict | None = None) -> Result:
         full_env = dict(os.environ)
         full_env.update(env or {})
-        proc = subprocess.run([sys.executable, "-m", "lockguard", *args], cwd=cwd, env=full_env,
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "lockguard", *args],
+            cwd=cwd,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
     return invoke

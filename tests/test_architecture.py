@@ -18,18 +18,75 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lockguard"
-PURE = ["model", "knowledge", "resolve", "check", "install", "lockfiles", "doctor", "fleet", "adopt"]
-OUTSIDE_WORLD = ("lockguard.io", "httpx", "rattler", "pynvml", "subprocess", "socket", "urllib.request",
-                 "shutil", "tempfile", "glob", "fcntl", "io")
+PURE = [
+    "model",
+    "knowledge",
+    "resolve",
+    "check",
+    "install",
+    "lockfiles",
+    "doctor",
+    "fleet",
+    "adopt",
+]
+OUTSIDE_WORLD = (
+    "lockguard.io",
+    "httpx",
+    "rattler",
+    "pynvml",
+    "subprocess",
+    "socket",
+    "urllib.request",
+    "shutil",
+    "tempfile",
+    "glob",
+    "fcntl",
+    "io",
+)
 # the doctor's probe is a script run by the target interpreter (stdlib only), not an import
 SCRIPTS = {PACKAGE / "doctor" / "probe.py"}
 # os.path's functions that only read the text of a path (no file system, no working folder)
-PATH_TEXT = {"join", "dirname", "basename", "split", "splitext", "normpath", "isabs", "commonpath", "sep"}
+PATH_TEXT = {
+    "join",
+    "dirname",
+    "basename",
+    "split",
+    "splitext",
+    "normpath",
+    "isabs",
+    "commonpath",
+    "sep",
+}
 OS_TEXT = {"path", "sep", "fspath", "PathLike"}
 # pathlib's methods that touch the file system (a Path held as a value is fine)
-PATH_IO = {"exists", "is_file", "is_dir", "is_symlink", "resolve", "read_text", "read_bytes", "write_text",
-           "write_bytes", "iterdir", "glob", "rglob", "mkdir", "unlink", "rmdir", "touch", "samefile", "lstat",
-           "expanduser", "absolute", "chmod", "symlink_to", "readlink", "cwd", "home", "stat"}
+PATH_IO = {
+    "exists",
+    "is_file",
+    "is_dir",
+    "is_symlink",
+    "resolve",
+    "read_text",
+    "read_bytes",
+    "write_text",
+    "write_bytes",
+    "iterdir",
+    "glob",
+    "rglob",
+    "mkdir",
+    "unlink",
+    "rmdir",
+    "touch",
+    "samefile",
+    "lstat",
+    "expanduser",
+    "absolute",
+    "chmod",
+    "symlink_to",
+    "readlink",
+    "cwd",
+    "home",
+    "stat",
+}
 LAYERS = {"core": set(PURE) | {"errors"}, "io": {"io"}, "app": {"app"}, "cli": {"cli", "__main__"}}
 # who may import whom, by layer (a layer may always import itself)
 ALLOWED = {"cli": {"app", "core"}, "app": {"core", "io"}, "io": {"core"}, "core": set()}
@@ -128,6 +185,7 @@ def _layer(module: str) -> str | None:
 
 # -- no cycle -------------------------------------------------------------------------------------
 
+
 def test_no_two_modules_import_each_other():
     found = cycles(import_graph(PACKAGE))
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
@@ -142,11 +200,16 @@ def test_a_cycle_is_found(tmp_path):
     (package / "sub" / "a.py").write_text("from . import b\n")
     (package / "sub" / "b.py").write_text("def f():\n    from lockguard.sub.c import g\n")
     (package / "sub" / "c.py").write_text("from lockguard.sub import a\n")
-    (package / "sub" / "d.py").write_text("import lockguard.sub.a\n")  # imports into the circle: not in it
-    assert cycles(import_graph(package)) == [["lockguard.sub.a", "lockguard.sub.b", "lockguard.sub.c"]]
+    (package / "sub" / "d.py").write_text(
+        "import lockguard.sub.a\n"
+    )  # imports into the circle: not in it
+    assert cycles(import_graph(package)) == [
+        ["lockguard.sub.a", "lockguard.sub.b", "lockguard.sub.c"]
+    ]
 
 
 # -- layers ---------------------------------------------------------------------------------------
+
 
 def test_dependencies_point_from_cli_to_app_to_core_and_io():
     graph = import_graph(PACKAGE)
@@ -170,17 +233,25 @@ def test_a_back_arrow_is_found(tmp_path):
         (package / folder).mkdir(parents=True)
         (package / folder / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
-    (package / "io" / "store.py").write_text("def f():\n    from lockguard.app.session import run\n")
+    (package / "io" / "store.py").write_text(
+        "def f():\n    from lockguard.app.session import run\n"
+    )
     (package / "app" / "session.py").write_text("from lockguard.io.store import f\n")
     graph = import_graph(package)
-    assert _layer("lockguard.io.store") == "io" and "lockguard.app.session" in graph["lockguard.io.store"]
+    assert (
+        _layer("lockguard.io.store") == "io"
+        and "lockguard.app.session" in graph["lockguard.io.store"]
+    )
     assert "app" not in ALLOWED["io"]
 
 
 # -- the pure packages do no I/O ------------------------------------------------------------------
 
+
 def _pure_files() -> list[Path]:
-    return [p for package in PURE for p in sorted((PACKAGE / package).rglob("*.py")) if p not in SCRIPTS]
+    return [
+        p for package in PURE for p in sorted((PACKAGE / package).rglob("*.py")) if p not in SCRIPTS
+    ]
 
 
 def _io_uses(path: Path) -> list[str]:
@@ -189,21 +260,39 @@ def _io_uses(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "open"
+        ):
             out.append(f"{node.lineno}: open()")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PATH_IO \
-                and not (node.func.attr == "resolve" and node.args):  # resolvelib's Resolver.resolve(requirements)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in PATH_IO
+            and not (node.func.attr == "resolve" and node.args)
+        ):  # resolvelib's Resolver.resolve(requirements)
             out.append(f"{node.lineno}: .{node.func.attr}()")
         elif isinstance(node, ast.Attribute):
             value = node.value
             if isinstance(value, ast.Name) and value.id == "os" and node.attr not in OS_TEXT:
                 out.append(f"{node.lineno}: os.{node.attr}")
-            elif (isinstance(value, ast.Attribute) and value.attr == "path" and isinstance(value.value, ast.Name)
-                  and value.value.id == "os" and node.attr not in PATH_TEXT):
+            elif (
+                isinstance(value, ast.Attribute)
+                and value.attr == "path"
+                and isinstance(value.value, ast.Name)
+                and value.value.id == "os"
+                and node.attr not in PATH_TEXT
+            ):
                 out.append(f"{node.lineno}: os.path.{node.attr}")
-        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "os.path") and not node.level:
-            out += [f"{node.lineno}: from {node.module} import {a.name}" for a in node.names
-                    if a.name not in (OS_TEXT | PATH_TEXT)]
+        elif (
+            isinstance(node, ast.ImportFrom) and node.module in ("os", "os.path") and not node.level
+        ):
+            out += [
+                f"{node.lineno}: from {node.module} import {a.name}"
+                for a in node.names
+                if a.name not in (OS_TEXT | PATH_TEXT)
+            ]
     return out
 
 
@@ -222,8 +311,10 @@ def test_pure_packages_do_not_touch_the_outside_world(package):
 
 def test_the_check_detects_an_offender(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("def f(p):\n    from lockguard.io.index.http import Http\n    import shutil\n"
-                   "    p.read_text()\n    open(p)\n    os.path.realpath(p)\n    os.environ.get('X')\n"
-                   "    return os.path.join('a', 'b'), os.sep\n")
+    bad.write_text(
+        "def f(p):\n    from lockguard.io.index.http import Http\n    import shutil\n"
+        "    p.read_text()\n    open(p)\n    os.path.realpath(p)\n    os.environ.get('X')\n"
+        "    return os.path.join('a', 'b'), os.sep\n"
+    )
     assert (3, "shutil") in _imports(bad) and (2, "lockguard.io.index.http") in _imports(bad)
     assert _io_uses(bad) == ["4: .read_text()", "5: open()", "6: os.path.realpath", "7: os.environ"]

@@ -24,7 +24,12 @@ def reseal(path: Path) -> None:
     import re
 
     text = path.read_text(encoding="utf-8", errors="surrogateescape")
-    text = re.sub(r"(lockguard-body-hash: sha256:)[0-9a-f]{64}", lambda m: m.group(1) + PLACEHOLDER, text, count=1)
+    text = re.sub(
+        r"(lockguard-body-hash: sha256:)[0-9a-f]{64}",
+        lambda m: m.group(1) + PLACEHOLDER,
+        text,
+        count=1,
+    )
     path.write_text(seal(text), encoding="utf-8", errors="surrogateescape")
 
 
@@ -53,7 +58,7 @@ def resolve(lg, project: Path, *args: str):
 
 def set_outputs(project: Path, **outputs: str) -> None:
     text = (project / "lockguard.toml").read_text()
-    lines = "\n".join(f'{k.replace("_", "-")} = {json.dumps(v)}' for k, v in outputs.items())
+    lines = "\n".join(f"{k.replace('_', '-')} = {json.dumps(v)}" for k, v in outputs.items())
     (project / "lockguard.toml").write_text(text + f"\n[outputs]\n{lines}\n")
 
 
@@ -66,16 +71,22 @@ def assert_bad_input(result, *needles: str) -> None:
 
 # -- where resolve writes -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value, why", [
-    (".git/config", "inside .git/"),
-    ("../outside.lock", "leaves the project folder"),
-    ("/tmp/lockguard-abs.lock", "not a path relative"),
-    ("~/lockguard-home.lock", "not a path relative"),
-    ("lockguard.toml", "would overwrite lockguard.toml"),
-    ("pyproject.toml", "would overwrite pyproject.toml"),
-    ("locks/../../x.lock", "leaves the project folder"),
-])
-def test_outputs_outside_the_project_are_refused_before_anything_is_written(project, lg, value, why):
+
+@pytest.mark.parametrize(
+    "value, why",
+    [
+        (".git/config", "inside .git/"),
+        ("../outside.lock", "leaves the project folder"),
+        ("/tmp/lockguard-abs.lock", "not a path relative"),
+        ("~/lockguard-home.lock", "not a path relative"),
+        ("lockguard.toml", "would overwrite lockguard.toml"),
+        ("pyproject.toml", "would overwrite pyproject.toml"),
+        ("locks/../../x.lock", "leaves the project folder"),
+    ],
+)
+def test_outputs_outside_the_project_are_refused_before_anything_is_written(
+    project, lg, value, why
+):
     set_outputs(project, requirements=value)
     before = tree_hashes(project.parent)
     result = resolve(lg, project)
@@ -100,14 +111,21 @@ def test_two_outputs_naming_one_file_are_refused(project, lg):
     result = resolve(lg, project)
     assert_bad_input(result, "outputs.conda-lock", "same file as outputs.environment")
     (project / "lockguard.toml").write_text(original)
-    set_outputs(project, environment="Env.yml", conda_lock="env.yml")  # a case-insensitive file system
+    set_outputs(
+        project, environment="Env.yml", conda_lock="env.yml"
+    )  # a case-insensitive file system
     assert_bad_input(resolve(lg, project), "same file")
 
 
 def test_per_platform_names_that_collide_are_refused(project, lg):
-    text = (project / "lockguard.toml").read_text().replace('platforms = ["linux-64"]',
-                                                            'platforms = ["linux-64", "linux-aarch64"]')
-    (project / "lockguard.toml").write_text(text + '\n[outputs]\nenvironment = "x.yml"\nconda-lock = "x.linux-64.yml"\n')
+    text = (
+        (project / "lockguard.toml")
+        .read_text()
+        .replace('platforms = ["linux-64"]', 'platforms = ["linux-64", "linux-aarch64"]')
+    )
+    (project / "lockguard.toml").write_text(
+        text + '\n[outputs]\nenvironment = "x.yml"\nconda-lock = "x.linux-64.yml"\n'
+    )
     result = resolve(lg, project)
     assert_bad_input(result, "x.linux-64.yml")
     assert "?" not in result.stderr.split("\n")[0]
@@ -144,15 +162,22 @@ def test_a_rename_that_fails_midway_puts_the_earlier_files_back(tmp_path, monkey
     with pytest.raises(InputError, match="no file was changed"):
         files_module.write_all_atomic(targets, root=tmp_path)
     assert {p.name: p.read_text() for p in targets} == {p.name: f"old {p.name}\n" for p in targets}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.lock", "b.yml", "c.yml"]  # no staged leftovers
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a.lock",
+        "b.yml",
+        "c.yml",
+    ]  # no staged leftovers
 
 
 # -- lock files that are not what lockguard wrote -------------------------------------------------
 
+
 def test_a_pin_listed_twice_and_resealed_is_rejected(project, lg):
     lock = project / "requirements.lock"
     text = lock.read_text()
-    entry = text[text.index("jinja2=="):text.index("\n", text.index("# via", text.index("jinja2==")))]
+    entry = text[
+        text.index("jinja2==") : text.index("\n", text.index("# via", text.index("jinja2==")))
+    ]
     lock.write_text(text + entry + "\n")
     reseal(lock)
     result = check(lg, project)
@@ -169,30 +194,41 @@ def test_a_lock_file_that_is_not_utf8_names_the_line(project, lg, name):
     assert_bad_input(result, name, "not UTF-8", "line 10")
 
 
-@pytest.mark.parametrize("body, needle", [
-    ("- just\n- a list\n", "is a list, not a conda-lock mapping"),
-    ("just a scalar\n", "is a string"),
-    ("version: 1\npackage:\n  name: jinja2\n", "`package` is a mapping"),
-    ("version: 1\npackage:\n- jinja2\n- numpy\n", "package entry 1 is a string"),
-    ("version: 1\npackage:\n- name: 12\n  manager: pip\n  platform: linux-64\n  version: 1\n", "no name"),
-    ("version: 1\nversion: 2\npackage: []\n", "duplicate key 'version'"),
-    ("version: 1\npackage: [\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "body, needle",
+    [
+        ("- just\n- a list\n", "is a list, not a conda-lock mapping"),
+        ("just a scalar\n", "is a string"),
+        ("version: 1\npackage:\n  name: jinja2\n", "`package` is a mapping"),
+        ("version: 1\npackage:\n- jinja2\n- numpy\n", "package entry 1 is a string"),
+        (
+            "version: 1\npackage:\n- name: 12\n  manager: pip\n  platform: linux-64\n  version: 1\n",
+            "no name",
+        ),
+        ("version: 1\nversion: 2\npackage: []\n", "duplicate key 'version'"),
+        ("version: 1\npackage: [\n", "not valid YAML"),
+    ],
+)
 def test_conda_lock_of_the_wrong_shape_is_bad_input(project, lg, body, needle):
     path = project / "conda-lock.yml"
-    head = "".join(line for line in path.read_text().splitlines(keepends=True) if line.startswith("#"))
+    head = "".join(
+        line for line in path.read_text().splitlines(keepends=True) if line.startswith("#")
+    )
     path.write_text(head + body)
     reseal(path)
     assert_bad_input(check(lg, project), "conda-lock.yml", needle)
 
 
-@pytest.mark.parametrize("name, old, new", [
-    ("requirements.lock", "jinja2==1.0", "jinja2  ==1.0"),
-    ("requirements.lock", "    # via", "   # via"),
-    ("environment.yml", "  - pip:", "  - pip:  # the pip side"),
-    ("environment.yml", "dependencies:", "dependencies: [unclosed"),
-    ("conda-lock.yml", "  manager: pip", "  manager: [pip"),
-])
+@pytest.mark.parametrize(
+    "name, old, new",
+    [
+        ("requirements.lock", "jinja2==1.0", "jinja2  ==1.0"),
+        ("requirements.lock", "    # via", "   # via"),
+        ("environment.yml", "  - pip:", "  - pip:  # the pip side"),
+        ("environment.yml", "dependencies:", "dependencies: [unclosed"),
+        ("conda-lock.yml", "  manager: pip", "  manager: [pip"),
+    ],
+)
 def test_a_resealed_file_with_odd_spacing_or_invalid_yaml_is_rejected(project, lg, name, old, new):
     edit(project / name, old, new, reseal=True)
     result = check(lg, project)
@@ -201,10 +237,24 @@ def test_a_resealed_file_with_odd_spacing_or_invalid_yaml_is_rejected(project, l
 
 def test_a_header_padded_with_spaces_is_read_in_linear_time(project):
     lock = project / "requirements.lock"
-    text = lock.read_text().replace("# lockguard-version: ", "# lockguard-version: " + " " * 200_000, 1)
+    text = lock.read_text().replace(
+        "# lockguard-version: ", "# lockguard-version: " + " " * 200_000, 1
+    )
     lock.write_text(text)
-    done = subprocess.run([sys.executable, "-m", "lockguard", "check", "--no-cache", "--intent",
-                           str(project / "lockguard.toml")], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lockguard",
+            "check",
+            "--no-cache",
+            "--intent",
+            str(project / "lockguard.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and "LG102" in done.stdout  # answered (quickly), as a hand edit
 
 
@@ -221,14 +271,27 @@ def test_special_files_are_refused_without_hanging(project, which, kind):
         os.symlink("/dev/zero", target)
     else:
         target.mkdir()
-    done = subprocess.run([sys.executable, "-m", "lockguard", "check", "--no-cache", "--intent",
-                           str(project / "lockguard.toml")], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lockguard",
+            "check",
+            "--no-cache",
+            "--intent",
+            str(project / "lockguard.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert target.name in done.stderr and "Traceback" not in done.stderr
     assert {"fifo": "FIFO", "dev-zero": "device", "folder": "folder"}[kind] in done.stderr
 
 
 # -- the intent -----------------------------------------------------------------------------------
+
 
 def test_lockguard_toml_next_to_an_invalid_tool_lockguard_is_rejected(project, lg, monkeypatch):
     monkeypatch.chdir(project)
@@ -242,16 +305,24 @@ def test_lockguard_toml_next_to_a_valid_tool_lockguard_says_which_is_used(projec
     (project / "pyproject.toml").write_text('[tool.lockguard]\npython = "3.11"\ncuda = "12.1"\n')
     result = lg("check")  # the cached path must say it too
     assert result.exit_code == 0, result.output
-    assert "using lockguard.toml; the [tool.lockguard] table in pyproject.toml is ignored" in result.stderr
+    assert (
+        "using lockguard.toml; the [tool.lockguard] table in pyproject.toml is ignored"
+        in result.stderr
+    )
     assert "ignored" in lg("check").stderr
 
 
-@pytest.mark.parametrize("value, needle", [
-    ('"1970-01-01T00:00:00Z"', "before any package index served wheels"),
-    ('"2999-01-01T00:00:00Z"', "is in the future"),
-])
+@pytest.mark.parametrize(
+    "value, needle",
+    [
+        ('"1970-01-01T00:00:00Z"', "before any package index served wheels"),
+        ('"2999-01-01T00:00:00Z"', "is in the future"),
+    ],
+)
 def test_exclude_newer_far_in_the_past_or_future_is_refused(project, lg, value, needle):
-    (project / "lockguard.toml").write_text((project / "lockguard.toml").read_text() + f"exclude-newer = {value}\n")
+    (project / "lockguard.toml").write_text(
+        (project / "lockguard.toml").read_text() + f"exclude-newer = {value}\n"
+    )
     assert_bad_input(resolve(lg, project), "exclude-newer", needle, "lockguard.toml:")
 
 
@@ -263,8 +334,9 @@ def test_a_huge_value_is_not_echoed_whole(project, lg):
 
 
 def test_an_unclosed_array_names_the_line_it_opened_on(project, lg):
-    (project / "lockguard.toml").write_text('python = "3.11"\ncuda = "12.1"\npip = ["jinja2",\n  "numpy"\n'
-                                            'channels = []\n')
+    (project / "lockguard.toml").write_text(
+        'python = "3.11"\ncuda = "12.1"\npip = ["jinja2",\n  "numpy"\nchannels = []\n'
+    )
     result = check(lg, project)
     assert_bad_input(result, "lockguard.toml:3", "opened on line 3")
 
@@ -278,53 +350,79 @@ def test_an_invalid_requirement_is_named_by_check_not_reported_as_a_missing_lock
 
 # -- LG102 names what changed ---------------------------------------------------------------------
 
+
 def test_lg102_names_the_changed_pin_from_lockguards_own_copy(project, lg):
-    assert resolve(lg, project).exit_code == 0  # lockguard keeps a copy of what it writes (this test's cache)
+    assert (
+        resolve(lg, project).exit_code == 0
+    )  # lockguard keeps a copy of what it writes (this test's cache)
     edit(project / "requirements.lock", "numpy==2.0.0", "numpy==1.26.4")
     out = json.loads(check(lg, project, "--format", "json").stdout)["data"]["findings"]
     (finding,) = [f for f in out if f["code"] == "LG102"]
     assert "numpy: lockguard wrote 2.0.0, the file has 1.26.4" in finding["message"]
-    assert finding["line"] == next(i for i, line in enumerate((project / "requirements.lock").read_text().splitlines(),
-                                                                  1) if line.startswith("numpy=="))
+    assert finding["line"] == next(
+        i
+        for i, line in enumerate((project / "requirements.lock").read_text().splitlines(), 1)
+        if line.startswith("numpy==")
+    )
 
 
 def test_lg102_names_a_changed_line_outside_the_pins(project, lg):
     assert resolve(lg, project).exit_code == 0
     edit(project / "environment.yml", "name: lockguard", "name: renamed")
-    (finding,) = [f for f in json.loads(check(lg, project, "--format", "json").stdout)["data"]["findings"]
-                  if f["code"] == "LG102"]
+    (finding,) = [
+        f
+        for f in json.loads(check(lg, project, "--format", "json").stdout)["data"]["findings"]
+        if f["code"] == "LG102"
+    ]
     assert "'name: lockguard', is 'name: renamed'" in finding["message"]
 
 
 def test_lg102_without_the_copy_compares_with_the_other_views(project, lg, monkeypatch, tmp_path):
     monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path / "another-machine"))
     edit(project / "requirements.lock", "numpy==2.0.0", "numpy==1.26.4")
-    (finding,) = [f for f in json.loads(check(lg, project, "--format", "json").stdout)["data"]["findings"]
-                  if f["code"] == "LG102"]
+    (finding,) = [
+        f
+        for f in json.loads(check(lg, project, "--format", "json").stdout)["data"]["findings"]
+        if f["code"] == "LG102"
+    ]
     assert "entries that differ from the other lock files: numpy==1.26.4" in finding["message"]
 
 
 # -- what `pip install lockguard` brings ------------------------------------------------------------
 
+
 def test_runtime_dependencies_are_the_ones_lockguard_imports():
     import ast
 
     try:
-
         import tomllib
 
     except ModuleNotFoundError:  # Python 3.10
-
         import tomli as tomllib
     from packaging.requirements import Requirement
 
-    declared = {Requirement(r).name.lower() for r in
-                tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]}
-    modules = {"click": "click", "rich": "rich", "packaging": "packaging", "resolvelib": "resolvelib",
-               "tomlkit": "tomlkit", "tomli": "tomli", "httpx": "httpx", "py-rattler": "rattler",
-               "nvidia-ml-py": "pynvml", "pyelftools": "elftools", "filelock": "filelock",
-               "platformdirs": "platformdirs", "pyyaml": "yaml", "build": "build", "msgspec": "msgspec",
-               "pyproject-hooks": "pyproject_hooks"}
+    declared = {
+        Requirement(r).name.lower()
+        for r in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    }
+    modules = {
+        "click": "click",
+        "rich": "rich",
+        "packaging": "packaging",
+        "resolvelib": "resolvelib",
+        "tomlkit": "tomlkit",
+        "tomli": "tomli",
+        "httpx": "httpx",
+        "py-rattler": "rattler",
+        "nvidia-ml-py": "pynvml",
+        "pyelftools": "elftools",
+        "filelock": "filelock",
+        "platformdirs": "platformdirs",
+        "pyyaml": "yaml",
+        "build": "build",
+        "msgspec": "msgspec",
+        "pyproject-hooks": "pyproject_hooks",
+    }
     imported = set()
     for path in (REPO / "lockguard").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

@@ -25,15 +25,24 @@ TIMEOUT = 120  # a hang is a failure, never a stuck suite
 
 def run(*args: str, cache: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-m", "lockguard", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=TIMEOUT)
+    return subprocess.run(
+        [sys.executable, "-m", "lockguard", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
 
 
 def pip_intent(project: Path, index: str, pip: list[str], extra: str = "") -> Path:
     project.mkdir(parents=True, exist_ok=True)
     intent = project / "lockguard.toml"
-    intent.write_text(f'python = "3.11"\ncuda = "none"\nchannels = []\nindexes = ["{index}"]\n'
-                      f"pip = {pip!r}\n".replace("'", '"') + extra)
+    intent.write_text(
+        f'python = "3.11"\ncuda = "none"\nchannels = []\nindexes = ["{index}"]\n'
+        f"pip = {pip!r}\n".replace("'", '"')
+        + extra
+    )
     return intent
 
 
@@ -70,8 +79,13 @@ def pristine(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile-cache")
     with running_world(root) as world:
         project = root / "project"
-        world.intent(project, cuda="none", pip=["jinja2", "numpy"], channels=["conda-forge"],
-                     extra="conda-from-knowledge = true\n")
+        world.intent(
+            project,
+            cuda="none",
+            pip=["jinja2", "numpy"],
+            channels=["conda-forge"],
+            extra="conda-from-knowledge = true\n",
+        )
         cache = root / "cache"
         intent = str(project / "lockguard.toml")
         assert run("resolve", "--intent", intent, cache=cache).returncode == 0
@@ -90,7 +104,7 @@ def _damage_every_entry(cache: Path, how: str) -> int:
             path.write_bytes(data[: len(data) // 2])
         elif how == "garbled":
             middle = len(data) // 2
-            path.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:])
+            path.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :])
         elif how == "fifo":
             os.mkfifo(path)
         elif how == "folder":
@@ -118,16 +132,26 @@ def test_every_command_is_right_over_a_cache_whose_every_entry_is_damaged(pristi
     shutil.copytree(template, project)
     shutil.copytree(pristine_cache, cache, symlinks=True)
     damaged = _swap(cache) if how == "swapped" else _damage_every_entry(cache, how)
-    assert damaged >= 10  # pages, bodies, rows, metadata, the resolution, parses, the check result...
+    assert (
+        damaged >= 10
+    )  # pages, bodies, rows, metadata, the resolution, parses, the check result...
     intent = str(project / "lockguard.toml")
-    for args in (["check"], ["check", "--no-cache"], ["resolve"], ["resolve", "--refresh"], ["check"]):
+    for args in (
+        ["check"],
+        ["check", "--no-cache"],
+        ["resolve"],
+        ["resolve", "--refresh"],
+        ["check"],
+    ):
         done = run(*args, "--intent", intent, cache=cache)
         assert done.returncode == 0, f"{args}: {done.stderr}"
         assert "cuda.toml" not in done.stderr and "internal error" not in done.stderr
         if args[0] == "check":
             assert done.stdout == check_output
         else:
-            assert {p.name: p.read_bytes() for p in project.iterdir() if p.name != "lockguard.toml"} == locks
+            assert {
+                p.name: p.read_bytes() for p in project.iterdir() if p.name != "lockguard.toml"
+            } == locks
 
 
 def test_cached_metadata_is_checked_against_the_hash_the_index_gives(tmp_path):
@@ -142,8 +166,14 @@ def test_cached_metadata_is_checked_against_the_hash_the_index_gives(tmp_path):
         intent = pip_intent(tmp_path / "p", index.url, ["jinja2"])
         cache = tmp_path / "cache"
         assert run("resolve", "--intent", str(intent), cache=cache).returncode == 0
-        [jinja] = [p for p in cache_entries.entries("metadata", cache) if b"Name: jinja2" in cache_entries.payload(p)]
-        cache_entries.rewrite(jinja, b"Metadata-Version: 2.1\nName: jinja2\nVersion: 3.1.4\n")  # no Requires-Dist
+        [jinja] = [
+            p
+            for p in cache_entries.entries("metadata", cache)
+            if b"Name: jinja2" in cache_entries.payload(p)
+        ]
+        cache_entries.rewrite(
+            jinja, b"Metadata-Version: 2.1\nName: jinja2\nVersion: 3.1.4\n"
+        )  # no Requires-Dist
         done = run("resolve", "--intent", str(intent), "--refresh", cache=cache)
         assert done.returncode == 0, done.stderr
         assert "markupsafe==2.1.5" in (tmp_path / "p" / "requirements.lock").read_text()
@@ -154,7 +184,9 @@ def test_cached_metadata_is_checked_against_the_hash_the_index_gives(tmp_path):
 
 def _full_tmpfs(folder: Path) -> bool:
     folder.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True
+    ).returncode:
         return False
     fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
     try:
@@ -167,7 +199,9 @@ def _full_tmpfs(folder: Path) -> bool:
     return True
 
 
-@pytest.mark.parametrize("where", ["a file", "/dev/null", "a full file system", "a read-only file system"])
+@pytest.mark.parametrize(
+    "where", ["a file", "/dev/null", "a full file system", "a read-only file system"]
+)
 def test_an_unusable_cache_folder_is_a_warning_and_a_run_without_it(pristine, tmp_path, where):
     _world, template, _cache, locks, check_output = pristine
     project = tmp_path / "project"
@@ -184,15 +218,18 @@ def test_an_unusable_cache_folder_is_a_warning_and_a_run_without_it(pristine, tm
             pytest.skip("cannot mount a tmpfs here")
     else:
         cache.mkdir()
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(cache)],
-                          capture_output=True).returncode:
+        if subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(cache)], capture_output=True
+        ).returncode:
             pytest.skip("cannot mount a tmpfs here")
     try:
         intent = str(project / "lockguard.toml")
         resolved = run("resolve", "--intent", intent, cache=cache)
         assert resolved.returncode == 0, resolved.stderr
         assert resolved.stderr.count("warning: the cache folder") == 1, resolved.stderr
-        assert {p.name: p.read_bytes() for p in project.iterdir() if p.name != "lockguard.toml"} == locks
+        assert {
+            p.name: p.read_bytes() for p in project.iterdir() if p.name != "lockguard.toml"
+        } == locks
         checked = run("check", "--intent", intent, cache=cache)
         assert checked.returncode == 0 and checked.stdout == check_output
         assert checked.stderr.count("warning: the cache folder") == 1, checked.stderr

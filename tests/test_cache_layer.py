@@ -66,14 +66,24 @@ def _damaged(path: Path, how: str) -> None:
         (path / "inside").write_bytes(data)
     elif how == "symlink to /dev/zero":
         path.symlink_to("/dev/zero")
-    elif how == "symlink to a good entry":  # a valid entry under another name is still another key's
+    elif (
+        how == "symlink to a good entry"
+    ):  # a valid entry under another name is still another key's
         other = path.with_name("elsewhere")
         other.write_bytes(data)
         path.symlink_to(other)
 
 
-DAMAGE = ["truncated", "garbled", "empty", "extended", "fifo", "folder", "symlink to /dev/zero",
-          "symlink to a good entry"]
+DAMAGE = [
+    "truncated",
+    "garbled",
+    "empty",
+    "extended",
+    "fifo",
+    "folder",
+    "symlink to /dev/zero",
+    "symlink to a good entry",
+]
 
 
 @pytest.mark.parametrize("how", DAMAGE)
@@ -83,7 +93,9 @@ def test_a_damaged_entry_is_a_miss_removed_and_never_waited_on(how, tmp_path):
     store = Store("test-kind", 1, str(root))
     assert store.put("k", b"the payload" * 100)
     _damaged(Path(store.path_of("k")), how)
-    assert store.exists("k") == (how in ("truncated", "garbled", "empty", "extended"))  # a regular file at least
+    assert store.exists("k") == (
+        how in ("truncated", "garbled", "empty", "extended")
+    )  # a regular file at least
     code = textwrap.dedent(f"""
         from lockguard.io.cache.store import Store
         store = Store("test-kind", 1, {str(root)!r})
@@ -105,7 +117,9 @@ def test_an_entry_copied_under_another_keys_name_is_a_miss():
     assert STORE.get("cuda.toml text") is None and STORE.get("torch.toml text") is None
 
 
-def test_a_write_is_a_fsynced_temporary_file_renamed_in_its_folder_then_the_folder_fsynced(monkeypatch):
+def test_a_write_is_a_fsynced_temporary_file_renamed_in_its_folder_then_the_folder_fsynced(
+    monkeypatch,
+):
     calls = []
     real_fsync, real_replace = os.fsync, os.replace
 
@@ -124,12 +138,18 @@ def test_a_write_is_a_fsynced_temporary_file_renamed_in_its_folder_then_the_fold
     folder = os.path.dirname(target)
     assert [c[0] for c in calls] == ["fsync", "replace", "fsync"]
     tmp = calls[0][1]
-    assert os.path.dirname(tmp) == folder and calls[1] == ("replace", tmp, target) and calls[2] == ("fsync", folder)
+    assert (
+        os.path.dirname(tmp) == folder
+        and calls[1] == ("replace", tmp, target)
+        and calls[2] == ("fsync", folder)
+    )
     assert sorted(os.listdir(folder)) == [os.path.basename(target)]  # no temporary file left
 
 
 @pytest.mark.parametrize("kind", ["a file", "/dev/null"])
-def test_an_unusable_cache_folder_is_one_warning_and_no_failure(kind, tmp_path, monkeypatch, capsys):
+def test_an_unusable_cache_folder_is_one_warning_and_no_failure(
+    kind, tmp_path, monkeypatch, capsys
+):
     if kind == "a file":
         (tmp_path / "file").write_text("")
         monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path / "file"))
@@ -140,13 +160,17 @@ def test_an_unusable_cache_folder_is_one_warning_and_no_failure(kind, tmp_path, 
         assert STORE.get(f"k{number}") is None
     err = capsys.readouterr().err
     assert err.count("warning: the cache folder") == 1 and "runs without its cache" in err
-    assert os.path.isdir(cache_root_module.tools_folder())  # rattler gets a temporary folder instead
+    assert os.path.isdir(
+        cache_root_module.tools_folder()
+    )  # rattler gets a temporary folder instead
 
 
 def test_a_full_cache_folder_is_one_warning_and_no_failure(tmp_path, monkeypatch, capsys):
     full = tmp_path / "full"
     full.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], capture_output=True
+    ).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         fd = os.open(full / "filler", os.O_WRONLY | os.O_CREAT)
@@ -180,7 +204,9 @@ def test_a_revalidated_page_is_kept_with_its_new_fetch_time_and_digest():
     from lockguard.io.index.cache import Cache, CachedPage
 
     cache = Cache()
-    page = CachedPage("https://index.test/simple/x/", "text/html", b"<a>x</a>", '"etag"', None, 1000.0)
+    page = CachedPage(
+        "https://index.test/simple/x/", "text/html", b"<a>x</a>", '"etag"', None, 1000.0
+    )
     assert page.body_sha256 == hashlib.sha256(b"<a>x</a>").hexdigest()  # made from the body
     cache.put_page(page)
     assert cache.page_state(page.url) == (page.body_sha256, 1000.0)

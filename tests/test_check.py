@@ -30,7 +30,15 @@ def project(templates, tmp_path) -> Path:
 
 
 def check(lg, project: Path, *args: str):
-    result = lg("check", "--intent", str(project / "lockguard.toml"), "--format", "json", "--no-cache", *args)
+    result = lg(
+        "check",
+        "--intent",
+        str(project / "lockguard.toml"),
+        "--format",
+        "json",
+        "--no-cache",
+        *args,
+    )
     body = json.loads(result.stdout)
     return result.exit_code, [f["code"] for f in body["data"]["findings"]], body["data"]["findings"]
 
@@ -52,7 +60,11 @@ def test_lg101_intent_changed(project, lg):
     edit(project / "lockguard.toml", '"jinja2"]', '"jinja2", "hjson"]')
     code, codes, findings = check(lg, project)
     assert code == 1 and codes.count("LG101") == 3  # every lock file is stale
-    assert {f["file"] for f in findings} == {"requirements.lock", "environment.yml", "conda-lock.yml"}
+    assert {f["file"] for f in findings} == {
+        "requirements.lock",
+        "environment.yml",
+        "conda-lock.yml",
+    }
 
 
 def test_lg102_hand_edit_names_the_entries(project, lg):
@@ -73,29 +85,51 @@ def test_lg104_not_a_lockguard_file(project, lg):
 def test_lg110_views_disagree_even_when_resealed(project, lg):
     edit(project / "environment.yml", "    - jinja2==1.0", "    - jinja2==0.9", reseal=True)
     code, codes, findings = check(lg, project)
-    assert codes == ["LG110"]  # against requirements.lock; conda-lock.yml still agrees with requirements.lock
+    assert codes == [
+        "LG110"
+    ]  # against requirements.lock; conda-lock.yml still agrees with requirements.lock
     assert findings[0]["file"] == "environment.yml" and "jinja2" in findings[0]["message"]
 
 
 def test_lg111_conda_records_disagree(project, lg):
-    edit(project / "environment.yml", "  - cuda-cudart-dev=12.1.105=h0", "  - cuda-cudart-dev=12.1.105=h1", reseal=True)
+    edit(
+        project / "environment.yml",
+        "  - cuda-cudart-dev=12.1.105=h0",
+        "  - cuda-cudart-dev=12.1.105=h1",
+        reseal=True,
+    )
     code, codes, _ = check(lg, project)
     assert codes == ["LG111"]
 
 
 def test_lg120_conda_cuda_against_torch_cuda(project, lg):
-    edit(project / "environment.yml", "  - cuda-version=12.1=h0", "  - cuda-version=11.8=h0", reseal=True)
+    edit(
+        project / "environment.yml",
+        "  - cuda-version=12.1=h0",
+        "  - cuda-version=11.8=h0",
+        reseal=True,
+    )
     codes = check(lg, project)[1]
     assert "LG120" in codes
 
 
 def test_lg121_cuda_majors_side_by_side(project, lg):
-    edit(project / "requirements.lock", "numpy==1.26.4", "nvidia-cublas-cu11==11.10.3.66\nnumpy==1.26.4", reseal=True)
+    edit(
+        project / "requirements.lock",
+        "numpy==1.26.4",
+        "nvidia-cublas-cu11==11.10.3.66\nnumpy==1.26.4",
+        reseal=True,
+    )
     assert "LG121" in check(lg, project)[1]
 
 
 def test_lg122_gcc_newer_than_nvcc_accepts(project, lg):
-    edit(project / "environment.yml", "  - gcc_linux-64=12.3.0=h0", "  - gcc_linux-64=13.2.0=h0", reseal=True)
+    edit(
+        project / "environment.yml",
+        "  - gcc_linux-64=12.3.0=h0",
+        "  - gcc_linux-64=13.2.0=h0",
+        reseal=True,
+    )
     code, codes, findings = check(lg, project)
     assert "LG122" in codes
     assert "gcc <= 12" in findings[codes.index("LG122")]["message"]
@@ -120,20 +154,40 @@ def test_lg125_knowledge_hazard(project, lg):
 
 
 def test_lg126_deepspeed_nvcc_against_torch_cuda(project, lg):
-    edit(project / "requirements.lock", "numpy==1.26.4", "deepspeed==0.13.1\nnumpy==1.26.4", reseal=True)
+    edit(
+        project / "requirements.lock",
+        "numpy==1.26.4",
+        "deepspeed==0.13.1\nnumpy==1.26.4",
+        reseal=True,
+    )
     assert "LG126" not in check(lg, project)[1]  # nvcc 12.1 and torch cu121 agree
-    edit(project / "environment.yml", "  - cuda-nvcc=12.1.105=h0", "  - cuda-nvcc=13.0.88=h0", reseal=True)
+    edit(
+        project / "environment.yml",
+        "  - cuda-nvcc=12.1.105=h0",
+        "  - cuda-nvcc=13.0.88=h0",
+        reseal=True,
+    )
     assert "LG126" in check(lg, project)[1]
 
 
 def test_lg127_exact_torch_pin_of_xformers(project, lg):
-    edit(project / "requirements.lock", "numpy==1.26.4", "numpy==1.26.4\nxformers==0.0.22.post7", reseal=True)
+    edit(
+        project / "requirements.lock",
+        "numpy==1.26.4",
+        "numpy==1.26.4\nxformers==0.0.22.post7",
+        reseal=True,
+    )
     code, codes, findings = check(lg, project)
     assert "LG127" in codes and "torch==2.1.0" in findings[codes.index("LG127")]["message"]
 
 
 def test_lg128_flash_attn_needs_ampere(project, lg):
-    edit(project / "requirements.lock", "numpy==1.26.4", "flash-attn==2.5.6\nnumpy==1.26.4", reseal=True)
+    edit(
+        project / "requirements.lock",
+        "numpy==1.26.4",
+        "flash-attn==2.5.6\nnumpy==1.26.4",
+        reseal=True,
+    )
     assert "LG128" not in check(lg, project)[1]
     edit(project / "lockguard.toml", 'gpu = ["sm_80", "sm_90"]', 'gpu = ["sm_75", "sm_80"]')
     assert "LG128" in check(lg, project)[1]
@@ -144,26 +198,39 @@ def test_lg130_requirements_file_pins(project, lg):
     assert check(lg, project)[1] == []
     (project / "requirements-dev.txt").write_text("jinja2>=0.5\nnumpy==2.0.0  # newer\n")
     code, codes, findings = check(lg, project)
-    assert codes == ["LG130"] and findings[0]["line"] == 2 and findings[0]["file"] == "requirements-dev.txt"
+    assert (
+        codes == ["LG130"]
+        and findings[0]["line"] == 2
+        and findings[0]["file"] == "requirements-dev.txt"
+    )
 
 
 def test_lg131_lg132_dockerfile(project, lg):
-    (project / "Dockerfile").write_text("FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\n"
-                                        "RUN pip install jinja2==1.0\n")
+    (project / "Dockerfile").write_text(
+        "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\nRUN pip install jinja2==1.0\n"
+    )
     assert check(lg, project)[1] == []
-    (project / "Dockerfile").write_text("FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n"
-                                        "RUN pip install --no-cache-dir \\\n    torch==2.0.1 jinja2==1.0\n")
+    (project / "Dockerfile").write_text(
+        "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n"
+        "RUN pip install --no-cache-dir \\\n    torch==2.0.1 jinja2==1.0\n"
+    )
     code, codes, findings = check(lg, project)
     assert codes == ["LG131", "LG132"]
-    assert findings[0]["line"] == 1 and findings[1]["line"] == 2 and "torch" in findings[1]["message"]
+    assert (
+        findings[0]["line"] == 1 and findings[1]["line"] == 2 and "torch" in findings[1]["message"]
+    )
     (project / "Dockerfile").write_text("FROM pytorch/pytorch:2.0.1-cuda11.7-cudnn8-runtime\n")
     assert check(lg, project)[1] == ["LG131", "LG131"]  # its CUDA and its torch
 
 
 def test_lg133_pyproject_and_setup_cfg(project, lg):
-    (project / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "1"\ndependencies = [\n  "numpy>=1.20",\n]\n')
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nversion = "1"\ndependencies = [\n  "numpy>=1.20",\n]\n'
+    )
     assert check(lg, project)[1] == []
-    (project / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "1"\ndependencies = [\n  "numpy>=2",\n]\n')
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nversion = "1"\ndependencies = [\n  "numpy>=2",\n]\n'
+    )
     code, codes, findings = check(lg, project)
     assert codes == ["LG133"] and findings[0]["line"] == 5
     (project / "pyproject.toml").unlink()
@@ -184,9 +251,17 @@ def test_lg140_lg141_strict(templates, tmp_path, lg):
 
 
 def test_exact_text_github_and_json_formats():
-    findings = [Finding("LG130", "error", "requirements-dev.txt asks for numpy==2.0.0, the lock has numpy==1.26.4",
-                        "make the file agree with the lock", "requirements-dev.txt", 2),
-                Finding("LG140", "warning", "conda side not solved", None, "environment.yml", 5)]
+    findings = [
+        Finding(
+            "LG130",
+            "error",
+            "requirements-dev.txt asks for numpy==2.0.0, the lock has numpy==1.26.4",
+            "make the file agree with the lock",
+            "requirements-dev.txt",
+            2,
+        ),
+        Finding("LG140", "warning", "conda side not solved", None, "environment.yml", 5),
+    ]
     ordered = sorted(findings, key=lambda f: f.sort_key)
     assert render.text(ordered, checked="lockguard.toml") == (
         "environment.yml\n"
@@ -213,7 +288,9 @@ def test_cli_formats_and_exit_codes(project, lg, monkeypatch):
     text = lg("check")
     assert text.exit_code == 1 and text.stdout.startswith("requirements-dev.txt\n  1: LG130 error:")
     github = lg("check", "--format", "github")
-    assert github.exit_code == 1 and github.stdout.startswith("::error file=requirements-dev.txt,line=1,title=LG130::")
+    assert github.exit_code == 1 and github.stdout.startswith(
+        "::error file=requirements-dev.txt,line=1,title=LG130::"
+    )
     body = json.loads(lg("check", "--format", "json").stdout)
     assert body["schema"] == 1 and body["ok"] is False and body["exit_code"] == 1
     (project / "lockguard.toml").write_text('python = "3.11"\ncdua = "12.1"\n')
@@ -228,7 +305,9 @@ def test_cached_result_is_reused_and_invalidated(project, lg, monkeypatch):
 
     calls = []
     original = static.static_findings
-    monkeypatch.setattr(static, "static_findings", lambda *a, **k: calls.append(1) or original(*a, **k))
+    monkeypatch.setattr(
+        static, "static_findings", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
     assert lg("check").exit_code == 0 and calls == []  # answered from the cache
     (project / "requirements-dev.txt").write_text("numpy==2.0.0\n")  # a new file: a miss
     assert lg("check").exit_code == 1 and calls == [1]
@@ -269,20 +348,49 @@ def test_an_intent_link_pointed_elsewhere_is_checked_again(templates, tmp_path, 
 def test_an_empty_intent_option_is_bad_input_on_both_paths(project, lg, monkeypatch):
     """`--intent ''` names the folder "." (as click reads it), never "no --intent": exit 2, cached or not."""
     monkeypatch.chdir(project)
-    for args in (("check", "--intent", ""), ("check", "--intent="), ("check", "--intent=", "--no-cache"),
-                 ("-v", "check", "--intent", "")):  # the last one: the click command
+    for args in (
+        ("check", "--intent", ""),
+        ("check", "--intent="),
+        ("check", "--intent=", "--no-cache"),
+        ("-v", "check", "--intent", ""),
+    ):  # the last one: the click command
         result = lg(*args)
-        assert result.exit_code == 2 and "is a folder" in result.stderr and "Traceback" not in result.stderr, args
+        assert (
+            result.exit_code == 2
+            and "is a folder" in result.stderr
+            and "Traceback" not in result.stderr
+        ), args
 
 
-@pytest.mark.parametrize("platform, torch, cuda, variant, why", [
-    ("linux-64", "2.1.2+cu118", "11.8", "cu118", "torch 2.1.2+cu118 is a cu118 build"),
-    ("linux-64", "2.1.2+cpu", None, "cpu", "torch 2.1.2+cpu is a CPU build"),
-    ("linux-64", "2.1.2", "12.1", "cu121", "PyPI's torch 2.1.2 is a cu121 build (constraints/torch.toml:"),
-    ("linux-aarch64", "2.1.2", None, "cpu", "PyPI's torch 2.1.2 for linux-aarch64 is a CPU build"),
-    ("linux-64", "1.0.0", None, None, "PyPI's torch 1.0.0 for linux-64 is a CPU build"),  # no knowledge row
-    ("linux-64", None, None, None, ""),
-])
+@pytest.mark.parametrize(
+    "platform, torch, cuda, variant, why",
+    [
+        ("linux-64", "2.1.2+cu118", "11.8", "cu118", "torch 2.1.2+cu118 is a cu118 build"),
+        ("linux-64", "2.1.2+cpu", None, "cpu", "torch 2.1.2+cpu is a CPU build"),
+        (
+            "linux-64",
+            "2.1.2",
+            "12.1",
+            "cu121",
+            "PyPI's torch 2.1.2 is a cu121 build (constraints/torch.toml:",
+        ),
+        (
+            "linux-aarch64",
+            "2.1.2",
+            None,
+            "cpu",
+            "PyPI's torch 2.1.2 for linux-aarch64 is a CPU build",
+        ),
+        (
+            "linux-64",
+            "1.0.0",
+            None,
+            None,
+            "PyPI's torch 1.0.0 for linux-64 is a CPU build",
+        ),  # no knowledge row
+        ("linux-64", None, None, None, ""),
+    ],
+)
 def test_the_torch_facts_of_a_lock(platform, torch, cuda, variant, why):
     """What the coherence rules know of a lock's torch: from its local label, else from the knowledge."""
     from lockguard.check.lock_facts import facts_of
@@ -290,5 +398,11 @@ def test_the_torch_facts_of_a_lock(platform, torch, cuda, variant, why):
 
     pip = {"torch": torch} if torch else {}
     facts = facts_of(platform, pip, {"cuda-version": "12.1"}, load_knowledge())
-    assert (facts.torch, str(facts.torch_cuda) if facts.torch_cuda else None, facts.torch_variant) == (torch, cuda, variant)
-    assert facts.torch_cuda_why.startswith(why) and facts.pip == pip and facts.conda_cuda() is not None
+    assert (
+        facts.torch,
+        str(facts.torch_cuda) if facts.torch_cuda else None,
+        facts.torch_variant,
+    ) == (torch, cuda, variant)
+    assert (
+        facts.torch_cuda_why.startswith(why) and facts.pip == pip and facts.conda_cuda() is not None
+    )

@@ -19,19 +19,35 @@ EXAMPLE = REPO / "examples" / "gpu-training"
 def _installed_copy(root: Path) -> Path:
     """A copy of the lockguard package laid out as a wheel installs it (constraints/ inside)."""
     package = root / "site" / "lockguard"
-    shutil.copytree(Path(lockguard.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
-    if not (package / "constraints" / "cuda.toml").exists():  # the editable install maps it from the repo
-        shutil.copytree(REPO / "constraints", package / "constraints", dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(lockguard.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    if not (
+        package / "constraints" / "cuda.toml"
+    ).exists():  # the editable install maps it from the repo
+        shutil.copytree(
+            REPO / "constraints",
+            package / "constraints",
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
     return package
 
 
 def _check(site: Path, project: Path, cache: Path) -> subprocess.CompletedProcess:
-    script = f"import sys; sys.path.insert(0, {str(site)!r}); from lockguard.cli import main; main()"
+    script = (
+        f"import sys; sys.path.insert(0, {str(site)!r}); from lockguard.cli import main; main()"
+    )
     env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(cache)}
     env.pop("PYTHONPATH", None)
-    done = subprocess.run([sys.executable, "-c", script, "check"], cwd=project, env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script, "check"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
@@ -45,9 +61,13 @@ def test_an_edited_module_is_never_answered_from_the_cache(tmp_path):
     assert first.stdout == "ok: lockguard.toml: no findings\n"
     entries = sorted(p.name for p in cache.rglob("*") if p.is_file())
     assert _check(package.parent, project, cache).stdout == first.stdout
-    assert sorted(p.name for p in cache.rglob("*") if p.is_file()) == entries  # a hit stores nothing
+    assert (
+        sorted(p.name for p in cache.rglob("*") if p.is_file()) == entries
+    )  # a hit stores nothing
     render = package / "check" / "render.py"
-    render.write_text(render.read_text().replace(": no findings", ": nothing found"))  # same version
+    render.write_text(
+        render.read_text().replace(": no findings", ": nothing found")
+    )  # same version
     edited = _check(package.parent, project, cache)
     assert edited.stdout == "ok: lockguard.toml: nothing found\n"  # the new code ran, not the memo
 

@@ -25,19 +25,27 @@ def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:
     Run as an installed (not editable) lockguard is: without `site` (-S), whose .pth processing
     would run the editable install's finder, which imports more for every interpreter; the
     repository and site-packages are put on sys.path by hand instead, as the finder would."""
-    script = ("import sys, atexit\n"
-              f"sys.path[:0] = [{str(REPO)!r}]\n"
-              f"sys.path.append({sysconfig.get_paths()['purelib']!r})\n"
-              f"sys.path.append({sysconfig.get_paths()['platlib']!r})\n"
-              f"import lockguard; lockguard.__path__.append({str(REPO)!r})\n"  # constraints/ is lockguard.constraints
-              "out = sys.argv[1]\n"
-              "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
-              "sys.argv = ['lockguard'] + sys.argv[2:]\n"
-              "from lockguard.cli import main\nmain()\n")
+    script = (
+        "import sys, atexit\n"
+        f"sys.path[:0] = [{str(REPO)!r}]\n"
+        f"sys.path.append({sysconfig.get_paths()['purelib']!r})\n"
+        f"sys.path.append({sysconfig.get_paths()['platlib']!r})\n"
+        f"import lockguard; lockguard.__path__.append({str(REPO)!r})\n"  # constraints/ is lockguard.constraints
+        "out = sys.argv[1]\n"
+        "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+        "sys.argv = ['lockguard'] + sys.argv[2:]\n"
+        "from lockguard.cli import main\nmain()\n"
+    )
     out = tmp_path / "modules.txt"
     env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-S", "-c", script, str(out), *args], cwd=EXAMPLE, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", script, str(out), *args],
+        cwd=EXAMPLE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return set(out.read_text().split()), done.stdout
 
@@ -59,8 +67,19 @@ def test_a_cached_check_imports_no_rules_at_all(tmp_path):
     _modules_of_a_check(tmp_path, "check")
     modules, said = _modules_of_a_check(tmp_path, "check")
     assert "no findings" in said
-    assert not _imported(modules, (*RESOLVER_AND_NETWORK, "lockguard.check", "lockguard.knowledge", "click",
-                                   "packaging", "yaml", "tomllib", "lockguard.cli.commands"))
+    assert not _imported(
+        modules,
+        (
+            *RESOLVER_AND_NETWORK,
+            "lockguard.check",
+            "lockguard.knowledge",
+            "click",
+            "packaging",
+            "yaml",
+            "tomllib",
+            "lockguard.cli.commands",
+        ),
+    )
 
 
 def _private_imports(source: str) -> list[tuple[int, str]]:
@@ -73,18 +92,30 @@ def _private_imports(source: str) -> list[tuple[int, str]]:
             names = [node.module]
         else:
             continue
-        found += [(node.lineno, name) for name in names if name.startswith("_") and name != "__future__"]
+        found += [
+            (node.lineno, name) for name in names if name.startswith("_") and name != "__future__"
+        ]
     return found
 
 
 def test_no_module_of_lockguard_imports_a_private_cpython_module():
-    found = {f"{path.relative_to(REPO)}:{line}": name for path in sorted((REPO / "lockguard").rglob("*.py"))
-             for line, name in _private_imports(path.read_text())}
+    found = {
+        f"{path.relative_to(REPO)}:{line}": name
+        for path in sorted((REPO / "lockguard").rglob("*.py"))
+        for line, name in _private_imports(path.read_text())
+    }
     assert found == {}
 
 
 def test_the_private_import_finder_sees_every_spelling():
-    source = ("import _sha2\nfrom _datetime import date\ntry:\n    import _sha256 as s\nexcept ImportError:\n"
-              "    pass\ndef f():\n    from _thread import get_ident\nfrom __future__ import annotations\n"
-              "from . import _private\nimport os._x\n")
-    assert _private_imports(source) == [(1, "_sha2"), (2, "_datetime"), (4, "_sha256"), (8, "_thread")]
+    source = (
+        "import _sha2\nfrom _datetime import date\ntry:\n    import _sha256 as s\nexcept ImportError:\n"
+        "    pass\ndef f():\n    from _thread import get_ident\nfrom __future__ import annotations\n"
+        "from . import _private\nimport os._x\n"
+    )
+    assert _private_imports(source) == [
+        (1, "_sha2"),
+        (2, "_datetime"),
+        (4, "_sha256"),
+        (8, "_thread"),
+    ]

@@ -9,7 +9,16 @@ def test_version_and_help(lg):
     assert lg("--version").exit_code == 0
     result = lg("--help")
     assert result.exit_code == 0
-    for name in ("init", "resolve", "check", "clean-install", "restore", "doctor", "explain", "constraints"):
+    for name in (
+        "init",
+        "resolve",
+        "check",
+        "clean-install",
+        "restore",
+        "doctor",
+        "explain",
+        "constraints",
+    ):
         assert name in result.stdout
 
 
@@ -51,7 +60,9 @@ def test_internal_error_has_no_traceback_unless_verbose(lg, monkeypatch):
     monkeypatch.setattr(show, "overview", boom)
     quiet = lg("constraints", "show")
     assert quiet.exit_code == 70
-    assert "internal error: RuntimeError: kaboom" in quiet.stderr and "Traceback" not in quiet.stderr
+    assert (
+        "internal error: RuntimeError: kaboom" in quiet.stderr and "Traceback" not in quiet.stderr
+    )
     loud = lg("-v", "constraints", "show")
     assert loud.exit_code == 70 and "Traceback" in loud.stderr
 

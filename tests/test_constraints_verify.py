@@ -20,10 +20,13 @@ def test_verify_reports_differences_from_local_index(tmp_path: Path, local_index
     wheels = tmp_path / "wheels"
     same = real_metadata("torch-2.1.0-cp311-cp311-manylinux1_x86_64")
     changed = same.replace("Version: 2.1.0", "Version: 2.1.2").replace(
-        "nvidia-nccl-cu12 (==2.18.1)", "nvidia-nccl-cu12 (==2.19.3)")
+        "nvidia-nccl-cu12 (==2.18.1)", "nvidia-nccl-cu12 (==2.19.3)"
+    )
     tag = "cp311-cp311-manylinux1_x86_64"
     local_index.add(build_wheel(wheels, "torch", "2.1.0", tag=tag, metadata=same, padding=300_000))
-    local_index.add(build_wheel(wheels, "torch", "2.1.2", tag=tag, metadata=changed, padding=300_000))
+    local_index.add(
+        build_wheel(wheels, "torch", "2.1.2", tag=tag, metadata=changed, padding=300_000)
+    )
     local_index.add(build_wheel(wheels, "torch", "2.16.0", tag="cp311-cp311-manylinux_2_28_x86_64"))
     result = lg("constraints", "verify", "--index", local_index.url, "--json")
     assert result.exit_code == 1
@@ -60,25 +63,73 @@ def test_verify_reads_cuda_toolkit_manifests_and_wheel_records(tmp_path: Path, l
     wheels = tmp_path / "wheels"
     add = local_index.add
     for version in ("13.0.0", "13.0.1", "13.0.3.0"):
-        add(build_wheel(wheels, "cuda-toolkit", version, tag="py2.py3-none-any", metadata=toolkit_metadata(version)))
+        add(
+            build_wheel(
+                wheels,
+                "cuda-toolkit",
+                version,
+                tag="py2.py3-none-any",
+                metadata=toolkit_metadata(version),
+            )
+        )
     moved = toolkit_metadata("13.0.2").replace("nvidia-nvvm==13.0.88.*", "nvidia-nvvm==13.0.99.*")
     add(build_wheel(wheels, "cuda-toolkit", "13.0.2", tag="py2.py3-none-any", metadata=moved))
-    add(build_wheel(wheels, "cuda-toolkit", "13.6.0", tag="py2.py3-none-any",
-                    metadata=toolkit_metadata("13.0.2").replace("Version: 13.0.2", "Version: 13.6.0")))
+    add(
+        build_wheel(
+            wheels,
+            "cuda-toolkit",
+            "13.6.0",
+            tag="py2.py3-none-any",
+            metadata=toolkit_metadata("13.0.2").replace("Version: 13.0.2", "Version: 13.6.0"),
+        )
+    )
     linux = "py3-none-manylinux_2_27_x86_64"
     same = {"nvidia/nccl/lib/libnccl.so.2": b"\x7fELF", "nvidia/__init__.py": b""}
     add(build_wheel(wheels, "nvidia-nccl-cu12", "2.32.3", tag=linux, files=same))
     add(build_wheel(wheels, "nvidia-nccl-cu13", "2.32.3", tag=linux, files=same))
-    add(build_wheel(wheels, "nvidia-nvimgcodec-cu12", "0.9.0", tag=linux, files={"nvidia/nvimgcodec/a.so": b"1"}))
-    add(build_wheel(wheels, "nvidia-nvimgcodec-cu13", "0.9.0", tag=linux, files={"nvidia/nvimgcodec/b.so": b"2"}))
+    add(
+        build_wheel(
+            wheels,
+            "nvidia-nvimgcodec-cu12",
+            "0.9.0",
+            tag=linux,
+            files={"nvidia/nvimgcodec/a.so": b"1"},
+        )
+    )
+    add(
+        build_wheel(
+            wheels,
+            "nvidia-nvimgcodec-cu13",
+            "0.9.0",
+            tag=linux,
+            files={"nvidia/nvimgcodec/b.so": b"2"},
+        )
+    )
     for major in ("12", "13"):  # their own folders, and the namespace's empty __init__.py: no clash
-        add(build_wheel(wheels, f"nvidia-cutlass-dsl-libs-cu{major}", "4.8.0", tag=linux, files={
-            f"nvidia_cutlass_dsl/cu{major}/lib/libcute_dsl_runtime.so": b"\x7fELF", "nvidia/__init__.py": b""}))
+        add(
+            build_wheel(
+                wheels,
+                f"nvidia-cutlass-dsl-libs-cu{major}",
+                "4.8.0",
+                tag=linux,
+                files={
+                    f"nvidia_cutlass_dsl/cu{major}/lib/libcute_dsl_runtime.so": b"\x7fELF",
+                    "nvidia/__init__.py": b"",
+                },
+            )
+        )
     clash = {"nvidia/cu13/include/same.h": b"//"}
     add(build_wheel(wheels, "nvidia-cuda-cccl", "13.0.85", tag=linux, files=clash))
     add(build_wheel(wheels, "nvidia-cuda-crt", "13.0.88", tag=linux, files=clash))
-    local_index.add(build_wheel(wheels, "torch", "2.1.0", tag="cp311-cp311-manylinux1_x86_64",
-                                metadata=real_metadata("torch-2.1.0-cp311-cp311-manylinux1_x86_64")))
+    local_index.add(
+        build_wheel(
+            wheels,
+            "torch",
+            "2.1.0",
+            tag="cp311-cp311-manylinux1_x86_64",
+            metadata=real_metadata("torch-2.1.0-cp311-cp311-manylinux1_x86_64"),
+        )
+    )
     result = lg("constraints", "verify", "--index", local_index.url, "--json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)["data"]
@@ -90,8 +141,15 @@ def test_verify_reads_cuda_toolkit_manifests_and_wheel_records(tmp_path: Path, l
     assert diffs[("CUDA 13.6", "release")]["live"] == "cuda-toolkit 13.6.0 on the index"
     assert ("nvidia-nccl-cu12, nvidia-nccl-cu13", "shared path") not in diffs  # the row holds
     row = diffs[("nvidia-nvimgcodec-cu12, nvidia-nvimgcodec-cu13", "shared path")]
-    assert row["knowledge"].startswith("nvidia/nvimgcodec/") and "does not install it" in row["live"]
-    assert diffs[("nvidia-cuda-cccl, nvidia-cuda-crt", "shared path")]["live"] == "nvidia/cu13/include/same.h"
+    assert (
+        row["knowledge"].startswith("nvidia/nvimgcodec/") and "does not install it" in row["live"]
+    )
+    assert (
+        diffs[("nvidia-cuda-cccl, nvidia-cuda-crt", "shared path")]["live"]
+        == "nvidia/cu13/include/same.h"
+    )
     assert not [k for k in diffs if "cutlass" in k[0] and k[1] == "shared path"]
     assert data["cuda_toolkit_releases"] == 5 and data["wheels_read"] == 8
-    assert all(rng for _m, path, rng in local_index.requests if path.endswith(".whl"))  # range requests only
+    assert all(
+        rng for _m, path, rng in local_index.requests if path.endswith(".whl")
+    )  # range requests only

@@ -57,19 +57,31 @@ def test_the_default_timeout_is_stated_and_bounded():
     assert PROBE_TIMEOUT <= 60 and SMOKE_TIMEOUT <= 180  # was 300 s for every probe
 
 
-@pytest.mark.parametrize("output, expected", [
-    ("echo garbage", "line 1 is not JSON: 'garbage'"),
-    ("echo '[1, 2, 3]'", "line 1 is not a probe record: '[1, 2, 3]'"),
-    ("printf '{\"kind\": \"base\", \"data\": {\"pyth'", "line 1 is not JSON"),
-    ("echo '{\"kind\": \"base\", \"data\": [1]}'", "is not a probe record"),
-    ("echo '{\"kind\": \"torch\", \"data\": {\"state\": \"ok\"}}'", "its output held no facts"),
-    ("exit 0", "it printed no facts"),
-    ("echo '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['", "not JSON"),
-])
-def test_an_interpreter_that_prints_what_the_probe_never_writes_is_an_error(lg, tmp_path, output, expected):
+@pytest.mark.parametrize(
+    "output, expected",
+    [
+        ("echo garbage", "line 1 is not JSON: 'garbage'"),
+        ("echo '[1, 2, 3]'", "line 1 is not a probe record: '[1, 2, 3]'"),
+        ('printf \'{"kind": "base", "data": {"pyth\'', "line 1 is not JSON"),
+        ('echo \'{"kind": "base", "data": [1]}\'', "is not a probe record"),
+        ('echo \'{"kind": "torch", "data": {"state": "ok"}}\'', "its output held no facts"),
+        ("exit 0", "it printed no facts"),
+        (
+            "echo '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['",
+            "not JSON",
+        ),
+    ],
+)
+def test_an_interpreter_that_prints_what_the_probe_never_writes_is_an_error(
+    lg, tmp_path, output, expected
+):
     python = script(tmp_path / "bin" / "python", output + "\n")
     result = lg("doctor", "--python", str(python))
-    assert result.exit_code == 1 and "Traceback" not in result.output and "internal error" not in result.output
+    assert (
+        result.exit_code == 1
+        and "Traceback" not in result.output
+        and "internal error" not in result.output
+    )
     assert "error  probe" in result.stdout and expected in result.stdout
     body = json.loads(lg("doctor", "--python", str(python), "--json").stdout)
     assert body["exit_code"] == 1 and body["data"]["drift"]["torch_state"] == "unknown"
@@ -77,21 +89,60 @@ def test_an_interpreter_that_prints_what_the_probe_never_writes_is_an_error(lg, 
 
 def test_fields_of_the_wrong_type_are_dropped_and_named():
     result = ProbeResult("/x/python")
-    parse_output(result, "\n".join([
-        json.dumps({"kind": "base", "data": {"python": {"version": "3.11.7"}, "distributions": ["torch"]}}),
-        json.dumps({"kind": "torch", "data": {"state": "ok", "version": "2.1.2", "arch_list": 7, "mapped": "x"}}),
-    ]))
-    assert "distributions" not in result.base and "arch_list" not in result.torch and "mapped" not in result.torch
+    parse_output(
+        result,
+        "\n".join(
+            [
+                json.dumps(
+                    {
+                        "kind": "base",
+                        "data": {"python": {"version": "3.11.7"}, "distributions": ["torch"]},
+                    }
+                ),
+                json.dumps(
+                    {
+                        "kind": "torch",
+                        "data": {"state": "ok", "version": "2.1.2", "arch_list": 7, "mapped": "x"},
+                    }
+                ),
+            ]
+        ),
+    )
+    assert (
+        "distributions" not in result.base
+        and "arch_list" not in result.torch
+        and "mapped" not in result.torch
+    )
     assert result.crashed == "output not understood"
-    assert result.problems == ["line 1: base distributions of an unexpected type",
-                               "line 2: torch arch_list, mapped of an unexpected type"]
+    assert result.problems == [
+        "line 1: base distributions of an unexpected type",
+        "line 2: torch arch_list, mapped of an unexpected type",
+    ]
 
 
 def test_a_probe_with_odd_facts_never_crashes_doctor(lg, tmp_path):
-    lines = [{"kind": "base", "data": {"python": {"version": "3.11.7"}, "distributions": {"torch": "2.1.2"}}},
-             {"kind": "torch", "data": {"state": "ok", "version": "2.1.2", "cuda": "12.1", "arch_list": "sm_80",
-                                        "mapped": [1, 2], "nccl": "2.18", "cudnn": "x"}},
-             {"kind": "imports", "data": [{"dist": "torch", "module": "torch", "state": "ok"}, "junk", {"state": 3}]}]
+    lines = [
+        {
+            "kind": "base",
+            "data": {"python": {"version": "3.11.7"}, "distributions": {"torch": "2.1.2"}},
+        },
+        {
+            "kind": "torch",
+            "data": {
+                "state": "ok",
+                "version": "2.1.2",
+                "cuda": "12.1",
+                "arch_list": "sm_80",
+                "mapped": [1, 2],
+                "nccl": "2.18",
+                "cudnn": "x",
+            },
+        },
+        {
+            "kind": "imports",
+            "data": [{"dist": "torch", "module": "torch", "state": "ok"}, "junk", {"state": 3}],
+        },
+    ]
     body = "\n".join(f"echo '{json.dumps(line)}'" for line in lines)
     python = script(tmp_path / "bin" / "python", body + "\n")
     result = lg("doctor", "--python", str(python))
@@ -108,7 +159,10 @@ def test_lines_printed_at_start_up_are_a_warning_when_the_facts_are_whole(venv, 
         result = lg("doctor", "--python", str(venv / "bin" / "python"))
     finally:
         (site / "zz_noisy.pth").unlink()
-    assert "warn   probe" in result.stdout and "line 1 is not JSON: 'hello from a .pth'" in result.stdout
+    assert (
+        "warn   probe" in result.stdout
+        and "line 1 is not JSON: 'hello from a .pth'" in result.stdout
+    )
 
 
 def test_python_with_a_slash_is_relative_to_the_working_directory(lg, tmp_path, venv):
@@ -146,10 +200,18 @@ def test_an_nvcc_that_hangs_is_killed_and_named(tmp_path):
 
     bin_dir = tmp_path / "hang-bin"
     script(bin_dir / "nvcc", "sleep 1000\n")
-    facts = gather_system({"PATH": f"{bin_dir}:/usr/bin:/bin"}, usr_local_cuda=tmp_path / "none", ld_conf_dir=tmp_path,
-                          ldconfig=None, timeout=1)
+    facts = gather_system(
+        {"PATH": f"{bin_dir}:/usr/bin:/bin"},
+        usr_local_cuda=tmp_path / "none",
+        ld_conf_dir=tmp_path,
+        ldconfig=None,
+        timeout=1,
+    )
     assert facts.nvcc[0].version is None
-    assert facts.nvcc[0].problem == f"{bin_dir}/nvcc --version did not finish within 1 s; it was killed with its child processes"
+    assert (
+        facts.nvcc[0].problem
+        == f"{bin_dir}/nvcc --version did not finish within 1 s; it was killed with its child processes"
+    )
     assert facts.nvcc[0].problem in facts.problems
 
 
@@ -175,10 +237,18 @@ def test_a_flood_of_words_is_summed_up_without_parsing_each_line(monkeypatch):
     from lockguard.model.probe import ProbeResult
 
     parsed = []
-    monkeypatch.setattr(probe_runner.json, "loads", lambda text: parsed.append(text) or json.JSONDecoder().decode(text))
+    monkeypatch.setattr(
+        probe_runner.json,
+        "loads",
+        lambda text: parsed.append(text) or json.JSONDecoder().decode(text),
+    )
     result = ProbeResult("python")
     probe_runner.parse_output(result, "flood\n" * 10_000 + '[1]\n{"kind": "x"\n')
     assert parsed == ["[1]", '{"kind": "x"']  # words are noise without a parse
-    assert result.noise == ["line 1 is not JSON: 'flood'", "line 2 is not JSON: 'flood'",
-                            "line 3 is not JSON: 'flood'", "and 9998 more lines"]
+    assert result.noise == [
+        "line 1 is not JSON: 'flood'",
+        "line 2 is not JSON: 'flood'",
+        "line 3 is not JSON: 'flood'",
+        "and 9998 more lines",
+    ]
     assert result.problems == ["line 10001 is not a probe record: '[1]'"]

@@ -17,7 +17,13 @@ from tests.support.envs import copy_venv, make_venv, site_packages
 from tests.support.fake_torch import add_dist, install_fake_torch
 
 REPO = Path(__file__).resolve().parents[1]
-TORCH = {"version": "2.1.2+cu121", "cuda": "12.1", "cudnn": 8902, "cuda_available": False, "arch_list": ["sm_80"]}
+TORCH = {
+    "version": "2.1.2+cu121",
+    "cuda": "12.1",
+    "cudnn": 8902,
+    "cuda_available": False,
+    "arch_list": ["sm_80"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +53,7 @@ def record(lg, *args) -> dict:
 def _readme_section() -> str:
     text = (REPO / "README.md").read_text()
     start = text.index("### The doctor's JSON record")
-    return text[start:text.index("\n## ", start)]
+    return text[start : text.index("\n## ", start)]
 
 
 def test_the_record_has_the_documented_keys(venv, lg, monkeypatch):
@@ -60,20 +66,48 @@ def test_the_record_has_the_documented_keys(venv, lg, monkeypatch):
     assert body["python"] == str(venv / "bin" / "python") and body["lockguard"]
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", body["fingerprint"])
     assert body["fingerprint_keys"] == [*FINGERPRINT_KEYS, "distributions"]
-    assert "torch==2.1.2+cu121" in body["distributions"] and body["distributions"] == sorted(body["distributions"])
+    assert "torch==2.1.2+cu121" in body["distributions"] and body["distributions"] == sorted(
+        body["distributions"]
+    )
     assert body["drift"]["torch"] == "2.1.2+cu121" and body["drift"]["torch_local"] == "cu121"
     assert body["drift"]["torch_state"] == "ok" and body["drift"]["torch_cuda"] == "12.1"
     for item in body["checks"]:
         assert set(item) == {"code", "title", "status", "severity", "message", "hint", "evidence"}
-        assert item["status"] in ("ok", "warn", "error", "skip") and re.fullmatch(r"LG3\d\d", item["code"])
-    assert set(body["facts"]) == {"nvml", "system", "environment", "torch", "imports", "smoke", "probe"}
+        assert item["status"] in ("ok", "warn", "error", "skip") and re.fullmatch(
+            r"LG3\d\d", item["code"]
+        )
+    assert set(body["facts"]) == {
+        "nvml",
+        "system",
+        "environment",
+        "torch",
+        "imports",
+        "smoke",
+        "probe",
+    }
     assert body["facts"]["system"]["gcc"] and "toolkits" in body["facts"]["system"]
 
 
 def test_the_readme_documents_every_key():
     section = _readme_section()
-    body_keys = ["doctor_schema", "node", "node_source", "time", "lockguard", "python", "exit_code", "fingerprint",
-                 "fingerprint_keys", "drift", "facts", "lock", "lock_reason", "distributions", "checks", "findings"]
+    body_keys = [
+        "doctor_schema",
+        "node",
+        "node_source",
+        "time",
+        "lockguard",
+        "python",
+        "exit_code",
+        "fingerprint",
+        "fingerprint_keys",
+        "drift",
+        "facts",
+        "lock",
+        "lock_reason",
+        "distributions",
+        "checks",
+        "findings",
+    ]
     for key in body_keys:
         assert f"`{key}`" in section, key
     starred = set(re.findall(r"`([a-z_]+)`\*", section))
@@ -102,13 +136,18 @@ def test_the_fingerprint_groups_alike_nodes_and_separates_others(venv, lg, monke
     fourth = record(lg, "--python", str(venv / "bin" / "python"))
     assert fourth["fingerprint"] != third["fingerprint"]
     assert fourth["drift"]["driver"] == "535.104.05" and fourth["drift"]["gpu_archs"] == ["sm_80"]
-    assert fourth["drift"]["gpu_models"] == ["1x sm_80 (LOCKGUARD_GPU_ARCH)"] and fourth["drift"]["gpu_count"] == 1
+    assert (
+        fourth["drift"]["gpu_models"] == ["1x sm_80 (LOCKGUARD_GPU_ARCH)"]
+        and fourth["drift"]["gpu_count"] == 1
+    )
 
 
 def test_the_lock_body_hash_and_findings_are_drift_columns(venv, lg, tmp_path):
     project = Path(shutil.copytree(REPO / "examples" / "gpu-training", tmp_path / "project"))
     install_fake_torch(site_packages(venv), dict(TORCH))
-    body = record(lg, "--python", str(venv / "bin" / "python"), "--intent", str(project / "lockguard.toml"))
+    body = record(
+        lg, "--python", str(venv / "bin" / "python"), "--intent", str(project / "lockguard.toml")
+    )
     declared = read_header((project / "requirements.lock").read_text()).body_hash
     assert body["drift"]["lock_body_hash"] == f"sha256:{declared}" == body["lock"]["body_hash"]
     assert body["lock"]["file"] == "requirements.lock" and body["lock_reason"] is None

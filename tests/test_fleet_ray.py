@@ -28,12 +28,16 @@ def cluster(tmp_path_factory):
     if nccl is None:
         pytest.skip("no C compiler for the foreign libnccl.so.2")
     healthy = {"CUDA_HOME": str(toolkit), "LD_LIBRARY_PATH": "", "CUDA_PATH": ""}
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
-                                                            "env_vars": healthy})
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "env_vars": healthy},
+    )
     try:
         # the second node names itself (issue 25: the engine's name must not override a node's own)
         second = cluster.add_node(num_cpus=1, env_vars={**healthy, "LOCKGUARD_NODE": "gpu-b"})
-        foreign = cluster.add_node(num_cpus=1, env_vars={**healthy, "LD_LIBRARY_PATH": str(nccl.parent)})
+        foreign = cluster.add_node(
+            num_cpus=1, env_vars={**healthy, "LD_LIBRARY_PATH": str(nccl.parent)}
+        )
         cluster.wait_for_nodes()
         assert second.node_id  # started
         nodes = {"head": cluster.head_node.node_id, "second": "gpu-b", "foreign": foreign.node_id}
@@ -42,22 +46,47 @@ def cluster(tmp_path_factory):
         cluster.shutdown()
 
 
-def test_fleet_run_via_ray_returns_one_report_per_node_and_names_the_deviating_one(cluster, lg_process, tmp_path):
+def test_fleet_run_via_ray_returns_one_report_per_node_and_names_the_deviating_one(
+    cluster, lg_process, tmp_path
+):
     address, nodes, venv, _nccl = cluster
     out = tmp_path / "out"
-    result = lg_process("fleet", "run", "--via", "ray", "--address", address, "--python", str(venv / "bin" / "python"),
-                        "--intent", INTENT, "--out", str(out), "--format", "json", "--timeout", "90", "--strict")
+    result = lg_process(
+        "fleet",
+        "run",
+        "--via",
+        "ray",
+        "--address",
+        address,
+        "--python",
+        str(venv / "bin" / "python"),
+        "--intent",
+        INTENT,
+        "--out",
+        str(out),
+        "--format",
+        "json",
+        "--timeout",
+        "90",
+        "--strict",
+    )
     assert "Traceback" not in result.stderr, result.stderr
     assert result.exit_code == 1, result.output
     assert sorted(p.stem for p in out.iterdir()) == sorted(nodes.values())
     for node_id in nodes.values():
         record = json.loads((out / f"{node_id}.json").read_text())
         assert record["status"] == "ok" and record["engine"] == "ray", record
-        assert record["doctor"]["node"] == node_id and record["doctor"]["node_source"] == "LOCKGUARD_NODE"
+        assert (
+            record["doctor"]["node"] == node_id
+            and record["doctor"]["node_source"] == "LOCKGUARD_NODE"
+        )
     data = json.loads(result.stdout)["data"]
     assert data["nodes"] == 3 and data["deviating"] == [nodes["foreign"]]
     healthy, deviating = data["groups"]
-    assert sorted(healthy["nodes"]) == sorted([nodes["head"], nodes["second"]]) and healthy["status"] == "matches"
+    assert (
+        sorted(healthy["nodes"]) == sorted([nodes["head"], nodes["second"]])
+        and healthy["status"] == "matches"
+    )
     assert deviating["nodes"] == [nodes["foreign"]] and deviating["facts"]["nccl"] == "2.19.3"
     assert deviating["facts"]["nccl_origin"] == "system" and healthy["facts"]["nccl"] is None
     assert [f["code"] for f in deviating["findings"]] == ["LG302"]
@@ -69,19 +98,42 @@ def test_the_runtime_env_reaches_every_task(cluster, lg_process):
     foreign NCCL; the same path carries {"pip": ["lockguard"]})."""
     address, nodes, venv, nccl = cluster
     runtime_env = json.dumps({"env_vars": {"LD_LIBRARY_PATH": str(nccl.parent)}})
-    result = lg_process("fleet", "run", "--via", "ray", "--address", address, "--python", str(venv / "bin" / "python"),
-                        "--intent", INTENT, "--ray-runtime-env", runtime_env, "--format", "json", "--timeout", "90",
-                        "--strict")
+    result = lg_process(
+        "fleet",
+        "run",
+        "--via",
+        "ray",
+        "--address",
+        address,
+        "--python",
+        str(venv / "bin" / "python"),
+        "--intent",
+        INTENT,
+        "--ray-runtime-env",
+        runtime_env,
+        "--format",
+        "json",
+        "--timeout",
+        "90",
+        "--strict",
+    )
     assert result.exit_code == 1, result.output
     data = json.loads(result.stdout)["data"]
     (group,) = data["groups"]
     assert sorted(group["nodes"]) == sorted(nodes.values()) and group["facts"]["nccl"] == "2.19.3"
-    bad = lg_process("fleet", "run", "--via", "ray", "--address", address, "--ray-runtime-env", "{pip")
+    bad = lg_process(
+        "fleet", "run", "--via", "ray", "--address", address, "--ray-runtime-env", "{pip"
+    )
     assert bad.exit_code == 2 and "--ray-runtime-env is not JSON" in bad.stderr
 
 
 def test_no_ray_cluster_at_the_address_is_exit_4(lg_process):
     pytest.importorskip("ray")
-    result = lg_process("fleet", "run", "--via", "ray", "--address", "127.0.0.1:1", "--timeout", "5")
+    result = lg_process(
+        "fleet", "run", "--via", "ray", "--address", "127.0.0.1:1", "--timeout", "5"
+    )
     assert result.exit_code == 4, result.output
-    assert "no Ray cluster at --address 127.0.0.1:1" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        "no Ray cluster at --address 127.0.0.1:1" in result.stderr
+        and "Traceback" not in result.stderr
+    )

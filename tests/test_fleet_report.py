@@ -45,7 +45,11 @@ def reports(machine, tmp_path_factory):
             from lockguard.cli.boundary import run as lockguard
 
             out = folder / f"{node}.json"
-            _run_into(lockguard, ["doctor", "--json", "--python", str(venv / "bin" / "python"), "--intent", INTENT], out)
+            _run_into(
+                lockguard,
+                ["doctor", "--json", "--python", str(venv / "bin" / "python"), "--intent", INTENT],
+                out,
+            )
     return folder
 
 
@@ -60,14 +64,21 @@ def _run_into(lockguard, argv, path: Path) -> None:
 
 
 def test_identical_nodes_are_one_group_and_the_deviating_node_is_named(reports, lg):
-    result = lg("fleet", "report", str(reports), "--format", "json", "--strict")  # gpu05's NCCL is a warning
+    result = lg(
+        "fleet", "report", str(reports), "--format", "json", "--strict"
+    )  # gpu05's NCCL is a warning
     assert result.exit_code == 1, result.output
     body = json.loads(result.stdout)
     assert body["command"] == "fleet report" and body["schema"] == 1 and body["exit_code"] == 1
     data = body["data"]
     assert data["nodes"] == 5 and data["matching"] == 4
     first, second = data["groups"]
-    assert first["nodeset"] == "gpu[01-03,07]" and first["nodes"] == ["gpu01", "gpu02", "gpu03", "gpu07"]
+    assert first["nodeset"] == "gpu[01-03,07]" and first["nodes"] == [
+        "gpu01",
+        "gpu02",
+        "gpu03",
+        "gpu07",
+    ]
     assert first["status"] == "matches" and first["findings"] == []
     assert second["nodes"] == ["gpu05"] and second["status"] == "deviates"
     assert first["fingerprint"] != second["fingerprint"]
@@ -87,7 +98,10 @@ def test_a_warning_alone_matches_without_strict_but_is_shown_with_its_fix(report
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert "5 nodes in 2 groups; 5 match the lock, 0 deviate" in text
-    assert "  B       1 node  matches the lock (1 warning)  [sha256:" in text and "\n     gpu05\n" in text
+    assert (
+        "  B       1 node  matches the lock (1 warning)  [sha256:" in text
+        and "\n     gpu05\n" in text
+    )
     assert "LG302 warning: " in text and "fix: remove " in text and "deviating:" not in text
     data = json.loads(lg("fleet", "report", str(reports), "--format", "json").stdout)["data"]
     assert data["deviating"] == [] and data["groups"][1]["notes"] == ["1 warning"]
@@ -98,7 +112,9 @@ def test_the_text_report_marks_the_differing_columns_and_gives_the_fix(reports, 
     assert result.exit_code == 1
     text = result.stdout
     assert "5 nodes in 2 groups; 4 match the lock, 1 deviates" in text
-    assert "  A      4 nodes  matches the lock  [sha256:" in text and "\n     gpu[01-03,07]\n" in text
+    assert (
+        "  A      4 nodes  matches the lock  [sha256:" in text and "\n     gpu[01-03,07]\n" in text
+    )
     assert "  B       1 node  deviates: 1 warning  [sha256:" in text and "\n     gpu05\n" in text
     nccl_row = next(line for line in text.splitlines() if "NCCL" in line and "2.19.3" in line)
     assert nccl_row.startswith("  * NCCL") and "system, reachable" in nccl_row
@@ -121,9 +137,13 @@ def test_another_lock_than_the_projects_deviates(reports, lg, tmp_path):
     for name in ("lockguard.toml", "requirements.lock", "environment.yml", "conda-lock.yml"):
         (project / name).write_text((EXAMPLE / name).read_text())
     lock = project / "requirements.lock"
-    lock.write_text(lock.read_text().replace("lockguard-body-hash: sha256:", "lockguard-body-hash: sha256:0", 1)
-                    + "\n# edited\n")
-    result = lg("fleet", "report", str(reports / "gpu01.json"), "--intent", str(project / "lockguard.toml"))
+    lock.write_text(
+        lock.read_text().replace("lockguard-body-hash: sha256:", "lockguard-body-hash: sha256:0", 1)
+        + "\n# edited\n"
+    )
+    result = lg(
+        "fleet", "report", str(reports / "gpu01.json"), "--intent", str(project / "lockguard.toml")
+    )
     assert result.exit_code == 1
     assert "compared with another lock" in result.stdout
 
@@ -133,10 +153,21 @@ def test_a_malformed_report_is_named_with_exit_2_and_the_others_are_merged(repor
     folder.mkdir()
     for node in ("gpu01", "gpu02"):
         (folder / f"{node}.json").write_text((reports / f"{node}.json").read_text())
-    (folder / "broken.json").write_text('{"schema": 1, "command": "doctor", "data": {"doctor_schema": 1')
+    (folder / "broken.json").write_text(
+        '{"schema": 1, "command": "doctor", "data": {"doctor_schema": 1'
+    )
     (folder / "other.json").write_text('{"hello": "world"}')
-    (folder / "wrong.json").write_text(json.dumps({"doctor_schema": 1, "node": "gpu09", "fingerprint": "sha256:0",
-                                                   "drift": {}, "findings": [{"code": "LG302", "severity": "bad"}]}))
+    (folder / "wrong.json").write_text(
+        json.dumps(
+            {
+                "doctor_schema": 1,
+                "node": "gpu09",
+                "fingerprint": "sha256:0",
+                "drift": {},
+                "findings": [{"code": "LG302", "severity": "bad"}],
+            }
+        )
+    )
     result = lg("fleet", "report", str(folder), str(tmp_path / "missing.json"))
     assert result.exit_code == 2
     assert "2 nodes in 1 group; 2 match the lock" in result.stdout
@@ -153,17 +184,27 @@ def test_unreachable_and_failed_nodes_deviate_and_are_never_dropped(reports, lg,
     folder = tmp_path / "run"
     folder.mkdir()
     doctor = json.loads((reports / "gpu01.json").read_text())["data"]
-    records = [fleet_node_record("gpu01", engine="clush", status="ok", doctor=doctor),
-               fleet_node_record("gpu11", engine="clush", status="unreachable", message="no answer within 5 s"),
-               fleet_node_record("gpu12", engine="clush", status="unreachable", message="no answer within 5 s"),
-               fleet_node_record("gpu13", engine="clush", status="failed", message="lockguard is not installed")]
+    records = [
+        fleet_node_record("gpu01", engine="clush", status="ok", doctor=doctor),
+        fleet_node_record(
+            "gpu11", engine="clush", status="unreachable", message="no answer within 5 s"
+        ),
+        fleet_node_record(
+            "gpu12", engine="clush", status="unreachable", message="no answer within 5 s"
+        ),
+        fleet_node_record(
+            "gpu13", engine="clush", status="failed", message="lockguard is not installed"
+        ),
+    ]
     for record in records:
         (folder / f"{record['node']}.json").write_text(json.dumps(record))
     data = json.loads(lg("fleet", "report", str(folder), "--format", "json").stdout)["data"]
     assert data["deviating"] == ["gpu11", "gpu12", "gpu13"]
     unreachable = next(g for g in data["groups"] if g["kind"] == "unreachable")
     assert unreachable["nodeset"] == "gpu[11-12]" and unreachable["findings"][0]["code"] == "LG400"
-    assert next(g for g in data["groups"] if g["kind"] == "failed")["findings"][0]["code"] == "LG401"
+    assert (
+        next(g for g in data["groups"] if g["kind"] == "failed")["findings"][0]["code"] == "LG401"
+    )
 
 
 class _Page(HTMLParser):
@@ -190,7 +231,9 @@ class _Page(HTMLParser):
 
 def test_the_html_page_is_self_contained_with_colours_and_folded_nodes(reports, lg, tmp_path):
     out = tmp_path / "fleet.html"
-    result = lg("fleet", "report", str(reports), "--format", "html", "--output", str(out), "--strict")
+    result = lg(
+        "fleet", "report", str(reports), "--format", "html", "--output", str(out), "--strict"
+    )
     assert result.exit_code == 1 and result.stdout == ""
     page = _Page()
     page.feed(out.read_text())
@@ -199,13 +242,24 @@ def test_the_html_page_is_self_contained_with_colours_and_folded_nodes(reports, 
     assert page.details == 5
     assert {"warning", "differs", "matches", "deviates"} <= page.classes
     text = "".join(page.text)
-    assert "gpu[01-03,07]" in text and "2.19.3 system, reachable" in text and "LG302 warning" in text
+    assert (
+        "gpu[01-03,07]" in text and "2.19.3 system, reachable" in text and "LG302 warning" in text
+    )
 
 
-@pytest.mark.parametrize("names", [
-    "gpu01,gpu02,gpu03,gpu07", "b1,a2,a1", "gpu1,gpu2,gpu10,gpu9", "n001,n002,n0003", "a09,a10,a11",
-    "x-1.y,x-2.y", "login,gpu-a,node7", "r1n1,r1n2,r2n1,r2n2",
-])
+@pytest.mark.parametrize(
+    "names",
+    [
+        "gpu01,gpu02,gpu03,gpu07",
+        "b1,a2,a1",
+        "gpu1,gpu2,gpu10,gpu9",
+        "n001,n002,n0003",
+        "a09,a10,a11",
+        "x-1.y,x-2.y",
+        "login,gpu-a,node7",
+        "r1n1,r1n2,r2n1,r2n2",
+    ],
+)
 def test_the_plain_folding_names_the_same_nodes_as_clustershell(names):
     NodeSet = pytest.importorskip("ClusterShell.NodeSet").NodeSet
     listed = names.split(",")
@@ -229,11 +283,18 @@ def test_one_number_names_fold_exactly_as_clustershell_prints_them():
     NodeSet = pytest.importorskip("ClusterShell.NodeSet").NodeSet
     rng = random.Random(13)
     for _ in range(500):
-        prefix, suffix = rng.choice(["gpu", "node-", "n", "rack-gpu"]), rng.choice(["", ".ib", "-x"])
+        prefix, suffix = (
+            rng.choice(["gpu", "node-", "n", "rack-gpu"]),
+            rng.choice(["", ".ib", "-x"]),
+        )
         names = set()
-        for _ in range(rng.randint(1, 30)):  # mixed zero-padding widths: ClusterShell's hardest case
+        for _ in range(
+            rng.randint(1, 30)
+        ):  # mixed zero-padding widths: ClusterShell's hardest case
             width, number = rng.choice([0, 0, 2, 3, 4]), rng.randint(0, 1200)
-            names.add(f"{prefix}{number:0{width}d}{suffix}" if width else f"{prefix}{number}{suffix}")
+            names.add(
+                f"{prefix}{number:0{width}d}{suffix}" if width else f"{prefix}{number}{suffix}"
+            )
         names = [*names, *rng.sample(["login", "head", "gw"], rng.randint(0, 2))]
         assert fold(names) == str(NodeSet.fromlist(names)), names
 
@@ -243,9 +304,18 @@ def test_a_problem_whose_message_differs_per_node_is_one_fix():
     from lockguard.fleet.records import NodeFinding, NodeReport
 
     def node(name, path):
-        finding = NodeFinding("LG310", "error", f"numpy {path} (lock 1.26.4)", "`lockguard clean-install`")
-        return NodeReport(name, f"{name}.json", "ok", fingerprint="sha256:1", drift={"findings": ["LG310 error"]},
-                          findings=(finding,), lock_hash="sha256:l")
+        finding = NodeFinding(
+            "LG310", "error", f"numpy {path} (lock 1.26.4)", "`lockguard clean-install`"
+        )
+        return NodeReport(
+            name,
+            f"{name}.json",
+            "ok",
+            fingerprint="sha256:1",
+            drift={"findings": ["LG310 error"]},
+            findings=(finding,),
+            lock_hash="sha256:l",
+        )
 
     report = merge([node("g1", "2.0.0"), node("g2", "2.0.0"), node("g3", "1.25.0")])
     (group,) = report.groups
@@ -279,30 +349,59 @@ def test_every_key_a_column_reads_is_fingerprinted_or_compared_when_grouping():
 
 
 def _fleet_node_with_check(doctor_findings, check_findings, python="/opt/env/bin/python"):
-    doctor = {"doctor_schema": 1, "node": "g1", "node_source": "LOCKGUARD_NODE", "fingerprint": "sha256:1",
-              "python": python, "drift": {"findings": [f"{c} error" for c in doctor_findings]},
-              "findings": [{"code": c, "severity": "error", "message": c} for c in doctor_findings], "lock": None}
-    return {"fleet_node": 1, "node": "g1", "status": "ok", "engine": "clush", "doctor": doctor,
-            "check": {"findings": [{"code": c, "severity": "error", "message": c} for c in check_findings]}}
+    doctor = {
+        "doctor_schema": 1,
+        "node": "g1",
+        "node_source": "LOCKGUARD_NODE",
+        "fingerprint": "sha256:1",
+        "python": python,
+        "drift": {"findings": [f"{c} error" for c in doctor_findings]},
+        "findings": [{"code": c, "severity": "error", "message": c} for c in doctor_findings],
+        "lock": None,
+    }
+    return {
+        "fleet_node": 1,
+        "node": "g1",
+        "status": "ok",
+        "engine": "clush",
+        "doctor": doctor,
+        "check": {
+            "findings": [{"code": c, "severity": "error", "message": c} for c in check_findings]
+        },
+    }
 
 
 def test_with_check_env_a_drift_is_listed_once_not_also_as_the_doctors_summary():
     """Issue 25: `fleet --env` listed one drift twice, as the doctor's LG310 and check --env's LG201."""
     from lockguard.fleet.records import node_report
 
-    report = node_report(_fleet_node_with_check(["LG310", "LG302"], ["LG201"]), file="g1.json", default_node="g1")
+    report = node_report(
+        _fleet_node_with_check(["LG310", "LG302"], ["LG201"]), file="g1.json", default_node="g1"
+    )
     assert sorted(f.code for f in report.findings) == ["LG201", "LG302"]
-    alone = node_report({**_fleet_node_with_check(["LG310"], []), "check": None}, file="g1.json", default_node="g1")
-    assert [f.code for f in alone.findings] == ["LG310"]  # without check --env the summary is all there is
+    alone = node_report(
+        {**_fleet_node_with_check(["LG310"], []), "check": None}, file="g1.json", default_node="g1"
+    )
+    assert [f.code for f in alone.findings] == [
+        "LG310"
+    ]  # without check --env the summary is all there is
 
 
 def test_the_drift_table_has_a_row_for_the_interpreter_each_node_ran():
     from lockguard.fleet.groups import merge
     from lockguard.fleet.records import node_report
 
-    first = node_report(_fleet_node_with_check([], [], python="/opt/a/bin/python"), file="a.json", default_node="a")
-    second = node_report({**_fleet_node_with_check([], [], python="/opt/b/bin/python"), "node": "g2"},
-                         file="b.json", default_node="b")
+    first = node_report(
+        _fleet_node_with_check([], [], python="/opt/a/bin/python"), file="a.json", default_node="a"
+    )
+    second = node_report(
+        {**_fleet_node_with_check([], [], python="/opt/b/bin/python"), "node": "g2"},
+        file="b.json",
+        default_node="b",
+    )
     report = merge([first, second])
-    assert sorted(g.row["interpreter"] for g in report.groups) == ["/opt/a/bin/python", "/opt/b/bin/python"]
+    assert sorted(g.row["interpreter"] for g in report.groups) == [
+        "/opt/a/bin/python",
+        "/opt/b/bin/python",
+    ]
     assert "interpreter" in report.differing

@@ -41,7 +41,10 @@ def corpus(template):
 
 
 def _fill(argv: list[str], project: Path) -> list[str]:
-    return [a.replace("{project}", str(project)).replace("{intent}", str(project / "lockguard.toml")) for a in argv]
+    return [
+        a.replace("{project}", str(project)).replace("{intent}", str(project / "lockguard.toml"))
+        for a in argv
+    ]
 
 
 def _snapshot(folder: Path, skip: tuple[str, ...] = (".lockguard", "__pycache__")) -> dict:
@@ -89,8 +92,11 @@ def run_case(case, template: Path, workdir: Path, lg) -> str | None:
     if re.search(r":\?(\D|$)", stderr):
         problems.append("a '?' for the line")
     after = _snapshot(case_root)
-    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k)
-                     and not any(k == f"project/{o}" for o in case.outputs))
+    changed = sorted(
+        k
+        for k in set(before) | set(after)
+        if before.get(k) != after.get(k) and not any(k == f"project/{o}" for o in case.outputs)
+    )
     if changed:
         problems.append(f"changed {changed[:4]}")
     shutil.rmtree(case_root, ignore_errors=True)
@@ -99,13 +105,22 @@ def run_case(case, template: Path, workdir: Path, lg) -> str | None:
     return None
 
 
-def _invoke(argv: list[str], cwd: Path, env: dict, process: bool, lg) -> tuple[int, str, str] | None:
+def _invoke(
+    argv: list[str], cwd: Path, env: dict, process: bool, lg
+) -> tuple[int, str, str] | None:
     """(exit code, stdout, stderr) of one command, in a subprocess (inputs that could hang a
     process) or in-process; None when the subprocess gave no answer within 60 s."""
     if process:
         try:
-            done = subprocess.run([sys.executable, "-m", "lockguard", *argv], capture_output=True, text=True,
-                                  timeout=60, cwd=cwd, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
+            done = subprocess.run(
+                [sys.executable, "-m", "lockguard", *argv],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=cwd,
+                env={**os.environ, **env},
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired:
             return None
         return done.returncode, done.stdout, done.stderr
@@ -124,7 +139,11 @@ def _contract_problems(code: int, stdout: str, stderr: str, expect, names: str |
     problems = []
     if code not in expect:
         problems.append(f"exit {code}, expected {sorted(expect)}")
-    if "Traceback" in stdout + stderr or "internal error" in stderr or "Fatal Python error" in stderr:
+    if (
+        "Traceback" in stdout + stderr
+        or "internal error" in stderr
+        or "Fatal Python error" in stderr
+    ):
         problems.append("traceback or internal error")
     if code == 2 and names and names not in stderr:
         problems.append(f"the message does not name {names}")
@@ -133,8 +152,21 @@ def _contract_problems(code: int, stdout: str, stderr: str, expect, names: str |
     return problems
 
 
-FAMILIES = ["intent-value", "unknown-key", "toml-truncated", "toml-syntax", "intent-utf8", "hostile-output",
-            "hostile-target", "lock-damage", "lock-utf8", "conda-lock-shape", "special-file", "cli", "pyproject"]
+FAMILIES = [
+    "intent-value",
+    "unknown-key",
+    "toml-truncated",
+    "toml-syntax",
+    "intent-utf8",
+    "hostile-output",
+    "hostile-target",
+    "lock-damage",
+    "lock-utf8",
+    "conda-lock-shape",
+    "special-file",
+    "cli",
+    "pyproject",
+]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -144,7 +176,9 @@ def test_family(family, corpus, template, tmp_path, lg, monkeypatch):
     cases = [c for c in corpus if c.family == family]
     assert cases, f"no cases for {family}"
     failures = [f for f in (run_case(c, template, tmp_path, lg) for c in cases) if f]
-    assert not failures, f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
+    assert not failures, (
+        f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
+    )
 
 
 def test_the_corpus_is_wide_and_distinct(corpus):
@@ -158,11 +192,14 @@ def test_the_corpus_is_wide_and_distinct(corpus):
     assert len(env) >= 150, f"{len(env)} environment cases; the family must hold at least 150"
     assert {c.command for c in env} == {"check", "dry-run", "list", "restore", "doctor"}
     total = len(corpus) + len(fuzz_index.index_corpus()) + len(env)
-    assert total >= MINIMUM_INPUTS, f"{total} inputs; the corpus must hold at least {MINIMUM_INPUTS}"
+    assert total >= MINIMUM_INPUTS, (
+        f"{total} inputs; the corpus must hold at least {MINIMUM_INPUTS}"
+    )
     assert {c.family for c in corpus} == set(FAMILIES)
 
 
 # -- the index family: one small index whose page, metadata or connection misbehaves -----------------
+
 
 @pytest.fixture(scope="module")
 def small_index(tmp_path_factory):
@@ -181,7 +218,9 @@ def _valid_page(index) -> dict:
     import json
     import urllib.request
 
-    request = urllib.request.Request(f"{index.url}/jinja2/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    request = urllib.request.Request(
+        f"{index.url}/jinja2/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
     with urllib.request.urlopen(request, timeout=10) as answer:
         return json.loads(answer.read())
 
@@ -200,14 +239,21 @@ def test_index_family(small_index, tmp_path, lg, monkeypatch):
         project = tmp_path / f"case-{number}"
         project.mkdir()
         (project / "lockguard.toml").write_text(
-            f'python = "3.11"\ncuda = "none"\nchannels = []\nindexes = ["{small_index.url}"]\npip = ["jinja2"]\n')
-        monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path / f"cache-{number}"))  # no good page from before
+            f'python = "3.11"\ncuda = "none"\nchannels = []\nindexes = ["{small_index.url}"]\npip = ["jinja2"]\n'
+        )
+        monkeypatch.setenv(
+            "LOCKGUARD_CACHE_DIR", str(tmp_path / f"cache-{number}")
+        )  # no good page from before
         before = _snapshot(tmp_path / f"case-{number}")
         result = lg("resolve", "--intent", str(project / "lockguard.toml"))
         problems = []
         if result.exit_code not in case.expect:
             problems.append(f"exit {result.exit_code}, expected {sorted(case.expect)}")
-        if "Traceback" in result.output or "internal error" in result.stderr or "exception calling" in result.stderr:
+        if (
+            "Traceback" in result.output
+            or "internal error" in result.stderr
+            or "exception calling" in result.stderr
+        ):
             problems.append("traceback or internal error")
         if result.exit_code == 4 and "127.0.0.1" not in result.stderr:
             problems.append("the message does not name the index")
@@ -217,18 +263,29 @@ def test_index_family(small_index, tmp_path, lg, monkeypatch):
         if result.exit_code == 0 and "markupsafe==" not in lock.read_text():
             problems.append("a lock of jinja2 without markupsafe")
         after = _snapshot(project)
-        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k)
-                         and not (result.exit_code == 0 and k == "requirements.lock"))
+        changed = sorted(
+            k
+            for k in set(before) | set(after)
+            if before.get(k) != after.get(k)
+            and not (result.exit_code == 0 and k == "requirements.lock")
+        )
         if changed:
             problems.append(f"changed {changed}")
         if problems:
-            failures.append(f"{case.name}: " + "; ".join(problems) + f"\n      stderr: {result.stderr.strip()[:300]!r}")
+            failures.append(
+                f"{case.name}: "
+                + "; ".join(problems)
+                + f"\n      stderr: {result.stderr.strip()[:300]!r}"
+            )
     small_index.faults = Faults()
     assert len(cases) >= 120
-    assert not failures, f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
+    assert not failures, (
+        f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
+    )
 
 
 # -- the environment family: broken environments and misbehaving interpreters ----------------------
+
 
 @pytest.fixture(scope="module")
 def env_world(tmp_path_factory):
@@ -242,10 +299,16 @@ def env_world(tmp_path_factory):
     with running_world(root) as world:
         world.intent(project, cuda="none", pip=["jinja2"])
         assert run(["resolve", "--intent", str(project / "lockguard.toml")]) == 0
-    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^ \\;]+)", (project / "requirements.lock").read_text(), re.M))
+    pins = dict(
+        re.findall(
+            r"^([A-Za-z0-9_.-]+)==([^ \\;]+)", (project / "requirements.lock").read_text(), re.M
+        )
+    )
     assert "jinja2" in pins, pins
     venv = root / "venv-template"
-    subprocess.run([ENV_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    subprocess.run(
+        [ENV_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True
+    )
     fuzz_env.fill_venv(venv, pins)
     return project, venv
 
@@ -268,7 +331,9 @@ def run_env_case(case, project: Path, template: Path, workdir: Path, lg) -> str 
     intent = project / "lockguard.toml"
     argv = case.arguments(prefix, intent)
     before = (_snapshot(case_root, skip=()), _snapshot(project))
-    ran = _invoke(argv, case_root, {"LOCKGUARD_INTERPRETER_TIMEOUT": "2", **case.env}, case.process, lg)
+    ran = _invoke(
+        argv, case_root, {"LOCKGUARD_INTERPRETER_TIMEOUT": "2", **case.env}, case.process, lg
+    )
     if ran is None:
         _cleanup(case_root)
         return f"{case.id}: hung (no answer within 60 s)"
@@ -276,9 +341,15 @@ def run_env_case(case, project: Path, template: Path, workdir: Path, lg) -> str 
     names = case.names.replace("{prefix}", str(prefix)) if case.names else None
     problems = _contract_problems(code, stdout, stderr, case.expect, names)
     after = (_snapshot(case_root, skip=()), _snapshot(project))
-    for label, old, new in (("the prefix", before[0], after[0]), ("the project", before[1], after[1])):
-        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)
-                         and not k.endswith("/.lockguard/lock"))  # the prefix's kernel lock: created empty, by design
+    for label, old, new in (
+        ("the prefix", before[0], after[0]),
+        ("the project", before[1], after[1]),
+    ):
+        changed = sorted(
+            k
+            for k in set(old) | set(new)
+            if old.get(k) != new.get(k) and not k.endswith("/.lockguard/lock")
+        )  # the prefix's kernel lock: created empty, by design
         if changed:
             problems.append(f"changed {label}: {changed[:4]}")
     _cleanup(case_root)
@@ -314,14 +385,23 @@ def test_env_family(kind, env_world, tmp_path, lg, monkeypatch):
     cases = [c for c in _env_corpus() if c.kind == kind]
     # the hang-prone cases run in subprocesses that mostly wait out a timeout: side by side
     with ThreadPoolExecutor(max_workers=8) as pool:
-        waiting = [pool.submit(run_env_case, c, project, template, tmp_path, None) for c in cases if c.process]
-        failures = [run_env_case(c, project, template, tmp_path, lg) for c in cases if not c.process]
+        waiting = [
+            pool.submit(run_env_case, c, project, template, tmp_path, None)
+            for c in cases
+            if c.process
+        ]
+        failures = [
+            run_env_case(c, project, template, tmp_path, lg) for c in cases if not c.process
+        ]
         failures = [f for f in failures + [job.result() for job in waiting] if f]
-    assert not failures, f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
+    assert not failures, (
+        f"{len(failures)} of {len(cases)} cases broke the contract:\n  " + "\n  ".join(failures)
+    )
 
 
-@pytest.mark.parametrize("command, expect", [("check", 0), ("dry-run", 0), ("list", 0), ("restore", 2),
-                                             ("doctor", 0)])
+@pytest.mark.parametrize(
+    "command, expect", [("check", 0), ("dry-run", 0), ("list", 0), ("restore", 2), ("doctor", 0)]
+)
 def test_the_undamaged_environment_passes(env_world, tmp_path, lg, monkeypatch, command, expect):
     """The control: without damage each command gives its clean answer, so a case's exit code is
     the damage's doing (restore: nothing to restore is exit 2)."""
@@ -329,6 +409,14 @@ def test_the_undamaged_environment_passes(env_world, tmp_path, lg, monkeypatch, 
 
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     project, template = env_world
-    case = EnvCase("control", "none", command, "venv", lambda prefix: None, frozenset({expect}), names="{prefix}")
+    case = EnvCase(
+        "control",
+        "none",
+        command,
+        "venv",
+        lambda prefix: None,
+        frozenset({expect}),
+        names="{prefix}",
+    )
     failure = run_env_case(case, project, template, tmp_path, lg)
     assert failure is None, failure

@@ -54,9 +54,28 @@ def tls_server(tmp_path, monkeypatch):
     if shutil.which("openssl") is None:
         pytest.skip("openssl is needed to make the test certificate")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # httpx trusts it (trust_env)
     _Stalling.halfway.clear()
     _Stalling.go.clear()
@@ -72,7 +91,9 @@ def tls_server(tmp_path, monkeypatch):
     server.server_close()
 
 
-def test_a_request_in_flight_finishes_and_no_file_opened_meanwhile_loses_bytes(tls_server, tmp_path):
+def test_a_request_in_flight_finishes_and_no_file_opened_meanwhile_loses_bytes(
+    tls_server, tmp_path
+):
     module = tmp_path / "module.py"
     module.write_bytes(SOURCE)
     client = HttpClient(retries=0)
@@ -112,4 +133,3 @@ def test_close_with_nothing_in_flight_closes_at_once():
     assert client._client is None and pool.is_closed
     with pytest.raises(SourceUnreachable, match="the HTTP client was closed"):
         client.get("http://127.0.0.1:9/never")
-

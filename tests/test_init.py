@@ -31,7 +31,9 @@ def test_init_refuses_to_overwrite_without_force(tmp_path, monkeypatch, lg):
     assert lg("init", "--python", "3.11").exit_code == 0
     before = (tmp_path / "lockguard.toml").read_text()
     result = lg("init", "--python", "3.10", "--cuda", "11.8")
-    assert result.exit_code == 2 and "already exists" in result.stderr and "--force" in result.stderr
+    assert (
+        result.exit_code == 2 and "already exists" in result.stderr and "--force" in result.stderr
+    )
     assert (tmp_path / "lockguard.toml").read_text() == before
     assert lg("init", "--python", "3.10", "--cuda", "11.8", "--force").exit_code == 0
     assert str(load_intent(tmp_path / "lockguard.toml").python) == "3.10"

@@ -25,7 +25,9 @@ from tests.support.wheels import build_wheel
 
 @pytest.fixture
 def project(world, tmp_path) -> Path:
-    return world.locked(tmp_path / "project", cuda="12.1", pip=["jinja2", "nvidia-nccl-cu12==2.18.1"])
+    return world.locked(
+        tmp_path / "project", cuda="12.1", pip=["jinja2", "nvidia-nccl-cu12==2.18.1"]
+    )
 
 
 def intent(project: Path) -> list[str]:
@@ -54,7 +56,9 @@ def test_a_prefix_must_be_an_environment(project, lg, target):
 
 
 def test_a_base_interpreter_is_refused_too(project, lg, tmp_path):
-    base = Path(os.path.realpath(os.sys.executable))  # the tests' interpreter; its prefix is no venv of ours
+    base = Path(
+        os.path.realpath(os.sys.executable)
+    )  # the tests' interpreter; its prefix is no venv of ours
     result = lg("clean-install", *intent(project), "--python", str(base), "--dry-run")
     if (Path(os.sys.base_prefix) / "pyvenv.cfg").exists():
         pytest.skip("the base interpreter lives in a venv here")
@@ -78,22 +82,29 @@ def fake_env(root: Path, python_script: str) -> Path:
     return root
 
 
-@pytest.mark.parametrize("script, words", [
-    ("echo 'hello, I am not python'\n", "not a Python"),
-    ("echo 'LOCKGUARD-FACTS:[1, 2, 3]'\n", "not a Python"),
-    ("echo 'LOCKGUARD-FACTS:{\"prefix\": \"/x\", \"path\": [\"/x\"'\n", "not a Python"),
-    ("echo 'LOCKGUARD-FACTS:{\"prefix\": 5, \"path\": []}'\n", "not a Python"),
-    ("echo broken >&2; exit 3\n", "failed to report its sys.path (exit 3)"),
-    ("yes 'flood'\n", "more than 4 MiB"),
-])
+@pytest.mark.parametrize(
+    "script, words",
+    [
+        ("echo 'hello, I am not python'\n", "not a Python"),
+        ("echo 'LOCKGUARD-FACTS:[1, 2, 3]'\n", "not a Python"),
+        ('echo \'LOCKGUARD-FACTS:{"prefix": "/x", "path": ["/x"\'\n', "not a Python"),
+        ('echo \'LOCKGUARD-FACTS:{"prefix": 5, "path": []}\'\n', "not a Python"),
+        ("echo broken >&2; exit 3\n", "failed to report its sys.path (exit 3)"),
+        ("yes 'flood'\n", "more than 4 MiB"),
+    ],
+)
 def test_an_environment_python_that_misbehaves_is_bad_input(project, lg, tmp_path, script, words):
     env = fake_env(tmp_path / "fake", script)
-    for args in (["clean-install", *intent(project), "--prefix", str(env), "--dry-run"],
-                 ["check", *intent(project), "--env", str(env)]):
+    for args in (
+        ["clean-install", *intent(project), "--prefix", str(env), "--dry-run"],
+        ["check", *intent(project), "--env", str(env)],
+    ):
         clear_error(lg(*args), str(env / "bin" / "python"), words)
 
 
-def test_an_environment_python_that_never_exits_is_stopped_with_its_children(project, lg, tmp_path, monkeypatch):
+def test_an_environment_python_that_never_exits_is_stopped_with_its_children(
+    project, lg, tmp_path, monkeypatch
+):
     children = tmp_path / "children"
     env = fake_env(tmp_path / "fake", f"sleep 300 &\necho $! > {children}\nsleep 300\n")
     monkeypatch.setenv("LOCKGUARD_INTERPRETER_TIMEOUT", "2")
@@ -112,8 +123,18 @@ def test_an_environment_python_that_never_exits_is_stopped_with_its_children(pro
         pytest.fail(f"the interpreter's child {pid} is still running")
 
 
-@pytest.mark.parametrize("record", ['[1, 2]', '"name"', '{"name": 5}', '{"name": "x", "files": "a-string"}',
-                                    '{"name": "x", "files": [1, 2]}', '{"name": "x"', 'null'])
+@pytest.mark.parametrize(
+    "record",
+    [
+        "[1, 2]",
+        '"name"',
+        '{"name": 5}',
+        '{"name": "x", "files": "a-string"}',
+        '{"name": "x", "files": [1, 2]}',
+        '{"name": "x"',
+        "null",
+    ],
+)
 def test_conda_records_of_the_wrong_shape_are_bad_input(project, lg, tmp_path, record):
     prefix = tmp_path / "conda-env"
     (prefix / "conda-meta").mkdir(parents=True)
@@ -121,25 +142,34 @@ def test_conda_records_of_the_wrong_shape_are_bad_input(project, lg, tmp_path, r
     clear_error(lg("check", *intent(project), "--env", str(prefix)), "conda-meta/x-1.0-0.json")
 
 
-@pytest.mark.parametrize("manifest, journal", [
-    ("[]", '{"event": "begin"}\n'),
-    ('{"entries": "nope"}', '{"event": "begin"}\n'),
-    ('{"entries": [{"path": 5}]}', '{"event": "begin"}\n'),
-    ('{"entries": [{"path": "a", "mode": "rw", "owner": "x", "reason": "y"}]}', '{"event": "begin"}\n'),
-    ('{"entries": []', '{"event": "begin"}\n'),
-    ('{"entries": []}', '[1]\n{"event": "begin"}\n'),
-    ('{"entries": []}', 'garbage\n{"event": "begin"}\n'),
-    ('{"entries": []}', '{"event": "moved", "path": 7}\n{"event": "done"}\n'),
-])
+@pytest.mark.parametrize(
+    "manifest, journal",
+    [
+        ("[]", '{"event": "begin"}\n'),
+        ('{"entries": "nope"}', '{"event": "begin"}\n'),
+        ('{"entries": [{"path": 5}]}', '{"event": "begin"}\n'),
+        (
+            '{"entries": [{"path": "a", "mode": "rw", "owner": "x", "reason": "y"}]}',
+            '{"event": "begin"}\n',
+        ),
+        ('{"entries": []', '{"event": "begin"}\n'),
+        ('{"entries": []}', '[1]\n{"event": "begin"}\n'),
+        ('{"entries": []}', 'garbage\n{"event": "begin"}\n'),
+        ('{"entries": []}', '{"event": "moved", "path": 7}\n{"event": "done"}\n'),
+    ],
+)
 def test_quarantine_state_of_the_wrong_shape_is_bad_input(project, venv, lg, manifest, journal):
     folder = venv / ".lockguard" / "quarantine" / "20240101-000000-000000-aa"
     folder.mkdir(parents=True)
     (folder / "manifest.json").write_text(manifest)
     (folder / "journal.jsonl").write_text(journal)
     before = tree_hashes(venv)
-    for args in (["restore", "--list", "--prefix", str(venv)], ["restore", "--prefix", str(venv)],
-                 ["clean-install", *intent(project), "--prefix", str(venv), "--yes"],
-                 ["check", *intent(project), "--env", str(venv)]):
+    for args in (
+        ["restore", "--list", "--prefix", str(venv)],
+        ["restore", "--prefix", str(venv)],
+        ["clean-install", *intent(project), "--prefix", str(venv), "--yes"],
+        ["check", *intent(project), "--env", str(venv)],
+    ):
         result = lg(*args)
         clear_error(result, "20240101-000000-000000-aa")
         assert "quarantine folder is damaged" in result.stderr
@@ -157,7 +187,9 @@ def test_a_fifo_where_a_file_should_be_is_bad_input_not_a_hang(project, venv, lg
     if target.exists():
         target.unlink()
     os.mkfifo(target)
-    result = lg_process("check", *intent(project), "--env", str(venv))  # a hang would time out (120 s)
+    result = lg_process(
+        "check", *intent(project), "--env", str(venv)
+    )  # a hang would time out (120 s)
     clear_error(result, str(target), "a FIFO, not a regular file")
 
 
@@ -165,11 +197,17 @@ def test_a_huge_record_or_pth_is_bad_input(project, venv, lg):
     site = site_packages(venv)
     info = site / "huge_pkg-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: huge-pkg\nVersion: 1.0\n" + "x" * (2 << 20))
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: huge-pkg\nVersion: 1.0\n" + "x" * (2 << 20)
+    )
     with open(info / "RECORD", "wb") as handle:
         handle.truncate(65 << 20)  # sparse: 65 MiB of nothing
-    clear_error(lg("check", *intent(project), "--env", str(venv)), str(info / "RECORD"), "more than")
-    (info / "RECORD").write_text("huge_pkg-1.0.dist-info/METADATA,,\n")  # a long METADATA is fine: headers only
+    clear_error(
+        lg("check", *intent(project), "--env", str(venv)), str(info / "RECORD"), "more than"
+    )
+    (info / "RECORD").write_text(
+        "huge_pkg-1.0.dist-info/METADATA,,\n"
+    )  # a long METADATA is fine: headers only
     with open(site / "zz-huge.pth", "wb") as handle:
         handle.truncate(2 << 20)
     clear_error(lg("check", *intent(project), "--env", str(venv)), "zz-huge.pth", "more than")
@@ -191,14 +229,19 @@ def test_loader_path_libraries_are_compared_by_soname(world, venv, lg, tmp_path,
     assert "SONAME libcudart.so.12" in shadows[0]["message"]
 
 
-def test_a_kept_tool_that_needs_another_locked_version_is_reported_with_the_fix(world, venv, lg, tmp_path):
+def test_a_kept_tool_that_needs_another_locked_version_is_reported_with_the_fix(
+    world, venv, lg, tmp_path
+):
     world.pypi.add(build_wheel(world.wheels, "packaging", "23.2"))
     world.pypi.add(build_wheel(world.wheels, "wheel", "0.48.0", requires=["packaging>=24.0"]))
     pip_install(venv, world.pypi.url, "--no-deps", "wheel==0.48.0")
     project = world.locked(tmp_path / "project", cuda="12.1", pip=["packaging==23.2"])
     applied = lg("clean-install", *intent(project), "--prefix", str(venv), "--yes")
     assert applied.exit_code == 0, applied.stderr  # the lock is applied; the conflict is a warning
-    assert "warning: LG221 wheel 0.48.0 is kept" in applied.stderr and "packaging>=24.0" in applied.stderr
+    assert (
+        "warning: LG221 wheel 0.48.0 is kept" in applied.stderr
+        and "packaging>=24.0" in applied.stderr
+    )
     result = lg("check", *intent(project), "--env", str(venv), "--format", "json")
     (finding,) = [f for f in json.loads(result.stdout)["data"]["findings"] if f["code"] == "LG221"]
     assert "the lock pins packaging 23.2" in finding["message"]
@@ -238,26 +281,42 @@ def test_json_nested_past_the_recursion_limit_is_bad_input(project, lg, tmp_path
     clear_error(lg("check", *intent(project), "--env", str(env)), named)
 
 
-@pytest.mark.parametrize("manifest, journal", [
-    (DEEP, '{"event": "begin"}\n'),
-    ('{"entries": []}', DEEP + '\n{"event": "begin"}\n'),
-    (b'{"entries": [], "id": "\xff"}', '{"event": "begin"}\n'),
-    ('{"entries": []}', b'{"event": "\xfe"}\n{"event": "begin"}\n'),
-    ('{"entries": [{"path": "../../x", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}]}',
-     '{"event": "begin"}\n'),
-    ('{"entries": [{"path": "a", "sha256": null, "mode": 1180591620717411303424, "symlink": null, "owner": "x", '
-     '"reason": "y"}]}', '{"event": "begin"}\n'),
-    ('{"entries": []}', '{"event": "begin"}\n{"event": "moved", "path": "/etc/hostname"}\n'),
-    ('{"entries": []}', '{"event": "begin"}\n{"event": "rmdir", "path": ".lockguard/x", "mode": 493}\n'),
-])
-def test_quarantine_state_that_is_deep_not_utf8_or_points_out_is_bad_input(project, venv, lg, manifest, journal):
+@pytest.mark.parametrize(
+    "manifest, journal",
+    [
+        (DEEP, '{"event": "begin"}\n'),
+        ('{"entries": []}', DEEP + '\n{"event": "begin"}\n'),
+        (b'{"entries": [], "id": "\xff"}', '{"event": "begin"}\n'),
+        ('{"entries": []}', b'{"event": "\xfe"}\n{"event": "begin"}\n'),
+        (
+            '{"entries": [{"path": "../../x", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}]}',
+            '{"event": "begin"}\n',
+        ),
+        (
+            '{"entries": [{"path": "a", "sha256": null, "mode": 1180591620717411303424, "symlink": null, "owner": "x", '
+            '"reason": "y"}]}',
+            '{"event": "begin"}\n',
+        ),
+        ('{"entries": []}', '{"event": "begin"}\n{"event": "moved", "path": "/etc/hostname"}\n'),
+        (
+            '{"entries": []}',
+            '{"event": "begin"}\n{"event": "rmdir", "path": ".lockguard/x", "mode": 493}\n',
+        ),
+    ],
+)
+def test_quarantine_state_that_is_deep_not_utf8_or_points_out_is_bad_input(
+    project, venv, lg, manifest, journal
+):
     folder = venv / ".lockguard" / "quarantine" / "20240101-000000-000000-aa"
     folder.mkdir(parents=True)
     for name, data in (("manifest.json", manifest), ("journal.jsonl", journal)):
         (folder / name).write_bytes(data if isinstance(data, bytes) else data.encode())
     before = with_state(venv)
-    for args in (["restore", "--list", "--prefix", str(venv)], ["restore", "--prefix", str(venv)],
-                 ["check", *intent(project), "--env", str(venv)]):
+    for args in (
+        ["restore", "--list", "--prefix", str(venv)],
+        ["restore", "--prefix", str(venv)],
+        ["check", *intent(project), "--env", str(venv)],
+    ):
         result = lg(*args)
         clear_error(result, "20240101-000000-000000-aa")
         assert "quarantine folder is damaged" in result.stderr
@@ -273,8 +332,10 @@ def test_a_refused_restore_through_a_link_out_of_the_prefix_changes_nothing(venv
     (folder / "files" / "out").mkdir(parents=True)
     (folder / "files" / "out" / "x.txt").write_text("quarantined\n")
     entry = '{"path": "out/x.txt", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}'
-    (folder / "manifest.json").write_text('{"entries": [' + entry + ']}')
-    (folder / "journal.jsonl").write_text('{"event": "begin"}\n{"event": "moved", "path": "out/x.txt"}\n')
+    (folder / "manifest.json").write_text('{"entries": [' + entry + "]}")
+    (folder / "journal.jsonl").write_text(
+        '{"event": "begin"}\n{"event": "moved", "path": "out/x.txt"}\n'
+    )
     before, outside_before = with_state(venv), tree_hashes(outside)
     result = lg("restore", "--prefix", str(venv))
     clear_error(result, "20240101-000000-000000-aa", "a link out of the prefix")
@@ -285,7 +346,9 @@ def test_a_conda_record_that_is_not_utf8_is_bad_input(project, lg, tmp_path):
     prefix = tmp_path / "conda-env"
     (prefix / "conda-meta").mkdir(parents=True)
     (prefix / "conda-meta" / "x-1.0-0.json").write_bytes(b'{"name": "\xff\xfe"}')
-    clear_error(lg("check", *intent(project), "--env", str(prefix)), "conda-meta/x-1.0-0.json", "UTF-8")
+    clear_error(
+        lg("check", *intent(project), "--env", str(prefix)), "conda-meta/x-1.0-0.json", "UTF-8"
+    )
 
 
 @pytest.mark.parametrize("target", ["/", "/usr", "empty-folder", "fifo"])
@@ -296,8 +359,11 @@ def test_check_env_and_restore_need_an_environment(project, lg, tmp_path, target
     elif target == "fifo":
         target = tmp_path / "fifo"
         os.mkfifo(target)
-    for args in (["check", *intent(project), "--env", str(target)], ["restore", "--list", "--prefix", str(target)],
-                 ["restore", "--prefix", str(target)]):
+    for args in (
+        ["check", *intent(project), "--env", str(target)],
+        ["restore", "--list", "--prefix", str(target)],
+        ["restore", "--prefix", str(target)],
+    ):
         clear_error(lg(*args), str(target), "is not an environment")
 
 
@@ -341,13 +407,19 @@ def test_a_record_the_csv_module_refuses_is_bad_input_naming_its_line(project, v
     dist_info.mkdir()
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: odd\nVersion: 1.0\n")
     field = '"' + "x" * 200_000 + '"'
-    (dist_info / "RECORD").write_text(f'odd-1.0.dist-info/METADATA,,\n"odd/__init__.py",,\n{field},,\n')
+    (dist_info / "RECORD").write_text(
+        f'odd-1.0.dist-info/METADATA,,\n"odd/__init__.py",,\n{field},,\n'
+    )
     before = with_state(venv)
     before.pop(".lockguard/", None)  # the state folder that holds the prefix's lock may appear
-    for args in (["check", *intent(project), "--env", str(venv)],
-                 ["clean-install", *intent(project), "--prefix", str(venv), "--dry-run"]):
+    for args in (
+        ["check", *intent(project), "--env", str(venv)],
+        ["clean-install", *intent(project), "--prefix", str(venv), "--dry-run"],
+    ):
         result = lg(*args)
-        clear_error(result, f"{dist_info / 'RECORD'}:3: this RECORD cannot be read", "--force-reinstall")
+        clear_error(
+            result, f"{dist_info / 'RECORD'}:3: this RECORD cannot be read", "--force-reinstall"
+        )
     after = with_state(venv)
     after.pop(".lockguard/", None)
     assert after == before

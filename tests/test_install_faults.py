@@ -49,18 +49,36 @@ def dirty(world, venv) -> Path:
 
 
 def command(project: Path, venv: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "lockguard", args[0], *(["--intent", str(project / "lockguard.toml")]
-            if args[0] != "restore" else []), "--prefix", str(venv), *args[1:]]
+    return [
+        sys.executable,
+        "-m",
+        "lockguard",
+        args[0],
+        *(["--intent", str(project / "lockguard.toml")] if args[0] != "restore" else []),
+        "--prefix",
+        str(venv),
+        *args[1:],
+    ]
 
 
 def child(project: Path, venv: Path, *args: str, faults=()) -> subprocess.CompletedProcess:
-    return subprocess.run(command(project, venv, *args), env=fault_env(*faults, base={**os.environ, **PIP_ENV}),
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        command(project, venv, *args),
+        env=fault_env(*faults, base={**os.environ, **PIP_ENV}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def start(project: Path, venv: Path, *args: str, faults=()) -> subprocess.Popen:
-    return subprocess.Popen(command(project, venv, *args), env=fault_env(*faults, base={**os.environ, **PIP_ENV}),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command(project, venv, *args),
+        env=fault_env(*faults, base={**os.environ, **PIP_ENV}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def pause(folder: Path, name: str, target: str = RECORD_BEFORE, call: int = 1) -> dict:
@@ -91,7 +109,16 @@ def runs(lg, venv: Path) -> list[dict]:
 
 
 def check_env(lg, project: Path, venv: Path, *args: str):
-    result = lg("check", "--intent", str(project / "lockguard.toml"), "--env", str(venv), "--format", "json", *args)
+    result = lg(
+        "check",
+        "--intent",
+        str(project / "lockguard.toml"),
+        "--env",
+        str(venv),
+        "--format",
+        "json",
+        *args,
+    )
     assert result.exit_code in (0, 1), result.stderr
     return result.exit_code, json.loads(result.stdout)["data"]["findings"]
 
@@ -103,7 +130,9 @@ def test_two_clean_installs_and_a_restore_racing_on_one_prefix(project, dirty, l
     venv = dirty
     before = tree_hashes(venv)
     first = start(project, venv, "clean-install", "--yes", faults=[pause(tmp_path, "first")])
-    wait_paused(tmp_path, "first", process=first)  # it holds the lock, half-way through its transaction
+    wait_paused(
+        tmp_path, "first", process=first
+    )  # it holds the lock, half-way through its transaction
     pid = first.pid
     holder = read_holder(venv / ".lockguard" / "lock")
     assert holder is not None and holder.command == "clean-install" and holder.pid == pid
@@ -112,7 +141,9 @@ def test_two_clean_installs_and_a_restore_racing_on_one_prefix(project, dirty, l
         refused = child(project, venv, *args)
         assert refused.returncode == 2, refused.stderr
         assert f"is in use by {busy}" in refused.stderr and "Traceback" not in refused.stderr
-    refused = lg("check", "--intent", str(project / "lockguard.toml"), "--env", str(venv), "--no-wait")
+    refused = lg(
+        "check", "--intent", str(project / "lockguard.toml"), "--env", str(venv), "--no-wait"
+    )
     assert refused.exit_code == 2 and busy in refused.stderr
     (live,) = runs(lg, venv)
     assert live["id"] == holder.run and live["state"] == "running"  # never listed as interrupted
@@ -124,7 +155,9 @@ def test_two_clean_installs_and_a_restore_racing_on_one_prefix(project, dirty, l
     assert first.returncode == 0, err
     out, err = second.communicate(timeout=300)
     assert second.returncode == 0, err
-    assert "nothing to change" in out and "interrupted" not in err  # the first run's journal was live, not undone
+    assert (
+        "nothing to change" in out and "interrupted" not in err
+    )  # the first run's journal was live, not undone
     assert [r["state"] for r in runs(lg, venv)] == ["complete"]
     assert check_env(lg, project, venv) == (0, [])
     assert lg("restore", "--prefix", str(venv)).exit_code == 0
@@ -134,10 +167,24 @@ def test_two_clean_installs_and_a_restore_racing_on_one_prefix(project, dirty, l
 def test_a_restore_holds_the_prefix_until_every_file_is_back(project, dirty, lg, tmp_path):
     venv = dirty
     before = tree_hashes(venv)
-    assert lg("clean-install", "--intent", str(project / "lockguard.toml"), "--prefix", str(venv), "--yes").exit_code == 0
+    assert (
+        lg(
+            "clean-install",
+            "--intent",
+            str(project / "lockguard.toml"),
+            "--prefix",
+            str(venv),
+            "--yes",
+        ).exit_code
+        == 0
+    )
     (run,) = runs(lg, venv)
-    restoring = start(project, venv, "restore", faults=[
-        pause(tmp_path, "restore", "lockguard.io.env.transaction:put_back_file", call=2)])
+    restoring = start(
+        project,
+        venv,
+        "restore",
+        faults=[pause(tmp_path, "restore", "lockguard.io.env.transaction:put_back_file", call=2)],
+    )
     wait_paused(tmp_path, "restore", process=restoring)
     pid = restoring.pid
     busy = f"restore {run['id']} (pid {pid})"
@@ -149,13 +196,17 @@ def test_a_restore_holds_the_prefix_until_every_file_is_back(project, dirty, lg,
     assert restoring.wait(timeout=300) == 0
     out, err = waiting.communicate(timeout=300)
     assert waiting.returncode == 0, err
-    assert "oldlib 1.0  (upgrade to 2.0" in out and "hjson 3.1.0  (not in the lock" in out  # planned from the whole restore
+    assert (
+        "oldlib 1.0  (upgrade to 2.0" in out and "hjson 3.1.0  (not in the lock" in out
+    )  # planned from the whole restore
     assert "interrupted" not in err
     assert [r["state"] for r in runs(lg, venv)] == ["restored", "complete"]
     assert lg("restore", "--prefix", str(venv)).exit_code == 0 and tree_hashes(venv) == before
 
 
-def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_journal_undone(project, dirty, lg, tmp_path):
+def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_journal_undone(
+    project, dirty, lg, tmp_path
+):
     venv = dirty
     before = tree_hashes(venv)
     first = start(project, venv, "clean-install", "--yes", faults=[pause(tmp_path, "first")])
@@ -164,7 +215,9 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_journal_undone(projec
     first.wait()
     (dead,) = runs(lg, venv)
     assert dead["state"] == "incomplete"  # its process is gone: no one holds the lock
-    again = child(project, venv, "clean-install", "--yes", "--no-wait")  # the kernel dropped the lock
+    again = child(
+        project, venv, "clean-install", "--yes", "--no-wait"
+    )  # the kernel dropped the lock
     assert again.returncode == 0, again.stderr
     assert f"clean-install {dead['id']} was interrupted; undone" in again.stderr
     assert [r["state"] for r in runs(lg, venv)] == ["restored", "complete"]
@@ -174,11 +227,20 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_journal_undone(projec
 # -- faults end in the documented exit code ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("where, target, said", [
-    ("writing the manifest", "lockguard.io.env.quarantine:write_atomic", "nothing was changed"),
-    ("after the moves", "lockguard.io.env.transaction:write_atomic", "rolled back: removed 0 files"),
-])
-def test_no_space_left_is_rolled_back_with_exit_5_and_its_cause(project, dirty, lg, where, target, said):
+@pytest.mark.parametrize(
+    "where, target, said",
+    [
+        ("writing the manifest", "lockguard.io.env.quarantine:write_atomic", "nothing was changed"),
+        (
+            "after the moves",
+            "lockguard.io.env.transaction:write_atomic",
+            "rolled back: removed 0 files",
+        ),
+    ],
+)
+def test_no_space_left_is_rolled_back_with_exit_5_and_its_cause(
+    project, dirty, lg, where, target, said
+):
     venv = dirty
     before = tree_hashes(venv)
     enospc = {"target": target, "action": "raise", "errno": 28}
@@ -215,7 +277,9 @@ def small_tmpfs(tmp_path):
     mount.mkdir()
     if os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount)], capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount)], capture_output=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     yield mount
@@ -223,7 +287,9 @@ def small_tmpfs(tmp_path):
 
 
 @pytest.mark.parametrize("when", ["full from the start", "full after the moves", "filled by pip"])
-def test_a_full_file_system_is_rolled_back_with_exit_5(world, venv_template, small_tmpfs, tmp_path, lg, when):
+def test_a_full_file_system_is_rolled_back_with_exit_5(
+    world, venv_template, small_tmpfs, tmp_path, lg, when
+):
     world.pypi.add(build_wheel(world.wheels, "bigpkg", "1.0", padding=4 << 20))  # more than is left
     project = world.locked(tmp_path / "project", cuda="12.1", pip=["bigpkg", "oldlib"])
     venv = copy_venv(venv_template, small_tmpfs / "env")
@@ -232,7 +298,9 @@ def test_a_full_file_system_is_rolled_back_with_exit_5(world, venv_template, sma
     for n in range(80):  # enough journal lines that an undo on a full disk cannot write them all
         (site / f"libstray{n:02}.so.1").write_bytes(b"\x7fELF stray")
     before = tree_hashes(venv)
-    if when == "full after the moves":  # the moves are renames: no space needed; then nothing is left
+    if (
+        when == "full after the moves"
+    ):  # the moves are renames: no space needed; then nothing is left
         paused = start(project, venv, "clean-install", "--yes", faults=[pause(tmp_path, "full")])
         wait_paused(tmp_path, "full", process=paused)
         filler = fill(small_tmpfs, 0)
@@ -241,14 +309,26 @@ def test_a_full_file_system_is_rolled_back_with_exit_5(world, venv_template, sma
         code = paused.returncode
     else:
         filler = fill(small_tmpfs, 4096 if when == "full from the start" else 512 << 10)
-        result = lg("clean-install", "--intent", str(project / "lockguard.toml"), "--prefix", str(venv), "--yes")
+        result = lg(
+            "clean-install",
+            "--intent",
+            str(project / "lockguard.toml"),
+            "--prefix",
+            str(venv),
+            "--yes",
+        )
         code, err = result.exit_code, result.stderr
     assert code == 5, err
-    assert "No space left on device" in err and "Traceback" not in err and "internal error" not in err
+    assert (
+        "No space left on device" in err and "Traceback" not in err and "internal error" not in err
+    )
     filler.unlink()
     assert tree_hashes(venv) == before
     listed = runs(lg, venv)
-    assert all(r["state"] == "aborted" for r in listed), (listed, err)  # the run's end is recorded, even on a full disk
+    assert all(r["state"] == "aborted" for r in listed), (
+        listed,
+        err,
+    )  # the run's end is recorded, even on a full disk
     assert not list((venv / ".lockguard").rglob("*.tmp"))  # no half-written state file
     assert not [f for f in check_env(lg, project, venv)[1] if f["code"] == "LG222"]
 
@@ -259,23 +339,47 @@ def test_sigterm_rolls_back_and_exits_130_saying_so(project, dirty, lg):
     term = {"target": RECORD_BEFORE, "action": "signal", "signum": signal.SIGTERM}
     result = child(project, venv, "clean-install", "--yes", faults=[term])
     assert result.returncode == 130, result.stderr
-    assert "interrupted; rolled back: removed 0 files the run had installed, put back" in result.stderr
+    assert (
+        "interrupted; rolled back: removed 0 files the run had installed, put back" in result.stderr
+    )
     assert tree_hashes(venv) == before
     assert [r["state"] for r in runs(lg, venv)] == ["aborted"]
 
 
-def test_an_immutable_file_is_reported_by_the_dry_run_and_refused_before_anything_moves(project, dirty, lg):
+def test_an_immutable_file_is_reported_by_the_dry_run_and_refused_before_anything_moves(
+    project, dirty, lg
+):
     venv = dirty
     victim = site_packages(venv) / "oldlib" / "__init__.py"  # a file of the outgoing oldlib 1.0
-    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(victim)], capture_output=True).returncode:
+    if (
+        shutil.which("chattr") is None
+        or subprocess.run(["chattr", "+i", str(victim)], capture_output=True).returncode
+    ):
         pytest.skip("no chattr +i on this file system")
     try:
         before = tree_hashes(venv)
-        dry = lg("clean-install", "--intent", str(project / "lockguard.toml"), "--prefix", str(venv), "--dry-run")
+        dry = lg(
+            "clean-install",
+            "--intent",
+            str(project / "lockguard.toml"),
+            "--prefix",
+            str(venv),
+            "--dry-run",
+        )
         assert dry.exit_code == 1
         assert f"{os.path.relpath(victim, venv)}: immutable (chattr +i)" in dry.stdout
-        result = lg("clean-install", "--intent", str(project / "lockguard.toml"), "--prefix", str(venv), "--yes")
-        assert result.exit_code == 5 and "cannot move 1 file into the quarantine; nothing was changed" in result.stderr
+        result = lg(
+            "clean-install",
+            "--intent",
+            str(project / "lockguard.toml"),
+            "--prefix",
+            str(venv),
+            "--yes",
+        )
+        assert (
+            result.exit_code == 5
+            and "cannot move 1 file into the quarantine; nothing was changed" in result.stderr
+        )
         assert tree_hashes(venv) == before and not (venv / ".lockguard" / "quarantine").exists()
     finally:
         subprocess.run(["chattr", "-i", str(victim)], check=False)
@@ -301,28 +405,48 @@ def open_folder():
 
 def nobody_runs(argv: list[str], home: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, **PIP_ENV, "HOME": str(home), "LOCKGUARD_CACHE_DIR": str(home / "cache")}
-    return subprocess.run([*_as_nobody(), *argv], env=env, capture_output=True, text=True, timeout=300, cwd=home)
+    return subprocess.run(
+        [*_as_nobody(), *argv], env=env, capture_output=True, text=True, timeout=300, cwd=home
+    )
 
 
-def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(world, project, open_folder, lg):
+def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(
+    world, project, open_folder, lg
+):
     if _as_nobody() is None:
         pytest.skip("needs root and setpriv to run lockguard as an unprivileged user")
     runs = nobody_runs([sys.executable, "-c", "pass"], open_folder)
     if runs.returncode != 0:  # e.g. an interpreter whose libpython lies in root's home
-        pytest.skip(f"the unprivileged user cannot run the tests' interpreter here: {runs.stderr[-200:]}")
-    venv = open_folder / "env"  # its own copy of the interpreter: nothing of it behind root's folders
-    subprocess.run([ENV_PYTHON, "-m", "venv", "--copies", str(venv)], check=True, capture_output=True)
+        pytest.skip(
+            f"the unprivileged user cannot run the tests' interpreter here: {runs.stderr[-200:]}"
+        )
+    venv = (
+        open_folder / "env"
+    )  # its own copy of the interpreter: nothing of it behind root's folders
+    subprocess.run(
+        [ENV_PYTHON, "-m", "venv", "--copies", str(venv)], check=True, capture_output=True
+    )
     pip_install(venv, world.pypi.url, "oldlib==1.0")
     shutil.copytree(project, open_folder / "project")
     subprocess.run(["chown", "-R", "65534:65534", str(open_folder)], check=True)
     probe = nobody_runs([str(venv / "bin" / "python"), "-c", "import sys"], open_folder)
     if probe.returncode != 0:
-        pytest.skip(f"the unprivileged user cannot run a copied interpreter here: {probe.stderr[-200:]}")
+        pytest.skip(
+            f"the unprivileged user cannot run a copied interpreter here: {probe.stderr[-200:]}"
+        )
     locked = site_packages(venv) / "oldlib" / "__init__.py"
     locked.chmod(0o000)  # its owner cannot read it either
     before = tree_hashes(venv)
-    args = [sys.executable, "-m", "lockguard", "clean-install", "--intent", str(open_folder / "project" / "lockguard.toml"),
-            "--prefix", str(venv)]
+    args = [
+        sys.executable,
+        "-m",
+        "lockguard",
+        "clean-install",
+        "--intent",
+        str(open_folder / "project" / "lockguard.toml"),
+        "--prefix",
+        str(venv),
+    ]
     dry = nobody_runs([*args, "--dry-run"], open_folder)
     assert dry.returncode == 1, dry.stderr
     assert f"{os.path.relpath(locked, venv)}: unreadable by this user (mode 000)" in dry.stdout
@@ -331,15 +455,21 @@ def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(world, proje
     assert "cannot move 1 file into the quarantine; nothing was changed" in result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert tree_hashes(venv) == before
-    assert not (venv / ".lockguard" / "quarantine").exists()  # no empty quarantine folder left behind
+    assert not (
+        venv / ".lockguard" / "quarantine"
+    ).exists()  # no empty quarantine folder left behind
 
 
-def test_an_interpreter_behind_a_folder_the_user_cannot_enter_is_bad_input(project, venv, open_folder):
+def test_an_interpreter_behind_a_folder_the_user_cannot_enter_is_bad_input(
+    project, venv, open_folder
+):
     if _as_nobody() is None:
         pytest.skip("needs root and setpriv to run lockguard as an unprivileged user")
     runs = nobody_runs([sys.executable, "-c", "pass"], open_folder)
     if runs.returncode != 0:  # e.g. an interpreter whose libpython lies in root's home
-        pytest.skip(f"the unprivileged user cannot run the tests' interpreter here: {runs.stderr[-200:]}")
+        pytest.skip(
+            f"the unprivileged user cannot run the tests' interpreter here: {runs.stderr[-200:]}"
+        )
     env = copy_venv(venv, open_folder / "env")
     private = open_folder / "private"
     private.mkdir(mode=0o700)
@@ -349,11 +479,16 @@ def test_an_interpreter_behind_a_folder_the_user_cannot_enter_is_bad_input(proje
         (env / "bin" / name).symlink_to(private / "python3")
     shutil.copytree(project, open_folder / "project")
     intent = ["--intent", str(open_folder / "project" / "lockguard.toml")]
-    for argv in (["check", *intent, "--env", str(env)], ["clean-install", *intent, "--prefix", str(env), "--dry-run"],
-                 ["clean-install", *intent, "--python", str(env / "bin" / "python"), "--dry-run"]):
+    for argv in (
+        ["check", *intent, "--env", str(env)],
+        ["clean-install", *intent, "--prefix", str(env), "--dry-run"],
+        ["clean-install", *intent, "--python", str(env / "bin" / "python"), "--dry-run"],
+    ):
         result = nobody_runs([sys.executable, "-m", "lockguard", *argv], open_folder)
         assert result.returncode == 2, (argv, result.stderr)
-        assert f"cannot run {env / 'bin' / 'python'}: Permission denied" in result.stderr, result.stderr
+        assert f"cannot run {env / 'bin' / 'python'}: Permission denied" in result.stderr, (
+            result.stderr
+        )
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
@@ -361,14 +496,30 @@ def test_an_interpreter_behind_a_folder_the_user_cannot_enter_is_bad_input(proje
 
 
 @pytest.mark.parametrize("removal", ["pip uninstall", "rm -rf"])
-def test_restore_skips_what_the_user_removed_since_and_puts_the_quarantine_back(project, dirty, lg, removal):
+def test_restore_skips_what_the_user_removed_since_and_puts_the_quarantine_back(
+    project, dirty, lg, removal
+):
     venv = dirty
     before = tree_hashes(venv)
-    assert lg("clean-install", "--intent", str(project / "lockguard.toml"), "--prefix", str(venv), "--yes").exit_code == 0
+    assert (
+        lg(
+            "clean-install",
+            "--intent",
+            str(project / "lockguard.toml"),
+            "--prefix",
+            str(venv),
+            "--yes",
+        ).exit_code
+        == 0
+    )
     site = site_packages(venv)
     if removal == "pip uninstall":
-        done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "uninstall", "-y", "oldlib", "jinja2"],
-                              capture_output=True, text=True, env={**os.environ, **PIP_ENV})
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "uninstall", "-y", "oldlib", "jinja2"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **PIP_ENV},
+        )
         assert done.returncode == 0, done.stderr
     else:
         shutil.rmtree(site / "oldlib")

@@ -22,23 +22,59 @@ from tests.support.envs import (
 )
 from tests.support.wheels import build_wheel
 
-CU11 = {"nvidia/__init__.py": b"", "nvidia/foo/__init__.py": b"# the cu11 build\n",
-        "nvidia/foo/lib/libfoo.so.8": b"\x7fELF libfoo built for CUDA 11", "nvidia/foo/include/foo.h": b"/* 11 */\n"}
-CU12 = {"nvidia/__init__.py": b"", "nvidia/foo/__init__.py": b"# the cu12 build\n",
-        "nvidia/foo/lib/libfoo.so.8": b"\x7fELF libfoo built for CUDA 12, a little longer",
-        "nvidia/foo/lib/libfoo_extra.so.8": b"\x7fELF only in cu12"}
+CU11 = {
+    "nvidia/__init__.py": b"",
+    "nvidia/foo/__init__.py": b"# the cu11 build\n",
+    "nvidia/foo/lib/libfoo.so.8": b"\x7fELF libfoo built for CUDA 11",
+    "nvidia/foo/include/foo.h": b"/* 11 */\n",
+}
+CU12 = {
+    "nvidia/__init__.py": b"",
+    "nvidia/foo/__init__.py": b"# the cu12 build\n",
+    "nvidia/foo/lib/libfoo.so.8": b"\x7fELF libfoo built for CUDA 12, a little longer",
+    "nvidia/foo/lib/libfoo_extra.so.8": b"\x7fELF only in cu12",
+}
 
 
 def add_wheels(world) -> None:
     add, wheels = world.pypi.add, world.wheels
     add(build_wheel(wheels, "nvidia-foo-cu11", "1.0", files=CU11))
     add(build_wheel(wheels, "nvidia-foo-cu12", "2.0", files=CU12))
-    add(build_wheel(wheels, "nvidia-bar-cu12", "1.0", files={"nvidia/__init__.py": b"", "nvidia/bar/__init__.py": b""}))
-    add(build_wheel(wheels, "otherlib", "1.0", files={"otherlib/__init__.py": b"V = 1\n", "otherlib/old.py": b""}))
+    add(
+        build_wheel(
+            wheels,
+            "nvidia-bar-cu12",
+            "1.0",
+            files={"nvidia/__init__.py": b"", "nvidia/bar/__init__.py": b""},
+        )
+    )
+    add(
+        build_wheel(
+            wheels,
+            "otherlib",
+            "1.0",
+            files={"otherlib/__init__.py": b"V = 1\n", "otherlib/old.py": b""},
+        )
+    )
     add(build_wheel(wheels, "otherlib", "2.0", files={"otherlib/__init__.py": b"V = 2\n"}))
-    add(build_wheel(wheels, "gpulib", "1.0", files={"gpulib/__init__.py": b"", "gpulib/libgpu.so.1": b"\x7fELF" + b"g" * 4000}))
-    add(build_wheel(wheels, "brokenpkg", "1.0", files={
-        "brokenpkg/__init__.py": b"raise ImportError('libmissing.so.3: cannot open shared object file')\n"}))
+    add(
+        build_wheel(
+            wheels,
+            "gpulib",
+            "1.0",
+            files={"gpulib/__init__.py": b"", "gpulib/libgpu.so.1": b"\x7fELF" + b"g" * 4000},
+        )
+    )
+    add(
+        build_wheel(
+            wheels,
+            "brokenpkg",
+            "1.0",
+            files={
+                "brokenpkg/__init__.py": b"raise ImportError('libmissing.so.3: cannot open shared object file')\n"
+            },
+        )
+    )
 
 
 def make_project(world, root: Path, pip: list[str]) -> Path:
@@ -50,9 +86,14 @@ def make_project(world, root: Path, pip: list[str]) -> Path:
 def family(world, tmp_path, venv) -> tuple[Path, Path]:
     """A venv on the cu11 family (plus a cu12 package that stays, and an old otherlib); the lock
     switches the family and upgrades otherlib."""
-    project = make_project(world, tmp_path / "project",
-                           ["nvidia-foo-cu12==2.0", "nvidia-bar-cu12==1.0", "otherlib==2.0"])
-    pip_install(venv, world.pypi.url, "nvidia-foo-cu11==1.0", "nvidia-bar-cu12==1.0", "otherlib==1.0")
+    project = make_project(
+        world,
+        tmp_path / "project",
+        ["nvidia-foo-cu12==2.0", "nvidia-bar-cu12==1.0", "otherlib==2.0"],
+    )
+    pip_install(
+        venv, world.pypi.url, "nvidia-foo-cu11==1.0", "nvidia-bar-cu12==1.0", "otherlib==1.0"
+    )
     return project, venv
 
 
@@ -66,17 +107,38 @@ def check_env(lg, project: Path, venv: Path, *args: str):
     return result.exit_code, json.loads(result.stdout)["data"]["findings"]
 
 
-def lockguard_process(project: Path, venv: Path, *args: str, faults=()) -> subprocess.CompletedProcess:
+def lockguard_process(
+    project: Path, venv: Path, *args: str, faults=()
+) -> subprocess.CompletedProcess:
     """A command in a child process, faults injected through the tests' seam (tests/support/fault_plugin)."""
     from tests.support.faults import fault_env
 
-    return subprocess.run([sys.executable, "-m", "lockguard", *args[:1], "--intent", str(project / "lockguard.toml"),
-                           "--prefix", str(venv), *args[1:]], env=fault_env(*faults, base={**os.environ, **PIP_ENV}),
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lockguard",
+            *args[:1],
+            "--intent",
+            str(project / "lockguard.toml"),
+            "--prefix",
+            str(venv),
+            *args[1:],
+        ],
+        env=fault_env(*faults, base={**os.environ, **PIP_ENV}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 # killed once pip has installed the packages, before the run records what pip added
-KILLED_AFTER_PIP = {"target": "lockguard.io.env.pip_apply:install_lock", "action": "exit", "when": "after", "code": 137}
+KILLED_AFTER_PIP = {
+    "target": "lockguard.io.env.pip_apply:install_lock",
+    "action": "exit",
+    "when": "after",
+    "code": 137,
+}
 
 
 def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(family, lg):
@@ -85,20 +147,31 @@ def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(fami
     shared = site / "nvidia" / "foo" / "lib" / "libfoo.so.8"
     assert shared.read_bytes() == CU11["nvidia/foo/lib/libfoo.so.8"]
     before = tree_hashes(venv)
-    plan = json.loads(run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run", "--json").stdout)["data"]["plan"]
+    plan = json.loads(
+        run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run", "--json").stdout
+    )["data"]["plan"]
     reasons = {o["name"]: o["reason"] for o in plan["outgoing"]}
-    assert reasons == {"nvidia-foo-cu11": "CUDA family switch: the lock has nvidia-foo-cu12 2.0",
-                       "otherlib": "upgrade to 2.0"}
+    assert reasons == {
+        "nvidia-foo-cu11": "CUDA family switch: the lock has nvidia-foo-cu12 2.0",
+        "otherlib": "upgrade to 2.0",
+    }
     assert sorted(plan["install"]) == ["nvidia-foo-cu12==2.0", "otherlib==2.0"]
 
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert result.exit_code == 0, result.stderr
     assert "Uninstalling" not in result.output  # pip removed nothing: lockguard had moved it all
-    assert shared.read_bytes() == CU12["nvidia/foo/lib/libfoo.so.8"]  # the shared path holds the new bytes
+    assert (
+        shared.read_bytes() == CU12["nvidia/foo/lib/libfoo.so.8"]
+    )  # the shared path holds the new bytes
     assert (site / "nvidia" / "foo" / "__init__.py").read_bytes() == CU12["nvidia/foo/__init__.py"]
     assert not (site / "nvidia" / "foo" / "include").exists()  # cu11's header went, its folder too
-    assert not list(site.glob("nvidia_foo_cu11-*.dist-info")) and not (site / "otherlib" / "old.py").exists()
-    assert (site / "nvidia" / "bar" / "__init__.py").exists()  # the cu12 package that stayed keeps its files
+    assert (
+        not list(site.glob("nvidia_foo_cu11-*.dist-info"))
+        and not (site / "otherlib" / "old.py").exists()
+    )
+    assert (
+        site / "nvidia" / "bar" / "__init__.py"
+    ).exists()  # the cu12 package that stayed keeps its files
     assert check_env(lg, project, venv, "--verify-files") == (0, [])
     assert "imported nvidia, otherlib" in result.stderr  # the smoke ran in the target interpreter
 
@@ -107,12 +180,23 @@ def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(fami
     assert sorted(entry["removed"]) == ["nvidia-foo-cu11 1.0", "otherlib 1.0"]
     assert sorted(entry["installed"]) == ["nvidia-foo-cu12==2.0", "otherlib==2.0"]
     quarantined = venv / ".lockguard" / "quarantine" / entry["id"] / "files"
-    assert list(quarantined.rglob("nvidia_foo_cu11-1.0.dist-info/RECORD"))  # the old .dist-info is kept
-    assert not (venv / ".lockguard" / "quarantine" / entry["id"] / "shadow").exists()  # hard links dropped
-    assert "pip wrote over 2 files that staying packages share" in result.stderr  # bar's nvidia/__init__.py(c)
-    manifest = json.loads((venv / ".lockguard" / "quarantine" / entry["id"] / "manifest.json").read_text())
+    assert list(
+        quarantined.rglob("nvidia_foo_cu11-1.0.dist-info/RECORD")
+    )  # the old .dist-info is kept
+    assert not (
+        venv / ".lockguard" / "quarantine" / entry["id"] / "shadow"
+    ).exists()  # hard links dropped
+    assert (
+        "pip wrote over 2 files that staying packages share" in result.stderr
+    )  # bar's nvidia/__init__.py(c)
+    manifest = json.loads(
+        (venv / ".lockguard" / "quarantine" / entry["id"] / "manifest.json").read_text()
+    )
     adopted = [e for e in manifest["entries"] if "site-packages/nvidia/__" in e["path"]]
-    assert sorted(e["path"].split("nvidia/")[1] for e in adopted) == ["__init__.py", f"__pycache__/__init__.{ENV_CACHE_TAG}.pyc"]
+    assert sorted(e["path"].split("nvidia/")[1] for e in adopted) == [
+        "__init__.py",
+        f"__pycache__/__init__.{ENV_CACHE_TAG}.pyc",
+    ]
     assert {e["owner"] for e in adopted} == {"nvidia-bar-cu12"}
     text = lg("restore", "--list", "--prefix", str(venv))
     assert "nvidia-foo-cu11 1.0" in text.stdout and "nvidia-foo-cu12==2.0" in text.stdout
@@ -136,8 +220,14 @@ def test_a_kill_during_pip_is_undone_by_restore_or_the_next_clean_install(family
 
     half = tree_hashes(venv)
     dry = run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run")
-    assert tree_hashes(venv) == half  # a dry run changes nothing, not even to undo the interrupted run
-    assert dry.exit_code == 1 and f"clean-install {entry['id']}" in dry.stdout and "was interrupted" in dry.stdout
+    assert (
+        tree_hashes(venv) == half
+    )  # a dry run changes nothing, not even to undo the interrupted run
+    assert (
+        dry.exit_code == 1
+        and f"clean-install {entry['id']}" in dry.stdout
+        and "was interrupted" in dry.stdout
+    )
     assert "put back" in dry.stdout and "would remove" in dry.stdout
 
     assert lg("restore", "--prefix", str(venv)).exit_code == 0
@@ -160,8 +250,13 @@ def test_a_deleted_shared_library_is_found_and_reinstalled(world, lg, tmp_path, 
     assert code == 1 and [f["code"] for f in findings] == ["LG204"]
     assert "gpulib 1.0" in findings[0]["message"] and "gpulib/libgpu.so.1" in findings[0]["message"]
     assert "reinstalls gpulib==1.0" in findings[0]["hint"]
-    plan = json.loads(run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run", "--json").stdout)["data"]["plan"]
-    assert plan["install"] == ["gpulib==1.0"] and plan["outgoing"][0]["reason"] == "repair: 1 file missing"
+    plan = json.loads(
+        run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run", "--json").stdout
+    )["data"]["plan"]
+    assert (
+        plan["install"] == ["gpulib==1.0"]
+        and plan["outgoing"][0]["reason"] == "repair: 1 file missing"
+    )
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert result.exit_code == 0, result.stderr
     assert library.exists() and check_env(lg, project, venv, "--verify-files") == (0, [])
@@ -178,8 +273,13 @@ def test_an_import_smoke_that_fails_rolls_back_with_exit_5(world, lg, tmp_path, 
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert result.exit_code == 5, result.stderr
     assert 'python -I -c "import brokenpkg"' in result.stderr
-    assert "libmissing.so.3: cannot open shared object file" in result.stderr  # the import's stderr tail
-    assert "rolled back: removed" in result.stderr and "Traceback (most recent" not in result.stderr.split("lockguard")[0]
+    assert (
+        "libmissing.so.3: cannot open shared object file" in result.stderr
+    )  # the import's stderr tail
+    assert (
+        "rolled back: removed" in result.stderr
+        and "Traceback (most recent" not in result.stderr.split("lockguard")[0]
+    )
     assert tree_hashes(venv) == before
     (entry,) = json.loads(lg("restore", "--list", "--prefix", str(venv), "--json").stdout)["data"]
     assert entry["state"] == "aborted"
@@ -187,32 +287,52 @@ def test_an_import_smoke_that_fails_rolls_back_with_exit_5(world, lg, tmp_path, 
 
 def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(world, lg, tmp_path, venv):
     tag = ENV_CACHE_TAG  # what the venv's interpreter compiles
-    world.pypi.add(build_wheel(world.wheels, "shipspyc", "1.0", files={
-        "shipspyc/__init__.py": b"", "shipspyc/conv_template.py": b"X = 1\n",
-        f"shipspyc/__pycache__/conv_template.{tag}.pyc": b"a pyc from the wheel builder's machine"}))
+    world.pypi.add(
+        build_wheel(
+            world.wheels,
+            "shipspyc",
+            "1.0",
+            files={
+                "shipspyc/__init__.py": b"",
+                "shipspyc/conv_template.py": b"X = 1\n",
+                f"shipspyc/__pycache__/conv_template.{tag}.pyc": b"a pyc from the wheel builder's machine",
+            },
+        )
+    )
     project = make_project(world, tmp_path / "project", ["shipspyc==1.0"])
     assert run(lg, project, "clean-install", "--prefix", str(venv), "--yes").exit_code == 0
     compiled = site_packages(venv) / "shipspyc" / "__pycache__" / f"conv_template.{tag}.pyc"
-    assert compiled.read_bytes() != b"a pyc from the wheel builder's machine"  # pip compiled over it
+    assert (
+        compiled.read_bytes() != b"a pyc from the wheel builder's machine"
+    )  # pip compiled over it
     assert check_env(lg, project, venv, "--verify-files") == (0, [])
 
 
 def test_progress_lines_without_a_terminal_and_only_the_summary_with_json(family, lg):
     project, venv = family
     dry_json = run(lg, project, "clean-install", "--prefix", str(venv), "--json", "--yes")
-    assert dry_json.exit_code == 0 and dry_json.stderr == ""  # --json: the summary on stdout, nothing else
+    assert (
+        dry_json.exit_code == 0 and dry_json.stderr == ""
+    )  # --json: the summary on stdout, nothing else
     data = json.loads(dry_json.stdout)["data"]
-    assert data["applied"] and sorted(data["installed"]) == ["nvidia-foo-cu12==2.0", "otherlib==2.0"]
+    assert data["applied"] and sorted(data["installed"]) == [
+        "nvidia-foo-cu12==2.0",
+        "otherlib==2.0",
+    ]
     assert lg("restore", "--prefix", str(venv)).exit_code == 0
     plain = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     lines = plain.stderr.splitlines()
     assert any(line.startswith("downloading nvidia-foo-cu12==2.0 (") for line in lines)
-    assert "installed 2 packages with pip" in lines and any(line.startswith("verified:") for line in lines)
+    assert "installed 2 packages with pip" in lines and any(
+        line.startswith("verified:") for line in lines
+    )
     again = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
-    assert again.exit_code == 0 and "nothing to change" in again.stdout  # a re-run that changes nothing: 0
+    assert (
+        again.exit_code == 0 and "nothing to change" in again.stdout
+    )  # a re-run that changes nothing: 0
 
 
-WHEEL_BACKEND = '''\
+WHEEL_BACKEND = """\
 import base64, hashlib, zipfile
 
 FILES = {"fromsdist/__init__.py": b"BUILT = True\\n",
@@ -230,15 +350,23 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             rows.append(f"{path},sha256={digest},{len(data)}")
         archive.writestr("fromsdist-1.0.dist-info/RECORD", "\\n".join(rows + ["fromsdist-1.0.dist-info/RECORD,,"]) + "\\n")
     return name
-'''
+"""
 
 
 def test_an_sdist_only_package_is_built_by_pip_and_verified(world, lg, tmp_path, venv):
     from tests.support.wheels import build_sdist
     from tests.support.world import IN_TREE_PYPROJECT
 
-    world.pypi.add(build_sdist(world.wheels, "fromsdist", "1.0", metadata_version="2.2",
-                               pyproject=IN_TREE_PYPROJECT, files={"backend.py": WHEEL_BACKEND}))
+    world.pypi.add(
+        build_sdist(
+            world.wheels,
+            "fromsdist",
+            "1.0",
+            metadata_version="2.2",
+            pyproject=IN_TREE_PYPROJECT,
+            files={"backend.py": WHEEL_BACKEND},
+        )
+    )
     project = make_project(world, tmp_path / "project", ["fromsdist==1.0", "otherlib==2.0"])
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert result.exit_code == 0, result.stderr

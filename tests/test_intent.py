@@ -58,27 +58,128 @@ def test_good_intent_parses_into_frozen_values(tmp_path):
 @pytest.mark.parametrize(
     ("text", "line", "key", "fragment", "hint"),
     [
-        ('python = "3.11"\ncdua = "12.1"\n', 2, "cdua", "'cdua' is not a valid key", "did you mean 'cuda'?"),
-        ('python = "3.11"\ncuda = "12.1"\nchanels = []\n', 3, "chanels", "not a valid key", "did you mean 'channels'?"),
-        ('python = "3.11"\ncuda = "twelve"\n', 2, "cuda", "'twelve' is not a CUDA version", '"none"'),
+        (
+            'python = "3.11"\ncdua = "12.1"\n',
+            2,
+            "cdua",
+            "'cdua' is not a valid key",
+            "did you mean 'cuda'?",
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\nchanels = []\n',
+            3,
+            "chanels",
+            "not a valid key",
+            "did you mean 'channels'?",
+        ),
+        (
+            'python = "3.11"\ncuda = "twelve"\n',
+            2,
+            "cuda",
+            "'twelve' is not a CUDA version",
+            '"none"',
+        ),
         ('python = "three"\ncuda = "12.1"\n', 1, "python", "not a Python version", "3.11"),
         ('python = 3.11\ncuda = "12.1"\n', 1, "python", "must be a string", 'python = "3.11"'),
-        ('python = "3.11"\ncuda = "12.1"\ndriver = "latest"\n', 3, "driver", "not an NVIDIA driver version", "535.104.05"),
-        ('python = "3.11"\ncuda = "12.1"\ngpu = ["sm_80", "ampere"]\n', 3, "gpu", "'ampere' is not a GPU architecture", "sm_80"),
-        ('python = "3.11"\ncuda = "12.1"\nplatforms = ["linux64"]\n', 3, "platforms", "not a conda platform", "did you mean 'linux-64'?"),
-        ('python = "3.11"\ncuda = "12.1"\nchannels = ["conda forge"]\n', 3, "channels", "not a channel name or URL", None),
-        ('python = "3.11"\ncuda = "12.1"\nconda = ["cuda-nvcc >>=12"]\n', 3, "conda", "not a valid conda MatchSpec", None),
-        ('python = "3.11"\ncuda = "12.1"\npip = [\n  "torch==2.1.*",\n  "deepspeed===",\n]\n', 5, "pip", "'deepspeed===' is not a valid requirement", "PEP 508"),
-        ('python = "3.11"\ncuda = "12.1"\npip = "torch"\n', 3, "pip", "must be a list of strings", 'pip = ["torch"]'),
-        ('python = "3.11"\ncuda = "12.1"\nindexes = ["pypi.org/simple"]\n', 3, "indexes", "not an http(s):// or file:// URL", None),
-        ('python = "3.11"\ncuda = "12.1"\nexclude-newer = "yesterday"\n', 3, "exclude-newer", "not an RFC 3339", None),
-        ('python = "3.11"\ncuda = "12.1"\nexclude-newer = "2024-03-01T00:00:00"\n', 3, "exclude-newer", "no time zone", "Z"),
-        ('python = "3.11"\ncuda = "12.1"\nconda-from-knowledge = "yes"\n', 3, "conda-from-knowledge", "true or false", None),
+        (
+            'python = "3.11"\ncuda = "12.1"\ndriver = "latest"\n',
+            3,
+            "driver",
+            "not an NVIDIA driver version",
+            "535.104.05",
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\ngpu = ["sm_80", "ampere"]\n',
+            3,
+            "gpu",
+            "'ampere' is not a GPU architecture",
+            "sm_80",
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\nplatforms = ["linux64"]\n',
+            3,
+            "platforms",
+            "not a conda platform",
+            "did you mean 'linux-64'?",
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\nchannels = ["conda forge"]\n',
+            3,
+            "channels",
+            "not a channel name or URL",
+            None,
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\nconda = ["cuda-nvcc >>=12"]\n',
+            3,
+            "conda",
+            "not a valid conda MatchSpec",
+            None,
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\npip = [\n  "torch==2.1.*",\n  "deepspeed===",\n]\n',
+            5,
+            "pip",
+            "'deepspeed===' is not a valid requirement",
+            "PEP 508",
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\npip = "torch"\n',
+            3,
+            "pip",
+            "must be a list of strings",
+            'pip = ["torch"]',
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\nindexes = ["pypi.org/simple"]\n',
+            3,
+            "indexes",
+            "not an http(s):// or file:// URL",
+            None,
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\nexclude-newer = "yesterday"\n',
+            3,
+            "exclude-newer",
+            "not an RFC 3339",
+            None,
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\nexclude-newer = "2024-03-01T00:00:00"\n',
+            3,
+            "exclude-newer",
+            "no time zone",
+            "Z",
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\nconda-from-knowledge = "yes"\n',
+            3,
+            "conda-from-knowledge",
+            "true or false",
+            None,
+        ),
         ('python = "3.11"\ncuda = "12.1"\nglibc = "2"\n', 3, "glibc", "not a glibc version", None),
-        ('python = "3.11"\ncuda = "12.1"\n\n[outputs]\nenviroment = "env.yml"\n', 5, "outputs.enviroment", "not a valid key", "did you mean 'environment'?"),
-        ('python = "3.11"\ncuda = "12.1"\n\n[[dependency-metadata]]\nname = "a"\nversion = "1"\n\n[[dependency-metadata]]\nname = "b"\nversion = "1"\nrequires_dist = []\n',
-         11, "dependency-metadata.requires_dist", "not a valid key", "did you mean 'requires-dist'?"),
-        ('python = "3.11"\ncuda = "12.1"\n\n[[dependency-metadata]]\nname = "a"\nversion = "one"\n', 6, "dependency-metadata.version", "not a PEP 440 version", None),
+        (
+            'python = "3.11"\ncuda = "12.1"\n\n[outputs]\nenviroment = "env.yml"\n',
+            5,
+            "outputs.enviroment",
+            "not a valid key",
+            "did you mean 'environment'?",
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\n\n[[dependency-metadata]]\nname = "a"\nversion = "1"\n\n[[dependency-metadata]]\nname = "b"\nversion = "1"\nrequires_dist = []\n',
+            11,
+            "dependency-metadata.requires_dist",
+            "not a valid key",
+            "did you mean 'requires-dist'?",
+        ),
+        (
+            'python = "3.11"\ncuda = "12.1"\n\n[[dependency-metadata]]\nname = "a"\nversion = "one"\n',
+            6,
+            "dependency-metadata.version",
+            "not a PEP 440 version",
+            None,
+        ),
     ],
 )
 def test_every_error_names_file_line_and_key(tmp_path, text, line, key, fragment, hint):
@@ -105,7 +206,11 @@ def test_missing_required_key_and_syntax_error(tmp_path):
 
 
 def test_pyproject_table_lines_are_absolute(tmp_path):
-    path = write(tmp_path, '[project]\nname = "x"\n\n[tool.lockguard]\npython = "3.11"\ncdua = "12.1"\n', "pyproject.toml")
+    path = write(
+        tmp_path,
+        '[project]\nname = "x"\n\n[tool.lockguard]\npython = "3.11"\ncdua = "12.1"\n',
+        "pyproject.toml",
+    )
     with pytest.raises(InputError) as info:
         load(path)
     assert info.value.line == 6 and "did you mean 'cuda'" in info.value.hint
@@ -157,7 +262,10 @@ def test_hash_ignores_order_comments_whitespace_and_explicit_defaults(tmp_path):
         ('channels = ["conda-forge"]', 'channels = ["conda-forge", "nvidia"]'),
         ('driver = "535.104.05"', 'driver = "550.54.14"'),
         ('gpu = ["sm_80", "sm_90"]', 'gpu = ["sm_80"]'),
-        ('requires-dist = ["hjson", "ninja", "numpy", "torch"]', 'requires-dist = ["hjson", "numpy", "torch"]'),
+        (
+            'requires-dist = ["hjson", "ninja", "numpy", "torch"]',
+            'requires-dist = ["hjson", "numpy", "torch"]',
+        ),
     ],
 )
 def test_hash_changes_with_every_meaningful_edit(tmp_path, old, new):

@@ -37,31 +37,52 @@ def test_what_a_child_leaves_running_in_its_group_is_killed(tmp_path):
 
 def test_lines_come_as_they_are_printed_and_none_past_the_cap():
     lines: list[str] = []
-    done = run_bounded([sys.executable, "-c", "print('one'); print('two', flush=True); print('three', end='')"],
-                       timeout=30, on_line=lines.append)
+    done = run_bounded(
+        [sys.executable, "-c", "print('one'); print('two', flush=True); print('three', end='')"],
+        timeout=30,
+        on_line=lines.append,
+    )
     assert done.ok and lines == ["one", "two", "three"]
     capped: list[str] = []
-    flood = run_bounded([sys.executable, "-c", "print('first'); print('x' * 100000)"], timeout=30, cap=1000,
-                        on_line=capped.append)
+    flood = run_bounded(
+        [sys.executable, "-c", "print('first'); print('x' * 100000)"],
+        timeout=30,
+        cap=1000,
+        on_line=capped.append,
+    )
     assert flood.flooded and capped == ["first"] and len(flood.stdout) == 1000
 
 
 def test_a_child_that_closes_its_output_and_runs_on_is_stopped_at_its_deadline():
-    done = run_bounded(["sh", "-c", "exec >/dev/null 2>&1; sleep 600"], timeout=1, what="the sleeper")
-    assert done.timed_out and not done.ok and "the sleeper did not finish within 1 s" in done.problem
+    done = run_bounded(
+        ["sh", "-c", "exec >/dev/null 2>&1; sleep 600"], timeout=1, what="the sleeper"
+    )
+    assert (
+        done.timed_out and not done.ok and "the sleeper did not finish within 1 s" in done.problem
+    )
 
 
 def test_the_tail_of_stderr_is_kept_and_tick_runs_while_the_child_does():
     ticks = []
-    done = run_bounded([sys.executable, "-c", "import sys, time; sys.stderr.write('a' * 5000 + 'END'); time.sleep(0.6)"],
-                       timeout=30, stderr_cap=100, tick=ticks.append)
+    done = run_bounded(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; sys.stderr.write('a' * 5000 + 'END'); time.sleep(0.6)",
+        ],
+        timeout=30,
+        stderr_cap=100,
+        tick=ticks.append,
+    )
     assert done.stderr.endswith("END") and len(done.stderr) == 100 and ticks
 
 
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     fifo = tmp_path / "requirements.lock"
     os.mkfifo(fifo)
-    with pytest.raises(NotRegular, match="lock file .* is a FIFO \\(named pipe\\), not a regular file"):
+    with pytest.raises(
+        NotRegular, match="lock file .* is a FIFO \\(named pipe\\), not a regular file"
+    ):
         read_text(fifo, what="lock file", limit=1000)
     with pytest.raises(NotRegular, match="is a FIFO, not a regular file"):
         read_env_bytes(fifo)
@@ -89,4 +110,7 @@ def test_an_atomic_write_keeps_the_mode_and_leaves_nothing_when_it_fails(tmp_pat
     (folder / "inside").mkdir(parents=True)  # a folder where the file goes: the rename fails
     with pytest.raises(OSError):
         write_atomic(folder, "text")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-folder", "lock.txt"]  # no temporary left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a-folder",
+        "lock.txt",
+    ]  # no temporary left

@@ -18,20 +18,40 @@ CHECK = "tests/test_check.py::test_a_fresh_lock_is_clean"
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in folder.rglob("*") if p.is_file()} if folder.exists() else {}
+    return (
+        {
+            str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in folder.rglob("*")
+            if p.is_file()
+        }
+        if folder.exists()
+        else {}
+    )
 
 
 def _session(home: Path, *tests: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("LOCKGUARD_", "XDG_", "RAY_", "PYTEST_")) and k != "PYTHONPATH"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("LOCKGUARD_", "XDG_", "RAY_", "PYTEST_")) and k != "PYTHONPATH"
+    }
     env["HOME"] = str(home)  # the user's cache: ~/.cache/lockguard, as platformdirs says
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
-@pytest.mark.parametrize("order", [(FUZZ, CHECK), (CHECK, FUZZ)], ids=["fuzz-then-check", "check-then-fuzz"])
-def test_a_fuzz_module_and_the_check_module_share_a_session_and_leave_the_users_cache_alone(tmp_path, order):
+@pytest.mark.parametrize(
+    "order", [(FUZZ, CHECK), (CHECK, FUZZ)], ids=["fuzz-then-check", "check-then-fuzz"]
+)
+def test_a_fuzz_module_and_the_check_module_share_a_session_and_leave_the_users_cache_alone(
+    tmp_path, order
+):
     home = tmp_path / "home"
     user_cache = home / ".cache" / "lockguard"
     user_cache.mkdir(parents=True)

@@ -39,7 +39,10 @@ def test_a_busy_lock_names_its_holder_and_no_wait_refuses(tmp_path):
     child = hold_in_child(lock)
     try:
         assert read_holder(lock) == Holder("clean-install", child.pid, "20261201-1203")
-        with pytest.raises(LockBusy) as raised, held(lock, exclusive=False, holder=ME, what=".venv", wait=False):
+        with (
+            pytest.raises(LockBusy) as raised,
+            held(lock, exclusive=False, holder=ME, what=".venv", wait=False),
+        ):
             pass
         assert raised.value.exit_code == 2
         assert f"clean-install 20261201-1203 (pid {child.pid})" in raised.value.message
@@ -60,7 +63,9 @@ def test_a_waiter_says_whom_it_waits_for_and_gets_the_lock_when_it_is_let_go(tmp
     with held(lock, exclusive=True, holder=ME, what="the prefix .venv", on_wait=on_wait):
         assert read_holder(lock) == ME
     child.wait(timeout=10)
-    assert said == [f"waiting for clean-install 20261201-1203 (pid {child.pid}) on the prefix .venv"]
+    assert said == [
+        f"waiting for clean-install 20261201-1203 (pid {child.pid}) on the prefix .venv"
+    ]
     assert read_holder(lock) is None  # emptied on release
 
 
@@ -81,7 +86,10 @@ def test_readers_share_and_keep_a_writer_out(tmp_path):
     try:
         with held(lock, exclusive=False, holder=ME, what="x", wait=False):
             pass
-        with pytest.raises(LockBusy, match="another lockguard run"), held(lock, exclusive=True, holder=ME, what="x", wait=False):
+        with (
+            pytest.raises(LockBusy, match="another lockguard run"),
+            held(lock, exclusive=True, holder=ME, what="x", wait=False),
+        ):
             pass
     finally:
         child.kill()
@@ -100,23 +108,42 @@ def test_a_reader_of_a_folder_it_cannot_write_runs_without_the_lock(tmp_path, mo
     monkeypatch.setattr(os, "open", refuse)
     with held(tmp_path / "absent", exclusive=False, holder=ME, what="x", wait=False):
         pass
-    with pytest.raises(PermissionError), held(tmp_path / "absent", exclusive=True, holder=ME, what="x"):
+    with (
+        pytest.raises(PermissionError),
+        held(tmp_path / "absent", exclusive=True, holder=ME, what="x"),
+    ):
         pass
 
 
 def test_the_fault_seam_pauses_raises_and_kills_a_child_at_a_named_function(tmp_path):
     code = "from lockguard.io.kernel_lock import read_holder as r; r('a'); print('second', r('b'))"
-    pause = {"target": "lockguard.io.kernel_lock:read_holder", "action": "pause", "dir": str(tmp_path), "call": 2}
-    child = subprocess.Popen([sys.executable, "-c", code], env=fault_env(pause), stdout=subprocess.PIPE, text=True)
+    pause = {
+        "target": "lockguard.io.kernel_lock:read_holder",
+        "action": "pause",
+        "dir": str(tmp_path),
+        "call": 2,
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], env=fault_env(pause), stdout=subprocess.PIPE, text=True
+    )
     wait_paused(tmp_path, process=child)
     assert child.poll() is None
     release(tmp_path)
     assert child.communicate(timeout=30)[0].strip() == "second None"
 
     enospc = {"target": "lockguard.io.kernel_lock:read_holder", "action": "raise", "errno": 28}
-    failed = subprocess.run([sys.executable, "-c", code], env=fault_env(enospc), capture_output=True, text=True)
+    failed = subprocess.run(
+        [sys.executable, "-c", code], env=fault_env(enospc), capture_output=True, text=True
+    )
     assert "No space left on device" in failed.stderr
 
-    die = {"target": "lockguard.io.kernel_lock:read_holder", "action": "exit", "when": "after", "code": 9}
-    dead = subprocess.run([sys.executable, "-c", code], env=fault_env(die), capture_output=True, text=True)
+    die = {
+        "target": "lockguard.io.kernel_lock:read_holder",
+        "action": "exit",
+        "when": "after",
+        "code": 9,
+    }
+    dead = subprocess.run(
+        [sys.executable, "-c", code], env=fault_env(die), capture_output=True, text=True
+    )
     assert dead.returncode == 9 and dead.stdout == ""

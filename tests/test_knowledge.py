@@ -27,8 +27,19 @@ def test_shipped_knowledge_covers_torch_2_0_to_newest_and_cuda_11_8_to_13():
     assert {"11.8", "12.1", "12.4", "12.8", "13.0", "13.2"} <= cudas
     for minor in minors:  # every minor has PyPI patch rows
         assert any(p.minor == minor for p in k.patches), minor
-    for table in (k.releases, k.patches, k.archs, k.toolkits, k.cuda_specs, k.libraries, k.hazards,
-                  k.nvcc_rules, k.gpu_rules, k.torch_pins, k.sysroots):
+    for table in (
+        k.releases,
+        k.patches,
+        k.archs,
+        k.toolkits,
+        k.cuda_specs,
+        k.libraries,
+        k.hazards,
+        k.nvcc_rules,
+        k.gpu_rules,
+        k.torch_pins,
+        k.sysroots,
+    ):
         assert table, "every table has rows"
         for row in table:
             assert row.source.strip() and row.origin.startswith("constraints/")
@@ -52,10 +63,30 @@ def _break(path: Path, old: str, new: str) -> None:
 @pytest.mark.parametrize(
     ("file", "old", "new", "fragment"),
     [
-        ("cuda.toml", 'min-driver = "525.60.13"', 'min-driver = "new"', "key 'min-driver': invalid value"),
-        ("torch.toml", 'pypi-cuda = "12.1"', "pypi-cuda = 12.1", "key 'pypi-cuda': must be a string"),
-        ("hazards.toml", 'source = "pytorch/pytorch#107302; pytorch/builder#1770"', 'source = ""', "key 'source'"),
-        ("conda.toml", 'conda = "nccl"', 'conda = "nccl"\nsoruce = "x"', "key 'soruce': is not a key of this table"),
+        (
+            "cuda.toml",
+            'min-driver = "525.60.13"',
+            'min-driver = "new"',
+            "key 'min-driver': invalid value",
+        ),
+        (
+            "torch.toml",
+            'pypi-cuda = "12.1"',
+            "pypi-cuda = 12.1",
+            "key 'pypi-cuda': must be a string",
+        ),
+        (
+            "hazards.toml",
+            'source = "pytorch/pytorch#107302; pytorch/builder#1770"',
+            'source = ""',
+            "key 'source'",
+        ),
+        (
+            "conda.toml",
+            'conda = "nccl"',
+            'conda = "nccl"\nsoruce = "x"',
+            "key 'soruce': is not a key of this table",
+        ),
         ("extensions.toml", 'min-arch = "sm_80"', 'min-arch = "ampere"', "key 'min-arch'"),
     ],
 )
@@ -70,7 +101,9 @@ def test_malformed_row_names_file_line_and_key(constraints_copy, file, old, new,
     # the line points into the broken row
     lines = (constraints_copy / file).read_text().splitlines()
     row_start = error.line
-    assert any(new.split("\n")[-1].split(" =")[0] in line for line in lines[row_start - 1: row_start + 12])
+    assert any(
+        new.split("\n")[-1].split(" =")[0] in line for line in lines[row_start - 1 : row_start + 12]
+    )
 
 
 def test_missing_source_key_is_an_error(constraints_copy):
@@ -78,7 +111,7 @@ def test_missing_source_key_is_an_error(constraints_copy):
     text = path.read_text()
     first_source = text.index("source =")
     end = text.index("\n", first_source)
-    path.write_text(text[:first_source] + text[end + 1:])
+    path.write_text(text[:first_source] + text[end + 1 :])
     with pytest.raises(InputError) as info:
         load_knowledge(constraints_copy)
     assert "key 'source': is missing" in info.value.message
@@ -96,19 +129,40 @@ def test_cuda_components_table_maps_every_wheel_version_to_its_release():
     from lockguard.model.versions import CudaVersion
 
     c = load_knowledge().components
-    assert {"cuda-runtime", "cuda-nvcc", "cuda-nvrtc", "cuda-cupti", "cublas", "cufft", "curand", "cusolver",
-            "cusparse", "nvjitlink", "nvtx"} <= c.keys
+    assert {
+        "cuda-runtime",
+        "cuda-nvcc",
+        "cuda-nvrtc",
+        "cuda-cupti",
+        "cublas",
+        "cufft",
+        "curand",
+        "cusolver",
+        "cusparse",
+        "nvjitlink",
+        "nvtx",
+    } <= c.keys
     assert str(c.release_of("nvidia-cuda-nvcc-cu12", "12.9.86")) == "12.9"
-    assert str(c.release_of("nvidia-cuda-nvcc-cu12", "12.5.82")) == "12.5"  # an update cuda-toolkit does not list
-    assert str(c.release_of("nvidia-cusparse-cu12", "12.0.2.55")) == "12.1"  # library numbering: from the table
-    assert str(c.release_of("nvidia-cublas", "13.1.0.3")) == "13.0"  # CUDA 13 wheels have no -cuXX suffix
+    assert (
+        str(c.release_of("nvidia-cuda-nvcc-cu12", "12.5.82")) == "12.5"
+    )  # an update cuda-toolkit does not list
+    assert (
+        str(c.release_of("nvidia-cusparse-cu12", "12.0.2.55")) == "12.1"
+    )  # library numbering: from the table
+    assert (
+        str(c.release_of("nvidia-cublas", "13.1.0.3")) == "13.0"
+    )  # CUDA 13 wheels have no -cuXX suffix
     assert c.release_of("nvidia-cudnn-cu12", "9.1.0.70") is None  # not a toolkit component
     cuda124 = CudaVersion.parse("12.4")
     nvcc = c.bound(cuda124, "nvidia-cuda-nvcc-cu12")
     assert nvcc.allows("12.4.131") and not nvcc.allows("12.5.82") and not nvcc.allows("12.3.107")
     assert nvcc.origin.startswith("constraints/components.toml:")
     jitlink = c.bound(CudaVersion.parse("12.1"), "nvidia-nvjitlink-cu12")
-    assert jitlink.allows("12.3.101") and not jitlink.allows("12.0.140") and not jitlink.allows("13.0.88")
+    assert (
+        jitlink.allows("12.3.101")
+        and not jitlink.allows("12.0.140")
+        and not jitlink.allows("13.0.88")
+    )
     assert not c.bound(cuda124, "nvidia-cublas-cu11").allows("11.11.3.6")  # another major's wheel
 
 
@@ -127,7 +181,9 @@ def test_torch_pins_belong_to_the_cuda_release_of_their_build():
             bound = k.components.bound(release.pypi_cuda, canonicalize_name(req.name))
             if bound is None or not exact or release.pypi_cuda.major < 12:
                 continue
-            assert bound.allows(exact[0]), f"torch {patch.version}: {req} is not CUDA {release.pypi_cuda}"
+            assert bound.allows(exact[0]), (
+                f"torch {patch.version}: {req} is not CUDA {release.pypi_cuda}"
+            )
             checked += 1
     assert checked > 150
 

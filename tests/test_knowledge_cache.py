@@ -60,7 +60,9 @@ def test_a_changed_constraints_file_is_parsed_again(constraints_copy):
     assert load_knowledge(constraints_copy).hazards[0].why == "a reason edited since the last run"
 
 
-@pytest.mark.parametrize("damage", ["garbled", "truncated", "another shape", "a file of another kind"])
+@pytest.mark.parametrize(
+    "damage", ["garbled", "truncated", "another shape", "a file of another kind"]
+)
 def test_an_unusable_entry_is_a_miss_and_the_toml_is_parsed(constraints_copy, damage, capsys):
     fresh = load_knowledge(constraints_copy)
     entry = _entry_path(constraints_copy)
@@ -72,7 +74,10 @@ def test_an_unusable_entry_is_a_miss_and_the_toml_is_parsed(constraints_copy, da
     elif damage == "truncated":
         entry.write_bytes(data[: len(data) // 2])
     elif damage == "another shape":  # a valid entry of the layer whose payload is not parses
-        PARSES.put(KnowledgeParses(_texts(constraints_copy)).key, marshal.dumps({"torch.toml": ["not", "a parse"]}))
+        PARSES.put(
+            KnowledgeParses(_texts(constraints_copy)).key,
+            marshal.dumps({"torch.toml": ["not", "a parse"]}),
+        )
     else:
         entry.unlink()
         entry.mkdir()
@@ -80,14 +85,18 @@ def test_an_unusable_entry_is_a_miss_and_the_toml_is_parsed(constraints_copy, da
     assert load_knowledge(constraints_copy) == fresh
     # parsed again and kept again (marshal's bytes depend on reference counts: compare what they hold)
     assert entry.is_file() and marshal.loads(PARSES.get(key)) == kept
-    assert capsys.readouterr().err == ""  # a damaged entry is a miss, not news (the cache layer's rule)
+    assert (
+        capsys.readouterr().err == ""
+    )  # a damaged entry is a miss, not news (the cache layer's rule)
 
 
 @pytest.mark.parametrize("validate", [False, True])
 def test_the_same_knowledge_with_and_without_the_entry(constraints_copy, validate):
     parsed = load_knowledge(constraints_copy, validate=validate)
     knowledge_files._load.cache_clear()
-    assert set(KnowledgeParses(_texts(constraints_copy)).kept) == set(FILES)  # this run reads the entry
+    assert set(KnowledgeParses(_texts(constraints_copy)).kept) == set(
+        FILES
+    )  # this run reads the entry
     assert load_knowledge(constraints_copy, validate=validate) == parsed
 
 
@@ -104,5 +113,9 @@ def test_a_check_answers_the_same_with_the_kept_parse(lg_process, tmp_path):
     first = lg_process("check", "--no-cache", cwd=example, env=env)
     assert list((tmp_path / "cache" / "entries" / PARSES.kind).rglob("*"))  # the parse was kept
     second = lg_process("check", "--no-cache", cwd=example, env=env)
-    assert (second.exit_code, second.stdout, second.stderr) == (first.exit_code, first.stdout, first.stderr)
+    assert (second.exit_code, second.stdout, second.stderr) == (
+        first.exit_code,
+        first.stdout,
+        first.stderr,
+    )
     assert first.exit_code == 0 and "no findings" in first.stdout

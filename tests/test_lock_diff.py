@@ -66,10 +66,25 @@ def test_json_is_the_report_as_data(locks, lg):
     assert envelope["command"] == "diff" and envelope["exit_code"] == 1
     platform = envelope["data"]["platforms"]["linux-64"]
     assert envelope["data"]["unchanged"] is False and platform["counts"] == {
-        "added": 2, "removed": 1, "upgraded": 1, "downgraded": 1}
-    assert platform["cuda_stack"][1] == {"name": "torch", "side": "pip", "change": "upgraded",
-                                         "old": "2.1.2+cu118", "new": "2.7.1"}
-    assert {"fact": "driver floor", "old": "450.80.02", "new": "525.60.13", "gained": [], "lost": []} in platform["facts"]
+        "added": 2,
+        "removed": 1,
+        "upgraded": 1,
+        "downgraded": 1,
+    }
+    assert platform["cuda_stack"][1] == {
+        "name": "torch",
+        "side": "pip",
+        "change": "upgraded",
+        "old": "2.1.2+cu118",
+        "new": "2.7.1",
+    }
+    assert {
+        "fact": "driver floor",
+        "old": "450.80.02",
+        "new": "525.60.13",
+        "gained": [],
+        "lost": [],
+    } in platform["facts"]
     archs = next(f for f in platform["facts"] if f["fact"] == "GPU architectures")
     assert archs["lost"] == ["sm_37", "sm_61"] and archs["gained"] == []
 
@@ -108,8 +123,11 @@ def test_bad_input_is_exit_2_naming_the_file(locks, lg, tmp_path):
 
 
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@e", *args], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@e", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_git_revision_against_the_working_tree(tmp_path, local_index, lg, monkeypatch):
@@ -127,13 +145,21 @@ def test_git_revision_against_the_working_tree(tmp_path, local_index, lg, monkey
     assert lg("diff").exit_code == 0  # nothing changed since HEAD
     write_intent(project, local_index.url, ["app", "six"])
     assert lg("resolve").exit_code == 0
-    for args in (["diff"], ["diff", "--git", "HEAD"], ["diff", "--git", "HEAD", "requirements.lock"]):
+    for args in (
+        ["diff"],
+        ["diff", "--git", "HEAD"],
+        ["diff", "--git", "HEAD", "requirements.lock"],
+    ):
         result = lg(*args)
         assert result.exit_code == 1, (args, result.output)
-        assert result.stdout.splitlines() == ["linux-64: 1 added", "  added       six  1.17.0"], args
+        assert result.stdout.splitlines() == ["linux-64: 1 added", "  added       six  1.17.0"], (
+            args
+        )
     markdown = lg("diff", "--git", "HEAD", "--format", "markdown")
-    assert markdown.stdout.startswith("### Lock changes since HEAD\n") and "| other | added | `six` |  | 1.17.0 |" \
-        in markdown.stdout
+    assert (
+        markdown.stdout.startswith("### Lock changes since HEAD\n")
+        and "| other | added | `six` |  | 1.17.0 |" in markdown.stdout
+    )
     bad = lg("diff", "--git", "no-such-rev")
     assert bad.exit_code == 2 and "no-such-rev: not a commit" in bad.stderr
     elsewhere = tmp_path / "not-a-repo"

@@ -21,17 +21,31 @@ from lockguard.io.project.lock_set import LockSet
 from tests.support.faults import fault_env, release, wait_paused
 
 LOCK_FILES = ("requirements.lock", "environment.yml", "conda-lock.yml")
-MID_COMMIT = {"target": "lockguard.io.project.files:_put_in_place", "call": 2}  # one file renamed, two to go
+MID_COMMIT = {
+    "target": "lockguard.io.project.files:_put_in_place",
+    "call": 2,
+}  # one file renamed, two to go
 
 
 def write_intent(world, project: Path, pip: list[str]) -> Path:
-    return world.intent(project, cuda="none", pip=pip, channels=["conda-forge"], extra="conda-from-knowledge = true\n")
+    return world.intent(
+        project,
+        cuda="none",
+        pip=pip,
+        channels=["conda-forge"],
+        extra="conda-from-knowledge = true\n",
+    )
 
 
 def lockguard(*args: str, fault: dict | None = None) -> subprocess.Popen:
     env = fault_env(fault) if fault else None
-    return subprocess.Popen([sys.executable, "-m", "lockguard", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "lockguard", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(process: subprocess.Popen) -> tuple[int, str]:
@@ -68,10 +82,16 @@ def project(tmp_path, world, lg):
 
 def test_two_resolves_of_different_intents_end_with_one_whole_set(project, world, tmp_path, lg):
     write_intent(world, project, ["jinja2", "numpy"])
-    first = lockguard("resolve", "--intent", str(project / "lockguard.toml"),
-                      fault={**MID_COMMIT, "action": "pause", "dir": str(tmp_path)})
+    first = lockguard(
+        "resolve",
+        "--intent",
+        str(project / "lockguard.toml"),
+        fault={**MID_COMMIT, "action": "pause", "dir": str(tmp_path)},
+    )
     wait_paused(tmp_path, process=first)  # requirements.lock is the new one, the other two are old
-    write_intent(world, project, ["jinja2", "hjson"])  # the user changes the intent and resolves again
+    write_intent(
+        world, project, ["jinja2", "hjson"]
+    )  # the user changes the intent and resolves again
     second = lockguard("resolve", "--intent", str(project / "lockguard.toml"))
     waiting = said_before_exit(second, "waiting for")
     release(tmp_path)
@@ -83,23 +103,41 @@ def test_two_resolves_of_different_intents_end_with_one_whole_set(project, world
     assert leftovers(project) == []
 
 
-def test_no_wait_refuses_while_a_resolve_commits_and_check_never_reads_half_a_set(project, world, tmp_path, lg):
+def test_no_wait_refuses_while_a_resolve_commits_and_check_never_reads_half_a_set(
+    project, world, tmp_path, lg
+):
     before = {name: (project / name).read_bytes() for name in LOCK_FILES}
     write_intent(world, project, ["jinja2", "numpy"])
-    first = lockguard("resolve", "--intent", str(project / "lockguard.toml"),
-                      fault={**MID_COMMIT, "action": "pause", "dir": str(tmp_path)})
+    first = lockguard(
+        "resolve",
+        "--intent",
+        str(project / "lockguard.toml"),
+        fault={**MID_COMMIT, "action": "pause", "dir": str(tmp_path)},
+    )
     wait_paused(tmp_path, process=first)
-    assert (project / "requirements.lock").read_bytes() != before["requirements.lock"]  # half of the new set
+    assert (project / "requirements.lock").read_bytes() != before[
+        "requirements.lock"
+    ]  # half of the new set
     assert (project / "conda-lock.yml").read_bytes() == before["conda-lock.yml"]
     intent = str(project / "lockguard.toml")
-    refused = subprocess.run([sys.executable, "-m", "lockguard", "resolve", "--intent", intent, "--no-wait"],
-                             capture_output=True, text=True, timeout=120)
+    refused = subprocess.run(
+        [sys.executable, "-m", "lockguard", "resolve", "--intent", intent, "--no-wait"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert refused.returncode == 2
     assert f"the lock set of {project} is in use by resolve (pid {first.pid})" in refused.stderr
-    checked = subprocess.run([sys.executable, "-m", "lockguard", "check", "--intent", intent, "--no-wait"],
-                             capture_output=True, text=True, timeout=120)
+    checked = subprocess.run(
+        [sys.executable, "-m", "lockguard", "check", "--intent", intent, "--no-wait"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert checked.returncode == 2 and f"resolve (pid {first.pid})" in checked.stderr
-    reader = lockguard("check", "--intent", intent)  # waits for the commit, then reads the whole set
+    reader = lockguard(
+        "check", "--intent", intent
+    )  # waits for the commit, then reads the whole set
     assert said_before_exit(reader, "waiting for") is not None
     release(tmp_path)
     assert finish(first)[0] == 0
@@ -114,11 +152,21 @@ def test_a_check_answered_from_its_memo_holds_the_lock_set_too(project, world, t
     intent = str(project / "lockguard.toml")
     for args in (("check", "--intent", intent, "--no-wait"), ("check", "--intent", intent)):
         assert lg(*args).exit_code == 0  # each command line's answer kept
-    holding = {"target": "lockguard.io.index.resolve_memo:memo_key", "action": "pause", "dir": str(tmp_path)}
-    first = lockguard("resolve", "--intent", intent, fault=holding)  # holds the set; no file changed yet
+    holding = {
+        "target": "lockguard.io.index.resolve_memo:memo_key",
+        "action": "pause",
+        "dir": str(tmp_path),
+    }
+    first = lockguard(
+        "resolve", "--intent", intent, fault=holding
+    )  # holds the set; no file changed yet
     wait_paused(tmp_path, process=first)
-    refused = subprocess.run([sys.executable, "-m", "lockguard", "check", "--intent", intent, "--no-wait"],
-                             capture_output=True, text=True, timeout=120)
+    refused = subprocess.run(
+        [sys.executable, "-m", "lockguard", "check", "--intent", intent, "--no-wait"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert refused.returncode == 2 and f"resolve (pid {first.pid})" in refused.stderr
     reader = lockguard("check", "--intent", intent)
     assert said_before_exit(reader, "waiting for") is not None
@@ -128,12 +176,19 @@ def test_a_check_answered_from_its_memo_holds_the_lock_set_too(project, world, t
     assert code == 0 and "no findings" in said
 
 
-@pytest.mark.parametrize("signum, exit_code", [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, 130)])
-def test_a_signal_in_the_commit_leaves_the_whole_new_set_and_no_temporary_file(project, world, lg, signum,
-                                                                               exit_code):
+@pytest.mark.parametrize(
+    "signum, exit_code", [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, 130)]
+)
+def test_a_signal_in_the_commit_leaves_the_whole_new_set_and_no_temporary_file(
+    project, world, lg, signum, exit_code
+):
     write_intent(world, project, ["jinja2", "numpy"])
-    child = lockguard("resolve", "--intent", str(project / "lockguard.toml"),
-                      fault={**MID_COMMIT, "action": "signal", "signum": int(signum)})
+    child = lockguard(
+        "resolve",
+        "--intent",
+        str(project / "lockguard.toml"),
+        fault={**MID_COMMIT, "action": "signal", "signum": int(signum)},
+    )
     code, err = finish(child)
     assert code == exit_code, err
     assert leftovers(project) == []
@@ -143,8 +198,12 @@ def test_a_signal_in_the_commit_leaves_the_whole_new_set_and_no_temporary_file(p
 
 def test_the_temporary_files_of_a_killed_commit_are_removed_by_the_next_resolve(project, world, lg):
     write_intent(world, project, ["jinja2", "numpy"])
-    child = lockguard("resolve", "--intent", str(project / "lockguard.toml"),
-                      fault={**MID_COMMIT, "action": "exit", "code": 9})  # SIGKILL-like: no cleanup runs
+    child = lockguard(
+        "resolve",
+        "--intent",
+        str(project / "lockguard.toml"),
+        fault={**MID_COMMIT, "action": "exit", "code": 9},
+    )  # SIGKILL-like: no cleanup runs
     assert finish(child)[0] == 9
     left = leftovers(project)
     assert left and not consistent(lg, project)  # what a kill leaves; signals never get here
@@ -157,8 +216,10 @@ def test_the_temporary_files_of_a_killed_commit_are_removed_by_the_next_resolve(
 def test_the_lock_leaves_no_file_in_the_project_and_readers_share_it(tmp_path):
     folder = tmp_path / "project"
     folder.mkdir()
-    with LockSet(folder, exclusive=False, command="check", wait=False), \
-            LockSet(folder, exclusive=False, command="check", wait=False):
+    with (
+        LockSet(folder, exclusive=False, command="check", wait=False),
+        LockSet(folder, exclusive=False, command="check", wait=False),
+    ):
         pass
     with LockSet(folder, exclusive=True, command="resolve", wait=False):
         assert list(folder.iterdir()) == []

@@ -26,7 +26,9 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
     return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
 
 
-def test_outdated_lists_newer_allowed_releases_and_what_holds_the_others_back(tmp_path, releases, lg, monkeypatch):
+def test_outdated_lists_newer_allowed_releases_and_what_holds_the_others_back(
+    tmp_path, releases, lg, monkeypatch
+):
     project = tmp_path / "p"
     write_intent(project, releases.index.url, ["app<1.1", "certs"])
     assert lg("resolve", "--intent", str(project / "lockguard.toml")).exit_code == 0
@@ -38,23 +40,47 @@ def test_outdated_lists_newer_allowed_releases_and_what_holds_the_others_back(tm
     before = snapshot(project)
     result = lg("outdated", "--intent", str(project / "lockguard.toml"), "--json")
     assert result.exit_code == 0, result.stderr
-    rows = {r["name"]: r for r in json.loads(result.stdout)["data"]["platforms"]["linux-64"]["outdated"]}
-    assert rows["app"] == {"name": "app", "side": "pip", "locked": "1.0", "allowed": "1.0", "newest": "1.1",
-                           "held_back_by": ["the intent pins app<1.1"]}
-    assert rows["lib"] == {"name": "lib", "side": "pip", "locked": "1.0", "allowed": "1.1", "newest": "2.5",
-                           "held_back_by": ["app 1.0 requires lib<2"]}
-    assert rows["certs"] == {"name": "certs", "side": "pip", "locked": "2023.1", "allowed": "2026.10",
-                             "newest": "2026.10", "held_back_by": []}
+    rows = {
+        r["name"]: r for r in json.loads(result.stdout)["data"]["platforms"]["linux-64"]["outdated"]
+    }
+    assert rows["app"] == {
+        "name": "app",
+        "side": "pip",
+        "locked": "1.0",
+        "allowed": "1.0",
+        "newest": "1.1",
+        "held_back_by": ["the intent pins app<1.1"],
+    }
+    assert rows["lib"] == {
+        "name": "lib",
+        "side": "pip",
+        "locked": "1.0",
+        "allowed": "1.1",
+        "newest": "2.5",
+        "held_back_by": ["app 1.0 requires lib<2"],
+    }
+    assert rows["certs"] == {
+        "name": "certs",
+        "side": "pip",
+        "locked": "2023.1",
+        "allowed": "2026.10",
+        "newest": "2026.10",
+        "held_back_by": [],
+    }
     text = lg("outdated", "--intent", str(project / "lockguard.toml"))
     assert text.exit_code == 0
     assert "linux-64: 2 of 3 locked packages have newer allowed releases" in text.stderr
     table = text.stdout.splitlines()
     assert table[0].split() == ["package", "locked", "allowed", "newest", "held", "back", "by"]
-    assert ["lib", "1.0", "1.1", "2.5", "app 1.0 requires lib<2"] in [line.split(None, 4) for line in table]
+    assert ["lib", "1.0", "1.1", "2.5", "app 1.0 requires lib<2"] in [
+        line.split(None, 4) for line in table
+    ]
     assert snapshot(project) == before  # read-only: no byte, no mtime, no new file
 
 
-def test_a_knowledge_rule_that_holds_a_package_back_is_named(tmp_path, local_index, lg, monkeypatch):
+def test_a_knowledge_rule_that_holds_a_package_back_is_named(
+    tmp_path, local_index, lg, monkeypatch
+):
     """torch 2.1 was built against NumPy 1: the knowledge's hazard rule keeps numpy below 2."""
     releases = Releases(local_index, tmp_path / "wheels")
     publish_torch(releases, "2.1.2", "2.18.1", "2.1.0", "0.16.2")
@@ -69,7 +95,9 @@ def test_a_knowledge_rule_that_holds_a_package_back_is_named(tmp_path, local_ind
     months_later(monkeypatch, tmp_path, "later")
     result = lg("outdated", "--intent", str(project / "lockguard.toml"), "--json")
     assert result.exit_code == 0, result.stderr
-    rows = {r["name"]: r for r in json.loads(result.stdout)["data"]["platforms"]["linux-64"]["outdated"]}
+    rows = {
+        r["name"]: r for r in json.loads(result.stdout)["data"]["platforms"]["linux-64"]["outdated"]
+    }
     assert rows["numpy"]["allowed"] == "1.26.4" and rows["numpy"]["newest"] == "2.0.0"
     [reason] = rows["numpy"]["held_back_by"]
     assert reason.startswith("knowledge: numpy<2 (knowledge: ") and "hazards.toml" in reason
@@ -80,5 +108,9 @@ def test_outdated_without_a_lock_is_exit_2(tmp_path, releases, lg):
     project = tmp_path / "p"
     write_intent(project, releases.index.url, ["app"])
     result = lg("outdated", "--intent", str(project / "lockguard.toml"))
-    assert result.exit_code == 2 and "no lock" in result.stderr and "lockguard resolve" in result.stderr
+    assert (
+        result.exit_code == 2
+        and "no lock" in result.stderr
+        and "lockguard resolve" in result.stderr
+    )
     assert not (project / "requirements.lock").exists()

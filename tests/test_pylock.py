@@ -32,14 +32,24 @@ UPLOADED = "2024-01-02T03:04:05.678901Z"
 def project(world, tmp_path, lg):
     """A pip-only lock with pylock.toml; one package's index entry has an upload time."""
     world.pypi.add(build_wheel(world.wheels, "tomli", "2.0.2"), upload_time=UPLOADED)
-    intent = world.intent(tmp_path / "project", pip=["torch==2.1.*", "numpy<2", "jinja2", "tomli"], extra=PYLOCK)
+    intent = world.intent(
+        tmp_path / "project", pip=["torch==2.1.*", "numpy<2", "jinja2", "tomli"], extra=PYLOCK
+    )
     result = lg("resolve", "--intent", str(intent))
     assert result.exit_code == 0, result.stderr
     return intent.parent
 
 
 def check(lg, project: Path, *args: str):
-    result = lg("check", "--intent", str(project / "lockguard.toml"), "--format", "json", "--no-cache", *args)
+    result = lg(
+        "check",
+        "--intent",
+        str(project / "lockguard.toml"),
+        "--format",
+        "json",
+        "--no-cache",
+        *args,
+    )
     body = json.loads(result.stdout)
     return result.exit_code, [f["code"] for f in body["data"]["findings"]], body["data"]["findings"]
 
@@ -51,9 +61,13 @@ def test_packaging_accepts_it_and_it_holds_the_same_pins_as_requirements_lock(pr
     lock = Pylock.from_dict(tomllib.loads(text))  # raises PylockValidationError on any schema fault
     assert str(lock.lock_version) == "1.0" and lock.created_by == "lockguard"
     assert str(lock.requires_python) == "==3.11.*"
-    assert [str(m) for m in lock.environments] == ['sys_platform == "linux" and platform_machine == "x86_64"']
+    assert [str(m) for m in lock.environments] == [
+        'sys_platform == "linux" and platform_machine == "x86_64"'
+    ]
     requirements = parse_requirements((project / "requirements.lock").read_text())
-    assert {p.name: str(p.version) for p in lock.packages} == {n: e.version for n, e in requirements.entries.items()}
+    assert {p.name: str(p.version) for p in lock.packages} == {
+        n: e.version for n, e in requirements.entries.items()
+    }
     for package in lock.packages:  # every file hashed, and those hashes are requirements.lock's
         entry = requirements.entries[package.name]
         assert package.wheels and not package.sdist
@@ -61,8 +75,13 @@ def test_packaging_accepts_it_and_it_holds_the_same_pins_as_requirements_lock(pr
         assert package.index.startswith("http://127.0.0.1:")
     tomli = next(p for p in lock.packages if p.name == "tomli")
     assert tomli.wheels[0].upload_time.isoformat() == "2024-01-02T03:04:05.678901+00:00"
-    assert tomli.wheels[0].size == (project.parent / "pypi" / "files" / tomli.wheels[0].name).stat().st_size
-    assert "upload-time" not in text.split('name = "numpy"')[1].split("[[packages]]")[0]  # only when the index gives it
+    assert (
+        tomli.wheels[0].size
+        == (project.parent / "pypi" / "files" / tomli.wheels[0].name).stat().st_size
+    )
+    assert (
+        "upload-time" not in text.split('name = "numpy"')[1].split("[[packages]]")[0]
+    )  # only when the index gives it
 
 
 def test_tool_lockguard_carries_the_cuda_stack_facts_and_the_header(project):
@@ -70,7 +89,12 @@ def test_tool_lockguard_carries_the_cuda_stack_facts_and_the_header(project):
     facts = tomllib.loads(text)["tool"]["lockguard"]
     intent = parse_intent((project / "lockguard.toml").read_text(), project / "lockguard.toml")
     assert facts["intent-hash"] == f"sha256:{intent.hash}"
-    assert (facts["cuda"], facts["torch"], facts["torch-variant"], facts["torch-source"]) == ("12.1", "2.1.2", "cu121", "pypi")
+    assert (facts["cuda"], facts["torch"], facts["torch-variant"], facts["torch-source"]) == (
+        "12.1",
+        "2.1.2",
+        "cu121",
+        "pypi",
+    )
     assert facts["driver-floor"] and facts["conda-side"] == "none (pip only)"
     assert f"# lockguard-intent-hash: sha256:{intent.hash}" in text
     from lockguard.lockfiles.headers import is_sealed_intact
@@ -108,11 +132,31 @@ def test_uv_plans_the_same_versions_as_requirements_lock(project, tmp_path):
     venv = tmp_path / "target"
     subprocess.run([ENV_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "PIP_"))}
-    env.update(UV_CACHE_DIR=str(tmp_path / "uv-cache"), UV_NO_CONFIG="1", UV_PYTHON_DOWNLOADS="never")
-    done = subprocess.run([uv, "pip", "install", "--dry-run", "--python", str(venv / "bin" / "python"),
-                           "-r", str(project / "pylock.toml")], capture_output=True, text=True, env=env, timeout=120)
+    env.update(
+        UV_CACHE_DIR=str(tmp_path / "uv-cache"), UV_NO_CONFIG="1", UV_PYTHON_DOWNLOADS="never"
+    )
+    done = subprocess.run(
+        [
+            uv,
+            "pip",
+            "install",
+            "--dry-run",
+            "--python",
+            str(venv / "bin" / "python"),
+            "-r",
+            str(project / "pylock.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    planned = dict(line.strip()[2:].split("==", 1) for line in done.stderr.splitlines() if line.startswith(" + "))
+    planned = dict(
+        line.strip()[2:].split("==", 1)
+        for line in done.stderr.splitlines()
+        if line.startswith(" + ")
+    )
     requirements = parse_requirements((project / "requirements.lock").read_text())
     assert planned == {n: e.version for n, e in requirements.entries.items()}
 
@@ -123,19 +167,29 @@ def test_check_treats_it_like_the_other_views(project, lg):
     code, codes, findings = check(lg, project)
     assert code == 1 and set(codes) == {"LG102", "LG110"}
     edited = findings[codes.index("LG102")]
-    assert edited["file"] == "pylock.toml" and "numpy: lockguard wrote 1.26.4, the file has 2.0.0" in edited["message"]
+    assert (
+        edited["file"] == "pylock.toml"
+        and "numpy: lockguard wrote 1.26.4, the file has 2.0.0" in edited["message"]
+    )
     assert (project / "pylock.toml").read_text().splitlines()[edited["line"] - 1] == "[[packages]]"
     edit(project / "pylock.toml", 'version = "2.0.0"', 'version = "1.26.4"')
     assert check(lg, project)[1] == []
     edit(project / "pylock.toml", 'version = "1.26.4"', 'version = "2.0.0"', reseal=True)
     code, codes, findings = check(lg, project)
-    assert codes == ["LG110"] and "numpy" in findings[0]["message"] and findings[0]["file"] == "pylock.toml"
+    assert (
+        codes == ["LG110"]
+        and "numpy" in findings[0]["message"]
+        and findings[0]["file"] == "pylock.toml"
+    )
 
 
 def test_check_reports_a_missing_or_stale_pylock(project, lg):
     edit(project / "lockguard.toml", '"tomli"]', '"tomli", "hjson"]')
     code, codes, findings = check(lg, project)
-    assert codes.count("LG101") == 2 and {f["file"] for f in findings} == {"requirements.lock", "pylock.toml"}
+    assert codes.count("LG101") == 2 and {f["file"] for f in findings} == {
+        "requirements.lock",
+        "pylock.toml",
+    }
     edit(project / "lockguard.toml", '"tomli", "hjson"]', '"tomli"]')
     (project / "pylock.toml").unlink()
     code, codes, findings = check(lg, project)
@@ -143,10 +197,15 @@ def test_check_reports_a_missing_or_stale_pylock(project, lg):
 
 
 def test_knowledge_only_conda_side_is_named_in_tool_lockguard(world, tmp_path, lg):
-    intent = world.intent(tmp_path / "p", pip=["jinja2"], cuda="none", channels=["conda-forge"], extra=PYLOCK)
+    intent = world.intent(
+        tmp_path / "p", pip=["jinja2"], cuda="none", channels=["conda-forge"], extra=PYLOCK
+    )
     assert lg("resolve", "--intent", str(intent), "--conda-from-knowledge").exit_code == 0
     facts = tomllib.loads((tmp_path / "p" / "pylock.toml").read_text())["tool"]["lockguard"]
-    assert facts["conda-side"] == "knowledge-only (not solved)" and facts["conda-specs"] == ["python=3.11", "pip"]
+    assert facts["conda-side"] == "knowledge-only (not solved)" and facts["conda-specs"] == [
+        "python=3.11",
+        "pip",
+    ]
     assert facts["cuda"] == "none" and "torch" not in facts
 
 
@@ -166,7 +225,9 @@ def test_the_pylock_key_is_validated_and_leaves_other_intent_hashes_alone(tmp_pa
 
     base = 'python = "3.11"\ncuda = "12.1"\n'
     plain = parse_intent(base, tmp_path / "lockguard.toml")
-    defaults = parse_intent(base + '[outputs]\nrequirements = "requirements.lock"\n', tmp_path / "lockguard.toml")
+    defaults = parse_intent(
+        base + '[outputs]\nrequirements = "requirements.lock"\n', tmp_path / "lockguard.toml"
+    )
     with_pylock = parse_intent(base + PYLOCK, tmp_path / "lockguard.toml")
     assert plain.hash == defaults.hash != with_pylock.hash
     assert "pylock" not in plain.canonical()["outputs"]
@@ -185,13 +246,27 @@ def test_a_file_without_hashes_is_refused_not_written(world, tmp_path):
 
     intent = parse_intent('python = "3.11"\ncuda = "none"\n', tmp_path / "lockguard.toml")
     target = targets_for(intent)[0]
-    pin = Pin("plain", "1.0", "https://example.invalid/simple",
-              (DistFile("plain-1.0-py3-none-any.whl", "https://example.invalid/plain-1.0-py3-none-any.whl"),), ())
+    pin = Pin(
+        "plain",
+        "1.0",
+        "https://example.invalid/simple",
+        (
+            DistFile(
+                "plain-1.0-py3-none-any.whl", "https://example.invalid/plain-1.0-py3-none-any.whl"
+            ),
+        ),
+        (),
+    )
     stack = CudaStack("linux-64", None, (), None, None, None)
     platform = PlatformLock(target, stack, PipResolution("linux-64", (pin,)))
     with pytest.raises(InputError) as refused:
-        pylock_write.render(platform, intent_hash="0" * 64, intent_name="lockguard.toml", python="3.11")
-    assert "no hash for plain-1.0-py3-none-any.whl" in refused.value.message and "PEP 751" in refused.value.message
+        pylock_write.render(
+            platform, intent_hash="0" * 64, intent_name="lockguard.toml", python="3.11"
+        )
+    assert (
+        "no hash for plain-1.0-py3-none-any.whl" in refused.value.message
+        and "PEP 751" in refused.value.message
+    )
 
 
 def test_the_cached_check_sees_a_pylock_edit(project, lg, monkeypatch):

@@ -49,27 +49,45 @@ def tree_hash(root: Path) -> str:
 
 
 def lockguard(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lockguard", *args], env=env, capture_output=True, text=True,
-                          timeout=3600)
+    return subprocess.run(
+        [sys.executable, "-m", "lockguard", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
 
 
 def torch_import(python: Path, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([str(python), "-c", "import torch; print(torch.__version__, torch.version.cuda)"],
-                          env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [str(python), "-c", "import torch; print(torch.__version__, torch.version.cuda)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def python310() -> str | None:
     """A Python 3.10 that runs (a pyenv shim on PATH may name one that is not active)."""
-    candidates = [shutil.which("python3.10"), *map(str, Path.home().glob(".pyenv/versions/3.10*/bin/python3.10"))]
+    candidates = [
+        shutil.which("python3.10"),
+        *map(str, Path.home().glob(".pyenv/versions/3.10*/bin/python3.10")),
+    ]
     for candidate in filter(None, candidates):
-        probe = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2] == (3, 10))"],
-                               capture_output=True, text=True)
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print(sys.version_info[:2] == (3, 10))"],
+            capture_output=True,
+            text=True,
+        )
         if probe.stdout.strip() == "True":
             return candidate
     return None
 
 
-def test_a_real_cu11_torch_upgraded_to_a_cu12_lock_imports_and_restore_gives_the_old_tree_back(tmp_path):
+def test_a_real_cu11_torch_upgraded_to_a_cu12_lock_imports_and_restore_gives_the_old_tree_back(
+    tmp_path,
+):
     base = python310()
     if base is None:
         pytest.skip("torch 1.13.1 has no wheels for this Python: needs a Python 3.10")
@@ -78,8 +96,12 @@ def test_a_real_cu11_torch_upgraded_to_a_cu12_lock_imports_and_restore_gives_the
     venv = tmp_path / "venv"
     subprocess.run([base, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "torch==1.13.1", "numpy<2"], env=env, check=True,
-                   timeout=3600)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "torch==1.13.1", "numpy<2"],
+        env=env,
+        check=True,
+        timeout=3600,
+    )
     assert torch_import(python, env).stdout.startswith("1.13.1")
     before = tree_hash(venv)
 
@@ -94,14 +116,22 @@ def test_a_real_cu11_torch_upgraded_to_a_cu12_lock_imports_and_restore_gives_the
     assert installed.returncode == 0, installed.stderr[-3000:]
     # "installed" is a claim about effects: the import works and every locked file is there
     imported = torch_import(python, env)
-    assert imported.returncode == 0 and imported.stdout.split() == ["2.1.2+cu121", "12.1"], imported.stderr[-2000:]
+    assert imported.returncode == 0 and imported.stdout.split() == ["2.1.2+cu121", "12.1"], (
+        imported.stderr[-2000:]
+    )
     site = next((venv / "lib").glob("python3.10/site-packages"))
-    assert list((site / "nvidia" / "cudnn" / "lib").glob("libcudnn.so.8"))  # the path both families install
+    assert list(
+        (site / "nvidia" / "cudnn" / "lib").glob("libcudnn.so.8")
+    )  # the path both families install
     assert not list(site.glob("nvidia_*_cu11-*.dist-info"))
-    checked = lockguard("check", *intent, "--env", str(venv), "--verify-files", "--format", "json", env=env)
+    checked = lockguard(
+        "check", *intent, "--env", str(venv), "--verify-files", "--format", "json", env=env
+    )
     report = json.loads(checked.stdout)
     errors = [f for f in report["data"]["findings"] if f["severity"] == "error"]
-    assert checked.returncode in (0, 1) and errors == [], errors  # machine warnings (LG218) are allowed
+    assert checked.returncode in (0, 1) and errors == [], (
+        errors
+    )  # machine warnings (LG218) are allowed
 
     restored = lockguard("restore", "--prefix", str(venv), env=env)
     assert restored.returncode == 0, restored.stderr

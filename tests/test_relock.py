@@ -43,9 +43,15 @@ def publish_newer(releases: Releases) -> None:
     releases.publish("six", "1.17.0")
 
 
-def test_adding_a_requirement_keeps_every_locked_pin_and_reports_one_added(tmp_path, releases, lg, monkeypatch):
+def test_adding_a_requirement_keeps_every_locked_pin_and_reports_one_added(
+    tmp_path, releases, lg, monkeypatch
+):
     project = tmp_path / "p"
-    assert first_lock(lg, releases, project, ["app"]) == {"app": "1.0", "lib": "1.0", "certs": "2023.1"}
+    assert first_lock(lg, releases, project, ["app"]) == {
+        "app": "1.0",
+        "lib": "1.0",
+        "certs": "2023.1",
+    }
     publish_newer(releases)
     months_later(monkeypatch, tmp_path, "later")
     write_intent(project, releases.index.url, ["app", "six"])
@@ -53,9 +59,13 @@ def test_adding_a_requirement_keeps_every_locked_pin_and_reports_one_added(tmp_p
     assert result.exit_code == 0, result.stderr
     assert pins(project) == {"app": "1.0", "lib": "1.0", "certs": "2023.1", "six": "1.17.0"}
     assert "linux-64: 1 added" in result.stderr
-    assert any(line.split() == ["added", "six", "1.17.0"] for line in result.stderr.splitlines()), result.stderr
+    assert any(line.split() == ["added", "six", "1.17.0"] for line in result.stderr.splitlines()), (
+        result.stderr
+    )
     changes = json.loads(result.stdout)["data"]["changes"]["platforms"]["linux-64"]
-    assert changes["other"] == [{"name": "six", "side": "pip", "change": "added", "old": None, "new": "1.17.0"}]
+    assert changes["other"] == [
+        {"name": "six", "side": "pip", "change": "added", "old": None, "new": "1.17.0"}
+    ]
     assert changes["cuda_stack"] == [] and changes["counts"] == {"added": 1}
 
 
@@ -69,10 +79,14 @@ def test_removing_a_requirement_keeps_the_others(tmp_path, releases, lg, monkeyp
     assert result.exit_code == 0, result.stderr
     assert pins(project) == {"app": "1.0", "lib": "1.0", "certs": "2023.1"}
     assert "linux-64: 1 removed" in result.stderr
-    assert any(line.split() == ["removed", "extra-tool", "1.0"] for line in result.stderr.splitlines())
+    assert any(
+        line.split() == ["removed", "extra-tool", "1.0"] for line in result.stderr.splitlines()
+    )
 
 
-def test_a_changed_specifier_moves_what_it_forces_and_nothing_else(tmp_path, releases, lg, monkeypatch):
+def test_a_changed_specifier_moves_what_it_forces_and_nothing_else(
+    tmp_path, releases, lg, monkeypatch
+):
     project = tmp_path / "p"
     first_lock(lg, releases, project, ["app", "extra-tool"])
     publish_newer(releases)
@@ -83,10 +97,14 @@ def test_a_changed_specifier_moves_what_it_forces_and_nothing_else(tmp_path, rel
     # app moves because the intent says so; lib 1.0 still fits app 1.1 (lib<3): kept, like the others
     assert pins(project) == {"app": "1.1", "lib": "1.0", "certs": "2023.1", "extra-tool": "1.0"}
     other = json.loads(result.stdout)["data"]["changes"]["platforms"]["linux-64"]["other"]
-    assert other == [{"name": "app", "side": "pip", "change": "upgraded", "old": "1.0", "new": "1.1"}]
+    assert other == [
+        {"name": "app", "side": "pip", "change": "upgraded", "old": "1.0", "new": "1.1"}
+    ]
 
 
-def test_upgrade_package_moves_the_named_package_and_what_it_drags(tmp_path, releases, lg, monkeypatch):
+def test_upgrade_package_moves_the_named_package_and_what_it_drags(
+    tmp_path, releases, lg, monkeypatch
+):
     project = tmp_path / "p"
     first_lock(lg, releases, project, ["app", "extra-tool"])
     publish_newer(releases)
@@ -94,7 +112,10 @@ def test_upgrade_package_moves_the_named_package_and_what_it_drags(tmp_path, rel
     moved = resolve(lg, project, "--upgrade-package", "extra-tool")
     assert moved.exit_code == 0, moved.stderr
     assert pins(project) == {"app": "1.0", "lib": "1.0", "certs": "2023.1", "extra-tool": "3.0"}
-    assert any(line.split() == ["upgraded", "extra-tool", "1.0", "->", "3.0"] for line in moved.stderr.splitlines())
+    assert any(
+        line.split() == ["upgraded", "extra-tool", "1.0", "->", "3.0"]
+        for line in moved.stderr.splitlines()
+    )
     # lib is held back by app 1.0's pin: it moves as far as app allows, and says why
     held = resolve(lg, project, "--upgrade-package", "lib")
     assert held.exit_code == 0, held.stderr
@@ -106,7 +127,9 @@ def test_upgrade_package_moves_the_named_package_and_what_it_drags(tmp_path, rel
     assert pins(project) == {"app": "1.1", "lib": "2.5", "certs": "2023.1", "extra-tool": "3.0"}
 
 
-def test_upgrade_moves_everything_and_a_plain_relock_moves_nothing(tmp_path, releases, lg, monkeypatch):
+def test_upgrade_moves_everything_and_a_plain_relock_moves_nothing(
+    tmp_path, releases, lg, monkeypatch
+):
     project = tmp_path / "p"
     first_lock(lg, releases, project, ["app"])
     publish_newer(releases)
@@ -125,7 +148,11 @@ def test_upgrade_package_of_an_unknown_name_or_a_bad_spelling_is_exit_2(tmp_path
     first_lock(lg, releases, project, ["app"])
     before = (project / "requirements.lock").read_bytes()
     unknown = resolve(lg, project, "--upgrade-package", "nosuchthing")
-    assert unknown.exit_code == 2 and "nosuchthing" in unknown.stderr and "not in the lock or the intent" in unknown.stderr
+    assert (
+        unknown.exit_code == 2
+        and "nosuchthing" in unknown.stderr
+        and "not in the lock or the intent" in unknown.stderr
+    )
     for bad in ("lib>=2", "lib==", "lib==not a version", "=="):
         result = resolve(lg, project, "--upgrade-package", bad)
         assert result.exit_code == 2, (bad, result.stderr)
@@ -133,16 +160,23 @@ def test_upgrade_package_of_an_unknown_name_or_a_bad_spelling_is_exit_2(tmp_path
     assert (project / "requirements.lock").read_bytes() == before
 
 
-def test_an_upgrade_that_cannot_be_satisfied_is_exit_3_with_the_chain(tmp_path, releases, lg, monkeypatch):
+def test_an_upgrade_that_cannot_be_satisfied_is_exit_3_with_the_chain(
+    tmp_path, releases, lg, monkeypatch
+):
     project = tmp_path / "p"
     first_lock(lg, releases, project, ["app"])
     publish_newer(releases)
     months_later(monkeypatch, tmp_path, "later")
-    result = resolve(lg, project, "--upgrade-package", "lib==2.5")  # app 1.x stays, and app 1.0 needs lib<2 ...
+    result = resolve(
+        lg, project, "--upgrade-package", "lib==2.5"
+    )  # app 1.x stays, and app 1.0 needs lib<2 ...
     # ... but app 1.1 allows lib<3: the resolver moves app (it is not locked against the demand)
     assert result.exit_code == 0, result.stderr
     assert pins(project)["lib"] == "2.5" and pins(project)["app"] == "1.1"
     write_intent(project, releases.index.url, ["app==1.0"])
     refused = resolve(lg, project, "--upgrade-package", "lib==2.5")
     assert refused.exit_code == 3, refused.stderr
-    assert "--upgrade-package lib==2.5 needs lib==2.5" in refused.stderr and "app 1.0 needs lib<2" in refused.stderr
+    assert (
+        "--upgrade-package lib==2.5 needs lib==2.5" in refused.stderr
+        and "app 1.0 needs lib<2" in refused.stderr
+    )

@@ -35,8 +35,11 @@ def test_live_pypi_relock_keeps_the_pins_and_moves_only_what_is_asked(tmp_path, 
     assert {n: v for n, v in pins(tmp_path).items() if n in LOCKED} == LOCKED
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "lock"], cwd=tmp_path,
-                   check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "lock"],
+        cwd=tmp_path,
+        check=True,
+    )
     (tmp_path / "lockguard.toml").write_text(LATER)
     relock = lg("resolve")
     assert relock.exit_code == 0, relock.stderr
@@ -44,7 +47,9 @@ def test_live_pypi_relock_keeps_the_pins_and_moves_only_what_is_asked(tmp_path, 
     assert {n: v for n, v in after.items() if n in LOCKED} == LOCKED
     assert "six" in after
     assert "linux-64: 1 added" in relock.stderr
-    assert [line.split()[:2] for line in relock.stderr.splitlines() if line.startswith("  ")] == [["added", "six"]]
+    assert [line.split()[:2] for line in relock.stderr.splitlines() if line.startswith("  ")] == [
+        ["added", "six"]
+    ]
     check = lg("resolve", "--check")
     assert check.exit_code == 0 and "the lock files are current" in check.stderr
     outdated = lg("outdated", "--json")
@@ -54,7 +59,12 @@ def test_live_pypi_relock_keeps_the_pins_and_moves_only_what_is_asked(tmp_path, 
     assert moved.exit_code == 0, moved.stderr
     now = pins(tmp_path)
     assert now["urllib3"] != "2.0.2"
-    assert {n: v for n, v in now.items() if n != "urllib3"} == {n: v for n, v in after.items() if n != "urllib3"}
+    assert {n: v for n, v in now.items() if n != "urllib3"} == {
+        n: v for n, v in after.items() if n != "urllib3"
+    }
     diff = lg("diff", "--git", "HEAD")
     assert diff.exit_code == 1
-    assert [line.split()[:2] for line in diff.stdout.splitlines()[1:]] == [["added", "six"], ["upgraded", "urllib3"]]
+    assert [line.split()[:2] for line in diff.stdout.splitlines()[1:]] == [
+        ["added", "six"],
+        ["upgraded", "urllib3"],
+    ]

@@ -31,23 +31,34 @@ def fast_timeouts(monkeypatch):
     monkeypatch.setenv("LOCKGUARD_HTTP_TIMEOUT", "1")
 
 
-@pytest.mark.parametrize(("content_type", "body", "fragment"), [
-    (JSON, b"{not json", "invalid JSON"),
-    (JSON, b'{"files": "jinja2-1.0-py3-none-any.whl"}', "'files' is a list"),
-    (JSON, b'{"files": [null]}', "file #1: an entry must be an object"),
-    (JSON, b'{"files": [{"filename": "jinja2-1.0-py3-none-any.whl", "url": "x.whl", "hashes": "abc"}]}',
-     "'hashes' of jinja2-1.0-py3-none-any.whl must map"),
-    (JSON, b'[1, 2, 3]', "'files' is a list"),
-    ("text/html", b"\xff\xfe\x00garbage", "neither UTF-8 HTML nor JSON"),
-    ("text/html", b"this is not a simple page at all", "it is not HTML"),
-])
-def test_a_broken_index_page_is_exit_4_naming_the_page(tmp_path, world, lg, content_type, body, fragment):
+@pytest.mark.parametrize(
+    ("content_type", "body", "fragment"),
+    [
+        (JSON, b"{not json", "invalid JSON"),
+        (JSON, b'{"files": "jinja2-1.0-py3-none-any.whl"}', "'files' is a list"),
+        (JSON, b'{"files": [null]}', "file #1: an entry must be an object"),
+        (
+            JSON,
+            b'{"files": [{"filename": "jinja2-1.0-py3-none-any.whl", "url": "x.whl", "hashes": "abc"}]}',
+            "'hashes' of jinja2-1.0-py3-none-any.whl must map",
+        ),
+        (JSON, b"[1, 2, 3]", "'files' is a list"),
+        ("text/html", b"\xff\xfe\x00garbage", "neither UTF-8 HTML nor JSON"),
+        ("text/html", b"this is not a simple page at all", "it is not HTML"),
+    ],
+)
+def test_a_broken_index_page_is_exit_4_naming_the_page(
+    tmp_path, world, lg, content_type, body, fragment
+):
     world.pypi.faults.replace["/simple/jinja2/"] = (content_type, body)
     project = tmp_path / "p"
     world.intent(project, cuda="none", pip=["jinja2"])
     result = resolve(lg, project)
     assert result.exit_code == 4, result.output
-    assert f"the index page {world.pypi.url}/jinja2/ is not a valid simple-repository page" in result.stderr
+    assert (
+        f"the index page {world.pypi.url}/jinja2/ is not a valid simple-repository page"
+        in result.stderr
+    )
     assert fragment in result.stderr
     assert not (project / "requirements.lock").exists()
     clean(result)
@@ -55,12 +66,22 @@ def test_a_broken_index_page_is_exit_4_naming_the_page(tmp_path, world, lg, cont
 
 GARBAGE = {
     "empty": ("", "no Name or Version field"),
-    "wrong name": ("Metadata-Version: 2.1\nName: other\nVersion: 9.0\n", "it names the project 'other'"),
-    "wrong version": ("Metadata-Version: 2.1\nName: jinja2\nVersion: 8.0\n", "it says version '8.0'"),
-    "requires-dist": ("Metadata-Version: 2.1\nName: jinja2\nVersion: 9.0\nRequires-Dist: markupsafe>=>2\n",
-                      "its Requires-Dist 'markupsafe>=>2' does not parse"),
-    "requires-python": ("Metadata-Version: 2.1\nName: jinja2\nVersion: 9.0\nRequires-Python: >=>3\n",
-                        "its Requires-Python '>=>3' does not parse"),
+    "wrong name": (
+        "Metadata-Version: 2.1\nName: other\nVersion: 9.0\n",
+        "it names the project 'other'",
+    ),
+    "wrong version": (
+        "Metadata-Version: 2.1\nName: jinja2\nVersion: 8.0\n",
+        "it says version '8.0'",
+    ),
+    "requires-dist": (
+        "Metadata-Version: 2.1\nName: jinja2\nVersion: 9.0\nRequires-Dist: markupsafe>=>2\n",
+        "its Requires-Dist 'markupsafe>=>2' does not parse",
+    ),
+    "requires-python": (
+        "Metadata-Version: 2.1\nName: jinja2\nVersion: 9.0\nRequires-Python: >=>3\n",
+        "its Requires-Python '>=>3' does not parse",
+    ),
 }
 
 
@@ -72,8 +93,12 @@ def test_garbage_wheel_metadata_is_an_error_never_no_dependencies(tmp_path, worl
     world.intent(project, cuda="none", pip=["jinja2==9.0"])
     result = resolve(lg, project)
     assert result.exit_code == 4, result.output
-    assert "the metadata of jinja2-9.0-py3-none-any.whl (read from the wheel, from " in result.stderr
-    assert world.pypi.url.replace("/simple", "/files/") in result.stderr and fragment in result.stderr
+    assert (
+        "the metadata of jinja2-9.0-py3-none-any.whl (read from the wheel, from " in result.stderr
+    )
+    assert (
+        world.pypi.url.replace("/simple", "/files/") in result.stderr and fragment in result.stderr
+    )
     assert not (project / "requirements.lock").exists()  # never a lock of jinja2 without markupsafe
     clean(result)
 
@@ -102,12 +127,17 @@ def test_a_huge_metadata_is_refused_unread(tmp_path, world, lg):
     clean(result)
 
 
-@pytest.mark.parametrize(("mode", "fragment"), [
-    ("hang", "no answer within 1 s (2 attempts)"),
-    ("trickle", "no complete answer within 6 s (it came slower than 256 kB/s) (2 attempts)"),
-    ("redirect_loop", "more than 10 redirects (a redirect loop)"),
-])
-def test_an_index_that_misbehaves_is_exit_4_stating_the_bound(tmp_path, world, lg, fast_timeouts, mode, fragment):
+@pytest.mark.parametrize(
+    ("mode", "fragment"),
+    [
+        ("hang", "no answer within 1 s (2 attempts)"),
+        ("trickle", "no complete answer within 6 s (it came slower than 256 kB/s) (2 attempts)"),
+        ("redirect_loop", "more than 10 redirects (a redirect loop)"),
+    ],
+)
+def test_an_index_that_misbehaves_is_exit_4_stating_the_bound(
+    tmp_path, world, lg, fast_timeouts, mode, fragment
+):
     getattr(world.pypi.faults, mode).add("/simple/jinja2/")
     project = tmp_path / "p"
     world.intent(project, cuda="none", pip=["jinja2"])
@@ -115,7 +145,9 @@ def test_an_index_that_misbehaves_is_exit_4_stating_the_bound(tmp_path, world, l
     assert result.exit_code == 4, result.output
     assert f"{world.pypi.url}/jinja2/" in result.stderr and fragment in result.stderr
     assert "LOCKGUARD_HTTP_TIMEOUT" in result.stderr or mode == "redirect_loop"
-    if mode != "redirect_loop":  # two tries in all, the early GET's answer included (issue 25: it was four)
+    if (
+        mode != "redirect_loop"
+    ):  # two tries in all, the early GET's answer included (issue 25: it was four)
         assert [p for _m, p, _r in world.pypi.requests].count("/simple/jinja2/") == 2
     clean(result)
 
@@ -127,11 +159,15 @@ def test_an_endless_body_is_cut_off(tmp_path, world, lg, monkeypatch):
     world.intent(project, cuda="none", pip=["jinja2"])
     result = resolve(lg, project)
     assert result.exit_code == 4, result.output
-    assert "larger than 256 MB" in result.stderr or "no complete answer within 12 s" in result.stderr
+    assert (
+        "larger than 256 MB" in result.stderr or "no complete answer within 12 s" in result.stderr
+    )
     clean(result)
 
 
-def test_an_index_that_never_answers_ends_the_resolve_at_the_first_timeout(tmp_path, world, lg, fast_timeouts):
+def test_an_index_that_never_answers_ends_the_resolve_at_the_first_timeout(
+    tmp_path, world, lg, fast_timeouts
+):
     world.pypi.faults.hang.add("/simple/")
     names = ["jinja2", "numpy", "hjson", "tomli", "ninja", "mpmath", "filelock", "fsspec"]
     project = tmp_path / "p"
@@ -157,7 +193,9 @@ def test_5000_copies_of_one_requirement_are_one_requirement(tmp_path, world, lg,
 
     monkeypatch.setattr(Provider, "find_matches", counting)
     project = tmp_path / "p"
-    world.intent(project, cuda="none", pip=["jinja2"] * 5000 + [f"markupsafe>=0.{i}" for i in range(500)])
+    world.intent(
+        project, cuda="none", pip=["jinja2"] * 5000 + [f"markupsafe>=0.{i}" for i in range(500)]
+    )
     result = resolve(lg, project)
     assert result.exit_code == 0, result.output
     # resolvelib asks once per requirement it merges: the repeats and the 500 bounds reach it as one each
@@ -170,10 +208,24 @@ def test_conflicting_pins_are_exit_3_without_a_traceback(tmp_path, world):
     project = tmp_path / "p"
     world.intent(project, cuda="none", pip=["jinja2==1.0", "jinja2==2.0"])
     for _ in range(3):
-        proc = subprocess.run([sys.executable, "-m", "lockguard", "resolve", "--intent", str(project / "lockguard.toml")],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "lockguard",
+                "resolve",
+                "--intent",
+                str(project / "lockguard.toml"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 3, proc.stderr
-        assert "Traceback" not in proc.stderr and "no version of jinja2 satisfies them all (jinja2 has 1.0)" in proc.stderr
+        assert (
+            "Traceback" not in proc.stderr
+            and "no version of jinja2 satisfies them all (jinja2 has 1.0)" in proc.stderr
+        )
 
 
 def test_conda_unsatisfiable_on_a_local_channel_exits_cleanly(tmp_path, world):
@@ -184,10 +236,23 @@ def test_conda_unsatisfiable_on_a_local_channel_exits_cleanly(tmp_path, world):
 
     channel = build_channel(tmp_path / "conda")
     project = tmp_path / "p"
-    world.intent(project, channels=[channel.as_uri()], pip=[], extra='conda = ["no-such-package"]\n')
+    world.intent(
+        project, channels=[channel.as_uri()], pip=[], extra='conda = ["no-such-package"]\n'
+    )
     for _ in range(8):
-        proc = subprocess.run([sys.executable, "-m", "lockguard", "resolve", "--intent", str(project / "lockguard.toml")],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "lockguard",
+                "resolve",
+                "--intent",
+                str(project / "lockguard.toml"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 3, proc.stderr
         assert "Fatal Python error" not in proc.stderr and "no-such-package" in proc.stderr
 

@@ -34,11 +34,14 @@ def memo_entries() -> list[Path]:
     return cache_entries.entries("resolution")
 
 
-def test_an_unchanged_resolve_is_answered_by_the_memo_with_the_same_files_and_messages(tmp_path, world, lg,
-                                                                                           monkeypatch):
+def test_an_unchanged_resolve_is_answered_by_the_memo_with_the_same_files_and_messages(
+    tmp_path, world, lg, monkeypatch
+):
     project = tmp_path / "p"
     world.intent(project, pip=["torch==2.1.*"])
-    first = lg("resolve", "--intent", str(project / "lockguard.toml"), "--json")  # not verbose: what a user sees
+    first = lg(
+        "resolve", "--intent", str(project / "lockguard.toml"), "--json"
+    )  # not verbose: what a user sees
     assert first.exit_code == 0, first.stderr
     # one entry under the lock it started from (none), one under the lock it wrote (issue 21)
     assert MEMO_LINE not in first.stderr and len(memo_entries()) == 2
@@ -55,7 +58,9 @@ def test_an_unchanged_resolve_is_answered_by_the_memo_with_the_same_files_and_me
     assert (project / "requirements.lock").read_bytes() == lock
     assert world.pypi.requests == []
     replayed = [line for line in again.stderr.splitlines() if not line.startswith(MEMO_LINE)]
-    assert replayed == first.stderr.splitlines()  # "linux-64: N pip packages, torch ...", "wrote ..."
+    assert (
+        replayed == first.stderr.splitlines()
+    )  # "linux-64: N pip packages, torch ...", "wrote ..."
     assert any("pip packages" in line for line in replayed)
     data, data_again = json.loads(first.stdout)["data"], json.loads(again.stdout)["data"]
     assert data_again == data  # the summary too (both wrote requirements.lock)
@@ -72,15 +77,23 @@ def test_an_expired_page_that_changed_is_fetched_and_resolved_again(tmp_path, wo
     within_ttl = resolve(lg, project)  # the page is served from the cache within its TTL, as before
     assert MEMO_LINE in within_ttl.stderr and pins(project)["jinja2"] == "1.0"
     for state in cache_entries.entries("page-state"):  # ten minutes later: every page has expired
-        url, content_type, etag, modified, fetched_at, sha = marshal.loads(cache_entries.payload(state))
-        cache_entries.rewrite(state, marshal.dumps((url, content_type, etag, modified, fetched_at - 3600, sha)))
+        url, content_type, etag, modified, fetched_at, sha = marshal.loads(
+            cache_entries.payload(state)
+        )
+        cache_entries.rewrite(
+            state, marshal.dumps((url, content_type, etag, modified, fetched_at - 3600, sha))
+        )
     later = resolve(lg, project)
     assert later.exit_code == 0, later.stderr
     assert MEMO_LINE not in later.stderr  # resolved again, with the page that changed ...
-    assert pins(project)["jinja2"] == "1.0"  # ... where the locked version is still preferred (issue 21)
+    assert (
+        pins(project)["jinja2"] == "1.0"
+    )  # ... where the locked version is still preferred (issue 21)
     upgraded = resolve(lg, project, "--upgrade-package", "jinja2")
     assert MEMO_LINE not in upgraded.stderr and pins(project)["jinja2"] == "3.1.4"
-    assert MEMO_LINE in resolve(lg, project).stderr and pins(project)["jinja2"] == "3.1.4"  # the new one is kept
+    assert (
+        MEMO_LINE in resolve(lg, project).stderr and pins(project)["jinja2"] == "3.1.4"
+    )  # the new one is kept
 
 
 def test_refresh_bypasses_the_memo_and_leaves_the_new_answer_in_it(tmp_path, world, lg):
@@ -127,7 +140,9 @@ def test_an_edit_of_lockguard_or_a_deciding_library_changes_the_key(tmp_path, mo
     assert "rules.py" in before
     (package / "rules.py").write_text("A = 2\n")
     assert resolve_memo.code_fingerprint() != before
-    monkeypatch.setattr(resolve_memo, "DECIDING_LIBRARIES", ("resolvelib", "packaging", "no_such_library_here"))
+    monkeypatch.setattr(
+        resolve_memo, "DECIDING_LIBRARIES", ("resolvelib", "packaging", "no_such_library_here")
+    )
     assert "no_such_library_here:absent" in resolve_memo.code_fingerprint()
 
 
@@ -138,10 +153,17 @@ def test_a_damaged_or_foreign_memo_entry_is_a_miss_never_an_answer(tmp_path, wor
     lock = (project / "requirements.lock").read_bytes()
     entries = memo_entries()  # under the lock it started from, and the one it wrote
     good = json.loads(cache_entries.payload(entries[0]))
-    damaged = [b"", b"{", b"[]", json.dumps({**good, "format": 99}).encode(),
-               json.dumps({**good, "outputs": {"../elsewhere.txt": "x"}}).encode(),  # not a file the intent has
-               json.dumps({**good, "messages": [["shout", "x"]]}).encode(),
-               json.dumps({**good, "pages": {}}).encode()]
+    damaged = [
+        b"",
+        b"{",
+        b"[]",
+        json.dumps({**good, "format": 99}).encode(),
+        json.dumps(
+            {**good, "outputs": {"../elsewhere.txt": "x"}}
+        ).encode(),  # not a file the intent has
+        json.dumps({**good, "messages": [["shout", "x"]]}).encode(),
+        json.dumps({**good, "pages": {}}).encode(),
+    ]
     for data in damaged:
         for entry in entries:
             cache_entries.rewrite(entry, data)  # a valid entry of the layer, holding a damaged memo
@@ -160,7 +182,10 @@ def test_a_changed_page_body_is_a_miss_even_within_its_ttl(tmp_path, world, lg):
     for entry in memo_entries():
         remembered = json.loads(cache_entries.payload(entry))
         url = next(u for u in remembered["pages"] if u.endswith("/jinja2/"))
-        cache_entries.rewrite(entry, json.dumps({**remembered, "pages": {**remembered["pages"], url: "0" * 64}}).encode())
+        cache_entries.rewrite(
+            entry,
+            json.dumps({**remembered, "pages": {**remembered["pages"], url: "0" * 64}}).encode(),
+        )
     result = resolve(lg, project)
     assert result.exit_code == 0 and MEMO_LINE not in result.stderr
 
@@ -171,8 +196,12 @@ def test_a_name_missing_from_the_first_index_is_never_memoized(tmp_path, world, 
     project = tmp_path / "p"
     world.intent(project, cuda="none", pip=["only-second"])
     toml = project / "lockguard.toml"
-    toml.write_text(toml.read_text().replace(f'indexes = ["{world.pypi.url}"]',
-                                             f'indexes = ["{world.pypi.url}", "{local_index.url}"]'))
+    toml.write_text(
+        toml.read_text().replace(
+            f'indexes = ["{world.pypi.url}"]',
+            f'indexes = ["{world.pypi.url}", "{local_index.url}"]',
+        )
+    )
     assert resolve(lg, project).exit_code == 0
     assert memo_entries() == []
     assert MEMO_LINE not in resolve(lg, project).stderr

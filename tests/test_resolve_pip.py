@@ -57,12 +57,29 @@ def test_real_pip_accepts_the_lock(tmp_path, world, lg):
     world.intent(project, pip=["jinja2", "numpy"])
     assert resolve(lg, project).exit_code == 0
     proc = subprocess.run(
-        [ENV_PYTHON, "-m", "pip", "install", "--dry-run", "--require-hashes", "--no-deps",
-         "--ignore-installed", "--no-cache-dir", "--isolated", "-r", str(project / "requirements.lock")],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "PIP_CONFIG_FILE": os.devnull},
+        [
+            ENV_PYTHON,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--require-hashes",
+            "--no-deps",
+            "--ignore-installed",
+            "--no-cache-dir",
+            "--isolated",
+            "-r",
+            str(project / "requirements.lock"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PIP_CONFIG_FILE": os.devnull},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Would install jinja2-1.0 markupsafe-2.1.5 numpy-2.0.0" in proc.stdout  # no torch: NumPy 2 is fine
+    assert (
+        "Would install jinja2-1.0 markupsafe-2.1.5 numpy-2.0.0" in proc.stdout
+    )  # no torch: NumPy 2 is fine
 
 
 def test_pip_sync_accepts_the_lock(tmp_path, world, lg):
@@ -70,9 +87,15 @@ def test_pip_sync_accepts_the_lock(tmp_path, world, lg):
     world.intent(project, pip=["jinja2"])
     assert resolve(lg, project).exit_code == 0
     pip_sync = Path(sys.executable).with_name("pip-sync")
-    proc = subprocess.run([str(pip_sync), "--dry-run", str(project / "requirements.lock")],
-                          capture_output=True, text=True, timeout=120)
-    assert "Would install" in proc.stdout or "Everything up-to-date" in proc.stdout, proc.stdout + proc.stderr
+    proc = subprocess.run(
+        [str(pip_sync), "--dry-run", str(project / "requirements.lock")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Would install" in proc.stdout or "Everything up-to-date" in proc.stdout, (
+        proc.stdout + proc.stderr
+    )
     assert "jinja2==1.0" in proc.stdout or "Everything up-to-date" in proc.stdout
 
 
@@ -98,10 +121,16 @@ def test_first_index_strategy(tmp_path, world, local_index, lg):
     project = tmp_path / "p"
     world.intent(project, pip=["shared-name"])
     toml = project / "lockguard.toml"
-    toml.write_text(toml.read_text().replace(f'indexes = ["{world.pypi.url}"]',
-                                             f'indexes = ["{world.pypi.url}", "{local_index.url}"]'))
+    toml.write_text(
+        toml.read_text().replace(
+            f'indexes = ["{world.pypi.url}"]',
+            f'indexes = ["{world.pypi.url}", "{local_index.url}"]',
+        )
+    )
     assert resolve(lg, project).exit_code == 0
-    assert versions(project)["shared-name"] == "1.0"  # found on the first index: never taken from the second
+    assert (
+        versions(project)["shared-name"] == "1.0"
+    )  # found on the first index: never taken from the second
 
 
 def test_target_markers_platform_and_python(tmp_path, world, lg):
@@ -188,15 +217,22 @@ def test_sdist_metadata_pkg_info_pep517_and_overrides(tmp_path, world, lg):
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
     pins = versions(project)
-    assert {"static-sdist", "built-sdist", "hjson", "ninja"} <= set(pins)  # ninja only from the PEP 517 metadata
+    assert {"static-sdist", "built-sdist", "hjson", "ninja"} <= set(
+        pins
+    )  # ninja only from the PEP 517 metadata
     needs_torch = tmp_path / "ds"
     world.intent(needs_torch, pip=["deepspeed==0.13.1"])
     result = resolve(lg, needs_torch)
     assert result.exit_code == 2
     assert "deepspeed-0.13.1.tar.gz" in result.stderr and "[[dependency-metadata]]" in result.stderr
-    world.intent(needs_torch, pip=["deepspeed==0.13.1"], extra=(
-        '\n[[dependency-metadata]]\nname = "deepspeed"\nversion = "0.13.1"\n'
-        'requires-dist = ["hjson", "ninja", "numpy", "torch"]\n'))
+    world.intent(
+        needs_torch,
+        pip=["deepspeed==0.13.1"],
+        extra=(
+            '\n[[dependency-metadata]]\nname = "deepspeed"\nversion = "0.13.1"\n'
+            'requires-dist = ["hjson", "ninja", "numpy", "torch"]\n'
+        ),
+    )
     world.pypi.reset_counters()
     result = resolve(lg, needs_torch)
     assert result.exit_code == 0, result.stderr
@@ -239,7 +275,9 @@ def test_cache_offline_refresh_and_revalidation(tmp_path, world, lg):
     assert resolve(lg, project).exit_code == 0  # warm: pages within their TTL, metadata cached
     assert world.pypi.requests == []
     assert (project / "requirements.lock").read_bytes() == first  # byte-stable
-    assert resolve(lg, project, "--refresh").exit_code == 0  # pages revalidated (304), no metadata refetched
+    assert (
+        resolve(lg, project, "--refresh").exit_code == 0
+    )  # pages revalidated (304), no metadata refetched
     assert world.pypi.requests and all(p.endswith("/") for _m, p, _r in world.pypi.requests)
     world.pypi.stop()
     result = resolve(lg, project, "--offline")
@@ -266,7 +304,9 @@ def test_resolve_check_detects_an_out_of_date_lock_without_writing(tmp_path, wor
 
 def test_two_platforms_get_one_file_each(tmp_path, world, lg):
     project = tmp_path / "p"
-    world.intent(project, cuda="none", pip=["torch==2.1.0"], platforms=["linux-64", "linux-aarch64"])
+    world.intent(
+        project, cuda="none", pip=["torch==2.1.0"], platforms=["linux-64", "linux-aarch64"]
+    )
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
     x86 = requirements_lock.parse((project / "requirements.linux-64.lock").read_text())
@@ -281,7 +321,10 @@ def test_platform_subset_keeps_per_platform_names(tmp_path, world, lg):
     result = resolve(lg, project, "--platform", "linux-aarch64")
     assert result.exit_code == 0, result.stderr
     assert (project / "requirements.linux-aarch64.lock").exists()
-    assert not (project / "requirements.lock").exists() and not (project / "requirements.linux-64.lock").exists()
+    assert (
+        not (project / "requirements.lock").exists()
+        and not (project / "requirements.linux-64.lock").exists()
+    )
     bad = resolve(lg, project, "--platform", "osx-arm64")
     assert bad.exit_code == 2 and "not in the intent's platforms" in bad.stderr
 
@@ -293,8 +336,15 @@ def test_concurrent_resolves_share_the_cache_safely(tmp_path, world):
         world.intent(project, pip=["torch==2.1.*", "numpy"])
         projects.append(project)
     env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(tmp_path / "shared-cache")}
-    procs = [subprocess.Popen([sys.executable, "-m", "lockguard", "resolve", "--intent", str(p / "lockguard.toml")],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for p in projects]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "lockguard", "resolve", "--intent", str(p / "lockguard.toml")],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for p in projects
+    ]
     for proc in procs:
         _out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err.decode()
@@ -304,14 +354,17 @@ def test_concurrent_resolves_share_the_cache_safely(tmp_path, world):
 
 def test_explain_prints_the_chain_and_the_knowledge_rules(tmp_path, world, lg, monkeypatch):
     project = tmp_path / "p"
-    world.intent(project, pip=["torch==2.1.*", "xformers"], extra=(
-        ""))
+    world.intent(project, pip=["torch==2.1.*", "xformers"], extra=(""))
     world.intent(project, pip=["jinja2", "torch==2.1.*", "numpy"])
     assert resolve(lg, project).exit_code == 0
     monkeypatch.chdir(project)
     result = lg("explain", "markupsafe")
     assert result.exit_code == 0, result.stderr
-    assert "markupsafe==2.1.5" in result.stdout and "jinja2" in result.stdout and "lockguard.toml" in result.stdout
+    assert (
+        "markupsafe==2.1.5" in result.stdout
+        and "jinja2" in result.stdout
+        and "lockguard.toml" in result.stdout
+    )
     numpy = lg("explain", "numpy")
     assert "torch-numpy1-abi" in numpy.stdout and "constraints/hazards.toml" in numpy.stdout
     nccl = lg("explain", "nvidia-nccl-cu12")
@@ -329,7 +382,8 @@ def test_live_pypi_torch_2_1_0_transformers_deepspeed(tmp_path, lg):
         'pip = ["torch==2.1.0", "transformers==4.36.2", "deepspeed==0.13.1"]\n'
         'exclude-newer = "2024-03-01T00:00:00Z"\n'
         '[[dependency-metadata]]\nname = "deepspeed"\nversion = "0.13.1"\n'
-        'requires-dist = ["hjson", "ninja", "numpy", "packaging>=20.0", "psutil", "py-cpuinfo", "pydantic", "pynvml", "torch", "tqdm"]\n')
+        'requires-dist = ["hjson", "ninja", "numpy", "packaging>=20.0", "psutil", "py-cpuinfo", "pydantic", "pynvml", "torch", "tqdm"]\n'
+    )
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
     lock = lock_of(project)

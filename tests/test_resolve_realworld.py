@@ -53,33 +53,75 @@ def more(world, tmp_path):
     add = world.pypi.add
     tv = {"0.16.2": "2.1.2", "0.16.0": "2.1.0"}
     for version, torch in tv.items():
-        add(build_wheel(wheels, "torchvision", version, tag=CP311, requires=["numpy", f"torch=={torch}"]))
-    world.pytorch.add(build_wheel(wheels / "cu118", "torchvision", "0.16.2+cu118", tag="cp311-cp311-linux_x86_64",
-                                  requires=["numpy", "torch==2.1.2+cu118"]), variant="cu118")
+        add(
+            build_wheel(
+                wheels, "torchvision", version, tag=CP311, requires=["numpy", f"torch=={torch}"]
+            )
+        )
+    world.pytorch.add(
+        build_wheel(
+            wheels / "cu118",
+            "torchvision",
+            "0.16.2+cu118",
+            tag="cp311-cp311-linux_x86_64",
+            requires=["numpy", "torch==2.1.2+cu118"],
+        ),
+        variant="cu118",
+    )
     add(build_wheel(wheels, "accel", "1.0", requires=["torch>=2.0", "numpy"]))
-    for name, version in [("nvidia-cuda-nvcc-cu12", "12.1.105"), ("nvidia-cuda-nvcc-cu12", "12.4.131"),
-                          ("nvidia-cuda-nvcc-cu12", "12.9.86"), ("nvidia-cuda-runtime-cu12", "12.4.127"),
-                          ("nvidia-cuda-runtime-cu12", "12.9.79"), ("nvidia-cuda-runtime-cu12", "12.2.140"),
-                          ("nvidia-nvjitlink-cu12", "12.9.86")]:
+    for name, version in [
+        ("nvidia-cuda-nvcc-cu12", "12.1.105"),
+        ("nvidia-cuda-nvcc-cu12", "12.4.131"),
+        ("nvidia-cuda-nvcc-cu12", "12.9.86"),
+        ("nvidia-cuda-runtime-cu12", "12.4.127"),
+        ("nvidia-cuda-runtime-cu12", "12.9.79"),
+        ("nvidia-cuda-runtime-cu12", "12.2.140"),
+        ("nvidia-nvjitlink-cu12", "12.9.86"),
+    ]:
         add(build_wheel(wheels, name, version, tag=ANY_LINUX))
-    add(build_wheel(wheels, "jaxlike", "1.0", requires=[
-        "nvidia-cuda-nvcc-cu12>=12.1", "nvidia-cuda-runtime-cu12>=12.1", "nvidia-nvjitlink-cu12>=12.1"]))
+    add(
+        build_wheel(
+            wheels,
+            "jaxlike",
+            "1.0",
+            requires=[
+                "nvidia-cuda-nvcc-cu12>=12.1",
+                "nvidia-cuda-runtime-cu12>=12.1",
+                "nvidia-nvjitlink-cu12>=12.1",
+            ],
+        )
+    )
     add(build_wheel(wheels, "tflike", "2.15.0", requires=["nvidia-cuda-runtime-cu12==12.2.140"]))
     add(build_wheel(wheels, "flash-attn", "2.5.8", tag=CP311, requires=["torch"]))
     add(build_wheel(wheels, "oldcuda", "1.0", requires=["nvidia-cublas-cu11"]))
-    add(build_wheel(wheels, "nvidia-nccl-cu11", "2.21.5", tag=ANY_LINUX,
-                    files={"nvidia/nccl/lib/libnccl.so.2": b"\x7fELF-cu11", "nvidia/nccl/include/nccl.h": b"/* 11 */"}))
+    add(
+        build_wheel(
+            wheels,
+            "nvidia-nccl-cu11",
+            "2.21.5",
+            tag=ANY_LINUX,
+            files={
+                "nvidia/nccl/lib/libnccl.so.2": b"\x7fELF-cu11",
+                "nvidia/nccl/include/nccl.h": b"/* 11 */",
+            },
+        )
+    )
     add(build_wheel(wheels, "oldnccl", "1.0", requires=["nvidia-nccl-cu11"]))
     return world
 
 
 # -- 1 and 8: the PyTorch index only when a build needs it --------------------------------------------
 
+
 def test_pypi_answers_need_no_pytorch_index(tmp_path, more, lg):
     """torchvision alone, triton alone, a torch-unpinned package: PyPI's builds are the requested
     variant, so a PyTorch index that is down changes nothing."""
     down = dead_url()
-    for name, pip in [("tv", ["torchvision==0.16.2"]), ("triton", ["triton==2.1.0"]), ("jinja", ["jinja2"])]:
+    for name, pip in [
+        ("tv", ["torchvision==0.16.2"]),
+        ("triton", ["triton==2.1.0"]),
+        ("jinja", ["jinja2"]),
+    ]:
         project = tmp_path / name
         with_pytorch_index(more.intent(project, pip=pip), down)
         result = resolve(lg, project)
@@ -90,13 +132,19 @@ def test_pypi_answers_need_no_pytorch_index(tmp_path, more, lg):
     assert versions(tmp_path / "triton")["triton"] == "2.1.0"
 
 
-def test_an_index_build_that_cannot_be_reached_is_skipped_when_pypi_has_an_answer(tmp_path, more, lg):
+def test_an_index_build_that_cannot_be_reached_is_skipped_when_pypi_has_an_answer(
+    tmp_path, more, lg
+):
     project = tmp_path / "accel"
     with_pytorch_index(more.intent(project, pip=["accel==1.0"]), dead_url())
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
-    assert versions(project)["torch"] == "2.1.2"  # torch 2.5 cu121 lives only on the index: PyPI's 2.1.2
-    assert "torch 2.5 cu121 is published only on the PyTorch index" in result.stderr  # said, as a warning
+    assert (
+        versions(project)["torch"] == "2.1.2"
+    )  # torch 2.5 cu121 lives only on the index: PyPI's 2.1.2
+    assert (
+        "torch 2.5 cu121 is published only on the PyTorch index" in result.stderr
+    )  # said, as a warning
     # a resolve that warned is never memoized: the index may answer next time, and the lock with it
     # (--upgrade: a plain relock prefers the locked torch 2.1.2 and never needs the index)
     again = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"), "--upgrade")
@@ -110,9 +158,13 @@ def test_unreachable_pytorch_index_with_no_pypi_answer_says_why_it_was_needed(tm
     with_pytorch_index(more.intent(project, cuda="11.8", pip=["torch==2.1.*"]), down)
     result = resolve(lg, project)
     assert result.exit_code == 4, result.stderr
-    assert f"torch 2.1 cu118 is published only on the PyTorch index ({down}/cu118), which cannot be reached" \
+    assert (
+        f"torch 2.1 cu118 is published only on the PyTorch index ({down}/cu118), which cannot be reached"
         in result.stderr
-    assert 'pytorch-index = ' in result.stderr and 'cu121: cuda = "12.1"' in result.stderr  # mirror, or PyPI's variant
+    )
+    assert (
+        "pytorch-index = " in result.stderr and 'cu121: cuda = "12.1"' in result.stderr
+    )  # mirror, or PyPI's variant
     assert "Traceback" not in result.output
 
 
@@ -122,59 +174,94 @@ def test_torchvision_pairs_with_torch_build(tmp_path, more, lg):
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
     pins = versions(project)
-    assert pins["torch"] == "2.1.2+cu118" and pins["torchvision"] == "0.16.2+cu118"  # never PyPI's cu121 build
+    assert (
+        pins["torch"] == "2.1.2+cu118" and pins["torchvision"] == "0.16.2+cu118"
+    )  # never PyPI's cu121 build
     asked = {p for _m, p, _r in more.pytorch.requests if p.endswith("/")}
     assert asked == {"/whl/cu118/torch/", "/whl/cu118/torchvision/"}  # triton, numpy...: PyPI only
 
 
 def test_aarch64_cuda_build_needs_the_pytorch_index(tmp_path, more, lg):
     project = tmp_path / "arm"
-    with_pytorch_index(more.intent(project, cuda="12.8", pip=["torch==2.7.*"], platforms=["linux-aarch64"]),
-                       dead_url())
+    with_pytorch_index(
+        more.intent(project, cuda="12.8", pip=["torch==2.7.*"], platforms=["linux-aarch64"]),
+        dead_url(),
+    )
     result = resolve(lg, project)
-    assert result.exit_code == 4, result.stderr  # no longer "published for no CUDA variant on linux-aarch64"
+    assert result.exit_code == 4, (
+        result.stderr
+    )  # no longer "published for no CUDA variant on linux-aarch64"
     assert "torch 2.7 cu128 is published only on the PyTorch index" in result.stderr
 
 
 # -- 2: unsatisfiable intents end at once, with the requirements that clash ---------------------------
 
+
 def test_torch_and_torchvision_that_cannot_pair_end_at_the_first_conflict(tmp_path, more, lg):
     # old mpmath sdists that cannot be built: an exhaustive backtracking search would reach them
     for version in ("0.17", "0.18"):
-        more.pypi.add(build_sdist(tmp_path / "old", "mpmath", version, metadata_version="2.1",
-                                  pyproject=IN_TREE_PYPROJECT, files={"backend.py": NEEDS_TORCH_BACKEND}))
+        more.pypi.add(
+            build_sdist(
+                tmp_path / "old",
+                "mpmath",
+                version,
+                metadata_version="2.1",
+                pyproject=IN_TREE_PYPROJECT,
+                files={"backend.py": NEEDS_TORCH_BACKEND},
+            )
+        )
     project = tmp_path / "p"
     more.intent(project, cuda="12.6", pip=["torch==2.7.*", "torchvision==0.16.*"])
     more.pypi.reset_counters()
     result = resolve(lg, project)
     assert result.exit_code == 3, result.stderr
-    assert "every torchvision that the intent (torchvision==0.16.*) allows (0.16.0, 0.16.2) needs torch 2.1.x" \
+    assert (
+        "every torchvision that the intent (torchvision==0.16.*) allows (0.16.0, 0.16.2) needs torch 2.1.x"
         in result.stderr
+    )
     assert "the intent needs torch==2.7.*" in result.stderr
     assert not [p for _m, p, _r in more.pypi.requests if p.endswith(".tar.gz")]  # nothing was built
 
 
 def test_a_package_with_no_release_before_the_cutoff_is_named(tmp_path, more, lg):
-    more.pypi.add(build_wheel(tmp_path / "w", "airports", "0.0.1"), upload_time="2025-09-25T04:17:09Z")
+    more.pypi.add(
+        build_wheel(tmp_path / "w", "airports", "0.0.1"), upload_time="2025-09-25T04:17:09Z"
+    )
     for version in ("0.0.43", "0.0.46"):
-        more.pypi.add(build_wheel(tmp_path / "w", "outlines", version, requires=["airports"]),
-                      upload_time="2024-07-01T00:00:00Z")
-    more.pypi.add(build_wheel(tmp_path / "w", "llm", "0.6.3", requires=["outlines>=0.0.43,<0.1", "jinja2"]),
-                  upload_time="2024-10-01T00:00:00Z")
+        more.pypi.add(
+            build_wheel(tmp_path / "w", "outlines", version, requires=["airports"]),
+            upload_time="2024-07-01T00:00:00Z",
+        )
+    more.pypi.add(
+        build_wheel(tmp_path / "w", "llm", "0.6.3", requires=["outlines>=0.0.43,<0.1", "jinja2"]),
+        upload_time="2024-10-01T00:00:00Z",
+    )
     project = tmp_path / "p"
-    more.intent(project, cuda="none", pip=["llm==0.6.3"], extra='exclude-newer = "2024-10-20T00:00:00Z"\n')
+    more.intent(
+        project, cuda="none", pip=["llm==0.6.3"], extra='exclude-newer = "2024-10-20T00:00:00Z"\n'
+    )
     result = resolve(lg, project)
     assert result.exit_code == 3, result.stderr
-    assert "every outlines that llm 0.6.3 (outlines<0.1,>=0.0.43) allows (0.0.43, 0.0.46) needs airports" \
+    assert (
+        "every outlines that llm 0.6.3 (outlines<0.1,>=0.0.43) allows (0.0.43, 0.0.46) needs airports"
         in result.stderr
+    )
     assert "airports has no release before exclude-newer 2024-10-20" in result.stderr
 
 
 def test_sdists_that_fail_to_build_are_skipped_and_old_sdists_come_last(tmp_path, more, lg):
     w = tmp_path / "w"
     more.pypi.add(build_wheel(w, "picky", "3.0", requires=["does-not-exist"]))  # forces a step back
-    more.pypi.add(build_sdist(w, "picky", "2.0", metadata_version="2.1", pyproject=IN_TREE_PYPROJECT,
-                              files={"backend.py": NEEDS_TORCH_BACKEND}))
+    more.pypi.add(
+        build_sdist(
+            w,
+            "picky",
+            "2.0",
+            metadata_version="2.1",
+            pyproject=IN_TREE_PYPROJECT,
+            files={"backend.py": NEEDS_TORCH_BACKEND},
+        )
+    )
     more.pypi.add(build_wheel(w, "picky", "1.0"))
     project = tmp_path / "p"
     more.intent(project, cuda="none", pip=["picky"])
@@ -183,10 +270,15 @@ def test_sdists_that_fail_to_build_are_skipped_and_old_sdists_come_last(tmp_path
     assert result.exit_code == 0, result.stderr
     assert versions(project)["picky"] == "1.0"  # the wheel before the older-than-a-wheel sdist
     assert not [p for _m, p, _r in more.pypi.requests if p.endswith("picky-2.0.tar.gz")]
-    more.intent(project, cuda="none", pip=["picky>=2"])  # now the sdist must be tried: it fails, skipped
+    more.intent(
+        project, cuda="none", pip=["picky>=2"]
+    )  # now the sdist must be tried: it fails, skipped
     result = resolve(lg, project)
     assert result.exit_code == 3, result.stderr
-    assert "picky 2.0 was skipped: cannot read the metadata of picky-2.0.tar.gz: its build failed" in result.stderr
+    assert (
+        "picky 2.0 was skipped: cannot read the metadata of picky-2.0.tar.gz: its build failed"
+        in result.stderr
+    )
     assert "no index has a project named does-not-exist" in result.stderr
 
 
@@ -203,25 +295,58 @@ def test_the_sdist_of_an_intent_pin_that_cannot_be_built_is_the_answer(tmp_path,
 
 RULE_CASES = {
     # code: (intent keywords, fragment the refusal must contain)
-    "LG120": ({"pip": ["torch==2.1.*"], "extra": 'conda = ["cuda-version=11.8"]\n', "channels": ["conda-forge"]},
-              "contradicts the CUDA stack's 'cuda-version=12.1'"),
-    "LG121": ({"pip": ["torch==2.1.*", "oldnccl"]},
-              "[LG121: nvidia-nccl-cu11 and nvidia-nccl-cu12 both install nvidia/nccl/lib/libnccl.so.2"),
-    "LG122": ({"pip": ["torch==2.1.*"], "extra": 'conda = ["gcc_linux-64=13"]\n', "channels": ["conda-forge"]},
-              "contradicts the CUDA stack's 'gcc_linux-64=12'"),
-    "LG123": ({"pip": ["torch==2.1.*"], "extra": 'driver = "470.82"\n'},
-              "CUDA 12.1 needs driver >= 525.60.13"),
-    "LG124": ({"pip": ["torch==2.1.*"], "extra": 'gpu = ["sm_100"]\n'},
-              "sm_100 needs a torch built with CUDA >= 12.8"),
+    "LG120": (
+        {
+            "pip": ["torch==2.1.*"],
+            "extra": 'conda = ["cuda-version=11.8"]\n',
+            "channels": ["conda-forge"],
+        },
+        "contradicts the CUDA stack's 'cuda-version=12.1'",
+    ),
+    "LG121": (
+        {"pip": ["torch==2.1.*", "oldnccl"]},
+        "[LG121: nvidia-nccl-cu11 and nvidia-nccl-cu12 both install nvidia/nccl/lib/libnccl.so.2",
+    ),
+    "LG122": (
+        {
+            "pip": ["torch==2.1.*"],
+            "extra": 'conda = ["gcc_linux-64=13"]\n',
+            "channels": ["conda-forge"],
+        },
+        "contradicts the CUDA stack's 'gcc_linux-64=12'",
+    ),
+    "LG123": (
+        {"pip": ["torch==2.1.*"], "extra": 'driver = "470.82"\n'},
+        "CUDA 12.1 needs driver >= 525.60.13",
+    ),
+    "LG124": (
+        {"pip": ["torch==2.1.*"], "extra": 'gpu = ["sm_100"]\n'},
+        "sm_100 needs a torch built with CUDA >= 12.8",
+    ),
     "LG125": ({"pip": ["torch==2.1.*", "numpy==2.0.0"]}, "torch-numpy1-abi"),
-    "LG126": ({"pip": ["torch==2.1.*", "deepspeed-helper"], "extra": 'conda = ["cuda-nvcc=13.0"]\n',
-               "channels": ["conda-forge"]}, "contradicts the CUDA stack's 'cuda-nvcc=12.1'"),
-    "LG127": ({"pip": ["torch==2.1.2", "xformers==0.0.22.post7"],
-               "extra": '[[dependency-metadata]]\nname = "xformers"\nversion = "0.0.22.post7"\nrequires-dist = ["numpy"]\n'},
-              "LG127 xformers 0.0.22.post7 pins torch==2.1.0"),
-    "LG128": ({"pip": ["torch==2.1.*", "flash-attn==2.5.8"], "extra": 'gpu = ["sm_75"]\n'},
-              "LG128: flash-attn needs sm_80+ but the intent has sm_75"),
-    "LG129": ({"pip": ["tflike==2.15.0"]}, "LG129: CUDA 12.1 ships nvidia-cuda-runtime-cu12 12.1.55 to 12.1.105"),
+    "LG126": (
+        {
+            "pip": ["torch==2.1.*", "deepspeed-helper"],
+            "extra": 'conda = ["cuda-nvcc=13.0"]\n',
+            "channels": ["conda-forge"],
+        },
+        "contradicts the CUDA stack's 'cuda-nvcc=12.1'",
+    ),
+    "LG127": (
+        {
+            "pip": ["torch==2.1.2", "xformers==0.0.22.post7"],
+            "extra": '[[dependency-metadata]]\nname = "xformers"\nversion = "0.0.22.post7"\nrequires-dist = ["numpy"]\n',
+        },
+        "LG127 xformers 0.0.22.post7 pins torch==2.1.0",
+    ),
+    "LG128": (
+        {"pip": ["torch==2.1.*", "flash-attn==2.5.8"], "extra": 'gpu = ["sm_75"]\n'},
+        "LG128: flash-attn needs sm_80+ but the intent has sm_75",
+    ),
+    "LG129": (
+        {"pip": ["tflike==2.15.0"]},
+        "LG129: CUDA 12.1 ships nvidia-cuda-runtime-cu12 12.1.55 to 12.1.105",
+    ),
 }
 
 
@@ -234,7 +359,12 @@ def test_every_cuda_rule_of_check_has_a_refusal_case():
 def test_resolve_refuses_what_check_would_reject(code, tmp_path, more, lg):
     keywords, fragment = RULE_CASES[code]
     project = tmp_path / code
-    more.intent(project, pip=keywords["pip"], extra=keywords.get("extra", ""), channels=keywords.get("channels"))
+    more.intent(
+        project,
+        pip=keywords["pip"],
+        extra=keywords.get("extra", ""),
+        channels=keywords.get("channels"),
+    )
     args = ("--conda-from-knowledge",) if keywords.get("channels") else ()
     result = resolve(lg, project, *args)
     assert result.exit_code == 3, result.stderr
@@ -245,6 +375,7 @@ def test_resolve_refuses_what_check_would_reject(code, tmp_path, more, lg):
 
 # -- 6: the intent's CUDA holds for every CUDA component wheel ------------------------------------------
 
+
 def test_cuda_component_wheels_belong_to_the_intents_release(tmp_path, more, lg):
     project = tmp_path / "jax"
     more.intent(project, cuda="12.4", pip=["jaxlike"])
@@ -253,7 +384,9 @@ def test_cuda_component_wheels_belong_to_the_intents_release(tmp_path, more, lg)
     pins = versions(project)
     assert pins["nvidia-cuda-nvcc-cu12"] == "12.4.131"  # not 12.9.86
     assert pins["nvidia-cuda-runtime-cu12"] == "12.4.127"  # not 12.9.79
-    assert pins["nvidia-nvjitlink-cu12"] == "12.9.86"  # a newer nvJitLink of the major is allowed (NVIDIA's pins)
+    assert (
+        pins["nvidia-nvjitlink-cu12"] == "12.9.86"
+    )  # a newer nvJitLink of the major is allowed (NVIDIA's pins)
     older = tmp_path / "older"
     more.intent(older, cuda="12.1", pip=["jaxlike"])
     assert resolve(lg, older).exit_code == 0
@@ -267,13 +400,24 @@ def test_check_reports_component_wheels_of_another_release(tmp_path, more, lg):
     more.intent(project, cuda="12.4", pip=["jaxlike"], channels=["conda-forge"])
     assert resolve(lg, project, "--conda-from-knowledge").exit_code == 0
     assert lg("check", "--intent", str(project / "lockguard.toml"), "--no-cache").exit_code == 0
-    edit(project / "requirements.lock", "nvidia-cuda-nvcc-cu12==12.4.131", "nvidia-cuda-nvcc-cu12==12.9.86",
-         reseal=True)
-    edit(project / "environment.yml", "nvidia-cuda-nvcc-cu12==12.4.131", "nvidia-cuda-nvcc-cu12==12.9.86",
-         reseal=True)
+    edit(
+        project / "requirements.lock",
+        "nvidia-cuda-nvcc-cu12==12.4.131",
+        "nvidia-cuda-nvcc-cu12==12.9.86",
+        reseal=True,
+    )
+    edit(
+        project / "environment.yml",
+        "nvidia-cuda-nvcc-cu12==12.4.131",
+        "nvidia-cuda-nvcc-cu12==12.9.86",
+        reseal=True,
+    )
     result = lg("check", "--intent", str(project / "lockguard.toml"), "--no-cache")
     assert result.exit_code == 1
-    assert "LG129" in result.output and "nvidia-cuda-nvcc-cu12 12.9.86 belongs to CUDA 12.9" in result.output
+    assert (
+        "LG129" in result.output
+        and "nvidia-cuda-nvcc-cu12 12.9.86 belongs to CUDA 12.9" in result.output
+    )
     assert 'the intent\'s cuda = "12.4"' in result.output
 
 
@@ -286,16 +430,23 @@ def test_the_gate_refuses_a_lock_check_would_reject(tmp_path, more):
 
     project = tmp_path / "p"
     intent = load_intent(more.intent(project, cuda="12.4", pip=["jaxlike"]))
-    text = ("# lockguard-version: 0.1.0\n# lockguard-intent-hash: sha256:x\n# lockguard-platform: linux-64\n"
-            "nvidia-cuda-nvcc-cu12==12.9.86\n")
+    text = (
+        "# lockguard-version: 0.1.0\n# lockguard-intent-hash: sha256:x\n# lockguard-platform: linux-64\n"
+        "nvidia-cuda-nvcc-cu12==12.9.86\n"
+    )
     with pytest.raises(Unsatisfiable) as info:
-        refuse_what_check_rejects(intent, load_knowledge(), [("requirements.lock", "requirements", "linux-64", text)],
-                                  ("linux-64",))
+        refuse_what_check_rejects(
+            intent,
+            load_knowledge(),
+            [("requirements.lock", "requirements", "linux-64", text)],
+            ("linux-64",),
+        )
     assert info.value.message.startswith("the resolution breaks a rule `lockguard check` enforces")
     assert "LG129" in info.value.message and "constraints/components.toml:" in info.value.message
 
 
 # -- 7: no traceback noise ----------------------------------------------------------------------------------
+
 
 def test_cancelled_prefetches_are_silent(tmp_path, capfd, caplog):
     """A speculative fetch cancelled when the source closes must not print 'exception calling
@@ -316,9 +467,13 @@ def test_cancelled_prefetches_are_silent(tmp_path, capfd, caplog):
         def dependencies(self, metadata):
             return []
 
-    source = IndexPackageSource(index=None, fetcher=SlowFetcher(), workers=1, speculator=Speculator())
+    source = IndexPackageSource(
+        index=None, fetcher=SlowFetcher(), workers=1, speculator=Speculator()
+    )
     for i in range(5):
-        source.prefetch_metadata("pkg", f"{i}.0", DistFile(f"pkg-{i}.0-py3-none-any.whl", f"http://x/pkg-{i}.whl"))
+        source.prefetch_metadata(
+            "pkg", f"{i}.0", DistFile(f"pkg-{i}.0-py3-none-any.whl", f"http://x/pkg-{i}.whl")
+        )
     source.close()  # the four queued fetches are cancelled, their callbacks run now
     gate.set()
     logged = capfd.readouterr().err + caplog.text  # pytest routes the futures logger into caplog
@@ -327,15 +482,29 @@ def test_cancelled_prefetches_are_silent(tmp_path, capfd, caplog):
 
 def test_exit_3_in_a_real_process_has_no_traceback(tmp_path, more):
     project = tmp_path / "p"
-    more.intent(project, cuda="12.6", pip=["torch==2.7.*", "torchvision==0.16.*", "jinja2==1.0", "jinja2==2.0"])
-    proc = subprocess.run([sys.executable, "-m", "lockguard", "resolve", "--intent", str(project / "lockguard.toml")],
-                          capture_output=True, text=True, timeout=300)
+    more.intent(
+        project,
+        cuda="12.6",
+        pip=["torch==2.7.*", "torchvision==0.16.*", "jinja2==1.0", "jinja2==2.0"],
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockguard", "resolve", "--intent", str(project / "lockguard.toml")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 3, proc.stderr
-    for noise in ("Traceback", "exception calling callback", "CancelledError", "Fatal Python error"):
+    for noise in (
+        "Traceback",
+        "exception calling callback",
+        "CancelledError",
+        "Fatal Python error",
+    ):
         assert noise not in proc.stderr
 
 
 # -- live PyPI (opt-in: -m network); download.pytorch.org may or may not be reachable ----------------
+
 
 def live(tmp_path: Path, name: str, body: str) -> Path:
     project = tmp_path / name
@@ -345,12 +514,22 @@ def live(tmp_path: Path, name: str, body: str) -> Path:
 
 
 @pytest.mark.network
-@pytest.mark.parametrize(("name", "body", "pins"), [
-    ("torchvision", 'cuda = "12.1"\npip = ["torchvision==0.19.1"]\n', {"torch": "2.4.1", "torchvision": "0.19.1"}),
-    ("triton", 'cuda = "12.4"\npip = ["triton==3.1.0"]\n', {"triton": "3.1.0"}),
-    ("vllm", 'cuda = "12.1"\npip = ["vllm==0.6.3.post1"]\nexclude-newer = "2025-10-01T00:00:00Z"\n',
-     {"vllm": "0.6.3.post1", "torch": "2.4.0"}),
-])
+@pytest.mark.parametrize(
+    ("name", "body", "pins"),
+    [
+        (
+            "torchvision",
+            'cuda = "12.1"\npip = ["torchvision==0.19.1"]\n',
+            {"torch": "2.4.1", "torchvision": "0.19.1"},
+        ),
+        ("triton", 'cuda = "12.4"\npip = ["triton==3.1.0"]\n', {"triton": "3.1.0"}),
+        (
+            "vllm",
+            'cuda = "12.1"\npip = ["vllm==0.6.3.post1"]\nexclude-newer = "2025-10-01T00:00:00Z"\n',
+            {"vllm": "0.6.3.post1", "torch": "2.4.0"},
+        ),
+    ],
+)
 def test_live_pypi_answers_need_no_pytorch_index(tmp_path, lg, name, body, pins):
     project = live(tmp_path, name, body)
     result = resolve(lg, project)
@@ -360,16 +539,31 @@ def test_live_pypi_answers_need_no_pytorch_index(tmp_path, lg, name, body, pins)
 
 
 @pytest.mark.network
-@pytest.mark.parametrize(("name", "body", "fragment"), [
-    ("unsat", 'cuda = "12.1"\npip = ["torch==2.2.*", "torchvision==0.16.*"]\n',
-     "allows (0.16.0, 0.16.1, 0.16.2) needs torch 2.1.x"),
-    ("pyairports", 'cuda = "12.1"\npip = ["vllm==0.6.3.post1", "torch==2.4.0"]\nexclude-newer = "2024-10-20T00:00:00Z"\n',
-     "pyairports has no release before exclude-newer 2024-10-20"),
-    ("flash-attn", 'cuda = "12.1"\ngpu = ["sm_75"]\npip = ["torch==2.2.*", "flash-attn==2.5.8"]\n',
-     "LG128: flash-attn needs sm_80+ but the intent has sm_75"),
-    ("tensorflow", 'cuda = "12.1"\npip = ["tensorflow[and-cuda]==2.15.*"]\n',
-     "LG129: CUDA 12.1 ships nvidia-cublas-cu12"),
-])
+@pytest.mark.parametrize(
+    ("name", "body", "fragment"),
+    [
+        (
+            "unsat",
+            'cuda = "12.1"\npip = ["torch==2.2.*", "torchvision==0.16.*"]\n',
+            "allows (0.16.0, 0.16.1, 0.16.2) needs torch 2.1.x",
+        ),
+        (
+            "pyairports",
+            'cuda = "12.1"\npip = ["vllm==0.6.3.post1", "torch==2.4.0"]\nexclude-newer = "2024-10-20T00:00:00Z"\n',
+            "pyairports has no release before exclude-newer 2024-10-20",
+        ),
+        (
+            "flash-attn",
+            'cuda = "12.1"\ngpu = ["sm_75"]\npip = ["torch==2.2.*", "flash-attn==2.5.8"]\n',
+            "LG128: flash-attn needs sm_80+ but the intent has sm_75",
+        ),
+        (
+            "tensorflow",
+            'cuda = "12.1"\npip = ["tensorflow[and-cuda]==2.15.*"]\n',
+            "LG129: CUDA 12.1 ships nvidia-cublas-cu12",
+        ),
+    ],
+)
 def test_live_unsatisfiable_intents_name_the_clash(tmp_path, lg, name, body, fragment):
     project = live(tmp_path, name, body)
     result = resolve(lg, project)
@@ -383,15 +577,27 @@ def test_live_jax_cuda12_components_follow_the_intents_cuda(tmp_path, lg):
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
     found = versions(project)
-    for name in ("nvidia-cuda-nvcc-cu12", "nvidia-cuda-runtime-cu12", "nvidia-cuda-cupti-cu12", "nvidia-cublas-cu12"):
+    for name in (
+        "nvidia-cuda-nvcc-cu12",
+        "nvidia-cuda-runtime-cu12",
+        "nvidia-cuda-cupti-cu12",
+        "nvidia-cublas-cu12",
+    ):
         assert found[name].startswith("12.4."), (name, found[name])
 
 
 @pytest.mark.network
-@pytest.mark.parametrize(("name", "body", "label"), [
-    ("cu118", 'cuda = "11.8"\npip = ["torch==2.1.*"]\n', "torch 2.1 cu118"),
-    ("aarch64", 'cuda = "12.8"\nplatforms = ["linux-aarch64"]\npip = ["torch==2.7.*"]\n', "torch 2.7 cu128"),
-])
+@pytest.mark.parametrize(
+    ("name", "body", "label"),
+    [
+        ("cu118", 'cuda = "11.8"\npip = ["torch==2.1.*"]\n', "torch 2.1 cu118"),
+        (
+            "aarch64",
+            'cuda = "12.8"\nplatforms = ["linux-aarch64"]\npip = ["torch==2.7.*"]\n',
+            "torch 2.7 cu128",
+        ),
+    ],
+)
 def test_live_builds_only_the_pytorch_index_has(tmp_path, lg, name, body, label):
     """A lock where download.pytorch.org answers; exit 4 saying why it was needed where it does not."""
     project = live(tmp_path, name, body)
@@ -411,15 +617,22 @@ def test_the_search_is_bounded(tmp_path, more, lg, monkeypatch):
     w = tmp_path / "w"
     for version in ("1.0", "2.0"):
         more.pypi.add(build_wheel(w, "top", version, requires=[f"mid=={version}"]))
-    more.pypi.add(build_wheel(w, "mid", "2.0", requires=["does-not-exist"]))  # top 2.0 is a dead end
+    more.pypi.add(
+        build_wheel(w, "mid", "2.0", requires=["does-not-exist"])
+    )  # top 2.0 is a dead end
     more.pypi.add(build_wheel(w, "mid", "1.0"))
     project = tmp_path / "p"
     more.intent(project, cuda="none", pip=["top"])
     result = resolve(lg, project)
     assert result.exit_code == 3, result.stderr
-    assert "no resolution found after 1 conflicts; the first was: mid 2.0 needs does-not-exist" in result.stderr
+    assert (
+        "no resolution found after 1 conflicts; the first was: mid 2.0 needs does-not-exist"
+        in result.stderr
+    )
     monkeypatch.setattr(conflicts, "MAX_CONFLICTS", 400)
-    result = resolve(lg, project)  # the same intent, with the real bound: one step back finds top 1.0
+    result = resolve(
+        lg, project
+    )  # the same intent, with the real bound: one step back finds top 1.0
     assert result.exit_code == 0 and versions(project)["top"] == "1.0"
 
 
@@ -432,5 +645,7 @@ def test_a_constraint_alone_never_proves_an_intent_unsatisfiable():
     from lockguard.resolve.requirements import Req
 
     watcher = ConflictWatcher(provider=None, top=[])
-    hazard = Req("numpy", SpecifierSet("<2"), parent="torch==2.1.2", constraint_only=True, why="knowledge")
+    hazard = Req(
+        "numpy", SpecifierSet("<2"), parent="torch==2.1.2", constraint_only=True, why="knowledge"
+    )
     assert watcher._dead_name("numpy", [hazard], {"numpy": [hazard]}) is None

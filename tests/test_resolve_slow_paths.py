@@ -22,7 +22,9 @@ from lockguard.lockfiles import requirements_lock
 from tests.support.wheels import build_sdist, build_wheel
 from tests.support.world import IN_TREE_PYPROJECT, NEEDS_TORCH_BACKEND
 
-PROJECT_TABLE = IN_TREE_PYPROJECT + """
+PROJECT_TABLE = (
+    IN_TREE_PYPROJECT
+    + """
 [project]
 name = "{name}"
 dynamic = ["version"]
@@ -31,12 +33,14 @@ dependencies = ["hjson"]
 [project.optional-dependencies]
 extra = ["ninja; python_version >= '3.8'"]
 """
+)
 
 
 def intent(folder: Path, index, pip: list[str], cuda: str = "12.1") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "lockguard.toml").write_text(
-        f'python = "3.11"\ncuda = "{cuda}"\nchannels = []\nindexes = ["{index.url}"]\npip = {json.dumps(pip)}\n')
+        f'python = "3.11"\ncuda = "{cuda}"\nchannels = []\nindexes = ["{index.url}"]\npip = {json.dumps(pip)}\n'
+    )
     return folder / "lockguard.toml"
 
 
@@ -59,16 +63,56 @@ def index(local_index, tmp_path):
     add(build_wheel(w, "sgl", "2.0", requires=["slowsdist==1.0", "torch==2.8.0"]))
     add(build_wheel(w, "sgl", "1.0", requires=["hjson"]))
     for version in ("3.0", "3.1", "3.2"):  # wheels for glibc 2.34 only
-        add(build_wheel(w, "sgl", version, tag="cp311-cp311-manylinux_2_34_x86_64", requires=["hjson"]))
-    add(build_sdist(w, "slowsdist", "1.0", metadata_version="2.1", pyproject=IN_TREE_PYPROJECT,
-                    files={"backend.py": NEEDS_TORCH_BACKEND}))
+        add(
+            build_wheel(
+                w, "sgl", version, tag="cp311-cp311-manylinux_2_34_x86_64", requires=["hjson"]
+            )
+        )
+    add(
+        build_sdist(
+            w,
+            "slowsdist",
+            "1.0",
+            metadata_version="2.1",
+            pyproject=IN_TREE_PYPROJECT,
+            files={"backend.py": NEEDS_TORCH_BACKEND},
+        )
+    )
     # static metadata: PKG-INFO 2.4 with only Requires-Python Dynamic; a static [project] table
-    add(build_sdist(w, "pkginfo-static", "1.0", requires=["hjson"], metadata_version="2.4",
-                    dynamic=("requires-python",), pyproject=IN_TREE_PYPROJECT, files={"backend.py": NEEDS_TORCH_BACKEND}))
-    add(build_sdist(w, "project-static", "1.0", metadata_version="2.1",
-                    pyproject=PROJECT_TABLE.format(name="project-static"), files={"backend.py": NEEDS_TORCH_BACKEND}))
-    add(build_sdist(w, "dynamic-deps", "1.0", requires=["hjson"], metadata_version="2.4", dynamic=("requires-dist",),
-                    pyproject=IN_TREE_PYPROJECT, files={"backend.py": NEEDS_TORCH_BACKEND}))
+    add(
+        build_sdist(
+            w,
+            "pkginfo-static",
+            "1.0",
+            requires=["hjson"],
+            metadata_version="2.4",
+            dynamic=("requires-python",),
+            pyproject=IN_TREE_PYPROJECT,
+            files={"backend.py": NEEDS_TORCH_BACKEND},
+        )
+    )
+    add(
+        build_sdist(
+            w,
+            "project-static",
+            "1.0",
+            metadata_version="2.1",
+            pyproject=PROJECT_TABLE.format(name="project-static"),
+            files={"backend.py": NEEDS_TORCH_BACKEND},
+        )
+    )
+    add(
+        build_sdist(
+            w,
+            "dynamic-deps",
+            "1.0",
+            requires=["hjson"],
+            metadata_version="2.4",
+            dynamic=("requires-dist",),
+            pyproject=IN_TREE_PYPROJECT,
+            files={"backend.py": NEEDS_TORCH_BACKEND},
+        )
+    )
     return local_index
 
 
@@ -77,19 +121,29 @@ def test_a_torch_pin_without_a_build_rejects_before_an_sdist_is_built(tmp_path, 
     result = lg("resolve", "--intent", str(intent(project, index, ["sgl"])))
     assert result.exit_code == 0, result.stderr
     assert pins(project)["sgl"] == "1.0"
-    assert sdist_gets(index, "slowsdist-1.0.tar.gz") == 0  # neither the resolver nor a guess built it
+    assert (
+        sdist_gets(index, "slowsdist-1.0.tar.gz") == 0
+    )  # neither the resolver nor a guess built it
 
 
 def test_static_sdist_metadata_is_read_not_built(tmp_path, index, lg):
     project = tmp_path / "p"
-    result = lg("resolve", "--intent", str(intent(project, index, ["pkginfo-static", "project-static[extra]"])))
+    result = lg(
+        "resolve",
+        "--intent",
+        str(intent(project, index, ["pkginfo-static", "project-static[extra]"])),
+    )
     assert result.exit_code == 0, result.stderr  # both backends import torch: a build would fail
     found = pins(project)
     assert found["pkginfo-static"] == "1.0" and found["project-static"] == "1.0"
-    assert found["hjson"] == "3.1.0" and found["ninja"] == "1.11.1"  # [project] dependencies and the extra's
+    assert (
+        found["hjson"] == "3.1.0" and found["ninja"] == "1.11.1"
+    )  # [project] dependencies and the extra's
     dynamic = tmp_path / "dynamic"
     result = lg("resolve", "--intent", str(intent(dynamic, index, ["dynamic-deps"])))
-    assert result.exit_code == 2  # Dynamic: requires-dist is never trusted: built, and the build fails
+    assert (
+        result.exit_code == 2
+    )  # Dynamic: requires-dist is never trusted: built, and the build fails
     assert "dynamic_deps-1.0.tar.gz" in result.stderr and "its build failed" in result.stderr
 
 
@@ -139,13 +193,19 @@ def test_the_resolvers_metadata_never_waits_behind_queued_guesses():
 
     source = IndexPackageSource(index=None, fetcher=Fetcher(), workers=1)
     try:
-        source.prefetch_metadata("busy", "1.0", DistFile("busy-1.0-py3-none-any.whl", "http://x/busy.whl"))
+        source.prefetch_metadata(
+            "busy", "1.0", DistFile("busy-1.0-py3-none-any.whl", "http://x/busy.whl")
+        )
         wanted = DistFile("wanted-1.0-py3-none-any.whl", "http://x/wanted.whl")
         source.prefetch_metadata("wanted", "1.0", wanted)  # queued behind the busy one
         answer = {}
-        asker = threading.Thread(target=lambda: answer.setdefault("m", source.metadata("wanted", "1.0", wanted)))
+        asker = threading.Thread(
+            target=lambda: answer.setdefault("m", source.metadata("wanted", "1.0", wanted))
+        )
         asker.start()
-        asker.join(30)  # a deadlock guard, not a timing: the only worker is held until the gate opens
+        asker.join(
+            30
+        )  # a deadlock guard, not a timing: the only worker is held until the gate opens
         assert not asker.is_alive(), "the resolver waited for the queue"
         assert answer["m"].name == "wanted"
     finally:
@@ -153,7 +213,9 @@ def test_the_resolvers_metadata_never_waits_behind_queued_guesses():
         source.close()
 
 
-def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(tmp_path, index, lg):
+def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(
+    tmp_path, index, lg
+):
     project = tmp_path / "p"
     path = intent(project, index, ["sgl"])
     result = lg("resolve", "--intent", str(path))
@@ -161,10 +223,16 @@ def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(
     assert pins(project)["sgl"] == "1.0"
     line = next(x for x in result.stderr.splitlines() if "sgl 1.0, not newer" in x)
     assert "4 newer versions the intent allows passed over" in line
-    assert "3.2 (its wheels need glibc 2.34 (manylinux_2_34), the target's is 2.28); 3.1 (the same); 3.0 (the same)" \
+    assert (
+        "3.2 (its wheels need glibc 2.34 (manylinux_2_34), the target's is 2.28); 3.1 (the same); 3.0 (the same)"
         in line
-    assert line.endswith("and 1 more (lockguard -v resolve names them all)")  # the three newest, by default
-    kept = lg("resolve", "--intent", str(path))  # a relock keeps sgl 1.0: nothing newer was passed over
+    )
+    assert line.endswith(
+        "and 1 more (lockguard -v resolve names them all)"
+    )  # the three newest, by default
+    kept = lg(
+        "resolve", "--intent", str(path)
+    )  # a relock keeps sgl 1.0: nothing newer was passed over
     assert kept.exit_code == 0 and "not newer" not in kept.stderr
     verbose = lg("-v", "resolve", "--intent", str(path), "--refresh", "--upgrade")
     line = [x for x in verbose.stderr.splitlines() if "sgl 1.0, not newer" in x][-1]
@@ -174,4 +242,6 @@ def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(
     (glibc / "lockguard.toml").parent.mkdir()
     (glibc / "lockguard.toml").write_text(path.read_text() + 'glibc = "2.34"\n')
     result = lg("resolve", "--intent", str(glibc / "lockguard.toml"))
-    assert result.exit_code == 0 and pins(glibc)["sgl"] == "3.2" and "not newer" not in result.stderr
+    assert (
+        result.exit_code == 0 and pins(glibc)["sgl"] == "3.2" and "not newer" not in result.stderr
+    )

@@ -51,8 +51,11 @@ def _dist(snap, name):
 
 def _memo_files(kind: str) -> list[Path]:
     """The cache entries holding the scan's memos of `kind` (their header names it)."""
-    return [p for p in cache_entries.entries("env-scan")
-            if f"{scan_memo.FORMAT} {kind}\0".encode() in cache_entries.payload(p)[:4096]]
+    return [
+        p
+        for p in cache_entries.entries("env-scan")
+        if f"{scan_memo.FORMAT} {kind}\0".encode() in cache_entries.payload(p)[:4096]
+    ]
 
 
 def test_a_second_scan_reads_the_parse_from_the_memo(env, memoizing, monkeypatch):
@@ -69,17 +72,24 @@ def test_a_file_deleted_after_the_memo_is_still_absent(env, memoizing, monkeypat
     parsed = _parses(monkeypatch)
     snap = scan_prefix(env)
     assert parsed == []
-    assert _dist(snap, "markupsafe").absent == (str((site_of(env) / "markupsafe/__init__.py").relative_to(env)),)
+    assert _dist(snap, "markupsafe").absent == (
+        str((site_of(env) / "markupsafe/__init__.py").relative_to(env)),
+    )
 
 
-def test_a_record_rewritten_with_the_same_size_and_mtime_is_parsed_again(env, memoizing, monkeypatch):
+def test_a_record_rewritten_with_the_same_size_and_mtime_is_parsed_again(
+    env, memoizing, monkeypatch
+):
     scan_prefix(env)
     record = next(site_of(env).glob("markupsafe-*.dist-info")) / "RECORD"
     before = os.stat(record)
     text = record.read_text()
     record.write_text(text.replace("markupsafe/__init__.py", "markupsafe/__init__.pz"))
     os.utime(record, ns=(before.st_atime_ns, before.st_mtime_ns))  # only the ctime tells
-    assert os.stat(record).st_size == before.st_size and os.stat(record).st_mtime_ns == before.st_mtime_ns
+    assert (
+        os.stat(record).st_size == before.st_size
+        and os.stat(record).st_mtime_ns == before.st_mtime_ns
+    )
     parsed = _parses(monkeypatch)
     snap = scan_prefix(env)
     assert parsed == [record.parent.name]
@@ -107,7 +117,9 @@ def test_a_damaged_memo_is_ignored(env, memoizing, monkeypatch, damage):
     first = scan_prefix(env)
     [memo] = _memo_files("dist-info")
     data = memo.read_bytes()
-    if damage == "checksum":  # a path changed inside a well-formed memo: the checksum no longer fits
+    if (
+        damage == "checksum"
+    ):  # a path changed inside a well-formed memo: the checksum no longer fits
         memo.write_bytes(data.replace(b"markupsafe/__init__.py", b"markupsafe/__init__.pz"))
     elif damage == "schema":  # a valid cache entry holding well-formed msgpack of the wrong shape
         import msgspec
@@ -117,14 +129,18 @@ def test_a_damaged_memo_is_ignored(env, memoizing, monkeypatch, damage):
     elif damage == "truncated":
         memo.write_bytes(data[: len(data) // 2])
     else:  # a valid entry holding the memo of another lockguard version
-        cache_entries.rewrite(memo, cache_entries.payload(memo).replace(b"lockguard ", b"lockguarD ", 1))
+        cache_entries.rewrite(
+            memo, cache_entries.payload(memo).replace(b"lockguard ", b"lockguarD ", 1)
+        )
     parsed = _parses(monkeypatch)
     second = scan_prefix(env)
     assert {"jinja2-3.1.3.dist-info", "markupsafe-2.1.5.dist-info"} <= set(parsed)
     assert second.dists == first.dists
 
 
-def test_a_dist_info_name_that_is_not_utf8_is_parsed_and_the_others_memoized(env, memoizing, monkeypatch):
+def test_a_dist_info_name_that_is_not_utf8_is_parsed_and_the_others_memoized(
+    env, memoizing, monkeypatch
+):
     folder = os.path.join(os.fsencode(site_of(env)), b"x\xff-1.0.dist-info")
     os.mkdir(folder)
     with open(os.path.join(folder, b"METADATA"), "wb") as handle:
@@ -161,5 +177,9 @@ def test_the_loader_path_sonames_come_from_the_memo(tmp_path, memoizing, monkeyp
     monkeypatch.setattr(loader_paths, "soname", no_parse)
     assert loader_paths.library_dirs({}, conf, tmp_path / "prefix") == first
     monkeypatch.setattr(loader_paths, "soname", real)
-    compile_library(libs, "libcudart.so.12", "libcudart.so.13")  # another library under the same name
-    assert loader_paths.library_dirs({}, conf, tmp_path / "prefix")[0].libraries == (("libcudart.so.12", "libcudart.so.13"),)
+    compile_library(
+        libs, "libcudart.so.12", "libcudart.so.13"
+    )  # another library under the same name
+    assert loader_paths.library_dirs({}, conf, tmp_path / "prefix")[0].libraries == (
+        ("libcudart.so.12", "libcudart.so.13"),
+    )

@@ -31,9 +31,18 @@ ROW_170 = ">=1.5.0.post5,<=1.7.0"  # the shipped row that covers causal-conv1d 1
 def _causal_conv1d(folder: Path, version: str, **kwargs) -> Path:
     """An sdist shaped like causal-conv1d's: PKG-INFO 2.4 marking Requires-Dist Dynamic, and a
     backend that imports torch (not installed in the build environment: a build fails)."""
-    return build_sdist(folder, "causal-conv1d", version, requires=["torch", "packaging", "ninja"],
-                       metadata_version="2.4", dynamic=("requires-dist",), requires_python=">=3.9",
-                       pyproject=IN_TREE_PYPROJECT, files={"backend.py": NEEDS_TORCH_BACKEND}, **kwargs)
+    return build_sdist(
+        folder,
+        "causal-conv1d",
+        version,
+        requires=["torch", "packaging", "ninja"],
+        metadata_version="2.4",
+        dynamic=("requires-dist",),
+        requires_python=">=3.9",
+        pyproject=IN_TREE_PYPROJECT,
+        files={"backend.py": NEEDS_TORCH_BACKEND},
+        **kwargs,
+    )
 
 
 @pytest.fixture
@@ -52,7 +61,9 @@ def pins(folder: Path) -> dict[str, str]:
 
 
 def gets(index, filename: str) -> int:
-    return sum(1 for method, path, _r in index.requests if method == "GET" and path.endswith(filename))
+    return sum(
+        1 for method, path, _r in index.requests if method == "GET" and path.endswith(filename)
+    )
 
 
 def test_a_covered_sdist_is_resolved_from_the_knowledge_without_a_build(tmp_path, kernels, lg):
@@ -82,8 +93,13 @@ def test_a_version_no_row_covers_is_built(tmp_path, kernels, lg):
 
 def test_the_intents_dependency_metadata_wins_over_the_knowledge(tmp_path, kernels, lg):
     project = tmp_path / "p"
-    intent = kernels.intent(project, pip=["torch==2.1.0", "causal-conv1d==1.7.0"], extra=(
-        '[[dependency-metadata]]\nname = "causal-conv1d"\nversion = "1.7.0"\nrequires-dist = ["torch", "hjson"]\n'))
+    intent = kernels.intent(
+        project,
+        pip=["torch==2.1.0", "causal-conv1d==1.7.0"],
+        extra=(
+            '[[dependency-metadata]]\nname = "causal-conv1d"\nversion = "1.7.0"\nrequires-dist = ["torch", "hjson"]\n'
+        ),
+    )
     result = lg("-v", "resolve", "--intent", str(intent))
     assert result.exit_code == 0, result.stderr
     found = pins(project)
@@ -97,20 +113,34 @@ def test_the_shipped_rows_name_each_version_once():
     """Rows of one project never overlap on a version they were read from (the first would win)."""
     table = load_knowledge().sdist_metadata
     assert {"causal-conv1d", "flash-attn", "mamba-ssm"} <= set(table.names)
-    read = {"causal-conv1d": ["1.0.0", "1.1.3.post1", "1.2.0.post1", "1.4.0", "1.5.0.post5", "1.7.0"],
-            "flash-attn": ["0.2.0", "1.0.3.post0", "1.0.5", "2.5.8", "2.5.9.post1", "2.6.3", "2.8.3", "2.8.3.post2"],
-            "mamba-ssm": ["1.0.1", "1.1.4", "1.2.0.post1", "2.2.2"]}
+    read = {
+        "causal-conv1d": ["1.0.0", "1.1.3.post1", "1.2.0.post1", "1.4.0", "1.5.0.post5", "1.7.0"],
+        "flash-attn": [
+            "0.2.0",
+            "1.0.3.post0",
+            "1.0.5",
+            "2.5.8",
+            "2.5.9.post1",
+            "2.6.3",
+            "2.8.3",
+            "2.8.3.post2",
+        ],
+        "mamba-ssm": ["1.0.1", "1.1.4", "1.2.0.post1", "2.2.2"],
+    }
     for name, versions in read.items():
         for version in versions:
             covering = [r for r in table.rows if r.name == name and r.covers(version)]
             assert len(covering) == 1, (name, version, [r.origin for r in covering])
             assert covering[0].source.strip()
-    assert table.row_for("causal-conv1d", "1.7.1") is None  # a later release is read before a row covers it
+    assert (
+        table.row_for("causal-conv1d", "1.7.1") is None
+    )  # a later release is read before a row covers it
     assert table.row_for("mamba-ssm", "2.3.1") is None  # static pyproject/PKG-INFO: read, not built
     assert table.row_for("flash-attn", "2.8.3").requires_dist == ("torch", "einops")
 
 
 # -- a malformed row -------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def constraints_copy(tmp_path) -> Path:
@@ -119,19 +149,31 @@ def constraints_copy(tmp_path) -> Path:
     return target
 
 
-@pytest.mark.parametrize(("old", "new", "fragment"), [
-    (f'versions = "{ROW_170}"', 'versions = ">=1.5.0.post5"', "needs an upper bound"),
-    ('requires-dist = ["torch", "einops"]', 'requires-dist = ["torch>>2", "einops"]', "invalid value ['torch>>2'"),
-    ('name = "mamba-ssm"', 'name = "Mamba_SSM"', "not a canonical project name"),
-    ('requires-python = ">=3.8"', 'requires-python = "3.8+"', "key 'requires-python': invalid value"),
-])
-def test_a_malformed_row_is_exit_2_naming_file_line_and_key(tmp_path, constraints_copy, monkeypatch, world, lg,
-                                                            old, new, fragment):
+@pytest.mark.parametrize(
+    ("old", "new", "fragment"),
+    [
+        (f'versions = "{ROW_170}"', 'versions = ">=1.5.0.post5"', "needs an upper bound"),
+        (
+            'requires-dist = ["torch", "einops"]',
+            'requires-dist = ["torch>>2", "einops"]',
+            "invalid value ['torch>>2'",
+        ),
+        ('name = "mamba-ssm"', 'name = "Mamba_SSM"', "not a canonical project name"),
+        (
+            'requires-python = ">=3.8"',
+            'requires-python = "3.8+"',
+            "key 'requires-python': invalid value",
+        ),
+    ],
+)
+def test_a_malformed_row_is_exit_2_naming_file_line_and_key(
+    tmp_path, constraints_copy, monkeypatch, world, lg, old, new, fragment
+):
     path = constraints_copy / "sdist_metadata.toml"
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
-    line = text[:text.index(old)].count("\n") + 1
+    line = text[: text.index(old)].count("\n") + 1
     monkeypatch.setenv("LOCKGUARD_CONSTRAINTS", str(constraints_copy))
     intent = world.intent(tmp_path / "p", pip=["hjson"])
     result = lg("resolve", "--intent", str(intent))
@@ -144,46 +186,116 @@ def test_a_malformed_row_is_exit_2_naming_file_line_and_key(tmp_path, constraint
 
 # -- constraints verify ----------------------------------------------------------------------------
 
+
 def _torch(local_index, folder: Path) -> None:
     """verify reads torch's rows too: one real torch wheel, so that part runs as it would."""
-    metadata = (REFERENCE_METADATA / "torch-2.1.0-cp311-cp311-manylinux1_x86_64.METADATA").read_text()
-    local_index.add(build_wheel(folder, "torch", "2.1.0", tag="cp311-cp311-manylinux1_x86_64",
-                                metadata=metadata.split("\n", 1)[1]))
+    metadata = (
+        REFERENCE_METADATA / "torch-2.1.0-cp311-cp311-manylinux1_x86_64.METADATA"
+    ).read_text()
+    local_index.add(
+        build_wheel(
+            folder,
+            "torch",
+            "2.1.0",
+            tag="cp311-cp311-manylinux1_x86_64",
+            metadata=metadata.split("\n", 1)[1],
+        )
+    )
 
 
 def test_verify_reports_sdists_whose_metadata_differs_from_a_row(tmp_path, local_index, lg):
     folder = tmp_path / "sdists"
     add = local_index.add
     _torch(local_index, folder)
-    noise = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(8000))  # ~250 kB packed
+    noise = "".join(
+        hashlib.sha256(str(i).encode()).hexdigest() for i in range(8000)
+    )  # ~250 kB packed
     # 1.7.0: PKG-INFO lists Requires-Dist without ninja (read from the first bytes of a big sdist)
-    big = add(build_sdist(folder, "causal-conv1d", "1.7.0", requires=["torch", "packaging"], metadata_version="2.4",
-                          dynamic=("requires-dist",), requires_python=">=3.9", files={"zz/noise.txt": noise}))
+    big = add(
+        build_sdist(
+            folder,
+            "causal-conv1d",
+            "1.7.0",
+            requires=["torch", "packaging"],
+            metadata_version="2.4",
+            dynamic=("requires-dist",),
+            requires_python=">=3.9",
+            files={"zz/noise.txt": noise},
+        )
+    )
     # 1.6.0: the same as the row (names spelled otherwise)
-    add(build_sdist(folder, "causal-conv1d", "1.6.0", requires=["Torch", "packaging", "Ninja"], metadata_version="2.4",
-                    dynamic=("requires-dist",), requires_python=">= 3.9"))
+    add(
+        build_sdist(
+            folder,
+            "causal-conv1d",
+            "1.6.0",
+            requires=["Torch", "packaging", "Ninja"],
+            metadata_version="2.4",
+            dynamic=("requires-dist",),
+            requires_python=">= 3.9",
+        )
+    )
     # 1.5.3.post1: old PKG-INFO without Requires-Dist; egg-info/requires.txt agrees with the row
-    add(build_sdist(folder, "causal-conv1d", "1.5.3.post1", metadata_version="2.1", requires_python=">=3.9",
-                    files={"causal_conv1d.egg-info/requires.txt": "torch\npackaging\nninja\n"}))
+    add(
+        build_sdist(
+            folder,
+            "causal-conv1d",
+            "1.5.3.post1",
+            metadata_version="2.1",
+            requires_python=">=3.9",
+            files={"causal_conv1d.egg-info/requires.txt": "torch\npackaging\nninja\n"},
+        )
+    )
     # 1.5.0.post5: silent too, but older than 1.5.3.post1 in the same row: not downloaded
-    add(build_sdist(folder, "causal-conv1d", "1.5.0.post5", metadata_version="2.1", requires_python=">=3.9",
-                    files={"causal_conv1d.egg-info/requires.txt": "torch\n"}))
+    add(
+        build_sdist(
+            folder,
+            "causal-conv1d",
+            "1.5.0.post5",
+            metadata_version="2.1",
+            requires_python=">=3.9",
+            files={"causal_conv1d.egg-info/requires.txt": "torch\n"},
+        )
+    )
     # 1.4.0: requires.txt disagrees (an extra the row does not state)
-    add(build_sdist(folder, "causal-conv1d", "1.4.0", metadata_version="2.1", requires_python=">=3.8",
-                    files={"causal_conv1d.egg-info/requires.txt": "torch\npackaging\nninja\n\n[dev]\npytest\n"}))
+    add(
+        build_sdist(
+            folder,
+            "causal-conv1d",
+            "1.4.0",
+            metadata_version="2.1",
+            requires_python=">=3.8",
+            files={
+                "causal_conv1d.egg-info/requires.txt": "torch\npackaging\nninja\n\n[dev]\npytest\n"
+            },
+        )
+    )
     # 1.3.0.post1: Requires-Python differs
-    add(build_sdist(folder, "causal-conv1d", "1.3.0.post1", metadata_version="2.1", requires_python=">=3.8",
-                    files={"causal_conv1d.egg-info/requires.txt": "torch\npackaging\nninja\n"}))
+    add(
+        build_sdist(
+            folder,
+            "causal-conv1d",
+            "1.3.0.post1",
+            metadata_version="2.1",
+            requires_python=">=3.8",
+            files={"causal_conv1d.egg-info/requires.txt": "torch\npackaging\nninja\n"},
+        )
+    )
     result = lg("constraints", "verify", "--index", local_index.url, "--json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)["data"]
     diffs = {(d["version"], d["field"]): d for d in data["differences"]}
     table = load_knowledge().sdist_metadata
     changed = diffs[("causal-conv1d 1.7.0", "requires-dist (PKG-INFO)")]
-    assert changed["knowledge"] == "torch, packaging, ninja" and changed["live"] == "torch, packaging"
+    assert (
+        changed["knowledge"] == "torch, packaging, ninja" and changed["live"] == "torch, packaging"
+    )
     assert changed["origin"] == table.row_for("causal-conv1d", "1.7.0").origin
-    assert not [k for k in diffs if k[0] in ("causal-conv1d 1.6.0", "causal-conv1d 1.5.3.post1",
-                                             "causal-conv1d 1.5.0.post5")]
+    assert not [
+        k
+        for k in diffs
+        if k[0] in ("causal-conv1d 1.6.0", "causal-conv1d 1.5.3.post1", "causal-conv1d 1.5.0.post5")
+    ]
     extra = diffs[("causal-conv1d 1.4.0", "requires-dist (egg-info/requires.txt)")]
     assert extra["live"] == 'torch, packaging, ninja, pytest; extra == "dev"'
     python = diffs[("causal-conv1d 1.3.0.post1", "requires-python (PKG-INFO)")]
@@ -194,27 +306,42 @@ def test_verify_reports_sdists_whose_metadata_differs_from_a_row(tmp_path, local
     assert len(uncovered) == len(table.rows) - 3
     assert data["sdists_read"] == 6
     # PKG-INFO came from the first bytes; only the silent ones' newest of a row came whole
-    big_requests = [r for m, p, r in local_index.requests if p.endswith("causal_conv1d-1.7.0.tar.gz")]
+    big_requests = [
+        r for m, p, r in local_index.requests if p.endswith("causal_conv1d-1.7.0.tar.gz")
+    ]
     assert big_requests and all(big_requests)
     assert big.stat().st_size > 200_000 > local_index.bytes_sent
-    whole = {p.rsplit("/", 1)[-1] for m, p, r in local_index.requests if p.endswith(".tar.gz") and not r}
-    assert whole == {"causal_conv1d-1.5.3.post1.tar.gz", "causal_conv1d-1.4.0.tar.gz",
-                     "causal_conv1d-1.3.0.post1.tar.gz"}
+    whole = {
+        p.rsplit("/", 1)[-1] for m, p, r in local_index.requests if p.endswith(".tar.gz") and not r
+    }
+    assert whole == {
+        "causal_conv1d-1.5.3.post1.tar.gz",
+        "causal_conv1d-1.4.0.tar.gz",
+        "causal_conv1d-1.3.0.post1.tar.gz",
+    }
 
 
 @pytest.mark.network
 def test_live_mamba_ssm_with_causal_conv1d_and_flash_attn_resolve_without_a_build(tmp_path, lg):
-    for name, pip in (("mamba", ["mamba-ssm", "causal-conv1d"]), ("flash", ["flash-attn==2.8.3", "torch==2.6.*"])):
+    for name, pip in (
+        ("mamba", ["mamba-ssm", "causal-conv1d"]),
+        ("flash", ["flash-attn==2.8.3", "torch==2.6.*"]),
+    ):
         project = tmp_path / name
         project.mkdir()
         (project / "lockguard.toml").write_text(
-            f'python = "3.11"\ncuda = "12.4"\nchannels = []\npip = {json.dumps(pip)}\n')
+            f'python = "3.11"\ncuda = "12.4"\nchannels = []\npip = {json.dumps(pip)}\n'
+        )
         result = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"))
         assert result.exit_code == 0, result.stderr
         found = pins(project)
         assert "from lockguard's knowledge (constraints/sdist_metadata.toml:" in result.stderr
         assert "building" not in result.stderr.lower()
         if name == "flash":
-            assert found["flash-attn"] == "2.8.3" and found["torch"].startswith("2.6.") and "einops" in found
+            assert (
+                found["flash-attn"] == "2.8.3"
+                and found["torch"].startswith("2.6.")
+                and "einops" in found
+            )
         else:
             assert "mamba-ssm" in found and "causal-conv1d" in found

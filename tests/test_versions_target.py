@@ -50,7 +50,9 @@ def test_marker_environment_is_the_targets():
 def test_auto_without_driver_is_a_clean_input_error():
     intent = Intent(python=PythonVersion(3, 11), cuda=CudaRequest("auto"))
     with pytest.raises(InputError) as info:
-        targets_for(intent, MachineFacts(problem="no NVIDIA driver (NVML Shared Library Not Found)"))
+        targets_for(
+            intent, MachineFacts(problem="no NVIDIA driver (NVML Shared Library Not Found)")
+        )
     assert "no NVIDIA driver" in info.value.message and "LOCKGUARD_CUDA_DRIVER" in info.value.hint
 
 
@@ -60,7 +62,9 @@ def test_detection_on_this_machine_reports_no_driver_cleanly():
 
 
 def test_overrides_win_over_detection():
-    facts = detect_machine(environ={"LOCKGUARD_CUDA_DRIVER": "550.54.14", "LOCKGUARD_GPU_ARCH": "sm_80, sm_90"})
+    facts = detect_machine(
+        environ={"LOCKGUARD_CUDA_DRIVER": "550.54.14", "LOCKGUARD_GPU_ARCH": "sm_80, sm_90"}
+    )
     assert str(facts.driver) == "550.54.14"
     assert [str(g.arch) for g in facts.gpus] == ["sm_80", "sm_90"]
     assert facts.overridden == ("LOCKGUARD_CUDA_DRIVER", "LOCKGUARD_GPU_ARCH")

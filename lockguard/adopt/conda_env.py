@@ -28,7 +28,9 @@ from lockguard.adopt.requirements_file import parse_requirements_text
 
 _SPEC = re.compile(r"^\s*(?:[^:\s]+::)?([A-Za-z0-9_.\-]+)\s*(.*?)\s*$")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
-_ENV_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # what the intent's `name` accepts (model/intent_parse.py)
+_ENV_NAME = re.compile(
+    r"[A-Za-z0-9_.-]+"
+)  # what the intent's `name` accepts (model/intent_parse.py)
 CUDA_NAMES = ("cudatoolkit", "cuda-version", "pytorch-cuda", "cuda-toolkit", "cuda")
 TORCH_NAMES = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
 
@@ -40,17 +42,27 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        out.skip(Origin(file, mark.line + 1 if mark else None), "(the whole file)", f"not valid YAML: {exc}")
+        out.skip(
+            Origin(file, mark.line + 1 if mark else None),
+            "(the whole file)",
+            f"not valid YAML: {exc}",
+        )
         return out, includes
     if not isinstance(root, yaml.MappingNode):
-        out.skip(Origin(file, 1), "(the whole file)", "not a conda environment file (no mapping at the top)")
+        out.skip(
+            Origin(file, 1),
+            "(the whole file)",
+            "not a conda environment file (no mapping at the top)",
+        )
         return out, includes
     for key, value in root.value:
         if key.value == "channels" and isinstance(value, yaml.SequenceNode):
             for item in value.value:
                 origin = Origin(file, item.start_mark.line + 1)
                 if item.value == "nodefaults":
-                    out.notes.append(f"{origin}: nodefaults left out (lockguard's environment.yml always has it)")
+                    out.notes.append(
+                        f"{origin}: nodefaults left out (lockguard's environment.yml always has it)"
+                    )
                 else:
                     out.add(CHANNEL, str(item.value), origin)
         elif key.value == "dependencies" and isinstance(value, yaml.SequenceNode):
@@ -58,7 +70,11 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
                 origin = Origin(file, item.start_mark.line + 1)
                 if isinstance(item, yaml.ScalarNode):
                     conda_spec(str(item.value), origin, out)
-                elif isinstance(item, yaml.MappingNode) and item.value and item.value[0][0].value == "pip":
+                elif (
+                    isinstance(item, yaml.MappingNode)
+                    and item.value
+                    and item.value[0][0].value == "pip"
+                ):
                     includes += _pip_section(item.value[0][1], file, out)
                 else:
                     out.skip(origin, "(a dependency)", "neither a conda spec nor a pip: section")
@@ -67,9 +83,17 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
             if _ENV_NAME.fullmatch(str(value.value)):
                 out.add(ENV_NAME, str(value.value), origin, f"name: {value.value}")
             else:
-                out.skip(origin, f"name: {value.value}", "an intent's name is letters, digits, '.', '_' and '-'")
+                out.skip(
+                    origin,
+                    f"name: {value.value}",
+                    "an intent's name is letters, digits, '.', '_' and '-'",
+                )
         elif key.value not in ("name", "prefix", "variables"):
-            out.skip(Origin(file, key.start_mark.line + 1), f"{key.value}:", "not a key conda env files use")
+            out.skip(
+                Origin(file, key.start_mark.line + 1),
+                f"{key.value}:",
+                "not a key conda env files use",
+            )
     return out, includes
 
 
@@ -105,7 +129,9 @@ def conda_spec(text: str, origin: Origin, out: SourceFacts) -> None:
         if version and len(version.group(0).split(".")) >= 2:
             cuda = ".".join(version.group(0).split(".")[:2])
             out.add(CUDA, cuda, origin, text)
-            out.notes.append(f"{origin}: {text} became cuda = \"{cuda}\" (lockguard plans the CUDA packages from it)")
+            out.notes.append(
+                f'{origin}: {text} became cuda = "{cuda}" (lockguard plans the CUDA packages from it)'
+            )
         else:
             out.skip(origin, text, f"{name} without a major.minor version says no CUDA version")
         return
@@ -119,8 +145,10 @@ def conda_spec(text: str, origin: Origin, out: SourceFacts) -> None:
     if name in TORCH_NAMES:
         requirement = TORCH_NAMES[name] + _pip_specifier(constraint)
         out.add(PIP, requirement, origin, text)
-        out.notes.append(f"{origin}: conda's {text} became the pip requirement {requirement} "
-                         "(lockguard installs torch from wheels)")
+        out.notes.append(
+            f"{origin}: conda's {text} became the pip requirement {requirement} "
+            "(lockguard installs torch from wheels)"
+        )
         return
     if name == "pip":
         out.notes.append(f"{origin}: pip left out (lockguard adds it when there is a pip section)")
@@ -135,8 +163,16 @@ def _pip_specifier(constraint: str) -> str:
         return ""
     if constraint.startswith("=") and not constraint.startswith("=="):
         constraint = constraint[1:].split("=")[0]  # drop a build string: 2.1.0=py3.9_cuda12.1_0
-        return f"=={constraint}" if constraint.endswith("*") or constraint.count(".") >= 2 else f"=={constraint}.*"
+        return (
+            f"=={constraint}"
+            if constraint.endswith("*") or constraint.count(".") >= 2
+            else f"=={constraint}.*"
+        )
     if constraint[0].isdigit():
         constraint = constraint.split("=")[0]
-        return f"=={constraint}" if constraint.endswith("*") or constraint.count(".") >= 2 else f"=={constraint}.*"
+        return (
+            f"=={constraint}"
+            if constraint.endswith("*") or constraint.count(".") >= 2
+            else f"=={constraint}.*"
+        )
     return constraint

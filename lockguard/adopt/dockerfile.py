@@ -44,7 +44,9 @@ def parse_dockerfile(text: str, file: str) -> tuple[SourceFacts, list[tuple[str,
     return out, includes
 
 
-def _exact_lines(out: SourceFacts, facts: int, skipped: int, start: int, physical: list[str]) -> None:
+def _exact_lines(
+    out: SourceFacts, facts: int, skipped: int, start: int, physical: list[str]
+) -> None:
     """A RUN continued over several lines: name the line each value is written on."""
     if len(physical) < 2:
         return
@@ -58,10 +60,14 @@ def _exact_lines(out: SourceFacts, facts: int, skipped: int, start: int, physica
     for i in range(facts, len(out.facts)):
         fact = out.facts[i]
         word = fact.why.split(" in RUN")[0] if fact.why.endswith(" in RUN") else ""
-        out.facts[i] = type(fact)(fact.key, fact.value, line_of(fact.origin, word, fact.value), fact.why)
+        out.facts[i] = type(fact)(
+            fact.key, fact.value, line_of(fact.origin, word, fact.value), fact.why
+        )
     for i in range(skipped, len(out.skipped)):
         item = out.skipped[i]
-        out.skipped[i] = type(item)(line_of(item.origin, item.text.split()[-1]), item.text, item.reason)
+        out.skipped[i] = type(item)(
+            line_of(item.origin, item.text.split()[-1]), item.text, item.reason
+        )
 
 
 def _instructions(text: str):
@@ -87,7 +93,7 @@ def _instructions(text: str):
         joined = " ".join(p.strip() for p in parts if p.strip() != "\\")
         match = _INSTRUCTION.match(joined)
         if match:
-            yield start, match.group(1).upper(), match.group(2).strip(), lines[start - 1:index]
+            yield start, match.group(1).upper(), match.group(2).strip(), lines[start - 1 : index]
 
 
 def _define(argument: str, variables: dict[str, str], instruction: str) -> None:
@@ -99,7 +105,10 @@ def _define(argument: str, variables: dict[str, str], instruction: str) -> None:
 
 
 def _substitute(text: str, variables: dict[str, str]) -> str:
-    return _VARIABLE.sub(lambda m: variables.get(m.group(1), m.group(2) if m.group(2) is not None else m.group(0)), text)
+    return _VARIABLE.sub(
+        lambda m: variables.get(m.group(1), m.group(2) if m.group(2) is not None else m.group(0)),
+        text,
+    )
 
 
 def _from(argument: str, origin: Origin, out: SourceFacts) -> None:
@@ -131,7 +140,11 @@ def _run(command: str, origin: Origin, out: SourceFacts) -> list[tuple[str, Orig
         if pip_at is not None:
             includes += pip_arguments(words[pip_at:], origin, out)
             continue
-        if len(words) >= 2 and words[0] in ("conda", "mamba", "micromamba") and words[1] == "install":
+        if (
+            len(words) >= 2
+            and words[0] in ("conda", "mamba", "micromamba")
+            and words[1] == "install"
+        ):
             _conda_install(words[2:], origin, out)
     return includes
 

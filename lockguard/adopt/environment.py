@@ -23,7 +23,9 @@ _CUDA_RUNTIME = re.compile(r"^nvidia-cuda-runtime-cu(\d+)$")
 _CHANNEL_URL = re.compile(r"^https?://conda\.anaconda\.org/([^/]+)(?:/[^/]+)?/?$")
 
 
-def environment_facts(captured: dict, conda: list[dict], label: str, *, top_level_only: bool = False) -> SourceFacts:
+def environment_facts(
+    captured: dict, conda: list[dict], label: str, *, top_level_only: bool = False
+) -> SourceFacts:
     out = SourceFacts()
     origin = Origin(label)
     version = captured["version"]
@@ -39,20 +41,32 @@ def environment_facts(captured: dict, conda: list[dict], label: str, *, top_leve
         pin = f"{name}=={_public(name, dist['version'])}"
         where = Origin(label)
         if name in INSTALLER_TOOLS and name in top:
-            out.notes.append(f"{label}: {name} {dist['version']} left out (the environment's own installer tools)")
+            out.notes.append(
+                f"{label}: {name} {dist['version']} left out (the environment's own installer tools)"
+            )
             continue
         if conda_prefix and dist.get("installer") == "conda":
             continue  # installed by conda: the conda side below carries it
         direct = dist.get("direct_url")
         if direct:
-            out.skip(where, pin, f"installed from {_source(direct)}: no index serves it, so a resolve cannot "
-                                 "give it back (install it after the lock, or publish it to an index)")
+            out.skip(
+                where,
+                pin,
+                f"installed from {_source(direct)}: no index serves it, so a resolve cannot "
+                "give it back (install it after the lock, or publish it to an index)",
+            )
             continue
-        why = "installed, top level" if name in top else "installed, required by " + ", ".join(sorted(parents[name])[:3])
+        why = (
+            "installed, top level"
+            if name in top
+            else "installed, required by " + ", ".join(sorted(parents[name])[:3])
+        )
         out.add(PIP, pin, where, why)
         if "+" in dist["version"] and name not in ("torch", "torchvision", "torchaudio"):
-            out.notes.append(f"{label}: {name}=={dist['version']} has a local version label: only an index "
-                             "that serves this very build can give it back")
+            out.notes.append(
+                f"{label}: {name}=={dist['version']} has a local version label: only an index "
+                "that serves this very build can give it back"
+            )
     if conda_prefix:
         _conda(conda, label, out)
     return out
@@ -90,7 +104,9 @@ def _requirers(dists: dict[str, dict], markers: dict) -> dict[str, set[str]]:
                 for text in dist.get("requires") or ():
                     try:
                         req = Requirement(text)
-                        if req.marker is not None and not req.marker.evaluate({**markers, "extra": extra}):
+                        if req.marker is not None and not req.marker.evaluate(
+                            {**markers, "extra": extra}
+                        ):
                             continue
                     except (InvalidRequirement, UndefinedComparison, UndefinedEnvironmentName):
                         continue
@@ -109,8 +125,12 @@ def _cuda(dists: dict[str, dict], origin: Origin, out: SourceFacts) -> None:
     torch = dists.get("torch")
     if torch is not None and torch.get("torch_cuda") != "?":
         cuda = torch.get("torch_cuda")
-        out.add(CUDA, ".".join(cuda.split(".")[:2]) if cuda else "none", origin,
-                f"torch {torch['version']} is a {'CUDA ' + cuda if cuda else 'CPU'} build (torch/version.py)")
+        out.add(
+            CUDA,
+            ".".join(cuda.split(".")[:2]) if cuda else "none",
+            origin,
+            f"torch {torch['version']} is a {'CUDA ' + cuda if cuda else 'CPU'} build (torch/version.py)",
+        )
         return
     if torch is not None and "+" in torch["version"]:
         label = torch["version"].split("+", 1)[1]
@@ -135,7 +155,11 @@ def _conda(records: list[dict], label: str, out: SourceFacts) -> None:
     for channel in sorted(counts, key=lambda c: (-counts[c], c)):
         out.add(CHANNEL, channel, Origin(label), f"{counts[channel]} conda packages")
     for record in sorted(records, key=lambda r: r["name"]):
-        if record["name"] in depended and record["name"] not in ("cuda-version", "cudatoolkit", "sysroot_linux-64"):
+        if record["name"] in depended and record["name"] not in (
+            "cuda-version",
+            "cudatoolkit",
+            "sysroot_linux-64",
+        ):
             continue
         conda_spec(f"{record['name']}={record['version']}", Origin(label), out)
 

@@ -42,7 +42,9 @@ class Contradiction:
     hint: str
 
     def __str__(self) -> str:
-        said = "; ".join(f"{f.origin} says {f.value}" + (f" ({f.why})" if f.why else "") for f in self.facts)
+        said = "; ".join(
+            f"{f.origin} says {f.value}" + (f" ({f.why})" if f.why else "") for f in self.facts
+        )
         return f"{self.key}: {said}"
 
 
@@ -76,18 +78,42 @@ def usable(facts: SourceFacts) -> bool:
     return any(f.key in USABLE for f in facts.facts)
 
 
-def adopt(facts: SourceFacts, *, python: str | None = None, cuda: str | None = None,
-          indexes: tuple[str, ...] = (), running_python: str = "3.11") -> Adopted:
+def adopt(
+    facts: SourceFacts,
+    *,
+    python: str | None = None,
+    cuda: str | None = None,
+    indexes: tuple[str, ...] = (),
+    running_python: str = "3.11",
+) -> Adopted:
     """The intent values that `facts` give; `python`/`cuda`/`indexes` are the user's choices."""
     out = Adopted()
     _python(facts, python, running_python, out)
     _cuda(facts, cuda, out)
-    _single(facts, GLIBC, out, "glibc", hint="edit the files so that they agree, or set glibc in the intent")
-    _single(facts, ENV_NAME, out, "name", hint="edit the files so that they agree, or set name in the intent")
+    _single(
+        facts,
+        GLIBC,
+        out,
+        "glibc",
+        hint="edit the files so that they agree, or set glibc in the intent",
+    )
+    _single(
+        facts,
+        ENV_NAME,
+        out,
+        "name",
+        hint="edit the files so that they agree, or set name in the intent",
+    )
     _channels_and_conda(facts, out)
     _pip(facts, out)
     _indexes(facts, indexes, out)
-    _single(facts, PYTORCH_INDEX, out, "pytorch-index", hint="edit the files so that they use one PyTorch index")
+    _single(
+        facts,
+        PYTORCH_INDEX,
+        out,
+        "pytorch-index",
+        hint="edit the files so that they use one PyTorch index",
+    )
     return out
 
 
@@ -125,23 +151,36 @@ def _python(facts: SourceFacts, chosen: str | None, running: str, out: Adopted) 
         if decided is None and bounds:
             allowed = [v for v in PYTHONS if _allows(bounds, v)]
             if not allowed:
-                out.contradictions.append(Contradiction("python", tuple(bounds), "no Python 3.8-3.14 satisfies it: "
-                                                        "choose one with --python X.Y"))
+                out.contradictions.append(
+                    Contradiction(
+                        "python",
+                        tuple(bounds),
+                        "no Python 3.8-3.14 satisfies it: choose one with --python X.Y",
+                    )
+                )
                 return
             out.values["python"] = allowed[0]
             out.notes["python"] = f"the oldest Python that {_note(bounds)} allows"
-            out.messages.append(f"python = {allowed[0]}: no source names one; the oldest that {_note(bounds)} allows "
-                                "(pass --python to choose another)")
+            out.messages.append(
+                f"python = {allowed[0]}: no source names one; the oldest that {_note(bounds)} allows "
+                "(pass --python to choose another)"
+            )
         elif decided is None:
             out.values["python"] = running
             out.notes["python"] = "no source names a Python: the running interpreter's"
-            out.messages.append(f"python = {running}: no source names one, so the running interpreter's "
-                                "(pass --python to choose another)")
+            out.messages.append(
+                f"python = {running}: no source names one, so the running interpreter's "
+                "(pass --python to choose another)"
+            )
     outside = [b for b in bounds if not _allows([b], out.values["python"])]
     if outside:
-        out.contradictions.append(Contradiction(
-            "python", tuple(outside) + tuple(f for f in found if f.value == out.values["python"]),
-            f"Python {out.values['python']} is outside requires-python: choose one with --python X.Y"))
+        out.contradictions.append(
+            Contradiction(
+                "python",
+                tuple(outside) + tuple(f for f in found if f.value == out.values["python"]),
+                f"Python {out.values['python']} is outside requires-python: choose one with --python X.Y",
+            )
+        )
 
 
 def _allows(bounds: list[Fact], version: str) -> bool:
@@ -163,8 +202,13 @@ def _cuda(facts: SourceFacts, chosen: str | None, out: Adopted) -> None:
         return
     torch = [f for f in facts.of(PIP) if _name_of(f.value) in TORCH_FAMILY]
     if torch:
-        out.undecided.append(Undecided(
-            "cuda", tuple(torch[:1]), "choose the CUDA build of torch with --cuda X.Y (or --cuda none for CPU)"))
+        out.undecided.append(
+            Undecided(
+                "cuda",
+                tuple(torch[:1]),
+                "choose the CUDA build of torch with --cuda X.Y (or --cuda none for CPU)",
+            )
+        )
         return
     out.values["cuda"] = "none"
     out.notes["cuda"] = "no source names a CUDA version: CPU only"
@@ -190,17 +234,26 @@ def _channels_and_conda(facts: SourceFacts, out: Adopted) -> None:
     conda = _distinct(facts.of(CONDA))
     by_name: dict[str, list[Fact]] = {}
     for text, origins in conda.items():
-        by_name.setdefault(text.split()[0].split("=")[0].split("<")[0].split(">")[0], []).extend(origins)
+        by_name.setdefault(text.split()[0].split("=")[0].split("<")[0].split(">")[0], []).extend(
+            origins
+        )
     for name, origins in by_name.items():
         if len(_distinct(origins)) > 1:
-            out.contradictions.append(Contradiction(f"conda {name}", tuple(origins),
-                                                    "edit the files so that they ask for one version"))
+            out.contradictions.append(
+                Contradiction(
+                    f"conda {name}",
+                    tuple(origins),
+                    "edit the files so that they ask for one version",
+                )
+            )
     if channels:
         out.values["channels"] = list(channels)
         out.notes["channels"] = [_note(v) for v in channels.values()]
     elif not conda:
         out.values["channels"] = []
-        out.notes["channels"] = "no conda environment among the files: a pip-only lock (requirements.lock)"
+        out.notes["channels"] = (
+            "no conda environment among the files: a pip-only lock (requirements.lock)"
+        )
     if conda:
         out.values["conda"] = list(conda)
         out.notes["conda"] = [_note(v) for v in conda.values()]
@@ -219,8 +272,11 @@ def _pip(facts: SourceFacts, out: Adopted) -> None:
             versions.setdefault(pinned[0], set()).add(pinned[1])
     for name, origins in exact.items():
         if len(versions[name]) > 1:
-            out.contradictions.append(Contradiction(f"pip {name}", tuple(origins),
-                                                    "edit the files so that they pin one version"))
+            out.contradictions.append(
+                Contradiction(
+                    f"pip {name}", tuple(origins), "edit the files so that they pin one version"
+                )
+            )
     out.values["pip"] = [origins[0].value for origins in texts.values()]
     out.notes["pip"] = [_note(origins) for origins in texts.values()]
 
@@ -237,7 +293,9 @@ def _exact_pin(text: str) -> tuple[str, str] | None:
         req = Requirement(text)
     except InvalidRequirement:
         return None
-    versions = [s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+    versions = [
+        s.version for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version
+    ]
     return (canonical_name(req.name), versions[0]) if versions else None
 
 
@@ -248,8 +306,13 @@ def _indexes(facts: SourceFacts, chosen: tuple[str, ...], out: Adopted) -> None:
         return
     primary = _distinct(facts.of(INDEX))
     if len(primary) > 1:
-        out.contradictions.append(Contradiction("indexes", tuple(facts.of(INDEX)),
-                                                "edit the files so that they use one --index-url, or pass --index"))
+        out.contradictions.append(
+            Contradiction(
+                "indexes",
+                tuple(facts.of(INDEX)),
+                "edit the files so that they use one --index-url, or pass --index",
+            )
+        )
         return
     extras = _distinct(facts.of(EXTRA_INDEX))
     if not primary and not extras:

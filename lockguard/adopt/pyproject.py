@@ -29,16 +29,27 @@ def parse_pyproject(text: str, file: str) -> tuple[SourceFacts, list[tuple[str, 
         return out, []
     dependencies = project.get("dependencies", [])
     if "dependencies" in project.get("dynamic", []):
-        out.skip(Origin(file, lines.line_of("project", "dynamic")), "dynamic = [\"dependencies\"]",
-                 "the dependencies are computed by the build backend: list them in a requirements file")
+        out.skip(
+            Origin(file, lines.line_of("project", "dynamic")),
+            'dynamic = ["dependencies"]',
+            "the dependencies are computed by the build backend: list them in a requirements file",
+        )
     for item in dependencies if isinstance(dependencies, list) else []:
         if isinstance(item, str):
-            requirement(item, Origin(file, lines.line_of("project", "dependencies", element=item)), out)
+            requirement(
+                item, Origin(file, lines.line_of("project", "dependencies", element=item)), out
+            )
     requires_python = project.get("requires-python")
     if isinstance(requires_python, str):
-        out.add(REQUIRES_PYTHON, requires_python, Origin(file, lines.line_of("project", "requires-python")),
-                f"requires-python = \"{requires_python}\"")
+        out.add(
+            REQUIRES_PYTHON,
+            requires_python,
+            Origin(file, lines.line_of("project", "requires-python")),
+            f'requires-python = "{requires_python}"',
+        )
     for group in sorted(project.get("optional-dependencies") or {}):
-        out.notes.append(f"{file}: the optional dependencies [{group}] are not carried over "
-                         "(add the ones the environment needs to pip = [...])")
+        out.notes.append(
+            f"{file}: the optional dependencies [{group}] are not carried over "
+            "(add the ones the environment needs to pip = [...])"
+        )
     return out, []

@@ -22,15 +22,57 @@ TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 _PYTORCH_URL = re.compile(r"^(?P<base>https?://\S+?/whl)/(?P<variant>cu\d{2,3}|cpu)/?$")
 _LOCAL_VARIANT = re.compile(r"\+(cu\d{2,3}|cpu)\b")
 # options that change how pip installs, not what: nothing to carry over, nothing lost
-HARMLESS = {"--no-cache-dir", "-U", "--upgrade", "-q", "--quiet", "-v", "--verbose", "--user",
-            "--disable-pip-version-check", "--no-input", "--break-system-packages", "--force-reinstall",
-            "--ignore-installed", "--no-warn-script-location", "--compile", "--no-compile", "--require-hashes"}
-HARMLESS_WITH_VALUE = {"--progress-bar", "--root-user-action", "--timeout", "--retries", "--cache-dir",
-                       "--trusted-host", "--upgrade-strategy"}
+HARMLESS = {
+    "--no-cache-dir",
+    "-U",
+    "--upgrade",
+    "-q",
+    "--quiet",
+    "-v",
+    "--verbose",
+    "--user",
+    "--disable-pip-version-check",
+    "--no-input",
+    "--break-system-packages",
+    "--force-reinstall",
+    "--ignore-installed",
+    "--no-warn-script-location",
+    "--compile",
+    "--no-compile",
+    "--require-hashes",
+}
+HARMLESS_WITH_VALUE = {
+    "--progress-bar",
+    "--root-user-action",
+    "--timeout",
+    "--retries",
+    "--cache-dir",
+    "--trusted-host",
+    "--upgrade-strategy",
+}
 INCLUDES = {"-r", "--requirement"}
-WITH_VALUE = {"-i", "--index-url", "--extra-index-url", "-c", "--constraint", "-f", "--find-links", "-e",
-              "--editable", *INCLUDES, *HARMLESS_WITH_VALUE, "--no-binary", "--only-binary", "--platform",
-              "--python-version", "--target", "-t", "--prefix", "--root", "--hash"}
+WITH_VALUE = {
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-c",
+    "--constraint",
+    "-f",
+    "--find-links",
+    "-e",
+    "--editable",
+    *INCLUDES,
+    *HARMLESS_WITH_VALUE,
+    "--no-binary",
+    "--only-binary",
+    "--platform",
+    "--python-version",
+    "--target",
+    "-t",
+    "--prefix",
+    "--root",
+    "--hash",
+}
 
 
 def parse_requirements_text(text: str, file: str) -> tuple[SourceFacts, list[tuple[str, Origin]]]:
@@ -72,15 +114,21 @@ def _logical_lines(text: str):
         yield start, " ".join(p.strip() for p in parts).strip()
 
 
-def pip_arguments(words: list[str], origin: Origin, out: SourceFacts, *,
-                  requirements_file: bool = False) -> list[tuple[str, Origin]]:
+def pip_arguments(
+    words: list[str], origin: Origin, out: SourceFacts, *, requirements_file: bool = False
+) -> list[tuple[str, Origin]]:
     """The arguments of `pip install` (or one option line of a requirements file)."""
     includes = []
     words = list(words)
     while words:
         word = words.pop(0)
         option, _, inline = word.partition("=") if word.startswith("--") else (word, "", "")
-        if option.startswith("-") and len(option) > 2 and not option.startswith("--") and option[:2] in WITH_VALUE:
+        if (
+            option.startswith("-")
+            and len(option) > 2
+            and not option.startswith("--")
+            and option[:2] in WITH_VALUE
+        ):
             option, inline = option[:2], option[2:]  # -rfile, -ihttps://...
         if not option.startswith("-"):
             requirement(word, origin, out)
@@ -93,13 +141,27 @@ def pip_arguments(words: list[str], origin: Origin, out: SourceFacts, *,
         elif option in ("-i", "--index-url", "--extra-index-url"):
             index_option(option, value, origin, out)
         elif option in ("-e", "--editable"):
-            out.skip(origin, f"{option} {value}", "an editable install of local code: install it yourself after the lock")
+            out.skip(
+                origin,
+                f"{option} {value}",
+                "an editable install of local code: install it yourself after the lock",
+            )
         elif option in ("-c", "--constraint"):
-            out.skip(origin, f"{option} {value}", "constraints files are not carried over: add the pins you need to pip = [...]")
+            out.skip(
+                origin,
+                f"{option} {value}",
+                "constraints files are not carried over: add the pins you need to pip = [...]",
+            )
         elif option in ("-f", "--find-links"):
-            out.skip(origin, f"{option} {value}", "find-links pages are not indexes: use a PEP 503 index URL in indexes")
+            out.skip(
+                origin,
+                f"{option} {value}",
+                "find-links pages are not indexes: use a PEP 503 index URL in indexes",
+            )
         else:
-            out.skip(origin, f"{option} {value}".strip(), "a pip option lockguard does not carry over")
+            out.skip(
+                origin, f"{option} {value}".strip(), "a pip option lockguard does not carry over"
+            )
     return includes
 
 
@@ -125,8 +187,16 @@ def _cuda_of(variant: str) -> str:
 def requirement(text: str, origin: Origin, out: SourceFacts) -> None:
     """One requirement, kept as written (a torch +cuXYZ label becomes a CUDA fact)."""
     text = " ".join(text.split())
-    if text in (".", "..") or text.startswith(("./", "../", "/", "file:")) or re.match(r"^[a-z+]+://", text):
-        out.skip(origin, text, "a local path or URL, not an index package: install it yourself after the lock")
+    if (
+        text in (".", "..")
+        or text.startswith(("./", "../", "/", "file:"))
+        or re.match(r"^[a-z+]+://", text)
+    ):
+        out.skip(
+            origin,
+            text,
+            "a local path or URL, not an index package: install it yourself after the lock",
+        )
         return
     try:
         req = Requirement(text)
@@ -147,8 +217,10 @@ def requirement(text: str, origin: Origin, out: SourceFacts) -> None:
             cuda = "none" if variant == "cpu" else _cuda_of(variant)
             out.add(CUDA, cuda, origin, f"{text}")
             text = _LOCAL_VARIANT.sub("", text)
-            out.notes.append(f"{origin}: {req.name}'s +{variant} label became cuda = \"{cuda}\" "
-                             "(lockguard picks the variant from cuda)")
+            out.notes.append(
+                f'{origin}: {req.name}\'s +{variant} label became cuda = "{cuda}" '
+                "(lockguard picks the variant from cuda)"
+            )
     out.add(PIP, text, origin)
 
 

@@ -28,7 +28,14 @@ def project_lock(intent_path, *, wait: bool, on_wait, warn):
     """The project's lock set, shared, for a `with`: never half of a resolve's commit."""
     from lockguard.io.project.lock_set import LockSet
 
-    return LockSet(lock_folder(intent_path), exclusive=False, command="check", wait=wait, on_wait=on_wait, warn=warn)
+    return LockSet(
+        lock_folder(intent_path),
+        exclusive=False,
+        command="check",
+        wait=wait,
+        on_wait=on_wait,
+        warn=warn,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,20 +58,32 @@ def static_check(intent_path, *, strict: bool, warn) -> Checked:
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.model.lock_paths import lock_paths
 
-    intent = load_project(intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=warn)
+    intent = load_project(
+        intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=warn
+    )
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
     findings = from_here(findings, os.path.dirname(source_of(intent).location))
-    if any(f.code in (codes.LOCK_MISSING.code, codes.INTENT_CHANGED.code, codes.LOCK_NOT_LOCKGUARDS.code) for f in findings):
+    if any(
+        f.code
+        in (codes.LOCK_MISSING.code, codes.INTENT_CHANGED.code, codes.LOCK_NOT_LOCKGUARDS.code)
+        for f in findings
+    ):
         # the lock does not match the intent: an intent that is itself invalid (an unparsable
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
         load_project(intent_path, validate=True)
-    return Checked(findings, shown_path(source_of(intent).location), None, intent,
-                   [p for p, _kind, _platform in lock_paths(intent)])
+    return Checked(
+        findings,
+        shown_path(source_of(intent).location),
+        None,
+        intent,
+        [p for p, _kind, _platform in lock_paths(intent)],
+    )
 
 
-def environment_check(intent_path, *, prefix, python, strict: bool, verify_files: bool, wait: bool, on_wait,
-                      warn) -> Checked:
+def environment_check(
+    intent_path, *, prefix, python, strict: bool, verify_files: bool, wait: bool, on_wait, warn
+) -> Checked:
     """The static check and the installed environment (`--env PREFIX` or `--python EXE`) against
     the lock, read under the prefix's shared lock; an interrupted clean-install first."""
     from lockguard.app.env_check import environment_exit_code, environment_findings
@@ -78,16 +97,29 @@ def environment_check(intent_path, *, prefix, python, strict: bool, verify_files
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
     checked = shown_path(source_of(intent).path)
-    environment = environment_findings(snapshot, load_knowledge(), prefix=prefix, python=python,
-                                       verify_files=verify_files, wait=wait, on_wait=on_wait)
+    environment = environment_findings(
+        snapshot,
+        load_knowledge(),
+        prefix=prefix,
+        python=python,
+        verify_files=verify_files,
+        wait=wait,
+        on_wait=on_wait,
+    )
     checked += f" and {prefix or python}"
     code = environment_exit_code(findings, environment, strict=strict)
-    interrupted = [f for f in environment if f.code == codes.INTERRUPTED_RUN.code]  # first, with its fix: the rest may be its doing
+    interrupted = [
+        f for f in environment if f.code == codes.INTERRUPTED_RUN.code
+    ]  # first, with its fix: the rest may be its doing
     rest = [f for f in environment if f.code != codes.INTERRUPTED_RUN.code]
-    return Checked(from_here(interrupted + findings + rest, source_of(intent).root), checked, code, intent, [])
+    return Checked(
+        from_here(interrupted + findings + rest, source_of(intent).root), checked, code, intent, []
+    )
 
 
-def remember(command_line, checked: Checked, intent_path, *, wait: bool, json: bool, output: str, code: int) -> None:
+def remember(
+    command_line, checked: Checked, intent_path, *, wait: bool, json: bool, output: str, code: int
+) -> None:
     """Keep the output of a plain check for the same command line (cli/boundary.py answers it
     before click is imported, while the files it read keep their bytes). A check whose intent the
     full check must find each time (none, or two) is not kept."""
@@ -97,10 +129,17 @@ def remember(command_line, checked: Checked, intent_path, *, wait: bool, json: b
     found = find_intent_path(intent_path)
     if found is None:
         return
-    CheckResults(command_line).store(intent=found, default_intent=intent_path is None,
-                                     root=os.path.dirname(source_of(checked.intent).location),
-                                     lock_files=checked.lock_files, lock_folder=lock_folder(intent_path), wait=wait,
-                                     json=json, output=output, code=code)
+    CheckResults(command_line).store(
+        intent=found,
+        default_intent=intent_path is None,
+        root=os.path.dirname(source_of(checked.intent).location),
+        lock_files=checked.lock_files,
+        lock_folder=lock_folder(intent_path),
+        wait=wait,
+        json=json,
+        output=output,
+        code=code,
+    )
 
 
 def _matchspec_problem(spec: str) -> str | None:

@@ -23,8 +23,14 @@ def replay(earlier: Remembered, *, on_wait, warn) -> int | None:
     same bytes; None when one changed (the command then runs)."""
     from lockguard.io.project.lock_set import LockSet
 
-    with LockSet(earlier.lock_folder, exclusive=False, command="check", wait=earlier.wait, on_wait=on_wait,
-                 warn=warn):
+    with LockSet(
+        earlier.lock_folder,
+        exclusive=False,
+        command="check",
+        wait=earlier.wait,
+        on_wait=on_wait,
+        warn=warn,
+    ):
         if not earlier.current():
             return None
         sys.stdout.write(earlier.output)

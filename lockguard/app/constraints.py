@@ -49,20 +49,26 @@ def verify(index_url: str, say: Callable[[str], None]) -> Verified:
         say(f"reading METADATA of {len(wanted)} torch wheels from {index_url} by range requests...")
         live = read_live_wheels(client, files, wanted)
         say("reading METADATA of every cuda-toolkit release...")
-        manifests = {v: toolkit_pins(text) for v, text in read_toolkit_manifests(client, index_url).items()}
+        manifests = {
+            v: toolkit_pins(text) for v, text in read_toolkit_manifests(client, index_url).items()
+        }
         names = sorted(set(component_wheels(known.components)) | set(known.wheel_files.listed))
         say(f"reading the RECORD of {len(names)} CUDA wheels by range requests...")
         paths = read_wheel_paths(client, index_url, names)
-        say(f"reading PKG-INFO of the sdists {counted(len(known.sdist_metadata.rows), '[[sdist-metadata]] row')} "
-            "cover...")
+        say(
+            f"reading PKG-INFO of the sdists {counted(len(known.sdist_metadata.rows), '[[sdist-metadata]] row')} "
+            "cover..."
+        )
         sdists = read_sdist_facts(client, index_url, known.sdist_metadata)
         fetched = client.bytes_fetched
     differences = [d for p in known.patches for d in compare_patch(p, live[p.version])]
     differences += missing_releases(known, live_versions(files))
     differences += component_differences(known.components, manifests)
     listed = set(known.wheel_files.listed)
-    differences += shared_file_differences(known.wheel_files,
-                                           {n: found for n, found in paths.items() if found is not None or n in listed})
+    differences += shared_file_differences(
+        known.wheel_files,
+        {n: found for n, found in paths.items() if found is not None or n in listed},
+    )
     differences += sdist_metadata_differences(known.sdist_metadata, sdists)
     read = sum(1 for found in paths.values() if found is not None)
     sdists_read = sum(len(found or ()) for found in sdists.values())

@@ -34,32 +34,45 @@ def _views(kind: str, text: str, label: str, platform: str | None = None) -> dic
     try:
         return views_of(kind, text, platform)
     except LockSyntaxError as exc:
-        raise InputError(f"{label}" + (f":{exc.line}" if exc.line else "") + f": {exc.message}", file=label,
-                         line=exc.line, hint="lockguard diff reads the lock files lockguard writes") from None
+        raise InputError(
+            f"{label}" + (f":{exc.line}" if exc.line else "") + f": {exc.message}",
+            file=label,
+            line=exc.line,
+            hint="lockguard diff reads the lock files lockguard writes",
+        ) from None
 
 
 def files_pairs(old: Path, new: Path) -> list:
     old_text, new_text = _read(old), _read(new)
     kind = kind_of(old.name, old_text)
     if kind_of(new.name, new_text) != kind:
-        raise InputError(f"{old} is a {kind} file and {new} a {kind_of(new.name, new_text)} file: they cannot be "
-                         "compared", hint="compare two lock files of one kind")
+        raise InputError(
+            f"{old} is a {kind} file and {new} a {kind_of(new.name, new_text)} file: they cannot be "
+            "compared",
+            hint="compare two lock files of one kind",
+        )
     before, after = _views(kind, old_text, str(old)), _views(kind, new_text, str(new))
-    if kind != "conda-lock" and len(before) == 1 and len(after) == 1:  # one platform each: compare them
+    if (
+        kind != "conda-lock" and len(before) == 1 and len(after) == 1
+    ):  # one platform each: compare them
         platform = next(iter(after))
         view = next(iter(before.values()))
         before = {platform: LockView(platform, view.pip, view.conda)}
     return [(before.get(p), after.get(p)) for p in sorted(set(before) | set(after))]
 
 
-def revision_pairs(revision: str, file: Path | None, intent_path: Path | None, *, warn=None) -> list:
+def revision_pairs(
+    revision: str, file: Path | None, intent_path: Path | None, *, warn=None
+) -> list:
     if file is not None:
         root = file.resolve().parent
         check_revision(root, revision)
         new_text = _read(file) if file.exists() else None
         old_text = text_at(root, revision, file.name)
         if old_text is None and new_text is None:
-            raise InputError(f"{file} exists neither at {revision} nor in the working tree", file=str(file))
+            raise InputError(
+                f"{file} exists neither at {revision} nor in the working tree", file=str(file)
+            )
         kind = kind_of(file.name, new_text or old_text or "")
         before = _views(kind, old_text, f"{file} at {revision}") if old_text is not None else {}
         after = _views(kind, new_text, str(file)) if new_text is not None else {}

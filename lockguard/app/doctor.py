@@ -37,7 +37,9 @@ def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> 
     # the probe (a child process: `import torch` dominates) and the system facts run while NVML,
     # the knowledge and the lock are read here
     with ThreadPoolExecutor(max_workers=2) as pool:
-        probe_job = pool.submit(run_probe, python, smoke=smoke, timeout=timeout, imports=GPU_IMPORTS)
+        probe_job = pool.submit(
+            run_probe, python, smoke=smoke, timeout=timeout, imports=GPU_IMPORTS
+        )
         system_job = pool.submit(gather_system)
         # the shipped tables are validated by the test suite
         knowledge = load_knowledge(validate=False)
@@ -46,7 +48,16 @@ def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> 
         probe, system = probe_job.result(), system_job.result()
     node, node_source = node_identity()
     alive = {p.pid: pid_alive(p.pid) for g in machine.gpus for p in g.processes}
-    facts = Facts(probe, machine, system, lock, knowledge, alive=alive, lock_reason=lock_reason, smoke_requested=smoke)
+    facts = Facts(
+        probe,
+        machine,
+        system,
+        lock,
+        knowledge,
+        alive=alive,
+        lock_reason=lock_reason,
+        smoke_requested=smoke,
+    )
     return Diagnosis(facts, run_checks(facts), node, node_source, lock_meta)
 
 
@@ -61,7 +72,14 @@ def _lock(intent_path, knowledge, warn):
     snapshot = read_snapshot(intent, scan_repo=False)
     requirements = snapshot.of_kind("requirements")
     if requirements is None or requirements.text is None:
-        return None, f"{source_of(intent).path.name} has no lock yet (run `lockguard resolve`)", None
-    meta = {"intent": str(source_of(intent).path), "file": requirements.path,
-            "body_hash": "sha256:" + body_hash_of(requirements.text)}
+        return (
+            None,
+            f"{source_of(intent).path.name} has no lock yet (run `lockguard resolve`)",
+            None,
+        )
+    meta = {
+        "intent": str(source_of(intent).path),
+        "file": requirements.path,
+        "body_hash": "sha256:" + body_hash_of(requirements.text),
+    }
     return lock_view(snapshot, knowledge), "", meta

@@ -22,8 +22,13 @@ from lockguard.model.finding import ERROR, WARNING, Finding, failing
 
 def host_conda_platform() -> str:
     machine = host_platform.machine().lower()
-    return {"x86_64": "linux-64", "amd64": "linux-64", "aarch64": "linux-aarch64", "arm64": "linux-aarch64",
-            "ppc64le": "linux-ppc64le"}.get(machine, "linux-64")
+    return {
+        "x86_64": "linux-64",
+        "amd64": "linux-64",
+        "aarch64": "linux-aarch64",
+        "arm64": "linux-aarch64",
+        "ppc64le": "linux-ppc64le",
+    }.get(machine, "linux-64")
 
 
 def lock_view(snapshot: Snapshot, knowledge: Knowledge) -> LockView:
@@ -39,8 +44,14 @@ def lock_view(snapshot: Snapshot, knowledge: Knowledge) -> LockView:
     cuda = facts.torch_cuda or facts.conda_cuda()
     nccl = next((v for n, v in facts.pip.items() if n.startswith("nvidia-nccl-")), None)
     cudnn = next((v for n, v in facts.pip.items() if n.startswith("nvidia-cudnn-")), None)
-    return LockView(pip=dict(facts.pip), conda=conda, conda_solved=solved,
-                    cuda=str(cuda.major_minor) if cuda else None, nccl=nccl, cudnn=cudnn)
+    return LockView(
+        pip=dict(facts.pip),
+        conda=conda,
+        conda_solved=solved,
+        cuda=str(cuda.major_minor) if cuda else None,
+        nccl=nccl,
+        cudnn=cudnn,
+    )
 
 
 def must_be_environment(root: Path, named: str | None = None, *, hint: str) -> Path:
@@ -50,32 +61,63 @@ def must_be_environment(root: Path, named: str | None = None, *, hint: str) -> P
     try:
         shaped = (real / "pyvenv.cfg").is_file() or (real / "conda-meta").is_dir()
     except OSError as exc:  # a folder this user cannot enter
-        raise InputError(f"cannot look into {named or root}: {exc.strerror or exc}", file=str(root),
-                         hint="run as a user that can read the environment") from None
+        raise InputError(
+            f"cannot look into {named or root}: {exc.strerror or exc}",
+            file=str(root),
+            hint="run as a user that can read the environment",
+        ) from None
     if str(real) == "/" or not shaped:
-        raise InputError(f"{named or root} is not an environment: it has neither a pyvenv.cfg (a venv) nor a "
-                         "conda-meta/ folder (a conda prefix)", file=str(root), hint=hint)
+        raise InputError(
+            f"{named or root} is not an environment: it has neither a pyvenv.cfg (a venv) nor a "
+            "conda-meta/ folder (a conda prefix)",
+            file=str(root),
+            hint=hint,
+        )
     return real
 
 
-def environment_findings(snapshot: Snapshot, knowledge: Knowledge, *, prefix: Path | None, python: Path | None,
-                         verify_files: bool = False, wait: bool = True, on_wait=None) -> list[Finding]:
+def environment_findings(
+    snapshot: Snapshot,
+    knowledge: Knowledge,
+    *,
+    prefix: Path | None,
+    python: Path | None,
+    verify_files: bool = False,
+    wait: bool = True,
+    on_wait=None,
+) -> list[Finding]:
     """The installed environment against the lock, read under the prefix's shared lock (a running
     clean-install or restore is waited for, or with wait=False is exit 2)."""
     root: Path | None
-    if prefix is not None:  # --env names an environment; --python may be any interpreter, a base one too
-        root = must_be_environment(prefix, hint="--env takes a venv or a conda prefix; for another installation pass "
-                                   "its interpreter with --python EXE")
-    elif python is not None:  # the environment a --python lives in, if it is one (a base interpreter's folder is never locked)
+    if (
+        prefix is not None
+    ):  # --env names an environment; --python may be any interpreter, a base one too
+        root = must_be_environment(
+            prefix,
+            hint="--env takes a venv or a conda prefix; for another installation pass "
+            "its interpreter with --python EXE",
+        )
+    elif (
+        python is not None
+    ):  # the environment a --python lives in, if it is one (a base interpreter's folder is never locked)
         guess = Path(os.path.realpath(Path(os.path.abspath(python)).parent.parent))
         try:
-            root = guess if (guess / "pyvenv.cfg").is_file() or (guess / "conda-meta").is_dir() else None
+            root = (
+                guess
+                if (guess / "pyvenv.cfg").is_file() or (guess / "conda-meta").is_dir()
+                else None
+            )
         except OSError:  # not this user's to look into: the scan says so, naming the interpreter
             root = None
     else:
         raise ValueError("an environment to check takes a prefix or a python")
-    lock = locked_prefix(root, "check", exclusive=False, wait=wait, on_wait=on_wait, shown=str(prefix or root)) \
-        if root is not None else _nothing()
+    lock = (
+        locked_prefix(
+            root, "check", exclusive=False, wait=wait, on_wait=on_wait, shown=str(prefix or root)
+        )
+        if root is not None
+        else _nothing()
+    )
     with lock:
         scan = scan_prefix(prefix, python)
         view = lock_view(snapshot, knowledge)
@@ -91,7 +133,9 @@ def _nothing():
     return contextlib.nullcontext()
 
 
-def environment_exit_code(static: list[Finding], environment: list[Finding], *, strict: bool) -> int:
+def environment_exit_code(
+    static: list[Finding], environment: list[Finding], *, strict: bool
+) -> int:
     """1 for any error, a warning of the lock files (as `check` without --env), or, with
     --strict only, a warning about the installed environment or the machine (LG218 /usr/local/cuda,
     LG213 a user-site copy, ...): clean-install's rule."""
@@ -105,13 +149,24 @@ def interrupted_runs(prefix: Path) -> list[Finding]:
     out = []
     for q in interrupted_quarantines(prefix):
         if q.state == "restore-interrupted":
-            message = (f"the restore of clean-install {q.id} was interrupted ({q.put_back} of {q.count} quarantined "
-                       "files put back): the environment is half restored")
+            message = (
+                f"the restore of clean-install {q.id} was interrupted ({q.put_back} of {q.count} quarantined "
+                "files put back): the environment is half restored"
+            )
             fix = f"`lockguard restore {q.id} --prefix {prefix}` finishes it (a clean-install finishes it first, too)"
         else:
-            message = (f"clean-install {q.id} was interrupted (last step: {q.phase or 'begin'}): the environment is "
-                       "half changed")
+            message = (
+                f"clean-install {q.id} was interrupted (last step: {q.phase or 'begin'}): the environment is "
+                "half changed"
+            )
             fix = f"`lockguard restore {q.id} --prefix {prefix}` undoes it (a new clean-install undoes it first, too)"
-        out.append(Finding(codes.INTERRUPTED_RUN.code, ERROR, message, fix + "; the other findings may be its doing: fix this first",
-                           str(prefix / ".lockguard" / "quarantine" / q.id)))
+        out.append(
+            Finding(
+                codes.INTERRUPTED_RUN.code,
+                ERROR,
+                message,
+                fix + "; the other findings may be its doing: fix this first",
+                str(prefix / ".lockguard" / "quarantine" / q.id),
+            )
+        )
     return out

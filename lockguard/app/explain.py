@@ -20,10 +20,13 @@ def explain_package(package: str, intent_path: Path | None, platform: str | None
     """(the explanation, the platform read); InputError for a platform or package the lock lacks."""
     intent = load_project_intent(intent_path, warn=warn)
     if platform is not None and platform not in intent.platforms:
-        raise InputError(f"--platform: the lock has no {clip(platform)} section (it locks "
-                         f"{', '.join(intent.platforms)})", key="platforms",
-                         hint=f"pass one of: {', '.join(intent.platforms)}; or add the platform to the intent's "
-                         "platforms and run `lockguard resolve`")
+        raise InputError(
+            f"--platform: the lock has no {clip(platform)} section (it locks "
+            f"{', '.join(intent.platforms)})",
+            key="platforms",
+            hint=f"pass one of: {', '.join(intent.platforms)}; or add the platform to the intent's "
+            "platforms and run `lockguard resolve`",
+        )
     platform = platform or intent.platforms[0]
     root = source_of(intent).root
     knowledge = load_knowledge()
@@ -31,7 +34,9 @@ def explain_package(package: str, intent_path: Path | None, platform: str | None
     env_path = root / lock_file(intent, "environment", platform)
     req_text = read_lock_text(req_path)
     if req_text is None:
-        raise InputError(f"{req_path} does not exist", file=str(req_path), hint="run `lockguard resolve` first")
+        raise InputError(
+            f"{req_path} does not exist", file=str(req_path), hint="run `lockguard resolve` first"
+        )
     lock = parse_lock("requirements", req_text, str(req_path))
     found = explain_pip(package, lock, knowledge, platform, source_of(intent).path.name)
     env_text = None if intent.pip_only else read_lock_text(env_path)
@@ -40,6 +45,9 @@ def explain_package(package: str, intent_path: Path | None, platform: str | None
         if package in env.conda:
             found = explain_conda(package, env.conda[package][0], knowledge, intent.conda)
     if found is None:
-        raise InputError(f"{clip(package)} is not in {req_path.name}" + (f" or {env_path.name}" if env_text else ""),
-                         hint="`lockguard explain` reads the lock; run `lockguard resolve` if the intent changed")
+        raise InputError(
+            f"{clip(package)} is not in {req_path.name}"
+            + (f" or {env_path.name}" if env_text else ""),
+            hint="`lockguard explain` reads the lock; run `lockguard resolve` if the intent changed",
+        )
     return found, platform

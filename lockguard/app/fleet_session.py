@@ -25,7 +25,9 @@ from lockguard.lockfiles.headers import body_hash_of
 @dataclass(frozen=True)
 class Project:
     intent: Path  # absolute
-    files: dict[str, str]  # relative name -> text: the intent and its lock files, shipped to nodes that lack them
+    files: dict[
+        str, str
+    ]  # relative name -> text: the intent and its lock files, shipped to nodes that lack them
     lock_hash: str | None
 
 
@@ -39,7 +41,9 @@ def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
     intent = load_intent(path, validate=False)
     snapshot = read_snapshot(intent, scan_repo=False)
     requirements = snapshot.of_kind("requirements")
-    lock_hash = "sha256:" + body_hash_of(requirements.text) if requirements and requirements.text else None
+    lock_hash = (
+        "sha256:" + body_hash_of(requirements.text) if requirements and requirements.text else None
+    )
     root = source_of(intent).root
     files = {str(path.relative_to(root)): read_text(path, what="intent file", limit=INTENT_LIMIT)}
     for lock in snapshot.files:  # read once, safely, by read_snapshot
@@ -48,8 +52,14 @@ def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
     return Project(path, files, lock_hash)
 
 
-def node_reports(engine: str, request, settings: dict, timeout: float, project: Project | None,
-                 out_dir: Path | None) -> tuple[list, list[Path]]:
+def node_reports(
+    engine: str,
+    request,
+    settings: dict,
+    timeout: float,
+    project: Project | None,
+    out_dir: Path | None,
+) -> tuple[list, list[Path]]:
     """Doctor on every node through `engine`, each node's output read into a report; with
     `out_dir`, each node's record kept as DIR/<node>.json (the paths written come back too)."""
     outputs = collect(engine, node_script, {**settings, "request": request}, timeout, project)
@@ -60,8 +70,10 @@ def node_reports(engine: str, request, settings: dict, timeout: float, project: 
         sources = [str(p) for p in written]
     else:
         sources = [f"{engine}:{r['node']}" for r in records]
-    reports = [node_report(record, file=source, default_node=record["node"])
-               for record, source in zip(records, sources, strict=True)]
+    reports = [
+        node_report(record, file=source, default_node=record["node"])
+        for record, source in zip(records, sources, strict=True)
+    ]
     return reports, written
 
 
@@ -75,25 +87,47 @@ def write_report(output: Path, text: str) -> None:
     write_output(output, text)
 
 
-def collect(engine: str, script_for, settings: dict, timeout: float, project: Project | None) -> list:
+def collect(
+    engine: str, script_for, settings: dict, timeout: float, project: Project | None
+) -> list:
     """Run the node script on every node through `engine`; one NodeOutput per node."""
     base: NodeRequest = settings.pop("request")
     if engine == "ray":
         request = _with_intent(base, project.intent.name if project else None)
-        return ray_engine.run(script_for(request), address=settings["address"], timeout=timeout,
-                              files=project.files if project else {}, runtime_env=_runtime_env(settings))
+        return ray_engine.run(
+            script_for(request),
+            address=settings["address"],
+            timeout=timeout,
+            files=project.files if project else {},
+            runtime_env=_runtime_env(settings),
+        )
     request = _with_intent(base, str(project.intent) if project else None)
     if engine == "slurm":
-        options = SlurmOptions(settings["nodes"], settings["partition"], settings["nodelist"], tuple(settings["srun_args"]))
+        options = SlurmOptions(
+            settings["nodes"],
+            settings["partition"],
+            settings["nodelist"],
+            tuple(settings["srun_args"]),
+        )
         if options.nodes is None and not options.nodelist:
-            raise InputError("--via slurm needs --nodes N or --nodelist LIST", key="--nodes",
-                             hint="e.g. --nodes 16 --partition gpu")
+            raise InputError(
+                "--via slurm needs --nodes N or --nodelist LIST",
+                key="--nodes",
+                hint="e.g. --nodes 16 --partition gpu",
+            )
         return slurm.run(script_for(request), options=options, timeout=timeout)
     if engine == "clush":
         if not settings["hosts"]:
-            raise InputError("--via clush needs --hosts NODESET", key="--hosts", hint="e.g. --hosts 'gpu[01-16]'")
-        return clush.run(script_for(request), hosts=settings["hosts"], timeout=timeout, worker=settings["worker"],
-                         fanout=settings["fanout"])
+            raise InputError(
+                "--via clush needs --hosts NODESET", key="--hosts", hint="e.g. --hosts 'gpu[01-16]'"
+            )
+        return clush.run(
+            script_for(request),
+            hosts=settings["hosts"],
+            timeout=timeout,
+            worker=settings["worker"],
+            fanout=settings["fanout"],
+        )
     request = _with_intent(base, f"{PROJECT_MOUNT}/{project.intent.name}" if project else None)
     options = manifest_options(settings, project, run_id=uuid.uuid4().hex[:8])
     return kubectl.run(script_for(request), options=options, timeout=timeout)
@@ -106,34 +140,56 @@ def _runtime_env(settings: dict) -> dict | None:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"--ray-runtime-env is not JSON: {exc.msg} at column {exc.colno}", key="--ray-runtime-env",
-                         hint='e.g. --ray-runtime-env \'{"pip": ["lockguard"]}\'') from exc
+        raise InputError(
+            f"--ray-runtime-env is not JSON: {exc.msg} at column {exc.colno}",
+            key="--ray-runtime-env",
+            hint='e.g. --ray-runtime-env \'{"pip": ["lockguard"]}\'',
+        ) from exc
     if not isinstance(value, dict):
-        raise InputError("--ray-runtime-env must be a JSON object", key="--ray-runtime-env",
-                         hint='e.g. --ray-runtime-env \'{"pip": ["lockguard"]}\'')
+        raise InputError(
+            "--ray-runtime-env must be a JSON object",
+            key="--ray-runtime-env",
+            hint='e.g. --ray-runtime-env \'{"pip": ["lockguard"]}\'',
+        )
     return value
 
 
 def manifest_options(settings: dict, project: Project | None, *, run_id: str):
     if not settings.get("image"):
-        raise InputError("--via kubectl needs --image IMAGE: an image with lockguard and the environment to check",
-                         key="--image", hint="e.g. --image registry.example.com/train:2024-03")
+        raise InputError(
+            "--via kubectl needs --image IMAGE: an image with lockguard and the environment to check",
+            key="--image",
+            hint="e.g. --image registry.example.com/train:2024-03",
+        )
     files = dict(project.files) if project else {}
     nested = [name for name in files if "/" in name]
     if nested:
-        raise InputError(f"{nested[0]}: a ConfigMap holds files of one folder only", key="--intent",
-                         hint="keep the lock files next to lockguard.toml for --via kubectl")
+        raise InputError(
+            f"{nested[0]}: a ConfigMap holds files of one folder only",
+            key="--intent",
+            hint="keep the lock files next to lockguard.toml for --via kubectl",
+        )
     selector = {}
     for item in settings.get("node_selector") or ():
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise InputError(f"--node-selector {item!r}: expected KEY=VALUE", key="--node-selector",
-                             hint="e.g. --node-selector nvidia.com/gpu.present=true")
+            raise InputError(
+                f"--node-selector {item!r}: expected KEY=VALUE",
+                key="--node-selector",
+                hint="e.g. --node-selector nvidia.com/gpu.present=true",
+            )
         selector[key] = value
     kwargs = {"node_selector": selector} if selector else {}
-    return ManifestOptions(image=settings["image"], run_id=run_id, namespace=settings.get("namespace"),
-                           kind=settings.get("kind") or "daemonset", nodes=settings.get("nodes"),
-                           gpus=settings.get("gpus") or 0, project_files=files, **kwargs)
+    return ManifestOptions(
+        image=settings["image"],
+        run_id=run_id,
+        namespace=settings.get("namespace"),
+        kind=settings.get("kind") or "daemonset",
+        nodes=settings.get("nodes"),
+        gpus=settings.get("gpus") or 0,
+        project_files=files,
+        **kwargs,
+    )
 
 
 def _with_intent(request, intent: str | None):

@@ -20,8 +20,16 @@ from lockguard.io.project.source_files import read_sources
 from lockguard.model.wording import counted
 
 
-def adopted_values(ui: Messages, *, files: tuple[Path, ...], env: Path | None, python: str | None, cuda: str | None,
-                   indexes: tuple[str, ...], top_level_only: bool) -> tuple[dict, dict, list[str]]:
+def adopted_values(
+    ui: Messages,
+    *,
+    files: tuple[Path, ...],
+    env: Path | None,
+    python: str | None,
+    cuda: str | None,
+    indexes: tuple[str, ...],
+    top_level_only: bool,
+) -> tuple[dict, dict, list[str]]:
     """(values, notes, header comment lines) for the intent writer."""
     facts = SourceFacts()
     if files:
@@ -37,28 +45,43 @@ def adopted_values(ui: Messages, *, files: tuple[Path, ...], env: Path | None, p
     if not usable(facts):
         raise InputError(
             f"nothing usable in {', '.join(sources)}: no Python, CUDA, pip or conda requirement"
-            + (f" ({counted(len(facts.skipped), 'line')} skipped, listed above)" if facts.skipped else ""),
+            + (
+                f" ({counted(len(facts.skipped), 'line')} skipped, listed above)"
+                if facts.skipped
+                else ""
+            ),
             file=sources[0] if len(sources) == 1 else None,
             hint="pass the files that install the environment (requirements.txt, environment.yml, Dockerfile, "
-                 "pyproject.toml), or write the intent with `lockguard init --python X.Y --cuda X.Y PKG...`")
+            "pyproject.toml), or write the intent with `lockguard init --python X.Y --cuda X.Y PKG...`",
+        )
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     adopted = adopt(facts, python=python, cuda=cuda, indexes=indexes, running_python=running)
     if adopted.contradictions:
         hints = list(dict.fromkeys(c.hint for c in adopted.contradictions))
-        raise InputError("the files contradict each other (nothing was written):\n  "
-                         + "\n  ".join(str(c) for c in adopted.contradictions),
-                         key=adopted.contradictions[0].key, hint="; ".join(hints))
+        raise InputError(
+            "the files contradict each other (nothing was written):\n  "
+            + "\n  ".join(str(c) for c in adopted.contradictions),
+            key=adopted.contradictions[0].key,
+            hint="; ".join(hints),
+        )
     if adopted.undecided:
         hints = list(dict.fromkeys(u.hint for u in adopted.undecided))
-        raise InputError("a choice the files do not make (nothing was written):\n  "
-                         + "\n  ".join(str(u) for u in adopted.undecided),
-                         key=adopted.undecided[0].key, hint="; ".join(hints))
+        raise InputError(
+            "a choice the files do not make (nothing was written):\n  "
+            + "\n  ".join(str(u) for u in adopted.undecided),
+            key=adopted.undecided[0].key,
+            hint="; ".join(hints),
+        )
     for message in adopted.messages:
         ui.info(f"note: {message}")
-    header = [f"Adopted from {', '.join(sources)} by `lockguard init`; each value names where it came from."]
+    header = [
+        f"Adopted from {', '.join(sources)} by `lockguard init`; each value names where it came from."
+    ]
     if facts.skipped:
         count = len(facts.skipped)
-        header.append(f"{count} {'line was' if count == 1 else 'lines were'} not carried over (listed by `lockguard init`):")
+        header.append(
+            f"{count} {'line was' if count == 1 else 'lines were'} not carried over (listed by `lockguard init`):"
+        )
         header += [f"  {s}" for s in facts.skipped[:20]]
         if len(facts.skipped) > 20:
             header.append(f"  ... and {len(facts.skipped) - 20} more")

@@ -46,17 +46,30 @@ def target_prefix(prefix: Path | None, python: Path | None) -> Path:
         named = str(prefix)
     else:  # the command takes exactly one of the two
         raise ValueError("the environment is named by a prefix or a python")
-    return must_be_environment(root, named, hint="clean-install changes only virtual environments and conda "
-                               "prefixes; create one (`python -m venv PATH`) and pass --prefix PATH")
+    return must_be_environment(
+        root,
+        named,
+        hint="clean-install changes only virtual environments and conda "
+        "prefixes; create one (`python -m venv PATH`) and pass --prefix PATH",
+    )
 
 
 @contextmanager
-def held_environment(root: Path, *, exclusive: bool, wait: bool, on_wait, shown: str) -> Iterator[str]:
+def held_environment(
+    root: Path, *, exclusive: bool, wait: bool, on_wait, shown: str
+) -> Iterator[str]:
     """The environment's lock for the block (shared for a dry run), naming the run it starts: its
     id, yielded. A second run waits for it, or with wait=False is refused (exit 2)."""
     run_id = new_run_id()
-    with locked_prefix(root, "clean-install", exclusive=exclusive, run=run_id, wait=wait, on_wait=on_wait,
-                       shown=shown):
+    with locked_prefix(
+        root,
+        "clean-install",
+        exclusive=exclusive,
+        run=run_id,
+        wait=wait,
+        on_wait=on_wait,
+        shown=shown,
+    ):
         yield run_id
 
 
@@ -76,14 +89,21 @@ def undo_interrupted(prefix: Path, progress: InstallProgress) -> list[str]:
     undone = []
     for info in reversed(interrupted_quarantines(prefix)):  # newest first, as restore goes
         result = Transaction.of(prefix, info.id).undo()
-        what = (f"the restore of clean-install {info.id} was interrupted; finished it" if info.state == "restore-interrupted"
-                else f"clean-install {info.id} was interrupted; undone")
-        progress.warn(f"{what}: removed {counted(result.removed, 'file')} it had installed, put back {counted(result.put_back, 'file')}")
+        what = (
+            f"the restore of clean-install {info.id} was interrupted; finished it"
+            if info.state == "restore-interrupted"
+            else f"clean-install {info.id} was interrupted; undone"
+        )
+        progress.warn(
+            f"{what}: removed {counted(result.removed, 'file')} it had installed, put back {counted(result.put_back, 'file')}"
+        )
         undone.append(info.id)
     return undone
 
 
-def build_plan(source: LockSource, prefix: Path | None, python: Path | None, *, verify_files: bool = False):
+def build_plan(
+    source: LockSource, prefix: Path | None, python: Path | None, *, verify_files: bool = False
+):
     """The scan and the plan, with the survey of what moves: each file's size, and the files
     lockguard could not move (unreadable, immutable, in a folder it cannot write)."""
     scan = scan_prefix(prefix, python)
@@ -142,16 +162,20 @@ def _anchors(scan: PrefixSnapshot) -> set[str]:
     return out
 
 
-def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: InstallProgress, run_id: str) -> Applied:
+def apply_plan(
+    plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: InstallProgress, run_id: str
+) -> Applied:
     """The transaction. On failure or interrupt everything is undone and the error re-raised
     (InstallFailed: exit 5, with its cause and what the rollback did; an interrupt: exit 130)."""
     if plan.blocked:
         shown = "\n    ".join(f"{path}: {why}" for path, why in plan.blocked[:10])
         more = f"\n    ... and {len(plan.blocked) - 10} more" if len(plan.blocked) > 10 else ""
-        raise InstallFailed(f"cannot move {counted(len(plan.blocked), 'file')} into the quarantine; nothing was "
-                            f"changed:\n    {shown}{more}",
-                            hint="run as a user that owns the environment and can read every file in it; "
-                                 "`chattr -i` an immutable file first (`--dry-run` lists them all)")
+        raise InstallFailed(
+            f"cannot move {counted(len(plan.blocked), 'file')} into the quarantine; nothing was "
+            f"changed:\n    {shown}{more}",
+            hint="run as a user that owns the environment and can read every file in it; "
+            "`chattr -i` an immutable file first (`--dry-run` lists them all)",
+        )
     moves = plan.moves()
     applied = Applied(run_id)
     applied.removed = [f"{o.name} {o.version}" for o in plan.outgoing]
@@ -159,18 +183,31 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: I
     with _interrupts_as_exceptions():
         try:
             if moves:
-                progress.say(f"hashing {counted(len(moves), 'file')} ({human_size(plan.size_of(m.path for m in moves))}) "
-                             "for the quarantine manifest")
-            t = Transaction.begin(Path(plan.prefix), moves, install=plan.install, anchors=_anchors(scan), qid=run_id,
-                                  outgoing=[{"name": o.name, "version": o.version, "reason": o.reason}
-                                            for o in plan.outgoing], on_hashed=_hashing(progress, len(moves)))
+                progress.say(
+                    f"hashing {counted(len(moves), 'file')} ({human_size(plan.size_of(m.path for m in moves))}) "
+                    "for the quarantine manifest"
+                )
+            t = Transaction.begin(
+                Path(plan.prefix),
+                moves,
+                install=plan.install,
+                anchors=_anchors(scan),
+                qid=run_id,
+                outgoing=[
+                    {"name": o.name, "version": o.version, "reason": o.reason}
+                    for o in plan.outgoing
+                ],
+                on_hashed=_hashing(progress, len(moves)),
+            )
             q = t.quarantine
             applied.root = str(q.root)
             moved = t.move_out()
             applied.quarantined = moved
             applied.quarantined_bytes = sum(e.get("size") or 0 for e in q.manifest()["entries"])
             if moved:
-                progress.say(f"quarantined {counted(moved, 'file')} ({human_size(applied.quarantined_bytes)}) in {q.root}")
+                progress.say(
+                    f"quarantined {counted(moved, 'file')} ({human_size(applied.quarantined_bytes)}) in {q.root}"
+                )
             t.record_before()
             if plan.conda:
                 install_conda(plan, source, progress)
@@ -178,22 +215,35 @@ def apply_plan(plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: I
                 applied.installed = install_pip(plan, scan, source, q, progress)
             installed = t.record_installed(plan.owners)
             if installed.replaced:
-                progress.say(f"pip wrote over {counted(len(installed.replaced), 'file')} that staying packages share "
-                             "with the new ones; their old copies are in the quarantine")
+                progress.say(
+                    f"pip wrote over {counted(len(installed.replaced), 'file')} that staying packages share "
+                    "with the new ones; their old copies are in the quarantine"
+                )
             if installed.modified:
-                applied.warnings.append(f"pip changed {counted(len(installed.modified), 'file')} in place "
-                                        f"({', '.join(installed.modified[:3])}); restore cannot give back their old bytes")
+                applied.warnings.append(
+                    f"pip changed {counted(len(installed.modified), 'file')} in place "
+                    f"({', '.join(installed.modified[:3])}); restore cannot give back their old bytes"
+                )
             applied.imported = verify(plan, source, q, progress)
             q.log(event="verified")
-        except BaseException as exc:  # anything, a bug of lockguard's included: the environment goes back first
+        except (
+            BaseException
+        ) as exc:  # anything, a bug of lockguard's included: the environment goes back first
             progress.close()
             rolled = _roll_back(t) if t is not None else "nothing in the environment was changed"
             if isinstance(exc, InstallFailed):
-                raise InstallFailed(exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint) from None
-            if isinstance(exc, OSError):  # a full disk, a permission: the cause, and that it was undone
-                raise InstallFailed(f"clean-install failed: {os_cause(exc)}" + (f"\n{rolled}" if rolled else ""),
-                                    hint=_SPACE_HINT if exc.errno == 28 else "run as a user that owns the "
-                                    "environment") from None
+                raise InstallFailed(
+                    exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint
+                ) from None
+            if isinstance(
+                exc, OSError
+            ):  # a full disk, a permission: the cause, and that it was undone
+                raise InstallFailed(
+                    f"clean-install failed: {os_cause(exc)}" + (f"\n{rolled}" if rolled else ""),
+                    hint=_SPACE_HINT
+                    if exc.errno == 28
+                    else "run as a user that owns the environment",
+                ) from None
             if isinstance(exc, KeyboardInterrupt):
                 progress.say("interrupted; " + (rolled or "the run had undone itself already"))
             raise
@@ -218,7 +268,9 @@ def _hashing(progress: InstallProgress, total: int):
         now = time.monotonic()
         if files == total or now - last[0] >= (0.1 if progress.live else 5.0):
             last[0] = now
-            progress.step(f"hashing for the manifest: {files:,}/{total:,} files, {human_size(size)}")
+            progress.step(
+                f"hashing for the manifest: {files:,}/{total:,} files, {human_size(size)}"
+            )
 
     return on_hashed
 
@@ -238,8 +290,10 @@ def _roll_back(t: Transaction) -> str:
     if not (result.removed or result.put_back):
         line = "nothing in the environment was changed"
     else:
-        line = (f"rolled back: removed {counted(result.removed, 'file')} the run had installed, put back "
-                f"{counted(result.put_back, 'quarantined file')}")
+        line = (
+            f"rolled back: removed {counted(result.removed, 'file')} the run had installed, put back "
+            f"{counted(result.put_back, 'quarantined file')}"
+        )
     if result.displaced:
         line += f"; {counted(len(result.displaced), 'file')} that changed meanwhile were kept in {q.root / 'displaced'}"
     if journal_error:

@@ -35,18 +35,32 @@ class LockSource:
     label: str  # the file shown in the plan
     platform: str
     direct: list[str]  # names whose modules the import smoke imports
-    snapshot: Snapshot | None = None  # the project (the conda side); None for a pylock.toml on its own
+    snapshot: Snapshot | None = (
+        None  # the project (the conda side); None for a pylock.toml on its own
+    )
     links: tuple[str, ...] = ()  # file URLs pip may take (a pylock.toml names its files)
 
 
 def project_source(snapshot: Snapshot, knowledge: Knowledge) -> LockSource:
     """The project's own lock: requirements.lock of the host's platform."""
-    platform = host_conda_platform() if host_conda_platform() in snapshot.intent.platforms else snapshot.intent.platforms[0]
+    platform = (
+        host_conda_platform()
+        if host_conda_platform() in snapshot.intent.platforms
+        else snapshot.intent.platforms[0]
+    )
     label = source_of(snapshot.intent).root / lock_file(snapshot.intent, "requirements", platform)
     document = snapshot.of_kind("requirements", platform)
-    requirements = document.requirements if document and document.requirements else RequirementsLock()
-    return LockSource(lock_view(snapshot, knowledge), requirements, str(label), platform,
-                      direct_names(snapshot.intent.pip), snapshot)
+    requirements = (
+        document.requirements if document and document.requirements else RequirementsLock()
+    )
+    return LockSource(
+        lock_view(snapshot, knowledge),
+        requirements,
+        str(label),
+        platform,
+        direct_names(snapshot.intent.pip),
+        snapshot,
+    )
 
 
 def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -> LockSource:
@@ -55,21 +69,32 @@ def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -
     without one it is the whole lock (pip only)."""
     text = read_lock_text(path)
     if text is None:
-        raise InputError(f"{path} does not exist", file=str(path), hint="pass the pylock.toml to install from")
+        raise InputError(
+            f"{path} does not exist", file=str(path), hint="pass the pylock.toml to install from"
+        )
     pylock = parse_lock("pylock", text, str(path))
     found = install_from_pylock(pylock, str(path), os.path.dirname(os.path.abspath(path)))
     requirements, links = found.requirements, tuple(found.links)
     pins = {name: entry.version for name, entry in requirements.entries.items()}
     if snapshot is None:
-        return LockSource(LockView(pip=pins), requirements, str(path), host_conda_platform(), sorted(pins),
-                          links=links)
+        return LockSource(
+            LockView(pip=pins),
+            requirements,
+            str(path),
+            host_conda_platform(),
+            sorted(pins),
+            links=links,
+        )
     source = project_source(snapshot, knowledge)
     differ = disagreements(pylock, source.view.pip)
     if differ:
-        raise InputError(f"{path} pins other versions than the project's lock: {', '.join(differ[:5])}"
-                         + (f" and {len(differ) - 5} more" if len(differ) > 5 else ""), file=str(path),
-                         hint="run `lockguard resolve` (with `[outputs] pylock`) to write both from the intent, or "
-                              "run clean-install outside the project to apply the pylock.toml on its own")
+        raise InputError(
+            f"{path} pins other versions than the project's lock: {', '.join(differ[:5])}"
+            + (f" and {len(differ) - 5} more" if len(differ) > 5 else ""),
+            file=str(path),
+            hint="run `lockguard resolve` (with `[outputs] pylock`) to write both from the intent, or "
+            "run clean-install outside the project to apply the pylock.toml on its own",
+        )
     return replace(source, requirements=requirements, label=str(path), links=links)
 
 
@@ -79,7 +104,11 @@ def lock_source(intent_path: Path | None, from_file: Path | None, *, warn=None) 
     knowledge = load_knowledge()
     if from_file is None:
         return project_source(_current_project(intent_path, knowledge, warn), knowledge)
-    snapshot = _current_project(intent_path, knowledge, warn) if intent_path is not None or project_here() else None
+    snapshot = (
+        _current_project(intent_path, knowledge, warn)
+        if intent_path is not None or project_here()
+        else None
+    )
     return pylock_source(from_file, snapshot, knowledge)
 
 
@@ -93,5 +122,8 @@ def _current_project(intent_path: Path | None, knowledge: Knowledge, warn) -> Sn
 
 def lock_must_be_current(snapshot: Snapshot, knowledge: Knowledge) -> None:
     for finding in lock_state(snapshot):
-        raise InputError(f"{finding.file}: {finding.message}", file=finding.file,
-                         hint="a clean-install applies only a current, untouched lock: " + (finding.hint or ""))
+        raise InputError(
+            f"{finding.file}: {finding.message}",
+            file=finding.file,
+            hint="a clean-install applies only a current, untouched lock: " + (finding.hint or ""),
+        )

@@ -40,7 +40,11 @@ def _dist_infos(sites: list[Path]) -> set[tuple[str, str]]:
             names = os.listdir(site)
         except OSError:
             continue
-        out.update((str(site), n) for n in names if n.endswith(".dist-info") and (site / n / "RECORD").exists())
+        out.update(
+            (str(site), n)
+            for n in names
+            if n.endswith(".dist-info") and (site / n / "RECORD").exists()
+        )
     return out
 
 
@@ -49,7 +53,9 @@ def _name_version(folder: str) -> tuple[str, str]:
     return canonical_name(name), version
 
 
-def install_pip(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarantine, progress: InstallProgress) -> list[str]:
+def install_pip(
+    plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarantine, progress: InstallProgress
+) -> list[str]:
     """pip installs exactly what the plan says, from the lock's entries (hashes and index options).
     What it installed ("name==version") is what appeared in the site folders; a package it did not
     install (it found one it took for installed) fails the run."""
@@ -58,8 +64,10 @@ def install_pip(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarant
     if source.links:
         find_links = q.root / "links.html"
         find_links.write_text(links_page(list(source.links)), encoding="utf-8")
-    requirements.write_text(requirements_text(source.requirements, plan.install, find_links=find_links),
-                            encoding="utf-8")
+    requirements.write_text(
+        requirements_text(source.requirements, plan.install, find_links=find_links),
+        encoding="utf-8",
+    )
     wanted = {canonical_name(p.split("==", 1)[0]): p.split("==", 1)[1] for p in plan.install}
     total, fetched, done = len(wanted), [], []
     sites = [Path(s) for s in scan.site_dirs] or [Path(plan.prefix) / "lib"]
@@ -87,13 +95,22 @@ def install_pip(plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarant
         key, version = _name_version(info)
         if key in wanted and same_version(version, wanted[key]):
             installed[key] = f"{key}=={wanted[key]}"
-    skipped = sorted(f"{name}=={version}" for name, version in wanted.items() if name not in installed)
+    skipped = sorted(
+        f"{name}=={version}" for name, version in wanted.items() if name not in installed
+    )
     if skipped:
-        said = [text.strip() for text in finished.stdout.splitlines()
-                if "already satisfied" in text and any(n.split("==")[0] in canonical_name(text) for n in skipped)]
-        raise InstallFailed(f"pip did not install {', '.join(skipped)}" + (f" (it says: {'; '.join(said[:3])})" if said else ""),
-                            hint="something pip takes for an installed copy is left in the environment; "
-                                 "`lockguard check --env` shows what")
+        said = [
+            text.strip()
+            for text in finished.stdout.splitlines()
+            if "already satisfied" in text
+            and any(n.split("==")[0] in canonical_name(text) for n in skipped)
+        ]
+        raise InstallFailed(
+            f"pip did not install {', '.join(skipped)}"
+            + (f" (it says: {'; '.join(said[:3])})" if said else ""),
+            hint="something pip takes for an installed copy is left in the environment; "
+            "`lockguard check --env` shows what",
+        )
     progress.say(f"installed {counted(len(installed), 'package')} with pip")
     return sorted(installed.values())
 
@@ -103,10 +120,14 @@ def install_conda(plan: Plan, source: LockSource, progress: InstallProgress) -> 
     conda_lock = snapshot.of_kind("conda-lock") if snapshot else None
     packages = (conda_lock.conda_lock or {}).get("package", []) if conda_lock else []
     if snapshot is None or not any(p.get("manager") == "conda" for p in packages):
-        raise InstallFailed("the lock has no solved conda records to install",
-                            hint="resolve with reachable channels (not --conda-from-knowledge)")
+        raise InstallFailed(
+            "the lock has no solved conda records to install",
+            hint="resolve with reachable channels (not --conda-from-knowledge)",
+        )
     progress.step(f"installing conda records: {', '.join(plan.conda)}")
-    install_locked(Path(plan.prefix), _full_conda_lock(snapshot), source.platform, Cache().root / "pkgs")
+    install_locked(
+        Path(plan.prefix), _full_conda_lock(snapshot), source.platform, Cache().root / "pkgs"
+    )
     progress.say(f"installed {counted(len(plan.conda), 'conda record')}")
 
 
@@ -124,20 +145,30 @@ def verify(plan: Plan, source: LockSource, q: Quarantine, progress: InstallProgr
     remaining = blocking(take_inventory(scan, source.view).findings)
     if remaining:
         lines = "\n    ".join(f"{f.code} {f.message}" for f in remaining[:10])
-        raise InstallFailed(f"the environment still differs from the lock after applying it:\n    {lines}",
-                            hint="`lockguard check --env` shows the details")
+        raise InstallFailed(
+            f"the environment still differs from the lock after applying it:\n    {lines}",
+            hint="`lockguard check --env` shows the details",
+        )
     modules = smoke_modules(scan, source.view.pip, source.direct)
     if modules:
         progress.step(f"import smoke: {', '.join(modules)}")
     count = iter(range(1, len(modules) + 1))
-    smoke = run_smoke(plan.python, modules, str(q.root),
-                      lambda module: progress.step(f"imported {module} ({next(count)}/{len(modules)})"))
+    smoke = run_smoke(
+        plan.python,
+        modules,
+        str(q.root),
+        lambda module: progress.step(f"imported {module} ({next(count)}/{len(modules)})"),
+    )
     if not smoke.ok:
         detail = "\n    ".join(smoke.detail.splitlines()[-15:])
-        raise InstallFailed(f"the import smoke failed: `{smoke.command}` in {plan.prefix}:\n    {detail}",
-                            hint="the lock does not work in this environment as installed; fix the cause "
-                                 "(a missing system library? a wrong CUDA?) and run clean-install again")
+        raise InstallFailed(
+            f"the import smoke failed: `{smoke.command}` in {plan.prefix}:\n    {detail}",
+            hint="the lock does not work in this environment as installed; fix the cause "
+            "(a missing system library? a wrong CUDA?) and run clean-install again",
+        )
     locked = sum(1 for d in scan.dists if d.in_prefix and d.name in source.view.pip)
-    progress.say(f"verified: every RECORD file of the {locked} locked distributions is present"
-                 + (f"; imported {', '.join(smoke.imported)}" if smoke.imported else ""))
+    progress.say(
+        f"verified: every RECORD file of the {locked} locked distributions is present"
+        + (f"; imported {', '.join(smoke.imported)}" if smoke.imported else "")
+    )
     return smoke.imported

@@ -10,15 +10,23 @@ from lockguard.io.project.intent_file import load_project
 from lockguard.model.intent import Intent
 
 
-def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True,
-                        warn: Callable[[str], None] | None = None) -> Intent:
+def load_project_intent(
+    intent_path: Path | None,
+    *,
+    validate_conda: bool = True,
+    warn: Callable[[str], None] | None = None,
+) -> Intent:
     """Find and parse the intent; MatchSpecs are validated through the rattler adapter."""
     validator = None
     if validate_conda:
-        def validator(spec: str):  # the rattler adapter is imported only for an intent with conda specs
+
+        def validator(
+            spec: str,
+        ):  # the rattler adapter is imported only for an intent with conda specs
             # kept here: the rattler adapter lives in io.index, which an uncached `lockguard check`
             # must not import (tests/test_check_imports.py)
             from lockguard.io.index.conda import matchspec_problem
 
             return matchspec_problem(spec)
+
     return load_project(intent_path, validate_matchspec=validator, warn=warn)

@@ -23,7 +23,9 @@ from lockguard.model.locked import LockedPlatform
 from lockguard.model.names import spec_name
 from lockguard.model.upgrades import UpgradeRequest
 
-if TYPE_CHECKING:  # the resolver's modules load with a resolution (app/resolution.py), never for a memo hit
+if (
+    TYPE_CHECKING
+):  # the resolver's modules load with a resolution (app/resolution.py), never for a memo hit
     from lockguard.resolve.relock_notes import KeptYanked, RelockNotes, Vanished
 
 
@@ -35,7 +37,9 @@ class Relock:
         self.notes: list[RelockNotes] = []
         self.missing_conda: list[str] = []  # locked conda records no channel lists any more
         self._prior: PriorLock | None = None
-        self.said: list[str] = []  # the notes printed: a plain resolve of the same lock does not say them
+        self.said: list[
+            str
+        ] = []  # the notes printed: a plain resolve of the same lock does not say them
 
     # -- the resolution memo ------------------------------------------------------------------------
 
@@ -66,18 +70,28 @@ class Relock:
         from lockguard.resolve.pip_resolve import merged_requirements
         from lockguard.resolve.preferences import unknown_names
 
-        names = {r.name for r in merged_requirements(self.intent.pip)} | {spec_name(s) for s in self.intent.conda}
+        names = {r.name for r in merged_requirements(self.intent.pip)} | {
+            spec_name(s) for s in self.intent.conda
+        }
         locked = self.prior().platforms.values()
         unknown = unknown_names(self.upgrade, locked, names)
         if unknown:
-            raise InputError(f"--upgrade-package {', '.join(unknown)}: not in the lock or the intent",
-                             hint="name a locked package (see requirements.lock) or one the intent asks for")
-        pip = {r.name for r in merged_requirements(self.intent.pip)} | {n for p in locked for n in p.pip}
+            raise InputError(
+                f"--upgrade-package {', '.join(unknown)}: not in the lock or the intent",
+                hint="name a locked package (see requirements.lock) or one the intent asks for",
+            )
+        pip = {r.name for r in merged_requirements(self.intent.pip)} | {
+            n for p in locked for n in p.pip
+        }
         for name, version in self.upgrade.packages:
-            if version and name not in pip:  # a conda package: its version is the intent's conda spec
-                raise InputError(f"--upgrade-package {name}=={version}: {name} is a conda package; a version "
-                                 "given here pins pip packages only",
-                                 hint=f"put {name}=={version} in the intent's conda list, or give the name alone")
+            if (
+                version and name not in pip
+            ):  # a conda package: its version is the intent's conda spec
+                raise InputError(
+                    f"--upgrade-package {name}=={version}: {name} is a conda package; a version "
+                    "given here pins pip packages only",
+                    hint=f"put {name}=={version} in the intent's conda list, or give the name alone",
+                )
 
     def locked(self, platform: str) -> LockedPlatform | None:
         return self.prior().platform(platform)
@@ -97,7 +111,9 @@ class Relock:
                 self.said.append(f"{notes.platform}: {back.text()}")
                 info(self.said[-1])
         for record in self.missing_conda:
-            warn(f"conda {record} is locked, but no channel lists it any more; the conda side was solved without it")
+            warn(
+                f"conda {record} is locked, but no channel lists it any more; the conda side was solved without it"
+            )
 
     def changes(self, outputs: dict[Path, str]) -> ChangeReport:
         """What writing `outputs` changes against the lock files found before the resolve."""

@@ -42,9 +42,20 @@ class Resolution:
     """One resolution of the intent: run against the indexes (and rattler, unless the conda side
     is pinned from the knowledge), then rendered into the lock files' text."""
 
-    def __init__(self, intent: Intent, ui: Messages, relock: Relock, *, root: Path, machine: MachineFacts | None,
-                 offline: bool, refresh: bool, conda_from_knowledge: bool, platforms: tuple[str, ...],
-                 watch: ResolveWatchFactory) -> None:
+    def __init__(
+        self,
+        intent: Intent,
+        ui: Messages,
+        relock: Relock,
+        *,
+        root: Path,
+        machine: MachineFacts | None,
+        offline: bool,
+        refresh: bool,
+        conda_from_knowledge: bool,
+        platforms: tuple[str, ...],
+        watch: ResolveWatchFactory,
+    ) -> None:
         self.intent = intent
         self.ui = ui
         self.relock = relock
@@ -56,7 +67,9 @@ class Resolution:
         self.platforms = platforms
         self.watch = watch
         self.sources: list[IndexPackageSource] = []
-        self.index_clients: list[IndexClient] = []  # each platform's IndexClient: the pages the resolve read
+        self.index_clients: list[
+            IndexClient
+        ] = []  # each platform's IndexClient: the pages the resolve read
         self.conda_solved = False  # rattler solved the conda side (its repodata is not memoized)
         self._preferences: dict[str, Preferences | None] = {}
 
@@ -70,32 +83,62 @@ class Resolution:
         overrides = self._metadata_overrides()
         known = self._known_metadata(knowledge)
         fetchers: list = []
-        progress = self.watch(lambda: (http.requests, sum(sum(f.counts.copy().values()) for f in list(fetchers))))
+        progress = self.watch(
+            lambda: (http.requests, sum(sum(f.counts.copy().values()) for f in list(fetchers)))
+        )
 
         def make_source(target, torch_versions):
             keep, keep_key = coarse_filename_filter(target)
-            index = IndexClient(http, cache, self.intent.indexes, offline=self.offline, refresh=self.refresh, keep_file=keep, keep_key=keep_key)
+            index = IndexClient(
+                http,
+                cache,
+                self.intent.indexes,
+                offline=self.offline,
+                refresh=self.refresh,
+                keep_file=keep,
+                keep_key=keep_key,
+            )
             self.index_clients.append(index)
-            fetcher = MetadataFetcher(http, cache, offline=self.offline, overrides=overrides, warn=self.ui.warn,
-                                      failed_builds=FailedBuilds(refresh=self.refresh), on_build=progress.build,
-                                      known=known)
+            fetcher = MetadataFetcher(
+                http,
+                cache,
+                offline=self.offline,
+                overrides=overrides,
+                warn=self.ui.warn,
+                failed_builds=FailedBuilds(refresh=self.refresh),
+                on_build=progress.build,
+                known=known,
+            )
             fetchers.append(fetcher)
-            speculator = Speculator(target, CandidateFilter(target, self.intent.exclude_newer), torch_versions,
-                                    preferred=self.speculation(target.platform))
+            speculator = Speculator(
+                target,
+                CandidateFilter(target, self.intent.exclude_newer),
+                torch_versions,
+                preferred=self.speculation(target.platform),
+            )
             source = IndexPackageSource(index, fetcher, speculator=speculator)
             self.sources.append(source)
             return source
 
         conda = None
-        if not (self.conda_from_knowledge or self.intent.conda_from_knowledge or self.intent.pip_only):
+        if not (
+            self.conda_from_knowledge or self.intent.conda_from_knowledge or self.intent.pip_only
+        ):
             conda = RattlerSolver(cache.root / "conda", offline=self.offline)
             self.conda_solved = True
         for note in self.relock.prior().notes:
             self.ui.warn(note)
-        options = ResolveOptions(conda_from_knowledge=self.conda_from_knowledge, platforms=self.platforms,
-                                 progress=progress.phase, warn=self.ui.warn, note=self.ui.info,
-                                 detail=self.ui.debug, preferences=self.preferences, locked=self.relock.locked,
-                                 on_notes=self.relock.notes.append)
+        options = ResolveOptions(
+            conda_from_knowledge=self.conda_from_knowledge,
+            platforms=self.platforms,
+            progress=progress.phase,
+            warn=self.ui.warn,
+            note=self.ui.info,
+            detail=self.ui.debug,
+            preferences=self.preferences,
+            locked=self.relock.locked,
+            on_notes=self.relock.notes.append,
+        )
         # the collector's full passes walk every page row and metadata object kept so far, again
         # and again (a tenth of a cold resolve's CPU); what a resolve allocates is freed by
         # reference counting, and the collector runs once it is done
@@ -112,18 +155,31 @@ class Resolution:
                 source.close()
             http.close()
             if http.in_flight:  # never closed under them (io/index/http.py says why)
-                self.ui.debug(f"{http.in_flight} prefetches still in flight: their connections close "
-                              "when they end")
+                self.ui.debug(
+                    f"{http.in_flight} prefetches still in flight: their connections close "
+                    "when they end"
+                )
             early_bytes, early_requests = fetched()
-            self.ui.debug(f"fetched {(http.bytes_fetched + early_bytes) / 1e6:.1f} MB in "
-                          f"{counted(http.requests + early_requests, 'request')}")
+            self.ui.debug(
+                f"fetched {(http.bytes_fetched + early_bytes) / 1e6:.1f} MB in "
+                f"{counted(http.requests + early_requests, 'request')}"
+            )
         for platform in lock.platforms:
             torch = platform.pip.pin("torch")
-            conda_note = ("conda: " + (f"{counted(len(platform.conda.records), 'record')}" if platform.conda.solved
-                                       else f"{len(platform.conda.specs)} specs from knowledge (not solved)")
-                          if platform.conda else "pip only")
+            conda_note = (
+                "conda: "
+                + (
+                    f"{counted(len(platform.conda.records), 'record')}"
+                    if platform.conda.solved
+                    else f"{len(platform.conda.specs)} specs from knowledge (not solved)"
+                )
+                if platform.conda
+                else "pip only"
+            )
             torch_note = f", torch {torch.version} ({platform.stack.variant})" if torch else ""
-            self.ui.info(f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; {conda_note}")
+            self.ui.info(
+                f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; {conda_note}"
+            )
         if conda is not None:
             self.relock.missing_conda = list(conda.missing_locked)
         self.relock.say(self.ui.warn, self.ui.info)
@@ -135,7 +191,9 @@ class Resolution:
             locked = self.relock.locked(platform)
             # no lock and no upgrade asked: nothing to prefer, nothing to say (a resolve from scratch)
             nothing = locked is None and not self.relock.upgrade.packages
-            self._preferences[platform] = None if nothing else preferences_for(locked, self.relock.upgrade)
+            self._preferences[platform] = (
+                None if nothing else preferences_for(locked, self.relock.upgrade)
+            )
         return self._preferences[platform]
 
     def speculation(self, platform: str) -> dict[str, Version]:
@@ -144,7 +202,9 @@ class Resolution:
 
     def _metadata_overrides(self) -> dict[tuple[str, str], bytes]:
         return {
-            (d.name, d.version): synthesize_metadata(d.name, d.version, d.requires_dist, d.requires_python)
+            (d.name, d.version): synthesize_metadata(
+                d.name, d.version, d.requires_dist, d.requires_python
+            )
             for d in self.intent.dependency_metadata
         }
 
@@ -164,7 +224,9 @@ class Resolution:
                 first = (row.name, version) not in said
                 said.add((row.name, version))
             if first:
-                self.ui.debug(f"metadata of {row.name} {version} from lockguard's knowledge ({row.origin})")
+                self.ui.debug(
+                    f"metadata of {row.name} {version} from lockguard's knowledge ({row.origin})"
+                )
             return synthesize_metadata(row.name, version, row.requires_dist, row.requires_python)
 
         return known
@@ -183,22 +245,37 @@ class Resolution:
                 conda_state = "solved" if platform.conda.solved else "knowledge-only (not solved)"
             requirements = root / lock_file(intent, "requirements", name)
             files[requirements] = requirements_lock.render(
-                platform.pip, intent_hash=intent.hash, intent_name=intent_name, python=str(intent.python),
-                index_urls=platform.index_urls, conda_solved=conda_state)
+                platform.pip,
+                intent_hash=intent.hash,
+                intent_name=intent_name,
+                python=str(intent.python),
+                index_urls=platform.index_urls,
+                conda_solved=conda_state,
+            )
             if not intent.pip_only:
                 environment = root / lock_file(intent, "environment", name)
-                files[environment] = environment_yml.render(platform, intent_hash=intent.hash,
-                                                            intent_name=intent_name, env_name=intent.name)
+                files[environment] = environment_yml.render(
+                    platform, intent_hash=intent.hash, intent_name=intent_name, env_name=intent.name
+                )
             if intent.outputs.pylock:  # opt-in fourth view (PEP 751)
                 relative = lock_file(intent, "pylock", name)
-                files[root / relative] = pylock_write.render(platform, intent_hash=intent.hash, intent_name=intent_name,
-                                                       python=str(intent.python), filename=Path(relative).name)
+                files[root / relative] = pylock_write.render(
+                    platform,
+                    intent_hash=intent.hash,
+                    intent_name=intent_name,
+                    python=str(intent.python),
+                    filename=Path(relative).name,
+                )
         if not intent.pip_only:
             if len(lock.platforms) == len(intent.platforms):
-                files[root / lock_file(intent, "conda-lock")] = conda_lock.render(lock, intent_name=intent_name)
+                files[root / lock_file(intent, "conda-lock")] = conda_lock.render(
+                    lock, intent_name=intent_name
+                )
             else:  # conda-lock.yml holds every platform: a subset would drop the others
-                self.ui.warn(f"--platform resolves a subset: {intent.outputs.conda_lock} (all platforms) is not "
-                             "rewritten; resolve without --platform to update it")
+                self.ui.warn(
+                    f"--platform resolves a subset: {intent.outputs.conda_lock} (all platforms) is not "
+                    "rewritten; resolve without --platform to update it"
+                )
         return files
 
     def summary(self, lock: Lock) -> dict:
@@ -210,8 +287,13 @@ class Resolution:
             "platforms": {
                 p.target.platform: {
                     "pip": {pin.name: pin.version for pin in p.pip.pins},
-                    "conda": ({r.name: f"{r.version}={r.build}" for r in p.conda.records} if p.conda and p.conda.solved
-                              else list(p.conda.specs) if p.conda else None),
+                    "conda": (
+                        {r.name: f"{r.version}={r.build}" for r in p.conda.records}
+                        if p.conda and p.conda.solved
+                        else list(p.conda.specs)
+                        if p.conda
+                        else None
+                    ),
                     "cuda": str(p.stack.cuda) if p.stack.cuda else None,
                     "torch_variant": p.stack.variant,
                 }
@@ -220,8 +302,13 @@ class Resolution:
         }
 
 
-def refuse_rejected(intent: Intent, root: Path, platforms: tuple[str, ...], outputs: dict[Path, str]) -> None:
+def refuse_rejected(
+    intent: Intent, root: Path, platforms: tuple[str, ...], outputs: dict[Path, str]
+) -> None:
     """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
-    files = [(relative, kind, platform, outputs[root / relative])
-             for relative, kind, platform in lock_paths(intent) if root / relative in outputs]
+    files = [
+        (relative, kind, platform, outputs[root / relative])
+        for relative, kind, platform in lock_paths(intent)
+        if root / relative in outputs
+    ]
     refuse_what_check_rejects(intent, load_knowledge(), files, platforms)

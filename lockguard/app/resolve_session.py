@@ -28,7 +28,9 @@ from lockguard.model.intent_parse import PYPROJECT
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.toml_lines import TomlLines
 
-if TYPE_CHECKING:  # the resolution and the lock's model are imported by a resolution, not by a memo hit
+if (
+    TYPE_CHECKING
+):  # the resolution and the lock's model are imported by a resolution, not by a memo hit
     from lockguard.app.resolution import Resolution
     from lockguard.model.lock import Lock
     from lockguard.model.upgrades import UpgradeRequest
@@ -39,8 +41,13 @@ class Resolved:
     --json summary without its "written" list. `remembered`: it came from the resolution memo
     (lock files that passed the check gate for these very inputs when they were memoized)."""
 
-    def __init__(self, outputs: dict[Path, str], platforms: tuple[str, ...], summary: dict,
-                 remembered: bool = False) -> None:
+    def __init__(
+        self,
+        outputs: dict[Path, str],
+        platforms: tuple[str, ...],
+        summary: dict,
+        remembered: bool = False,
+    ) -> None:
         self.outputs = outputs
         self.platforms = platforms
         self.summary = summary
@@ -70,11 +77,22 @@ class _Recorder:
 
 
 class ResolveSession:
-    def __init__(self, intent: Intent, ui: Messages, *, offline: bool = False, refresh: bool = False,
-                 conda_from_knowledge: bool = False, platforms: tuple[str, ...] = (),
-                 upgrade: UpgradeRequest | None = None, watch: ResolveWatchFactory | None = None) -> None:
+    def __init__(
+        self,
+        intent: Intent,
+        ui: Messages,
+        *,
+        offline: bool = False,
+        refresh: bool = False,
+        conda_from_knowledge: bool = False,
+        platforms: tuple[str, ...] = (),
+        upgrade: UpgradeRequest | None = None,
+        watch: ResolveWatchFactory | None = None,
+    ) -> None:
         self.intent = intent
-        self.relock = Relock(intent, upgrade)  # the existing lock: preferences, memo key, change report
+        self.relock = Relock(
+            intent, upgrade
+        )  # the existing lock: preferences, memo key, change report
         self.ui = ui
         self.offline = offline
         self.refresh = refresh
@@ -83,8 +101,12 @@ class ResolveSession:
         self.watch = watch or (lambda _counts: SilentWatch())  # the cli's progress line, or nothing
         self._machine_facts: tuple | None = None
         self._memo: ResolveMemo | None = None
-        self._memo_after: ResolveMemo | None = None  # the same entry under the key of the lock it writes (app/relock.py)
-        self._to_remember: Remembered | None = None  # what `remember` stores once the gate has passed it
+        self._memo_after: ResolveMemo | None = (
+            None  # the same entry under the key of the lock it writes (app/relock.py)
+        )
+        self._to_remember: Remembered | None = (
+            None  # what `remember` stores once the gate has passed it
+        )
 
     # -- resolution, or the memo of an identical one -------------------------------------------
 
@@ -94,37 +116,78 @@ class ResolveSession:
         root = self._root()
         machine = self._machine()
         self.relock.refuse_unknown_names()
-        options = {"conda_from_knowledge": self.conda_from_knowledge, "platforms": self.platforms,
-                   "constraints": os.environ.get("LOCKGUARD_CONSTRAINTS", "")}
+        options = {
+            "conda_from_knowledge": self.conda_from_knowledge,
+            "platforms": self.platforms,
+            "constraints": os.environ.get("LOCKGUARD_CONSTRAINTS", ""),
+        }
         machine_repr = repr(machine) if machine is not None else None
-        memo = self._memo = ResolveMemo(Cache(), memo_key(intent_repr=repr(self.intent), machine_repr=machine_repr,
-                                                          options={**options, **self.relock.memo_options()}),
-                                        ttl=PAGE_TTL_SECONDS, offline=self.offline)
+        memo = self._memo = ResolveMemo(
+            Cache(),
+            memo_key(
+                intent_repr=repr(self.intent),
+                machine_repr=machine_repr,
+                options={**options, **self.relock.memo_options()},
+            ),
+            ttl=PAGE_TTL_SECONDS,
+            offline=self.offline,
+        )
         if not self.refresh:
             allowed = {relative for relative, _kind, _platform in lock_paths(self.intent)}
             remembered = memo.lookup(allowed)
             if remembered is not None:
                 for kind, text in remembered.messages:
                     (self.ui.info if kind == "info" else self.ui.warn)(text)
-                self.ui.debug(f"resolution memo: the {len(remembered.pages)} index pages this intent's last "
-                              "resolve read are unchanged and fresh; its lock files are used as they are")
-                return Resolved({root / relative: text for relative, text in remembered.outputs.items()},
-                                tuple(remembered.platforms), remembered.summary, remembered=True)
+                self.ui.debug(
+                    f"resolution memo: the {len(remembered.pages)} index pages this intent's last "
+                    "resolve read are unchanged and fresh; its lock files are used as they are"
+                )
+                return Resolved(
+                    {root / relative: text for relative, text in remembered.outputs.items()},
+                    tuple(remembered.platforms),
+                    remembered.summary,
+                    remembered=True,
+                )
         recorder = _Recorder(self.ui)
         resolution = self._resolution(recorder)
         lock = resolution.run()
         recorder.rendering = True
         outputs = resolution.render(lock)
-        resolved = Resolved(outputs, tuple(p.target.platform for p in lock.platforms), resolution.summary(lock))
-        pages = {url: sha for client in resolution.index_clients for url, sha in client.pages_used.items()}
-        hashed = {url: sha for url, sha in pages.items() if sha is not None}  # a page without one: no memo
-        if pages and len(hashed) == len(pages) and not recorder.warned_while_resolving and not resolution.conda_solved:
+        resolved = Resolved(
+            outputs, tuple(p.target.platform for p in lock.platforms), resolution.summary(lock)
+        )
+        pages = {
+            url: sha
+            for client in resolution.index_clients
+            for url, sha in client.pages_used.items()
+        }
+        hashed = {
+            url: sha for url, sha in pages.items() if sha is not None
+        }  # a page without one: no memo
+        if (
+            pages
+            and len(hashed) == len(pages)
+            and not recorder.warned_while_resolving
+            and not resolution.conda_solved
+        ):
             entry = self._to_remember = Remembered(
-                {str(path.relative_to(root)): text for path, text in outputs.items()}, list(resolved.platforms),
-                resolved.summary, recorder.messages, hashed)
+                {str(path.relative_to(root)): text for path, text in outputs.items()},
+                list(resolved.platforms),
+                resolved.summary,
+                recorder.messages,
+                hashed,
+            )
             after = self.relock.memo_options_after(entry.outputs)
-            self._memo_after = ResolveMemo(Cache(), memo_key(intent_repr=repr(self.intent), options={
-                **options, **after}, machine_repr=machine_repr), ttl=PAGE_TTL_SECONDS, offline=self.offline)
+            self._memo_after = ResolveMemo(
+                Cache(),
+                memo_key(
+                    intent_repr=repr(self.intent),
+                    options={**options, **after},
+                    machine_repr=machine_repr,
+                ),
+                ttl=PAGE_TTL_SECONDS,
+                offline=self.offline,
+            )
         return resolved
 
     def remember(self) -> None:
@@ -134,9 +197,15 @@ class ResolveSession:
             self._memo.store(self._to_remember)
             if self._memo_after is not None and self._memo_after.key != self._memo.key:
                 entry = self._to_remember
-                self._memo_after.store(Remembered(entry.outputs, entry.platforms, entry.summary,
-                                                  [m for m in entry.messages if m[1] not in self.relock.said],
-                                                  entry.pages))
+                self._memo_after.store(
+                    Remembered(
+                        entry.outputs,
+                        entry.platforms,
+                        entry.summary,
+                        [m for m in entry.messages if m[1] not in self.relock.said],
+                        entry.pages,
+                    )
+                )
             self._to_remember = None
 
     def run(self) -> Lock:
@@ -148,9 +217,18 @@ class ResolveSession:
         # answers in about a third of the time without them
         from lockguard.app.resolution import Resolution
 
-        return Resolution(self.intent, ui, self.relock, root=self._root(), machine=self._machine(),
-                          offline=self.offline, refresh=self.refresh, conda_from_knowledge=self.conda_from_knowledge,
-                          platforms=self.platforms, watch=self.watch)
+        return Resolution(
+            self.intent,
+            ui,
+            self.relock,
+            root=self._root(),
+            machine=self._machine(),
+            offline=self.offline,
+            refresh=self.refresh,
+            conda_from_knowledge=self.conda_from_knowledge,
+            platforms=self.platforms,
+            watch=self.watch,
+        )
 
     def _root(self) -> Path:
         return self.intent.source.root if self.intent.source else Path.cwd()
@@ -168,7 +246,9 @@ class ResolveSession:
 
     # -- files -----------------------------------------------------------------------------------
 
-    def refuse_what_check_rejects(self, platforms: tuple[str, ...], outputs: dict[Path, str]) -> None:
+    def refuse_what_check_rejects(
+        self, platforms: tuple[str, ...], outputs: dict[Path, str]
+    ) -> None:
         """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
         from lockguard.app.resolution import (
             refuse_rejected,  # after a resolution, which imported it
@@ -190,8 +270,14 @@ class ResolveSession:
     def lock_set(self, *, exclusive: bool = True, wait: bool = True):
         """The kernel lock on the project's lock set (io/project/lock_set.py), for the command's
         whole run: exclusive to write it, shared to compare with it (`--check`)."""
-        return LockSet(self._root(), exclusive=exclusive, command="resolve", wait=wait, on_wait=self.ui.info,
-                       warn=self.ui.warn)
+        return LockSet(
+            self._root(),
+            exclusive=exclusive,
+            command="resolve",
+            wait=wait,
+            on_wait=self.ui.info,
+            warn=self.ui.warn,
+        )
 
     def write(self, outputs: dict[Path, str]) -> list[Path]:
         """Write the lock files whose bytes differ from what is on disk (a file already holding
@@ -201,8 +287,10 @@ class ResolveSession:
         for leftover in remove_leftovers(outputs):
             self.ui.info(f"removed {leftover}, left by an interrupted write")
         changed = set(self.stale(outputs))
-        write_all_atomic({p: t for p, t in outputs.items() if p in changed},
-                         root=self.intent.source.root if self.intent.source else None)
+        write_all_atomic(
+            {p: t for p, t in outputs.items() if p in changed},
+            root=self.intent.source.root if self.intent.source else None,
+        )
         remember(outputs.values())  # lets `check` name the entries of a later hand edit (LG102)
         for path in outputs:
             self.ui.info(f"wrote {path}" if path in changed else f"unchanged: {path}")
@@ -218,11 +306,18 @@ def at_its_line(exc, intent: Intent):
     path = source_of(intent).path
     element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == exc.name), None)
     base = ("tool", "lockguard") if path.name == PYPROJECT else ()
-    line = TomlLines(read_text(path, what="intent file", limit=INTENT_LIMIT), base).line_of("pip", element=element)
+    line = TomlLines(read_text(path, what="intent file", limit=INTENT_LIMIT), base).line_of(
+        "pip", element=element
+    )
     pages = ", ".join(f"{index}/{exc.name}/" for index in intent.indexes)
     where = f"{path}:{line}" if line else str(path)
-    return InputError(f"{where}: pip: no index has a project named {exc.name} ({pages}: not found)",
-                      file=str(path), line=line, key="pip", hint=exc.hint)
+    return InputError(
+        f"{where}: pip: no index has a project named {exc.name} ({pages}: not found)",
+        file=str(path),
+        line=line,
+        key="pip",
+        hint=exc.hint,
+    )
 
 
 def _name_of(requirement: str) -> str:

@@ -21,9 +21,19 @@ from lockguard.io.env.quarantine_runs import (
 from lockguard.io.env.transaction import Transaction, UndoResult
 
 
-def held(prefix: Path, command: str, *, run: str = "", wait: bool, on_wait: Callable[[str], None], shown: str):
+def held(
+    prefix: Path,
+    command: str,
+    *,
+    run: str = "",
+    wait: bool,
+    on_wait: Callable[[str], None],
+    shown: str,
+):
     """The environment's lock, exclusive, for the block (a second run waits, or is refused)."""
-    return locked_prefix(prefix, command, exclusive=True, run=run, wait=wait, on_wait=on_wait, shown=shown)
+    return locked_prefix(
+        prefix, command, exclusive=True, run=run, wait=wait, on_wait=on_wait, shown=shown
+    )
 
 
 def newest_restorable(prefix: Path) -> str:
@@ -44,16 +54,24 @@ def restore_run(prefix: Path, quarantine_id: str | None) -> Restored:
     candidates = [q for q in found if q.state in RESTORABLE]
     if quarantine_id is None:
         if not candidates:
-            raise InputError(f"nothing to restore in {prefix}", hint="`lockguard restore --list` shows the runs")
+            raise InputError(
+                f"nothing to restore in {prefix}", hint="`lockguard restore --list` shows the runs"
+            )
         quarantine_id = candidates[-1].id
     elif quarantine_id not in {q.id for q in found}:
-        raise InputError(f"no clean-install {quarantine_id} in {prefix}", hint="`lockguard restore --list` shows them")
+        raise InputError(
+            f"no clean-install {quarantine_id} in {prefix}",
+            hint="`lockguard restore --list` shows them",
+        )
     elif quarantine_id not in {q.id for q in candidates}:
         raise InputError(f"clean-install {quarantine_id} was already undone")
     newer = [q.id for q in candidates if q.id > quarantine_id]
     if newer:
-        raise InputError(f"clean-install {quarantine_id} is older than {', '.join(newer)}, which changed the same "
-                         "environment afterwards", hint=f"restore {newer[-1]} first (runs are undone newest first)")
+        raise InputError(
+            f"clean-install {quarantine_id} is older than {', '.join(newer)}, which changed the same "
+            "environment afterwards",
+            hint=f"restore {newer[-1]} first (runs are undone newest first)",
+        )
     run = Transaction.of(prefix, quarantine_id)
     return Restored(quarantine_id, run.undo(), run.quarantine.root / "displaced")
 
@@ -78,7 +96,9 @@ def prune_plan(prefix: Path, keep: int) -> Pruning:
     found = list_quarantines(prefix)
     going = prunable(found, keep)
     stuck = [r.id for r in found if r.state not in ("complete", "restored", "aborted")]
-    return Pruning(going, {r.id: run_size(prefix, r.id) for r in going}, stuck, [r.id for r in found])
+    return Pruning(
+        going, {r.id: run_size(prefix, r.id) for r in going}, stuck, [r.id for r in found]
+    )
 
 
 def prune(prefix: Path, pruning: Pruning) -> tuple[list[str], int, list[str]]:

@@ -11,10 +11,18 @@ def summary(platform: PlatformChanges) -> str:
     if platform.unchanged:
         return "unchanged"
     if platform.new_lock:
-        sides = {side: sum(1 for c in platform.packages if c.side == side) for side in ("pip", "conda")}
-        return "new lock, " + ", ".join(f"{counted(n, side + ' package')}" for side, n in sides.items() if n)
+        sides = {
+            side: sum(1 for c in platform.packages if c.side == side) for side in ("pip", "conda")
+        }
+        return "new lock, " + ", ".join(
+            f"{counted(n, side + ' package')}" for side, n in sides.items() if n
+        )
     counts = ", ".join(f"{n} {kind}" for kind, n in platform.counts().items())
-    facts = f"{len(platform.facts)} CUDA fact{'s' if len(platform.facts) != 1 else ''} moved" if platform.facts else ""
+    facts = (
+        f"{len(platform.facts)} CUDA fact{'s' if len(platform.facts) != 1 else ''} moved"
+        if platform.facts
+        else ""
+    )
     return ", ".join(part for part in (counts, facts) if part)
 
 
@@ -38,8 +46,13 @@ def text_lines(report: ChangeReport, *, list_new: bool = False) -> list[str]:
                 lines.append(f"  {title}:")
             indent = "    " if platform.cuda_stack else "  "
             for change in group:
-                values = change.new if change.kind == "added" else change.old if change.kind == "removed" \
+                values = (
+                    change.new
+                    if change.kind == "added"
+                    else change.old
+                    if change.kind == "removed"
                     else f"{change.old} -> {change.new}"
+                )
                 lines.append(f"{indent}{change.kind:<10}  {_name(change):<{width}}  {values}")
         if platform.facts:
             lines.append("  CUDA facts: " + "; ".join(f.text() for f in platform.facts))
@@ -57,14 +70,22 @@ def markdown(report: ChangeReport, *, title: str = "Lock changes") -> str:
             out += ["| | change | package | before | after |", "|---|---|---|---|---|"]
             for group, changes in (("CUDA stack", platform.cuda_stack), ("other", platform.other)):
                 for change in changes:
-                    out.append(f"| {group} | {change.kind} | `{_name(change)}` | {change.old or ''} | {change.new or ''} |")
+                    out.append(
+                        f"| {group} | {change.kind} | `{_name(change)}` | {change.old or ''} | {change.new or ''} |"
+                    )
             out.append("")
         if platform.facts:
             out += ["| CUDA fact | before | after |", "|---|---|---|"]
             for fact in platform.facts:
                 after = fact.new or ""
                 if fact.gained or fact.lost:
-                    after += " (" + ", ".join([*(f"+{a}" for a in fact.gained), *(f"-{a}" for a in fact.lost)]) + ")"
+                    after += (
+                        " ("
+                        + ", ".join(
+                            [*(f"+{a}" for a in fact.gained), *(f"-{a}" for a in fact.lost)]
+                        )
+                        + ")"
+                    )
                 out.append(f"| {fact.fact} | {fact.old or ''} | {after} |")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
@@ -72,6 +93,7 @@ def markdown(report: ChangeReport, *, title: str = "Lock changes") -> str:
 
 def to_data(report: ChangeReport) -> dict[str, object]:
     """The report as JSON data (part of the stable --json envelopes of resolve and diff)."""
+
     def change(c: PackageChange) -> dict[str, str | None]:
         return {"name": c.name, "side": c.side, "change": c.kind, "old": c.old, "new": c.new}
 
@@ -84,8 +106,16 @@ def to_data(report: ChangeReport) -> dict[str, object]:
                 "counts": p.counts(),
                 "cuda_stack": [change(c) for c in p.cuda_stack],
                 "other": [change(c) for c in p.other],
-                "facts": [{"fact": f.fact, "old": f.old, "new": f.new, "gained": list(f.gained), "lost": list(f.lost)}
-                          for f in p.facts],
+                "facts": [
+                    {
+                        "fact": f.fact,
+                        "old": f.old,
+                        "new": f.new,
+                        "gained": list(f.gained),
+                        "lost": list(f.lost),
+                    }
+                    for f in p.facts
+                ],
             }
             for p in report.platforms
         },

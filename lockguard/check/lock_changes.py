@@ -65,7 +65,10 @@ class FactChange:
 
     def text(self) -> str:
         if self.gained or self.lost:
-            parts = [f"+{' +'.join(self.gained)}" if self.gained else "", f"-{' -'.join(self.lost)}" if self.lost else ""]
+            parts = [
+                f"+{' +'.join(self.gained)}" if self.gained else "",
+                f"-{' -'.join(self.lost)}" if self.lost else "",
+            ]
             return f"{self.fact} {' '.join(p for p in parts if p)}"
         return f"{self.fact} {self.old or 'none'} -> {self.new or 'none'}"
 
@@ -112,7 +115,9 @@ class ChangeReport:
         return all(p.unchanged for p in self.platforms)
 
 
-def compare(old: LockView | None, new: LockView | None, knowledge: Knowledge | None) -> PlatformChanges:
+def compare(
+    old: LockView | None, new: LockView | None, knowledge: Knowledge | None
+) -> PlatformChanges:
     """The changes from `old` to `new` (either may be None: no lock on that side)."""
     either = new or old
     platform = either.platform if either is not None else ""
@@ -122,11 +127,18 @@ def compare(old: LockView | None, new: LockView | None, knowledge: Knowledge | N
     changes += _side("conda", before.conda, after.conda, lambda v: v[0], builds=True)
     changes.sort(key=lambda c: (not c.cuda_stack, c.side, c.name))
     facts = _facts(before, after, knowledge) if knowledge is not None else ()
-    return PlatformChanges(platform, tuple(changes), facts, new_lock=old is None and new is not None)
+    return PlatformChanges(
+        platform, tuple(changes), facts, new_lock=old is None and new is not None
+    )
 
 
-def _side(side: str, old: Mapping[str, Locked], new: Mapping[str, Locked], version_of: Callable[[Locked], str],
-          builds: bool = False) -> list[PackageChange]:
+def _side(
+    side: str,
+    old: Mapping[str, Locked],
+    new: Mapping[str, Locked],
+    version_of: Callable[[Locked], str],
+    builds: bool = False,
+) -> list[PackageChange]:
     out = []
     for name in sorted(set(old) | set(new)):
         if name not in new:
@@ -135,7 +147,15 @@ def _side(side: str, old: Mapping[str, Locked], new: Mapping[str, Locked], versi
             out.append(PackageChange(name, side, "added", None, _shown(new[name])))
         elif old[name] != new[name]:
             order = compare_versions(version_of(old[name]), version_of(new[name]))
-            kind = "upgraded" if order < 0 else "downgraded" if order > 0 else "rebuilt" if builds else None
+            kind = (
+                "upgraded"
+                if order < 0
+                else "downgraded"
+                if order > 0
+                else "rebuilt"
+                if builds
+                else None
+            )
             if kind:
                 out.append(PackageChange(name, side, kind, _shown(old[name]), _shown(new[name])))
     return out
@@ -156,28 +176,41 @@ def compare_versions(a: str, b: str) -> int:
 
 
 def _loose(text: str) -> tuple[tuple[int, int, str], ...]:
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|[a-z]+", text.lower()))
+    return tuple(
+        (0, int(p), "") if p.isdigit() else (1, 0, p)
+        for p in re.findall(r"\d+|[a-z]+", text.lower())
+    )
 
 
 def _facts(old: LockView, new: LockView, knowledge: Knowledge) -> tuple[FactChange, ...]:
     before, after = stack_facts(old, knowledge), stack_facts(new, knowledge)
     out = []
-    for fact, old_value, new_value in (("CUDA", before.cuda, after.cuda),
-                                       ("driver floor", before.driver_floor, after.driver_floor),
-                                       ("cuDNN major", before.cudnn_major, after.cudnn_major)):
+    for fact, old_value, new_value in (
+        ("CUDA", before.cuda, after.cuda),
+        ("driver floor", before.driver_floor, after.driver_floor),
+        ("cuDNN major", before.cudnn_major, after.cudnn_major),
+    ):
         if old_value != new_value:
             out.append(FactChange(fact, old_value, new_value))
     archs_before, archs_after = before.archs, after.archs
     if archs_before != archs_after and (archs_before or archs_after):
-        out.append(FactChange("GPU architectures", " ".join(archs_before) or None, " ".join(archs_after) or None,
-                              gained=tuple(a for a in archs_after if a not in archs_before),
-                              lost=tuple(a for a in archs_before if a not in archs_after)))
+        out.append(
+            FactChange(
+                "GPU architectures",
+                " ".join(archs_before) or None,
+                " ".join(archs_after) or None,
+                gained=tuple(a for a in archs_after if a not in archs_before),
+                lost=tuple(a for a in archs_before if a not in archs_after),
+            )
+        )
     return tuple(out)
 
 
 def stack_facts(view: LockView, knowledge: Knowledge) -> StackFacts:
     """CUDA (torch's build, else the conda side's), driver floor, GPU architectures, cuDNN major."""
-    facts = facts_of(view.platform, dict(view.pip), {n: v[0] for n, v in view.conda.items()}, knowledge)
+    facts = facts_of(
+        view.platform, dict(view.pip), {n: v[0] for n, v in view.conda.items()}, knowledge
+    )
     cuda_text = driver_floor = None
     cuda = facts.torch_cuda or facts.conda_cuda()
     if cuda is not None:
@@ -197,5 +230,7 @@ def stack_facts(view: LockView, knowledge: Knowledge) -> StackFacts:
     return StackFacts(cuda_text, driver_floor, archs, cudnn.split(".")[0] if cudnn else None)
 
 
-def report(pairs: list[tuple[LockView | None, LockView | None]], knowledge: Knowledge | None) -> ChangeReport:
+def report(
+    pairs: list[tuple[LockView | None, LockView | None]], knowledge: Knowledge | None
+) -> ChangeReport:
     return ChangeReport(tuple(compare(old, new, knowledge) for old, new in pairs))

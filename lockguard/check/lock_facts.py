@@ -62,18 +62,37 @@ def lock_facts(snapshot: Snapshot, knowledge: Knowledge, platform: str) -> LockF
         for name, (version, _build, line) in environment.environment.conda.items():
             conda[name] = version
             conda_lines[name] = line
-    return LockFacts(platform, pip, pip_lines, conda, conda_lines, requirements_path, environment_path,
-                     *_torch_facts(platform, knowledge, pip.get("torch")))
+    return LockFacts(
+        platform,
+        pip,
+        pip_lines,
+        conda,
+        conda_lines,
+        requirements_path,
+        environment_path,
+        *_torch_facts(platform, knowledge, pip.get("torch")),
+    )
 
 
-def facts_of(platform: str, pip: dict[str, str], conda: dict[str, str], knowledge: Knowledge) -> LockFacts:
+def facts_of(
+    platform: str, pip: dict[str, str], conda: dict[str, str], knowledge: Knowledge
+) -> LockFacts:
     """The CUDA facts of one platform's pins (name -> version), wherever they were read from."""
-    return LockFacts(platform, dict(pip), {}, dict(conda), {}, None, None,
-                     *_torch_facts(platform, knowledge, pip.get("torch")))
+    return LockFacts(
+        platform,
+        dict(pip),
+        {},
+        dict(conda),
+        {},
+        None,
+        None,
+        *_torch_facts(platform, knowledge, pip.get("torch")),
+    )
 
 
-def _torch_facts(platform: str, knowledge: Knowledge,
-                 torch: str | None) -> tuple[str | None, CudaVersion | None, str | None, str]:
+def _torch_facts(
+    platform: str, knowledge: Knowledge, torch: str | None
+) -> tuple[str | None, CudaVersion | None, str | None, str]:
     """(torch, torch_cuda, torch_variant, torch_cuda_why) of a lock that pins `torch` (or none)."""
     if not torch:
         return None, None, None, ""
@@ -86,10 +105,17 @@ def _torch_facts(platform: str, knowledge: Knowledge,
         return torch, None, "cpu", f"torch {torch} is a CPU build"
     if local and local.startswith("cu"):
         return torch, CudaVersion.from_variant(local), local, f"torch {torch} is a {local} build"
-    release = knowledge.release(f"{release_numbers[0]}.{release_numbers[1] if len(release_numbers) > 1 else 0}")
+    release = knowledge.release(
+        f"{release_numbers[0]}.{release_numbers[1] if len(release_numbers) > 1 else 0}"
+    )
     if release is None:
         return torch, None, None, f"PyPI's torch {torch} for {platform} is a CPU build"
     cuda = release.pypi_cuda_for(platform)
     if cuda is None:
         return torch, None, "cpu", f"PyPI's torch {torch} for {platform} is a CPU build"
-    return torch, cuda, cuda.variant, f"PyPI's torch {torch} is a {cuda.variant} build ({release.origin})"
+    return (
+        torch,
+        cuda,
+        cuda.variant,
+        f"PyPI's torch {torch} is a {cuda.variant} build ({release.origin})",
+    )

@@ -38,8 +38,13 @@ def views_of(kind: str, text: str, platform: str | None = None) -> dict[str, Loc
         return {said: LockView(said, {n: e.version for n, e in entries.items()})}
     if kind == "environment":
         env = environment_yml.parse(text)
-        return {said: LockView(said, {n: v for n, (v, _line) in env.pip.items()},
-                               {n: (v, b or "") for n, (v, b, _line) in env.conda.items()})}
+        return {
+            said: LockView(
+                said,
+                {n: v for n, (v, _line) in env.pip.items()},
+                {n: (v, b or "") for n, (v, b, _line) in env.conda.items()},
+            )
+        }
     if kind == "pylock":
         lock = pylock.read(text)
         where = str(lock.tool.get("platform") or said)
@@ -54,7 +59,9 @@ def views_of(kind: str, text: str, platform: str | None = None) -> dict[str, Loc
                 pip.setdefault(where, {})[canonical_name(name)] = version
             else:
                 conda.setdefault(where, {})[name] = (version, str(package.get("build") or ""))
-        return {p: LockView(p, pip.get(p, {}), conda.get(p, {})) for p in sorted(set(pip) | set(conda))}
+        return {
+            p: LockView(p, pip.get(p, {}), conda.get(p, {})) for p in sorted(set(pip) | set(conda))
+        }
     raise KeyError(kind)
 
 
@@ -68,5 +75,7 @@ def merged(*views: dict[str, LockView]) -> dict[str, LockView]:
             if before is None:
                 out[platform] = view
             else:
-                out[platform] = LockView(platform, before.pip or view.pip, view.conda or before.conda)
+                out[platform] = LockView(
+                    platform, before.pip or view.pip, view.conda or before.conda
+                )
     return out

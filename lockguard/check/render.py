@@ -20,20 +20,32 @@ def text(findings: list[Finding], *, checked: str) -> str:
         if finding.hint:
             lines.append(f"      hint: {finding.hint}")
     total = counts(findings)
-    lines.append(f"{counted(len(findings), 'finding')} ({counted(total['error'], 'error')}, "
-                 f"{counted(total['warning'], 'warning')}): {checked}")
+    lines.append(
+        f"{counted(len(findings), 'finding')} ({counted(total['error'], 'error')}, "
+        f"{counted(total['warning'], 'warning')}): {checked}"
+    )
     return "\n".join(lines) + "\n"
 
 
 def json_data(findings: list[Finding], *, checked: str) -> dict[str, object]:
-    return {"checked": checked, "counts": counts(findings), "findings": [f.to_dict() for f in findings]}
+    return {
+        "checked": checked,
+        "counts": counts(findings),
+        "findings": [f.to_dict() for f in findings],
+    }
 
 
 def github(findings: list[Finding]) -> str:
     """GitHub Actions workflow commands: ::error file=F,line=L,title=CODE::message"""
     out = []
     for finding in findings:
-        level = "error" if finding.severity == ERROR else "warning" if finding.severity == "warning" else "notice"
+        level = (
+            "error"
+            if finding.severity == ERROR
+            else "warning"
+            if finding.severity == "warning"
+            else "notice"
+        )
         props = []
         if finding.file:
             props.append(f"file={_escape_property(finding.file)}")

@@ -25,11 +25,17 @@ def component_findings(intent: Intent, facts: LockFacts, knowledge: Knowledge) -
     references: list[tuple[CudaVersion, str, str | None, int | None]] = []
     asked = intent.cuda.version
     if intent.cuda.mode == "version" and asked is not None:  # the "version" mode always has one
-        references.append((asked.major_minor, f"the intent's cuda = \"{asked}\"", None, None))
+        references.append((asked.major_minor, f'the intent\'s cuda = "{asked}"', None, None))
     conda = facts.conda_cuda()
     if conda is not None and all(conda != ref for ref, _w, _f, _l in references):
-        references.append((conda, f"{facts.environment_path}'s cuda-version {conda}", facts.environment_path,
-                           facts.conda_lines.get("cuda-version") or facts.conda_lines.get("cudatoolkit")))
+        references.append(
+            (
+                conda,
+                f"{facts.environment_path}'s cuda-version {conda}",
+                facts.environment_path,
+                facts.conda_lines.get("cuda-version") or facts.conda_lines.get("cudatoolkit"),
+            )
+        )
     out: list[Finding] = []
     for name in sorted(facts.pip):
         version = facts.pip[name]
@@ -38,7 +44,19 @@ def component_findings(intent: Intent, facts: LockFacts, knowledge: Knowledge) -
             if bound is None or bound.allows(version):
                 continue
             release = knowledge.components.release_of(name, version)
-            belongs = f"belongs to CUDA {release}" if release else "belongs to no CUDA release lockguard knows"
-            out.append(Finding(codes.COMPONENT_OF_OTHER_CUDA.code, ERROR, f"{name} {version} {belongs}, but {what}: {bound.reason} "
-                               f"({bound.origin})", HINT, facts.requirements_path, facts.pip_lines.get(name)))
+            belongs = (
+                f"belongs to CUDA {release}"
+                if release
+                else "belongs to no CUDA release lockguard knows"
+            )
+            out.append(
+                Finding(
+                    codes.COMPONENT_OF_OTHER_CUDA.code,
+                    ERROR,
+                    f"{name} {version} {belongs}, but {what}: {bound.reason} ({bound.origin})",
+                    HINT,
+                    facts.requirements_path,
+                    facts.pip_lines.get(name),
+                )
+            )
     return out

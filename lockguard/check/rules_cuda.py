@@ -29,21 +29,43 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
     conda_cuda = facts.conda_cuda()
     if conda_cuda and facts.torch_cuda and conda_cuda != facts.torch_cuda.major_minor:
         severity = ERROR if conda_cuda.major != facts.torch_cuda.major else WARNING
-        out.append(Finding(codes.CONDA_CUDA_MISMATCH.code, severity,
-                           f"conda pins CUDA {conda_cuda} but {facts.torch_cuda_why}: extensions built with "
-                           f"this nvcc will not match torch.version.cuda {facts.torch_cuda}",
-                           RELOCK, env, facts.conda_lines.get("cuda-version") or facts.conda_lines.get("cudatoolkit")))
+        out.append(
+            Finding(
+                codes.CONDA_CUDA_MISMATCH.code,
+                severity,
+                f"conda pins CUDA {conda_cuda} but {facts.torch_cuda_why}: extensions built with "
+                f"this nvcc will not match torch.version.cuda {facts.torch_cuda}",
+                RELOCK,
+                env,
+                facts.conda_lines.get("cuda-version") or facts.conda_lines.get("cudatoolkit"),
+            )
+        )
     for row, names in knowledge.wheel_files.clashes_among(facts.pip):
         shown = " and ".join(f"{n} {facts.pip[n]}" for n in names)
-        out.append(Finding(codes.SHARED_FILES.code, ERROR, f"{shown} both install {row.path} ({row.origin}): each overwrites "
-                           "the other's files, and uninstalling one removes files the other needs",
-                           "they cannot share an environment; " + RELOCK,
-                           req, min(facts.pip_lines.get(n, 0) for n in names) or None))
+        out.append(
+            Finding(
+                codes.SHARED_FILES.code,
+                ERROR,
+                f"{shown} both install {row.path} ({row.origin}): each overwrites "
+                "the other's files, and uninstalling one removes files the other needs",
+                "they cannot share an environment; " + RELOCK,
+                req,
+                min(facts.pip_lines.get(n, 0) for n in names) or None,
+            )
+        )
     families = _cuda_families(facts, knowledge)
     if facts.torch_cuda and families and facts.torch_cuda.major not in families:
         major = sorted(families)[0]
-        out.append(Finding(codes.CONDA_CUDA_MISMATCH.code, ERROR, f"{facts.torch_cuda_why}, but the lock has nvidia-*-cu{major} packages",
-                           RELOCK, req, torch_line))
+        out.append(
+            Finding(
+                codes.CONDA_CUDA_MISMATCH.code,
+                ERROR,
+                f"{facts.torch_cuda_why}, but the lock has nvidia-*-cu{major} packages",
+                RELOCK,
+                req,
+                torch_line,
+            )
+        )
     cuda = facts.nvcc() or conda_cuda or facts.torch_cuda
     toolkit = knowledge.toolkit(cuda) if cuda else None
     if toolkit:
@@ -53,30 +75,48 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
             except ValueError:
                 continue
             if major > toolkit.max_gcc:
-                out.append(Finding(codes.GCC_TOO_NEW.code, ERROR,
-                                   f"{name} {facts.conda[name]} is newer than nvcc {toolkit.version} accepts "
-                                   f"(gcc <= {toolkit.max_gcc}; {toolkit.origin})",
-                                   f"pin {name}={toolkit.max_gcc} (lockguard resolve does)", env,
-                                   facts.conda_lines.get(name)))
+                out.append(
+                    Finding(
+                        codes.GCC_TOO_NEW.code,
+                        ERROR,
+                        f"{name} {facts.conda[name]} is newer than nvcc {toolkit.version} accepts "
+                        f"(gcc <= {toolkit.max_gcc}; {toolkit.origin})",
+                        f"pin {name}={toolkit.max_gcc} (lockguard resolve does)",
+                        env,
+                        facts.conda_lines.get(name),
+                    )
+                )
     runtime = facts.torch_cuda or conda_cuda
     runtime_toolkit = knowledge.toolkit(runtime) if runtime else None
     if intent.driver and runtime_toolkit and intent.driver < runtime_toolkit.min_driver:
-        out.append(Finding(codes.DRIVER_FLOOR_TOO_LOW.code, ERROR,
-                           f"CUDA {runtime_toolkit.version} needs driver >= {runtime_toolkit.min_driver}; "
-                           f"the intent's driver floor is {intent.driver} ({runtime_toolkit.origin})",
-                           "raise the driver floor, or lower cuda in the intent and relock",
-                           req if facts.torch_cuda else env, torch_line))
+        out.append(
+            Finding(
+                codes.DRIVER_FLOOR_TOO_LOW.code,
+                ERROR,
+                f"CUDA {runtime_toolkit.version} needs driver >= {runtime_toolkit.min_driver}; "
+                f"the intent's driver floor is {intent.driver} ({runtime_toolkit.origin})",
+                "raise the driver floor, or lower cuda in the intent and relock",
+                req if facts.torch_cuda else env,
+                torch_line,
+            )
+        )
     if facts.torch and facts.torch_variant and facts.torch_variant != "cpu" and intent.gpu:
         arch_row = knowledge.arch_row(facts.torch_variant, facts.torch, facts.platform)
         if arch_row:
             for gpu in intent.gpu:
                 if not build_runs_on(arch_row.archs, gpu):
-                    out.append(Finding(codes.GPU_NOT_IN_TORCH_BUILD.code, ERROR,
-                                       f"torch {facts.torch} ({facts.torch_variant}) was built for "
-                                       f"{' '.join(str(a) for a in arch_row.archs)}, not {gpu}: expect "
-                                       "'CUDA error: no kernel image is available'",
-                                       "lockguard constraints show torch X.Y lists the builds for each GPU",
-                                       req, torch_line))
+                    out.append(
+                        Finding(
+                            codes.GPU_NOT_IN_TORCH_BUILD.code,
+                            ERROR,
+                            f"torch {facts.torch} ({facts.torch_variant}) was built for "
+                            f"{' '.join(str(a) for a in arch_row.archs)}, not {gpu}: expect "
+                            "'CUDA error: no kernel image is available'",
+                            "lockguard constraints show torch X.Y lists the builds for each GPU",
+                            req,
+                            torch_line,
+                        )
+                    )
     out += _hazards(facts, knowledge)
     out += _extension_rules(intent, facts, knowledge)
     out += component_findings(intent, facts, knowledge)
@@ -104,10 +144,17 @@ def _hazards(facts: LockFacts, knowledge: Knowledge) -> list[Finding]:
         name = canonical_name(hazard.constrain.name)
         version = facts.pip.get(name)
         if version and not hazard.constrain.contains(version):
-            out.append(Finding(codes.KNOWLEDGE_HAZARD.code, ERROR,
-                               f"{name} {version} with {when} {facts.pip[when]}: {hazard.why} "
-                               f"(knowledge {hazard.id}: needs {hazard.constrain}; {hazard.origin})",
-                               f"{hazard.source}; {RELOCK}", facts.requirements_path, facts.pip_lines.get(name)))
+            out.append(
+                Finding(
+                    codes.KNOWLEDGE_HAZARD.code,
+                    ERROR,
+                    f"{name} {version} with {when} {facts.pip[when]}: {hazard.why} "
+                    f"(knowledge {hazard.id}: needs {hazard.constrain}; {hazard.origin})",
+                    f"{hazard.source}; {RELOCK}",
+                    facts.requirements_path,
+                    facts.pip_lines.get(name),
+                )
+            )
     return out
 
 
@@ -117,27 +164,58 @@ def _extension_rules(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> 
     for name in facts.pip:
         rule = knowledge.nvcc_rule(name)
         if rule and nvcc and facts.torch_cuda and not rule.accepts(nvcc, facts.torch_cuda):
-            out.append(Finding(codes.DEEPSPEED_NVCC.code, ERROR,
-                               f"{name}'s JIT ops need nvcc to match torch.version.cuda: conda's nvcc is {nvcc}, "
-                               f"torch is {facts.torch_cuda} ({rule.origin})",
-                               f"lock cuda-nvcc {facts.torch_cuda}, or set {rule.override_env}=1 at your own risk",
-                               facts.requirements_path, facts.pip_lines.get(name)))
+            out.append(
+                Finding(
+                    codes.DEEPSPEED_NVCC.code,
+                    ERROR,
+                    f"{name}'s JIT ops need nvcc to match torch.version.cuda: conda's nvcc is {nvcc}, "
+                    f"torch is {facts.torch_cuda} ({rule.origin})",
+                    f"lock cuda-nvcc {facts.torch_cuda}, or set {rule.override_env}=1 at your own risk",
+                    facts.requirements_path,
+                    facts.pip_lines.get(name),
+                )
+            )
         gpu_rule = knowledge.gpu_rule(name)
         if gpu_rule:
             for gpu in intent.gpu:
                 if gpu.capability < gpu_rule.min_arch.capability:
-                    out.append(Finding(codes.GPU_RULE_BROKEN.code, ERROR, f"{name} needs {gpu_rule.min_arch}+ but the intent has {gpu}: "
-                                       f"{gpu_rule.why} ({gpu_rule.origin})", "drop that GPU or the package",
-                                       facts.requirements_path, facts.pip_lines.get(name)))
+                    out.append(
+                        Finding(
+                            codes.GPU_RULE_BROKEN.code,
+                            ERROR,
+                            f"{name} needs {gpu_rule.min_arch}+ but the intent has {gpu}: "
+                            f"{gpu_rule.why} ({gpu_rule.origin})",
+                            "drop that GPU or the package",
+                            facts.requirements_path,
+                            facts.pip_lines.get(name),
+                        )
+                    )
             cuda = facts.torch_cuda
             if cuda and cuda < gpu_rule.min_cuda:
-                out.append(Finding(codes.GPU_RULE_BROKEN.code, ERROR, f"{name} needs CUDA >= {gpu_rule.min_cuda}, the lock has {cuda}",
-                                   RELOCK, facts.requirements_path, facts.pip_lines.get(name)))
+                out.append(
+                    Finding(
+                        codes.GPU_RULE_BROKEN.code,
+                        ERROR,
+                        f"{name} needs CUDA >= {gpu_rule.min_cuda}, the lock has {cuda}",
+                        RELOCK,
+                        facts.requirements_path,
+                        facts.pip_lines.get(name),
+                    )
+                )
     for pin_rule in knowledge.torch_pins:
         package = canonical_name(pin_rule.package)
         version = facts.pip.get(package)
         spec = pin_rule.pins.get(version) if version else None
         if spec is not None and facts.torch and not spec.contains(facts.torch, prereleases=True):
-            out.append(Finding(codes.TORCH_PIN_BROKEN.code, ERROR, f"{package} {version} pins torch{spec}, the lock has torch {facts.torch} "
-                               f"({pin_rule.origin})", RELOCK, facts.requirements_path, facts.pip_lines.get(package)))
+            out.append(
+                Finding(
+                    codes.TORCH_PIN_BROKEN.code,
+                    ERROR,
+                    f"{package} {version} pins torch{spec}, the lock has torch {facts.torch} "
+                    f"({pin_rule.origin})",
+                    RELOCK,
+                    facts.requirements_path,
+                    facts.pip_lines.get(package),
+                )
+            )
     return out

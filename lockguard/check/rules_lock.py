@@ -29,18 +29,37 @@ def lock_state(snapshot: Snapshot) -> list[Finding]:
     out: list[Finding] = []
     for lock in snapshot.files:
         if lock.text is None:
-            out.append(Finding(codes.LOCK_MISSING.code, ERROR, f"{lock.path} is missing", RELOCK, lock.path))
+            out.append(
+                Finding(
+                    codes.LOCK_MISSING.code, ERROR, f"{lock.path} is missing", RELOCK, lock.path
+                )
+            )
             continue
         header = lock.header
         if header is None or header.intent_hash is None:
-            out.append(Finding(codes.LOCK_NOT_LOCKGUARDS.code, ERROR, f"{lock.path} has no lockguard header: it was not written by lockguard",
-                               RELOCK, lock.path, 1))
+            out.append(
+                Finding(
+                    codes.LOCK_NOT_LOCKGUARDS.code,
+                    ERROR,
+                    f"{lock.path} has no lockguard header: it was not written by lockguard",
+                    RELOCK,
+                    lock.path,
+                    1,
+                )
+            )
             continue
         if header.intent_hash != snapshot.intent.hash:
-            out.append(Finding(codes.INTENT_CHANGED.code, ERROR,
-                               f"{snapshot.intent_file} changed since {lock.path} was written (intent hash "
-                               f"{header.intent_hash[:12]} in the lock, {snapshot.intent.hash[:12]} now)",
-                               RELOCK, lock.path, _line_of(lock.text, "lockguard-intent-hash")))
+            out.append(
+                Finding(
+                    codes.INTENT_CHANGED.code,
+                    ERROR,
+                    f"{snapshot.intent_file} changed since {lock.path} was written (intent hash "
+                    f"{header.intent_hash[:12]} in the lock, {snapshot.intent.hash[:12]} now)",
+                    RELOCK,
+                    lock.path,
+                    _line_of(lock.text, "lockguard-intent-hash"),
+                )
+            )
         if header.body_hash != body_hash_of(lock.text):
             out.append(_hand_edit(snapshot, lock))
     return out
@@ -57,10 +76,15 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
         req_pins = _pins(requirements)
         views = {}
         if environment and environment.environment:
-            views[environment.path] = ({n: v for n, (v, _l) in environment.environment.pip.items()},
-                                       {n: line for n, (_v, line) in environment.environment.pip.items()})
+            views[environment.path] = (
+                {n: v for n, (v, _l) in environment.environment.pip.items()},
+                {n: line for n, (_v, line) in environment.environment.pip.items()},
+            )
         if conda_lock and conda_lock.conda_lock is not None:
-            views[conda_lock.path] = (_conda_lock_packages(conda_lock.conda_lock, "pip", platform), {})
+            views[conda_lock.path] = (
+                _conda_lock_packages(conda_lock.conda_lock, "pip", platform),
+                {},
+            )
         pylock = snapshot.of_kind("pylock", platform)
         if pylock and pylock.pylock is not None:
             views[pylock.path] = _pylock_pins(pylock)
@@ -68,21 +92,43 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
             for path, (pins, lines) in views.items():
                 for name in sorted(set(pins) | set(req_pins)):
                     if pins.get(name) != req_pins.get(name):
-                        out.append(Finding(
-                            codes.PIP_VIEWS_DIFFER.code, ERROR,
-                            f"{name}: {requirements.path} has {_show(req_pins.get(name))}, {path} has {_show(pins.get(name))}",
-                            RELOCK, path, lines.get(name)))
-        if environment and environment.environment and conda_lock and conda_lock.conda_lock is not None \
-                and _conda_solved(environment):
-            env_conda = {n: f"{v}={b}" for n, (v, b, _l) in environment.environment.conda.items() if b}
-            lock_conda = _conda_lock_packages(conda_lock.conda_lock, "conda", platform, with_build=True)
+                        out.append(
+                            Finding(
+                                codes.PIP_VIEWS_DIFFER.code,
+                                ERROR,
+                                f"{name}: {requirements.path} has {_show(req_pins.get(name))}, {path} has {_show(pins.get(name))}",
+                                RELOCK,
+                                path,
+                                lines.get(name),
+                            )
+                        )
+        if (
+            environment
+            and environment.environment
+            and conda_lock
+            and conda_lock.conda_lock is not None
+            and _conda_solved(environment)
+        ):
+            env_conda = {
+                n: f"{v}={b}" for n, (v, b, _l) in environment.environment.conda.items() if b
+            }
+            lock_conda = _conda_lock_packages(
+                conda_lock.conda_lock, "conda", platform, with_build=True
+            )
             lines = {n: line for n, (_v, _b, line) in environment.environment.conda.items()}
             for name in sorted(set(env_conda) | set(lock_conda)):
                 if env_conda.get(name) != lock_conda.get(name):
-                    out.append(Finding(
-                        codes.CONDA_VIEWS_DIFFER.code, ERROR,
-                        f"{name}: {environment.path} has {_show(env_conda.get(name))}, {conda_lock.path} has "
-                        f"{_show(lock_conda.get(name))}", RELOCK, environment.path, lines.get(name)))
+                    out.append(
+                        Finding(
+                            codes.CONDA_VIEWS_DIFFER.code,
+                            ERROR,
+                            f"{name}: {environment.path} has {_show(env_conda.get(name))}, {conda_lock.path} has "
+                            f"{_show(lock_conda.get(name))}",
+                            RELOCK,
+                            environment.path,
+                            lines.get(name),
+                        )
+                    )
     return out
 
 
@@ -93,44 +139,82 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
     out: list[Finding] = []
 
     def finding(lock: LockFile, message: str, line: int | None = None) -> None:
-        out.append(Finding(codes.LOCK_CONTRADICTS_INTENT.code, ERROR, f"{lock.path}: {message}", RELOCK, lock.path, line))
+        out.append(
+            Finding(
+                codes.LOCK_CONTRADICTS_INTENT.code,
+                ERROR,
+                f"{lock.path}: {message}",
+                RELOCK,
+                lock.path,
+                line,
+            )
+        )
 
     conda_lock = snapshot.of_kind("conda-lock")
-    hashes = ((conda_lock.conda_lock or {}).get("metadata") or {}).get("content_hash") or {} if conda_lock else {}
+    hashes = (
+        ((conda_lock.conda_lock or {}).get("metadata") or {}).get("content_hash") or {}
+        if conda_lock
+        else {}
+    )
     for lock in snapshot.files:
         if lock.text is None or lock.header is None:
             continue
         fields = lock.header.fields
         if lock.platform and fields.get("platform") not in (None, lock.platform):
-            finding(lock, f"its header says platform {fields['platform']}, the file is the {lock.platform} lock",
-                    _line_of(lock.text, "lockguard-platform"))
+            finding(
+                lock,
+                f"its header says platform {fields['platform']}, the file is the {lock.platform} lock",
+                _line_of(lock.text, "lockguard-platform"),
+            )
         if lock.kind == "requirements" and lock.requirements is not None:
             if fields.get("python") not in (None, str(intent.python)):
-                finding(lock, f"its header says Python {fields['python']}, the intent asks for {intent.python}",
-                        _line_of(lock.text, "lockguard-python"))
-            urls = [u for u in [lock.requirements.index_url, *lock.requirements.extra_index_urls] if u]
+                finding(
+                    lock,
+                    f"its header says Python {fields['python']}, the intent asks for {intent.python}",
+                    _line_of(lock.text, "lockguard-python"),
+                )
+            urls = [
+                u for u in [lock.requirements.index_url, *lock.requirements.extra_index_urls] if u
+            ]
             problem = _index_problem(urls, intent)
             if problem:
                 finding(lock, problem, _line_of(lock.text, "--index-url"))
         if lock.kind == "environment" and lock.environment is not None:
             env = lock.environment
             if env.name != intent.name:
-                finding(lock, f"the environment name is {env.name or 'missing'}, the intent's is {intent.name}",
-                        _line_of(lock.text, "name:"))
+                finding(
+                    lock,
+                    f"the environment name is {env.name or 'missing'}, the intent's is {intent.name}",
+                    _line_of(lock.text, "name:"),
+                )
             if env.channels != [*intent.channels, "nodefaults"]:
-                finding(lock, f"channels are {', '.join(env.channels) or 'none'}, the intent's are "
-                        f"{', '.join([*intent.channels, 'nodefaults'])}", _line_of(lock.text, "channels:"))
+                finding(
+                    lock,
+                    f"channels are {', '.join(env.channels) or 'none'}, the intent's are "
+                    f"{', '.join([*intent.channels, 'nodefaults'])}",
+                    _line_of(lock.text, "channels:"),
+                )
             problem = _index_problem(env.index_urls, intent) if env.pip else None
             if problem:
                 finding(lock, problem, _line_of(lock.text, "--index-url"))
-            if not lock.header.conda_solved and lock.platform is not None and lock.platform in hashes:
+            if (
+                not lock.header.conda_solved
+                and lock.platform is not None
+                and lock.platform in hashes
+            ):
                 specs = env.specs
                 candidates = {content_hash_of(intent.hash, lock.platform, specs)}
-                if specs and specs[-1] == "pip":  # the renderer adds a bare pip before the pip: section
+                if (
+                    specs and specs[-1] == "pip"
+                ):  # the renderer adds a bare pip before the pip: section
                     candidates.add(content_hash_of(intent.hash, lock.platform, specs[:-1]))
                 if hashes[lock.platform] not in candidates:
-                    finding(lock, "its conda specs are not the ones resolve pinned (conda-lock.yml's content_hash "
-                            f"for {lock.platform} was computed from other specs)", _line_of(lock.text, "dependencies:"))
+                    finding(
+                        lock,
+                        "its conda specs are not the ones resolve pinned (conda-lock.yml's content_hash "
+                        f"for {lock.platform} was computed from other specs)",
+                        _line_of(lock.text, "dependencies:"),
+                    )
     return out
 
 
@@ -139,7 +223,9 @@ def _index_problem(urls: list[str], intent: Intent) -> str | None:
     wanted = list(intent.indexes)
     if urls[: len(wanted)] != wanted:
         return f"its index options are {', '.join(urls) or 'missing'}; the intent's indexes are {', '.join(wanted)}"
-    extra = [u for u in urls[len(wanted):] if not u.startswith(intent.pytorch_index.rstrip("/") + "/")]
+    extra = [
+        u for u in urls[len(wanted) :] if not u.startswith(intent.pytorch_index.rstrip("/") + "/")
+    ]
     if extra:
         return f"it names indexes the intent does not: {', '.join(extra)}"
     return None
@@ -151,21 +237,35 @@ def strict(snapshot: Snapshot) -> list[Finding]:
         if lock.text is None or lock.header is None:
             continue
         if lock.kind == "environment" and not lock.header.conda_solved:
-            out.append(Finding(codes.CONDA_FROM_KNOWLEDGE.code, WARNING,
-                               f"the conda side of {lock.path} was pinned from lockguard's knowledge, not solved "
-                               "(versions only, no builds or hashes)",
-                               "run `lockguard resolve` where the intent's channels can be reached",
-                               lock.path, _line_of(lock.text, "lockguard-conda-side")))
+            out.append(
+                Finding(
+                    codes.CONDA_FROM_KNOWLEDGE.code,
+                    WARNING,
+                    f"the conda side of {lock.path} was pinned from lockguard's knowledge, not solved "
+                    "(versions only, no builds or hashes)",
+                    "run `lockguard resolve` where the intent's channels can be reached",
+                    lock.path,
+                    _line_of(lock.text, "lockguard-conda-side"),
+                )
+            )
         if lock.kind == "requirements" and lock.requirements:
             for entry in lock.requirements.entries.values():
                 if not entry.hashes:
-                    out.append(Finding(codes.PIN_WITHOUT_HASH.code, WARNING, f"{entry.name}=={entry.version} has no --hash",
-                                       "its index gives no sha256; pip --require-hashes will refuse it",
-                                       lock.path, entry.line))
+                    out.append(
+                        Finding(
+                            codes.PIN_WITHOUT_HASH.code,
+                            WARNING,
+                            f"{entry.name}=={entry.version} has no --hash",
+                            "its index gives no sha256; pip --require-hashes will refuse it",
+                            lock.path,
+                            entry.line,
+                        )
+                    )
     return out
 
 
 # -- helpers -----------------------------------------------------------------------------------------
+
 
 def _pins(lock: LockFile | None) -> dict[str, str] | None:
     if lock is None or lock.requirements is None:
@@ -182,8 +282,9 @@ def _conda_solved(environment: LockFile) -> bool:
     return environment.header is not None and environment.header.conda_solved
 
 
-def _conda_lock_packages(document: CondaLockDocument, manager: str, platform: str,
-                         with_build: bool = False) -> dict[str, str]:
+def _conda_lock_packages(
+    document: CondaLockDocument, manager: str, platform: str, with_build: bool = False
+) -> dict[str, str]:
     out = {}
     for package in document.get("package") or []:
         if package.get("manager") != manager or package.get("platform") != platform:
@@ -202,24 +303,59 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
     if lock.written is not None:
         changes, line = edits_since_written(lock)
         if changes:
-            shown = "; ".join(changes[:8]) + (f"; and {len(changes) - 8} more" if len(changes) > 8 else "")
-            return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand: {shown}", hint, lock.path, line)
+            shown = "; ".join(changes[:8]) + (
+                f"; and {len(changes) - 8} more" if len(changes) > 8 else ""
+            )
+            return Finding(
+                codes.LOCK_HAND_EDITED.code,
+                ERROR,
+                f"{lock.path} was edited by hand: {shown}",
+                hint,
+                lock.path,
+                line,
+            )
     edited = _edited_entries(snapshot, lock)
     pins_changed = _pins_changed(lock)
     where = _line_of(lock.text or "", "lockguard-body-hash")
     if edited:
-        return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand (its body hash does not match); entries "
-                       f"that differ from the other lock files: {', '.join(edited)}", hint, lock.path,
-                       _first_edited_line(lock, edited))
+        return Finding(
+            codes.LOCK_HAND_EDITED.code,
+            ERROR,
+            f"{lock.path} was edited by hand (its body hash does not match); entries "
+            f"that differ from the other lock files: {', '.join(edited)}",
+            hint,
+            lock.path,
+            _first_edited_line(lock, edited),
+        )
     if pins_changed is False:
-        return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand outside the pins (comments, hashes, index "
-                       "options or formatting): its pins are the ones lockguard wrote", hint, lock.path, where)
+        return Finding(
+            codes.LOCK_HAND_EDITED.code,
+            ERROR,
+            f"{lock.path} was edited by hand outside the pins (comments, hashes, index "
+            "options or formatting): its pins are the ones lockguard wrote",
+            hint,
+            lock.path,
+            where,
+        )
     if pins_changed:
-        return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand: its pins are not the ones lockguard wrote "
-                       "(which ones changed cannot be told without lockguard's copy of the file, kept only on the "
-                       "machine that wrote it)", hint, lock.path, where)
-    return Finding(codes.LOCK_HAND_EDITED.code, ERROR, f"{lock.path} was edited by hand: its body changed since lockguard wrote it",
-                   hint, lock.path, where)
+        return Finding(
+            codes.LOCK_HAND_EDITED.code,
+            ERROR,
+            f"{lock.path} was edited by hand: its pins are not the ones lockguard wrote "
+            "(which ones changed cannot be told without lockguard's copy of the file, kept only on the "
+            "machine that wrote it)",
+            hint,
+            lock.path,
+            where,
+        )
+    return Finding(
+        codes.LOCK_HAND_EDITED.code,
+        ERROR,
+        f"{lock.path} was edited by hand: its body changed since lockguard wrote it",
+        hint,
+        lock.path,
+        where,
+    )
 
 
 def _pins_changed(lock: LockFile) -> bool | None:
@@ -260,15 +396,21 @@ def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
             first = line
     if not changes:
         old_lines, new_lines = (lock.written or "").split("\n"), (lock.text or "").split("\n")
-        for number, (old_line, new_line) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+        for number, (old_line, new_line) in enumerate(
+            zip(old_lines, new_lines, strict=False), start=1
+        ):
             if old_line != new_line and "lockguard-body-hash" not in old_line:
-                changes.append(f"line {number} was {clip(old_line, 60)!r}, is {clip(new_line, 60)!r}")
+                changes.append(
+                    f"line {number} was {clip(old_line, 60)!r}, is {clip(new_line, 60)!r}"
+                )
                 first = number
                 break
         else:
             if len(old_lines) != len(new_lines):
                 number = min(len(old_lines), len(new_lines)) + 1
-                changes.append(f"lines from {number} on were {'added' if len(new_lines) > len(old_lines) else 'removed'}")
+                changes.append(
+                    f"lines from {number} on were {'added' if len(new_lines) > len(old_lines) else 'removed'}"
+                )
                 first = number
     return changes, first
 
@@ -278,7 +420,11 @@ def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:
     if lock.kind == "requirements":
         mine = _pins(lock) or {}
         environment = snapshot.of_kind("environment", lock.platform)
-        other = {n: v for n, (v, _l) in environment.environment.pip.items()} if environment and environment.environment else None
+        other = (
+            {n: v for n, (v, _l) in environment.environment.pip.items()}
+            if environment and environment.environment
+            else None
+        )
     elif lock.kind == "environment" and lock.environment:
         mine = {n: v for n, (v, _l) in lock.environment.pip.items()}
         other = _pins(snapshot.of_kind("requirements", lock.platform))
@@ -289,7 +435,11 @@ def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:
         return []
     if other is None:
         return []
-    return [f"{n}=={mine.get(n) or '(absent)'}" for n in sorted(set(mine) | set(other)) if mine.get(n) != other.get(n)]
+    return [
+        f"{n}=={mine.get(n) or '(absent)'}"
+        for n in sorted(set(mine) | set(other))
+        if mine.get(n) != other.get(n)
+    ]
 
 
 def _first_edited_line(lock: LockFile, edited: list[str]) -> int | None:

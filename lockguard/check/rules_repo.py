@@ -26,9 +26,15 @@ else:  # pragma: no cover  (Python 3.10: the tomli backport)
     import tomli as tomllib
 
 HINT = "make the file agree with the lock (or change the intent and relock)"
-_NVIDIA_CUDA = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:[\w.-]+/)?nvidia/cuda:(\d+)\.(\d+)", re.I)
-_PYTORCH = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)-cuda(\d+)\.(\d+)", re.I)
-_PIN = re.compile(r"""(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*==\s*([A-Za-z0-9.+!_-]+)""")
+_NVIDIA_CUDA = re.compile(
+    r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:[\w.-]+/)?nvidia/cuda:(\d+)\.(\d+)", re.I
+)
+_PYTORCH = re.compile(
+    r"^\s*FROM\s+(?:--platform=\S+\s+)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)-cuda(\d+)\.(\d+)", re.I
+)
+_PIN = re.compile(
+    r"""(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)\s*==\s*([A-Za-z0-9.+!_-]+)"""
+)
 
 
 def repo_files(files: dict[str, str], facts: LockFacts) -> list[Finding]:
@@ -46,10 +52,13 @@ def repo_files(files: dict[str, str], facts: LockFacts) -> list[Finding]:
     return out
 
 
-def _check(req_text: str, facts: LockFacts, code: str, path: str, line: int, what: str) -> Finding | None:
+def _check(
+    req_text: str, facts: LockFacts, code: str, path: str, line: int, what: str
+) -> Finding | None:
     # only when the repository has such files: parsing requirements costs the check ~10 ms of imports
     # (packaging.markers, packaging.tags), which a lock-only repository never pays
     from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(req_text)
     except InvalidRequirement:
@@ -66,14 +75,29 @@ def _check(req_text: str, facts: LockFacts, code: str, path: str, line: int, wha
         return None
     if ok:
         return None
-    return Finding(code, ERROR, f"{what} asks for {name}{req.specifier}, the lock has {name}=={locked}", HINT, path, line)
+    return Finding(
+        code,
+        ERROR,
+        f"{what} asks for {name}{req.specifier}, the lock has {name}=={locked}",
+        HINT,
+        path,
+        line,
+    )
 
 
 def _environment(facts: LockFacts) -> dict[str, str]:
     machine = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}.get(facts.platform, "x86_64")
-    return {"platform_system": "Linux", "sys_platform": "linux", "platform_machine": machine, "os_name": "posix",
-            "python_version": "3.11", "python_full_version": "3.11.0", "implementation_name": "cpython",
-            "platform_python_implementation": "CPython", "extra": ""}
+    return {
+        "platform_system": "Linux",
+        "sys_platform": "linux",
+        "platform_machine": machine,
+        "os_name": "posix",
+        "python_version": "3.11",
+        "python_full_version": "3.11.0",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }
 
 
 def _requirements_file(path: str, text: str, facts: LockFacts) -> list[Finding]:
@@ -95,25 +119,63 @@ def _dockerfile(path: str, text: str, facts: LockFacts) -> list[Finding]:
     lines = text.splitlines()
     for number, raw in enumerate(lines, start=1):
         match = _NVIDIA_CUDA.match(raw)
-        if match and lock_cuda and (int(match.group(1)), int(match.group(2))) != (lock_cuda.major, lock_cuda.minor):
-            out.append(Finding(codes.DOCKER_BASE_IMAGE.code, ERROR, f"base image has CUDA {match.group(1)}.{match.group(2)}, the lock has "
-                               f"CUDA {lock_cuda} ({facts.torch_cuda_why or 'conda cuda-version'})",
-                               f"use an nvidia/cuda:{lock_cuda}.x image", path, number))
+        if (
+            match
+            and lock_cuda
+            and (int(match.group(1)), int(match.group(2))) != (lock_cuda.major, lock_cuda.minor)
+        ):
+            out.append(
+                Finding(
+                    codes.DOCKER_BASE_IMAGE.code,
+                    ERROR,
+                    f"base image has CUDA {match.group(1)}.{match.group(2)}, the lock has "
+                    f"CUDA {lock_cuda} ({facts.torch_cuda_why or 'conda cuda-version'})",
+                    f"use an nvidia/cuda:{lock_cuda}.x image",
+                    path,
+                    number,
+                )
+            )
         match = _PYTORCH.match(raw)
         if match:
             image_torch, cuda = match.group(1), (int(match.group(2)), int(match.group(3)))
             if lock_cuda and cuda != (lock_cuda.major, lock_cuda.minor):
-                out.append(Finding(codes.DOCKER_BASE_IMAGE.code, ERROR, f"base image has CUDA {cuda[0]}.{cuda[1]}, the lock has CUDA {lock_cuda}",
-                                   HINT, path, number))
-            if facts.torch and Version(facts.torch).public != image_torch and \
-                    not Version(facts.torch).public.startswith(image_torch + "."):
-                out.append(Finding(codes.DOCKER_BASE_IMAGE.code, ERROR, f"base image ships torch {image_torch}, the lock has torch {facts.torch}",
-                                   HINT, path, number))
+                out.append(
+                    Finding(
+                        codes.DOCKER_BASE_IMAGE.code,
+                        ERROR,
+                        f"base image has CUDA {cuda[0]}.{cuda[1]}, the lock has CUDA {lock_cuda}",
+                        HINT,
+                        path,
+                        number,
+                    )
+                )
+            if (
+                facts.torch
+                and Version(facts.torch).public != image_torch
+                and not Version(facts.torch).public.startswith(image_torch + ".")
+            ):
+                out.append(
+                    Finding(
+                        codes.DOCKER_BASE_IMAGE.code,
+                        ERROR,
+                        f"base image ships torch {image_torch}, the lock has torch {facts.torch}",
+                        HINT,
+                        path,
+                        number,
+                    )
+                )
     for number, command in _run_commands(lines):
         if not re.search(r"\bpip3?\s+install\b|-m\s+pip\s+install\b", command):
             continue
         for name, version in _PIN.findall(command):
-            finding = _check(f"{name}=={version}", facts, codes.DOCKER_PIP_INSTALL.code, path, number, "RUN pip install")
+            finding = _check(
+                f"{name}=={version}",
+                facts,
+                codes.DOCKER_PIP_INSTALL.code,
+                path,
+                number,
+                "RUN pip install",
+            )
             if finding:
                 out.append(finding)
     return out

@@ -31,7 +31,9 @@ class LockFile:
     environment: EnvironmentFile | None = None
     conda_lock: CondaLockDocument | None = None
     pylock: PylockFile | None = None
-    written: str | None = None  # what lockguard wrote under the header's body hash (for LG102), if known
+    written: str | None = (
+        None  # what lockguard wrote under the header's body hash (for LG102), if known
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +41,16 @@ class Snapshot:
     intent: Intent
     intent_file: str
     files: list[LockFile] = field(default_factory=list)
-    repo_files: dict[str, str] = field(default_factory=dict)  # other files: requirements*.txt, Dockerfile, ...
+    repo_files: dict[str, str] = field(
+        default_factory=dict
+    )  # other files: requirements*.txt, Dockerfile, ...
 
     def of_kind(self, kind: str, platform: str | None = None) -> LockFile | None:
-        return next((f for f in self.files if f.kind == kind and (platform is None or f.platform in (None, platform))), None)
+        return next(
+            (
+                f
+                for f in self.files
+                if f.kind == kind and (platform is None or f.platform in (None, platform))
+            ),
+            None,
+        )

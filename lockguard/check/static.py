@@ -11,7 +11,9 @@ from lockguard.knowledge.tables import Knowledge
 from lockguard.model.finding import Finding
 
 
-def static_findings(snapshot: Snapshot, knowledge: Knowledge, *, strict_mode: bool = False) -> list[Finding]:
+def static_findings(
+    snapshot: Snapshot, knowledge: Knowledge, *, strict_mode: bool = False
+) -> list[Finding]:
     findings = lock_state(snapshot)
     findings += views_agree(snapshot)
     findings += contents_match_intent(snapshot)

@@ -28,12 +28,19 @@ class Explanation:
     rules: list[dict[str, str]] = field(default_factory=list)  # {"rule", "origin", "source"}
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "version": self.version, "manager": self.manager, "chain": self.chain,
-                "parents": self.parents, "rules": self.rules}
+        return {
+            "name": self.name,
+            "version": self.version,
+            "manager": self.manager,
+            "chain": self.chain,
+            "parents": self.parents,
+            "rules": self.rules,
+        }
 
 
-def explain_pip(name: str, lock: RequirementsLock, knowledge: Knowledge, platform: str,
-                intent_name: str) -> Explanation | None:
+def explain_pip(
+    name: str, lock: RequirementsLock, knowledge: Knowledge, platform: str, intent_name: str
+) -> Explanation | None:
     name = canonical_name(name)
     entry = lock.entries.get(name)
     if entry is None:
@@ -46,17 +53,33 @@ def explain_pip(name: str, lock: RequirementsLock, knowledge: Knowledge, platfor
         target = canonical_name(hazard.constrain.name)
         when = canonical_name(hazard.when.name)
         if target == name and when in versions and hazard.applies(when, versions[when], platform):
-            out.rules.append(_rule(f"{hazard.constrain} because {when} {versions[when]} is locked ({hazard.id}): "
-                                   f"{hazard.why}", hazard))
+            out.rules.append(
+                _rule(
+                    f"{hazard.constrain} because {when} {versions[when]} is locked ({hazard.id}): "
+                    f"{hazard.why}",
+                    hazard,
+                )
+            )
     if torch:
         patch = knowledge.patch(torch)
         release = knowledge.release(patch.minor) if patch else None
         if name == "torch" and release and patch:
             local = Version(torch).local
-            where = f"the PyTorch index ({local})" if local else f"PyPI (its default build is CUDA {release.pypi_cuda})"
-            out.rules.append(_rule(f"torch {torch} comes from {where}; torch {release.minor} was published for "
-                                   f"{', '.join(release.index_variants)} on the PyTorch index", release))
-            out.rules.append(_rule(f"torch {patch.version} is a PyPI patch release of {release.minor}", patch))
+            where = (
+                f"the PyTorch index ({local})"
+                if local
+                else f"PyPI (its default build is CUDA {release.pypi_cuda})"
+            )
+            out.rules.append(
+                _rule(
+                    f"torch {torch} comes from {where}; torch {release.minor} was published for "
+                    f"{', '.join(release.index_variants)} on the PyTorch index",
+                    release,
+                )
+            )
+            out.rules.append(
+                _rule(f"torch {patch.version} is a PyPI patch release of {release.minor}", patch)
+            )
         elif patch:
             for req in patch.requires:
                 if canonical_name(req.name) == name:
@@ -66,17 +89,23 @@ def explain_pip(name: str, lock: RequirementsLock, knowledge: Knowledge, platfor
             if package in versions and name in (package, "torch"):
                 spec = pin_rule.pins.get(versions[package])
                 if spec is not None:
-                    out.rules.append(_rule(f"{package} {versions[package]} pins torch{spec}", pin_rule))
+                    out.rules.append(
+                        _rule(f"{package} {versions[package]} pins torch{spec}", pin_rule)
+                    )
     nvcc = knowledge.nvcc_rule(name)
     if nvcc:
         out.rules.append(_rule(f"{name} JIT ops: {nvcc.rule}", nvcc))
     gpu = knowledge.gpu_rule(name)
     if gpu:
-        out.rules.append(_rule(f"{name} needs {gpu.min_arch}+ and CUDA >= {gpu.min_cuda}: {gpu.why}", gpu))
+        out.rules.append(
+            _rule(f"{name} needs {gpu.min_arch}+ and CUDA >= {gpu.min_cuda}: {gpu.why}", gpu)
+        )
     return out
 
 
-def explain_conda(name: str, version: str, knowledge: Knowledge, intent_conda: tuple[str, ...]) -> Explanation:
+def explain_conda(
+    name: str, version: str, knowledge: Knowledge, intent_conda: tuple[str, ...]
+) -> Explanation:
     out = Explanation(name, version, "conda")
     if any(spec_name(s) == name for s in intent_conda):
         out.chain = [f"{name}={version}", "conda = [...] in the intent"]
@@ -84,11 +113,20 @@ def explain_conda(name: str, version: str, knowledge: Knowledge, intent_conda: t
         if any(_template_names(s, name) for s in row.specs):
             out.rules.append(_rule(f"{name} is part of the CUDA stack's conda specs", row))
     if not out.chain:
-        out.chain = [f"{name}={version}", "the CUDA stack (cuda and python in the intent)" if out.rules
-                     else "a dependency of the conda specs (solver)"]
+        out.chain = [
+            f"{name}={version}",
+            "the CUDA stack (cuda and python in the intent)"
+            if out.rules
+            else "a dependency of the conda specs (solver)",
+        ]
     library = knowledge.library_for_conda(name)
     if library:
-        out.rules.append(_rule(f"{name} is the same library as {', '.join(library.pypi)} on PyPI: only one side may bring it", library))
+        out.rules.append(
+            _rule(
+                f"{name} is the same library as {', '.join(library.pypi)} on PyPI: only one side may bring it",
+                library,
+            )
+        )
     return out
 
 

@@ -40,8 +40,10 @@ def run(argv: list[str]) -> int:
             import traceback  # only here: its import (tokenize, linecache) costs a third of a start-up
 
             traceback.print_exc()
-        ui.error(f"internal error: {type(exc).__name__}: {exc}",
-                 hint="this is a bug in lockguard; rerun with -v for the traceback and report it")
+        ui.error(
+            f"internal error: {type(exc).__name__}: {exc}",
+            hint="this is a bug in lockguard; rerun with -v for the traceback and report it",
+        )
         return EXIT_INTERNAL
 
 
@@ -84,7 +86,9 @@ def report(ui: Ui, exc: LockguardError) -> None:
     details: list[str] = []
     if isinstance(exc, Unsatisfiable) and exc.conflicts:
         details.append("conflicting facts:")
-        details += [f"  - {c.fact}" + (f"  ({c.source})" if c.source else "") for c in exc.conflicts]
+        details += [
+            f"  - {c.fact}" + (f"  ({c.source})" if c.source else "") for c in exc.conflicts
+        ]
     message = exc.message
     if isinstance(exc, InputError) and exc.location and exc.location not in message:
         message = f"{exc.location}: {message}"

@@ -16,22 +16,58 @@ from lockguard.cli.output import Ui
 
 # the paths are taken as text, without pathlib (a fifth of Python's start-up, on every commit)
 @click.command()
-@click.option("--intent", "intent_path", default=None,
-              help="Intent file (default: ./lockguard.toml, else pyproject.toml).")
-@click.option("--env", "env_prefix", type=click.Path(file_okay=False), default=None,
-              help="Also check an installed environment (a venv or conda prefix) against the lock.")
-@click.option("--python", "python_exe", type=click.Path(dir_okay=False), default=None,
-              help="Also check the environment of this interpreter against the lock.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text", show_default=True)
-@click.option("--strict", is_flag=True, help="Also report a conda side pinned from knowledge only, and missing hashes; "
-              "with --env, warnings about the environment and the machine exit 1 too.")
-@click.option("--verify-files", is_flag=True, help="With --env: also verify every installed file against its RECORD hash.")
-@click.option("--no-cache", is_flag=True, help="Do not reuse the result of an identical earlier check.")
-@click.option("--no-wait", is_flag=True, help="Exit 2 at once, instead of waiting, while a resolve writes the lock files "
-              "or (with --env) a clean-install or restore changes the environment.")
+@click.option(
+    "--intent",
+    "intent_path",
+    default=None,
+    help="Intent file (default: ./lockguard.toml, else pyproject.toml).",
+)
+@click.option(
+    "--env",
+    "env_prefix",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also check an installed environment (a venv or conda prefix) against the lock.",
+)
+@click.option(
+    "--python",
+    "python_exe",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also check the environment of this interpreter against the lock.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Also report a conda side pinned from knowledge only, and missing hashes; "
+    "with --env, warnings about the environment and the machine exit 1 too.",
+)
+@click.option(
+    "--verify-files",
+    is_flag=True,
+    help="With --env: also verify every installed file against its RECORD hash.",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="Do not reuse the result of an identical earlier check."
+)
+@click.option(
+    "--no-wait",
+    is_flag=True,
+    help="Exit 2 at once, instead of waiting, while a resolve writes the lock files "
+    "or (with --env) a clean-install or restore changes the environment.",
+)
 @json_flag
 @click.pass_context
-def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache, no_wait) -> int:
+def check(
+    ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache, no_wait
+) -> int:
     """Check that the intent, the lock files, the repository and (with --env) an installed
     environment agree. Exit 0 clean, 1 findings, 2 bad input.
 
@@ -46,17 +82,41 @@ def check(ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, n
     if env_prefix is not None or python_exe is not None:
         from pathlib import Path
 
-        env_prefix, python_exe = (Path(p) if p is not None else None for p in (env_prefix, python_exe))
-        checked = environment_check(_intent_file(ctx, intent_path), prefix=env_prefix, python=python_exe,
-                                    strict=strict, verify_files=verify_files, wait=not no_wait, on_wait=ui.info,
-                                    warn=ui.warn)
+        env_prefix, python_exe = (
+            Path(p) if p is not None else None for p in (env_prefix, python_exe)
+        )
+        checked = environment_check(
+            _intent_file(ctx, intent_path),
+            prefix=env_prefix,
+            python=python_exe,
+            strict=strict,
+            verify_files=verify_files,
+            wait=not no_wait,
+            on_wait=ui.info,
+            warn=ui.warn,
+        )
     else:
-        intent_path = "." if intent_path == "" else intent_path  # what an empty path names (pathlib's reading)
+        intent_path = (
+            "." if intent_path == "" else intent_path
+        )  # what an empty path names (pathlib's reading)
         checked = static_check(intent_path, strict=strict, warn=ui.warn)
     output, code = render_findings(ui, checked.findings, fmt, checked.shown, checked.code)
     sys.stdout.write(output)
-    if env_prefix is None and python_exe is None and not (no_cache or ui.verbose) and ui.command_line is not None:
-        remember(ui.command_line, checked, intent_path, wait=not no_wait, json=fmt == "json", output=output, code=code)
+    if (
+        env_prefix is None
+        and python_exe is None
+        and not (no_cache or ui.verbose)
+        and ui.command_line is not None
+    ):
+        remember(
+            ui.command_line,
+            checked,
+            intent_path,
+            wait=not no_wait,
+            json=fmt == "json",
+            output=output,
+            code=code,
+        )
     return code
 
 
@@ -70,7 +130,9 @@ def _intent_file(ctx: click.Context, value: str | None):
     return click.Path(path_type=Path, dir_okay=False).convert(value, param, ctx)
 
 
-def render_findings(ui: Ui, findings: list, fmt: str, checked: str, code: int | None = None) -> tuple[str, int]:
+def render_findings(
+    ui: Ui, findings: list, fmt: str, checked: str, code: int | None = None
+) -> tuple[str, int]:
     from lockguard.check import render
     from lockguard.model.finding import failing
 
@@ -79,7 +141,9 @@ def render_findings(ui: Ui, findings: list, fmt: str, checked: str, code: int | 
     if fmt == "json":
         import json
 
-        body = ui.envelope(render.json_data(findings, checked=checked), ok=code == 0, exit_code=code)
+        body = ui.envelope(
+            render.json_data(findings, checked=checked), ok=code == 0, exit_code=code
+        )
         return json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", code
     if fmt == "github":
         return render.github(findings), code

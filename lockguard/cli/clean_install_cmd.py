@@ -25,23 +25,62 @@ from lockguard.model.wording import counted, human_size
 
 @click.command("clean-install")
 @intent_option
-@click.option("--prefix", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
-              help="The environment to install into (a venv or a conda prefix).")
-@click.option("--python", "python_exe", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="The environment of this interpreter (a path; relative to the working directory).")
-@click.option("--from", "from_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Install from this pylock.toml (PEP 751) instead of requirements.lock. Inside a project it must "
-                   "pin what the project's lock pins; outside one it is the whole lock.")
-@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing (-v lists every stale file).")
+@click.option(
+    "--prefix",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=None,
+    help="The environment to install into (a venv or a conda prefix).",
+)
+@click.option(
+    "--python",
+    "python_exe",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The environment of this interpreter (a path; relative to the working directory).",
+)
+@click.option(
+    "--from",
+    "from_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Install from this pylock.toml (PEP 751) instead of requirements.lock. Inside a project it must "
+    "pin what the project's lock pins; outside one it is the whole lock.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the plan; change nothing (-v lists every stale file)."
+)
 @click.option("--yes", "-y", is_flag=True, help="Apply without asking.")
-@click.option("--strict", is_flag=True, help="Exit 1 when findings outside the prefix (loader paths, user site) remain.")
-@click.option("--verify-files", is_flag=True, help="Also hash every locked file; reinstall distributions whose files changed.")
-@click.option("--no-wait", is_flag=True, help="Exit 2 at once when another lockguard run holds the environment, "
-              "instead of waiting for it.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 when findings outside the prefix (loader paths, user site) remain.",
+)
+@click.option(
+    "--verify-files",
+    is_flag=True,
+    help="Also hash every locked file; reinstall distributions whose files changed.",
+)
+@click.option(
+    "--no-wait",
+    is_flag=True,
+    help="Exit 2 at once when another lockguard run holds the environment, "
+    "instead of waiting for it.",
+)
 @json_option
 @click.pass_context
-def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes, strict, verify_files, no_wait,
-                  as_json) -> int:
+def clean_install(
+    ctx,
+    intent_path,
+    prefix,
+    python_exe,
+    from_file,
+    dry_run,
+    yes,
+    strict,
+    verify_files,
+    no_wait,
+    as_json,
+) -> int:
     """Make an environment exactly the lock, as one transaction: every stale file and every file of
     a distribution that leaves or changes version moves into a quarantine (never deleted), pip
     installs the lock (--require-hashes --no-deps) into what remains, and the result is verified
@@ -53,12 +92,19 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
     ui = get_ui(ctx, "clean-install")
     progress = Progress(ui)
     if (prefix is None) == (python_exe is None):
-        raise InputError("clean-install needs exactly one of --prefix PREFIX or --python EXE",
-                         hint="e.g. lockguard clean-install --prefix .venv --dry-run")
+        raise InputError(
+            "clean-install needs exactly one of --prefix PREFIX or --python EXE",
+            hint="e.g. lockguard clean-install --prefix .venv --dry-run",
+        )
     source = lock_source(intent_path, from_file, warn=ui.warn)
     root = target_prefix(prefix, python_exe)
-    with held_environment(root, exclusive=not dry_run, wait=not no_wait, on_wait=progress.say,
-                          shown=str(prefix or root)) as run_id:
+    with held_environment(
+        root,
+        exclusive=not dry_run,
+        wait=not no_wait,
+        on_wait=progress.say,
+        shown=str(prefix or root),
+    ) as run_id:
         stuck = interrupted_runs(root)
         if stuck and dry_run:
             return _report_interrupted(ui, root, describe_interrupted(root, stuck), as_json)
@@ -77,27 +123,46 @@ def clean_install(ctx, intent_path, prefix, python_exe, from_file, dry_run, yes,
             ui.out(plan.text(verbose=ui.verbose > 0).rstrip())
         if not yes and not plan.blocked:
             if not sys.stdin.isatty():
-                raise InputError("clean-install changes the environment and stdin is not a terminal",
-                                 hint="review `--dry-run`, then pass --yes")
+                raise InputError(
+                    "clean-install changes the environment and stdin is not a terminal",
+                    hint="review `--dry-run`, then pass --yes",
+                )
             click.confirm("apply this plan?", abort=True, err=True)
         applied = apply_plan(plan, scan, source, progress, run_id)
     for warning in applied.warnings:
         progress.warn(warning)
     for finding in plan.reported:
-        progress.warn(f"{finding.code} {finding.message}" + (f" (hint: {finding.hint})" if finding.hint else ""))
+        progress.warn(
+            f"{finding.code} {finding.message}"
+            + (f" (hint: {finding.hint})" if finding.hint else "")
+        )
     if as_json:
-        ui.emit_json({"plan": plan.to_dict(), "applied": True, "quarantine": applied.quarantine,
-                      "quarantine_folder": applied.root, "quarantined_files": applied.quarantined,
-                      "quarantined_bytes": applied.quarantined_bytes,
-                      "installed": applied.installed, "removed": applied.removed, "imported": applied.imported,
-                      "warnings": applied.warnings + [f.message for f in plan.reported]}, exit_code=failing)
+        ui.emit_json(
+            {
+                "plan": plan.to_dict(),
+                "applied": True,
+                "quarantine": applied.quarantine,
+                "quarantine_folder": applied.root,
+                "quarantined_files": applied.quarantined,
+                "quarantined_bytes": applied.quarantined_bytes,
+                "installed": applied.installed,
+                "removed": applied.removed,
+                "imported": applied.imported,
+                "warnings": applied.warnings + [f.message for f in plan.reported],
+            },
+            exit_code=failing,
+        )
     else:
-        progress.say(f"the environment matches the lock; `lockguard restore {applied.quarantine} --prefix "
-                     f"{scan.prefix}` undoes this run")
+        progress.say(
+            f"the environment matches the lock; `lockguard restore {applied.quarantine} --prefix "
+            f"{scan.prefix}` undoes this run"
+        )
         if applied.quarantined:
-            progress.say(f"the quarantine holds {counted(applied.quarantined, 'file')}, "
-                         f"{human_size(applied.quarantined_bytes)}, in {applied.root}; `lockguard restore --prune "
-                         f"--prefix {scan.prefix}` deletes it once you no longer need to undo this run")
+            progress.say(
+                f"the quarantine holds {counted(applied.quarantined, 'file')}, "
+                f"{human_size(applied.quarantined_bytes)}, in {applied.root}; `lockguard restore --prune "
+                f"--prefix {scan.prefix}` deletes it once you no longer need to undo this run"
+            )
     return failing
 
 
@@ -107,11 +172,16 @@ def _report_interrupted(ui, root: Path, previews: list[dict], as_json: bool) -> 
         ui.emit_json({"interrupted": previews, "plan": None, "applied": False}, exit_code=1)
         return 1
     for item in previews:
-        what = (f"the restore of clean-install {item['id']} in {root} was interrupted" if item["state"] == "restore-interrupted"
-                else f"clean-install {item['id']} in {root} was interrupted")
-        ui.out(f"{what} (last step: {item['phase']}).\n"
-               f"  `lockguard restore {item['id']} --prefix {root}` (or a clean-install without --dry-run, which "
-               f"finishes it first) would remove {counted(item['remove'], 'file')} the interrupted run installed and put back "
-               f"{item['put_back']} quarantined files.")
+        what = (
+            f"the restore of clean-install {item['id']} in {root} was interrupted"
+            if item["state"] == "restore-interrupted"
+            else f"clean-install {item['id']} in {root} was interrupted"
+        )
+        ui.out(
+            f"{what} (last step: {item['phase']}).\n"
+            f"  `lockguard restore {item['id']} --prefix {root}` (or a clean-install without --dry-run, which "
+            f"finishes it first) would remove {counted(item['remove'], 'file')} the interrupted run installed and put back "
+            f"{item['put_back']} quarantined files."
+        )
     ui.out("no plan: it depends on the environment after that undo; nothing was changed.")
     return 1

@@ -17,17 +17,57 @@ from lockguard.cli.output import Ui
 
 # command name -> (module, attribute, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "init": ("lockguard.cli.init_cmd", "init", "Write the intent (lockguard.toml or [tool.lockguard])."),
-    "resolve": ("lockguard.cli.resolve_cmd", "resolve", "Resolve the intent into environment.yml, requirements.lock and conda-lock.yml."),
-    "diff": ("lockguard.cli.diff_cmd", "diff", "What changed between two locks, or since a git revision (CUDA stack first)."),
-    "outdated": ("lockguard.cli.outdated_cmd", "outdated", "Locked packages with newer allowed releases; what holds the others back."),
-    "check": ("lockguard.cli.check_cmd", "check", "Reject drift: intent vs lock, hand edits, contradicting files, installed env."),
-    "clean-install": ("lockguard.cli.clean_install_cmd", "clean_install", "Quarantine stale libraries, apply the lock, verify."),
-    "restore": ("lockguard.cli.restore_cmd", "restore", "Undo a clean-install from its quarantine."),
-    "doctor": ("lockguard.cli.doctor_cmd", "doctor", "Diagnose this machine and an environment against the lock."),
-    "fleet": ("lockguard.cli.fleet_cmd", "fleet", "Run doctor on every node (Ray, Slurm, ClusterShell, Kubernetes); merge the reports."),
+    "init": (
+        "lockguard.cli.init_cmd",
+        "init",
+        "Write the intent (lockguard.toml or [tool.lockguard]).",
+    ),
+    "resolve": (
+        "lockguard.cli.resolve_cmd",
+        "resolve",
+        "Resolve the intent into environment.yml, requirements.lock and conda-lock.yml.",
+    ),
+    "diff": (
+        "lockguard.cli.diff_cmd",
+        "diff",
+        "What changed between two locks, or since a git revision (CUDA stack first).",
+    ),
+    "outdated": (
+        "lockguard.cli.outdated_cmd",
+        "outdated",
+        "Locked packages with newer allowed releases; what holds the others back.",
+    ),
+    "check": (
+        "lockguard.cli.check_cmd",
+        "check",
+        "Reject drift: intent vs lock, hand edits, contradicting files, installed env.",
+    ),
+    "clean-install": (
+        "lockguard.cli.clean_install_cmd",
+        "clean_install",
+        "Quarantine stale libraries, apply the lock, verify.",
+    ),
+    "restore": (
+        "lockguard.cli.restore_cmd",
+        "restore",
+        "Undo a clean-install from its quarantine.",
+    ),
+    "doctor": (
+        "lockguard.cli.doctor_cmd",
+        "doctor",
+        "Diagnose this machine and an environment against the lock.",
+    ),
+    "fleet": (
+        "lockguard.cli.fleet_cmd",
+        "fleet",
+        "Run doctor on every node (Ray, Slurm, ClusterShell, Kubernetes); merge the reports.",
+    ),
     "explain": ("lockguard.cli.explain_cmd", "explain", "Why a package is pinned at its version."),
-    "constraints": ("lockguard.cli.constraints_cmd", "constraints", "Show or verify the compatibility knowledge."),
+    "constraints": (
+        "lockguard.cli.constraints_cmd",
+        "constraints",
+        "Show or verify the compatibility knowledge.",
+    ),
 }
 
 
@@ -73,7 +113,9 @@ def invoke(argv: list[str], ui: Ui) -> int:
         exc.show()
         if ui.json_mode or _asks_for_json(argv):  # a script reading stdout still gets an envelope
             ui.command = ui.command or (argv[0] if argv and not argv[0].startswith("-") else "")
-            _emit_error_envelope(ui, {"kind": "usage", "message": exc.format_message()}, exc.exit_code)
+            _emit_error_envelope(
+                ui, {"kind": "usage", "message": exc.format_message()}, exc.exit_code
+            )
         return exc.exit_code
     except click.Abort:
         ui.error("aborted")
@@ -82,7 +124,11 @@ def invoke(argv: list[str], ui: Ui) -> int:
 
 def _asks_for_json(argv: list[str]) -> bool:
     pairs = zip(argv, argv[1:], strict=False)
-    return "--json" in argv or "--format=json" in argv or any(a == "--format" and b == "json" for a, b in pairs)
+    return (
+        "--json" in argv
+        or "--format=json" in argv
+        or any(a == "--format" and b == "json" for a, b in pairs)
+    )
 
 
 def _emit_error_envelope(ui: Ui, error: dict, exit_code: int) -> None:

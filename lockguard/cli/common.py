@@ -30,10 +30,21 @@ def json_option(func):
     def command(*args, as_json: bool = False, output_format: str | None = None, **kwargs):
         return func(*args, as_json=as_json or output_format == "json", **kwargs)
 
-    command = click.option("--format", "output_format", type=click.Choice(["text", "json"]), default=None,
-                           callback=_json_mode, help="text (default) or json (the same as --json).")(command)
-    return click.option("--json", "as_json", is_flag=True, callback=_json_mode,
-                        help="Print a versioned JSON envelope on stdout.")(command)
+    command = click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(["text", "json"]),
+        default=None,
+        callback=_json_mode,
+        help="text (default) or json (the same as --json).",
+    )(command)
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        callback=_json_mode,
+        help="Print a versioned JSON envelope on stdout.",
+    )(command)
 
 
 def json_flag(func):
@@ -43,13 +54,19 @@ def json_flag(func):
     def command(*args, as_json: bool = False, fmt: str = "text", **kwargs):
         return func(*args, fmt="json" if as_json else fmt, **kwargs)
 
-    return click.option("--json", "as_json", is_flag=True, callback=_json_mode,
-                        help="The same as --format json.")(command)
+    return click.option(
+        "--json", "as_json", is_flag=True, callback=_json_mode, help="The same as --format json."
+    )(command)
 
 
 def intent_option(func):
-    return click.option("--intent", "intent_path", type=click.Path(path_type=Path, dir_okay=False),
-                        default=None, help="Intent file (default: ./lockguard.toml, else pyproject.toml).")(func)
+    return click.option(
+        "--intent",
+        "intent_path",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="Intent file (default: ./lockguard.toml, else pyproject.toml).",
+    )(func)
 
 
 def get_ui(ctx: click.Context, command: str) -> Ui:
@@ -58,6 +75,8 @@ def get_ui(ctx: click.Context, command: str) -> Ui:
     return ui
 
 
-def load_project_intent(intent_path: Path | None, *, validate_conda: bool = True, ui: Ui | None = None):
+def load_project_intent(
+    intent_path: Path | None, *, validate_conda: bool = True, ui: Ui | None = None
+):
     """Find and parse the intent (lockguard.app.project), warnings through the Ui."""
     return load(intent_path, validate_conda=validate_conda, warn=ui.warn if ui else None)

@@ -22,9 +22,16 @@ def constraints() -> None:
 @constraints.command()
 @click.argument("kind", required=False, type=click.Choice(["torch", "cuda"]))
 @click.argument("version", required=False)
-@click.option("--platform", default="linux-64", show_default=True, type=click.Choice(CONDA_SUBDIRS),
-              help="Conda platform for conda specs and variants.")
-@click.option("--python", "python", default=None, help="Python X.Y for the marker evaluation of pins.")
+@click.option(
+    "--platform",
+    default="linux-64",
+    show_default=True,
+    type=click.Choice(CONDA_SUBDIRS),
+    help="Conda platform for conda specs and variants.",
+)
+@click.option(
+    "--python", "python", default=None, help="Python X.Y for the marker evaluation of pins."
+)
 @json_option
 @click.pass_context
 def show(ctx, kind, version, platform, python, as_json) -> None:
@@ -34,12 +41,18 @@ def show(ctx, kind, version, platform, python, as_json) -> None:
         try:
             PythonVersion.parse(python)
         except ValueError:
-            raise InputError(f"--python: {python!r} is not a Python version", key="python",
-                             hint="write major.minor, e.g. --python 3.11") from None
+            raise InputError(
+                f"--python: {python!r} is not a Python version",
+                key="python",
+                hint="write major.minor, e.g. --python 3.11",
+            ) from None
     knowledge = load_knowledge()
     if kind and not version:
-        raise InputError(f"`constraints show {kind}` needs a version", hint=f"e.g. lockguard constraints show {kind} "
-                         + ("2.1" if kind == "torch" else "12.1"))
+        raise InputError(
+            f"`constraints show {kind}` needs a version",
+            hint=f"e.g. lockguard constraints show {kind} "
+            + ("2.1" if kind == "torch" else "12.1"),
+        )
     if kind == "torch":
         view = views.torch_view(knowledge, version, platform, python)
     elif kind == "cuda":
@@ -55,8 +68,13 @@ def show(ctx, kind, version, platform, python, as_json) -> None:
 
 
 @constraints.command()
-@click.option("--index", "index_url", default="https://pypi.org/simple", show_default=True,
-              help="Simple index to read torch, cuda-toolkit and CUDA wheels from.")
+@click.option(
+    "--index",
+    "index_url",
+    default="https://pypi.org/simple",
+    show_default=True,
+    help="Simple index to read torch, cuda-toolkit and CUDA wheels from.",
+)
 @json_option
 @click.pass_context
 def verify(ctx, index_url, as_json) -> int:
@@ -68,18 +86,33 @@ def verify(ctx, index_url, as_json) -> int:
     found = verify_knowledge(index_url, ui.info)
     differences, read, fetched = found.differences, found.wheels_read, found.bytes_fetched
     if as_json:
-        ui.emit_json({"index": index_url, "checked": found.checked, "cuda_toolkit_releases": found.toolkit_releases,
-                      "wheels_read": read, "sdists_read": found.sdists_read, "bytes_fetched": fetched,
-                      "differences": [d.to_dict() for d in differences]}, ok=not differences,
-                     exit_code=1 if differences else 0)
+        ui.emit_json(
+            {
+                "index": index_url,
+                "checked": found.checked,
+                "cuda_toolkit_releases": found.toolkit_releases,
+                "wheels_read": read,
+                "sdists_read": found.sdists_read,
+                "bytes_fetched": fetched,
+                "differences": [d.to_dict() for d in differences],
+            },
+            ok=not differences,
+            exit_code=1 if differences else 0,
+        )
     else:
-        ui.info(f"checked {found.checked} patch rows, {found.toolkit_releases} cuda-toolkit releases, the RECORD of "
-                f"{read} CUDA wheels and the metadata of {counted(found.sdists_read, 'sdist')}; "
-                f"fetched {fetched / 1e6:.1f} MB")
+        ui.info(
+            f"checked {found.checked} patch rows, {found.toolkit_releases} cuda-toolkit releases, the RECORD of "
+            f"{read} CUDA wheels and the metadata of {counted(found.sdists_read, 'sdist')}; "
+            f"fetched {fetched / 1e6:.1f} MB"
+        )
         if differences:
-            ui.table(["what", "field", "knowledge", "live", "row"],
-                     [(d.version, d.field, d.knowledge, d.live, d.origin or "") for d in differences],
-                     title=f"{counted(len(differences), 'difference')} between constraints/ and {index_url}")
+            ui.table(
+                ["what", "field", "knowledge", "live", "row"],
+                [(d.version, d.field, d.knowledge, d.live, d.origin or "") for d in differences],
+                title=f"{counted(len(differences), 'difference')} between constraints/ and {index_url}",
+            )
         else:
-            ui.out("the torch rows, the CUDA components, the shared files and the sdist metadata match the index")
+            ui.out(
+                "the torch rows, the CUDA components, the shared files and the sdist metadata match the index"
+            )
     return 1 if differences else 0

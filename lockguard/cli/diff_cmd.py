@@ -23,11 +23,22 @@ from lockguard.errors import InputError
 @click.command()
 @click.argument("old", required=False, type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("new", required=False, type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--git", "revision", default=None, metavar="REV",
-              help="Compare the lock files at this git revision with the working tree (default HEAD without OLD NEW).")
+@click.option(
+    "--git",
+    "revision",
+    default=None,
+    metavar="REV",
+    help="Compare the lock files at this git revision with the working tree (default HEAD without OLD NEW).",
+)
 @intent_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="markdown: a table a CI job can post on a pull request.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="markdown: a table a CI job can post on a pull request.",
+)
 @json_flag
 @click.pass_context
 def diff(ctx, old, new, revision, intent_path, fmt) -> int:
@@ -36,15 +47,22 @@ def diff(ctx, old, new, revision, intent_path, fmt) -> int:
     ui.json_mode = ui.json_mode or fmt == "json"
     if old is not None and new is not None:
         if revision is not None:
-            raise InputError("give two lock files, or --git REV (with at most one file), not both",
-                             hint="lockguard diff OLD NEW, or lockguard diff --git HEAD")
+            raise InputError(
+                "give two lock files, or --git REV (with at most one file), not both",
+                hint="lockguard diff OLD NEW, or lockguard diff --git HEAD",
+            )
         pairs, title = files_pairs(old, new), f"Lock changes: {old} -> {new}"
     elif old is not None and revision is None:
-        raise InputError("one lock file is not enough to compare", hint="lockguard diff OLD NEW, or lockguard diff "
-                         f"--git HEAD {old}")
+        raise InputError(
+            "one lock file is not enough to compare",
+            hint=f"lockguard diff OLD NEW, or lockguard diff --git HEAD {old}",
+        )
     else:
         revision = revision or "HEAD"
-        pairs, title = revision_pairs(revision, old, intent_path, warn=ui.warn), f"Lock changes since {revision}"
+        pairs, title = (
+            revision_pairs(revision, old, intent_path, warn=ui.warn),
+            f"Lock changes since {revision}",
+        )
     changes = changes_between(pairs)
     code = 0 if changes.unchanged else 1
     if fmt == "json":

@@ -21,13 +21,26 @@ SMOKE_TIMEOUT = 180  # plus a CUDA context and a matmul on every GPU
 
 
 @click.command()
-@click.option("--python", "python_value", default=None, metavar="EXE",
-              help="The environment's interpreter: a path (relative to the working directory when it has a "
-                   "slash), or a name looked up on PATH (default: $VIRTUAL_ENV's or $CONDA_PREFIX's python, else this one).")
+@click.option(
+    "--python",
+    "python_value",
+    default=None,
+    metavar="EXE",
+    help="The environment's interpreter: a path (relative to the working directory when it has a "
+    "slash), or a name looked up on PATH (default: $VIRTUAL_ENV's or $CONDA_PREFIX's python, else this one).",
+)
 @intent_option
-@click.option("--smoke", is_flag=True, help="Also run a small matmul on each visible GPU, with a synchronize.")
-@click.option("--timeout", "timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
-              help=f"How long the probe may take (default {PROBE_TIMEOUT} s, {SMOKE_TIMEOUT} s with --smoke).")
+@click.option(
+    "--smoke", is_flag=True, help="Also run a small matmul on each visible GPU, with a synchronize."
+)
+@click.option(
+    "--timeout",
+    "timeout",
+    type=click.FloatRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help=f"How long the probe may take (default {PROBE_TIMEOUT} s, {SMOKE_TIMEOUT} s with --smoke).",
+)
 @json_option
 @click.pass_context
 def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
@@ -41,11 +54,26 @@ def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
     code = found.exit_code
     if as_json:
         now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        ui.emit_json(record.node_record(found.facts, found.checks, node=found.node, node_source=found.node_source,
-                                        time=now, version=__version__, exit_code=code, lock_meta=found.lock_meta),
-                     ok=code == 0, exit_code=code)
+        ui.emit_json(
+            record.node_record(
+                found.facts,
+                found.checks,
+                node=found.node,
+                node_source=found.node_source,
+                time=now,
+                version=__version__,
+                exit_code=code,
+                lock_meta=found.lock_meta,
+            ),
+            ok=code == 0,
+            exit_code=code,
+        )
     else:
-        ui.out(report.text(found.facts, found.checks, header=f"lockguard doctor: {python} (node {found.node})").rstrip())
+        ui.out(
+            report.text(
+                found.facts, found.checks, header=f"lockguard doctor: {python} (node {found.node})"
+            ).rstrip()
+        )
     return code
 
 
@@ -56,22 +84,37 @@ def target_python(value: str | None) -> str:
     if value is None:
         return _default_python()
     if not value.strip():
-        raise InputError("--python is empty", key="--python", hint="pass the environment's interpreter, e.g. .venv/bin/python")
+        raise InputError(
+            "--python is empty",
+            key="--python",
+            hint="pass the environment's interpreter, e.g. .venv/bin/python",
+        )
     if os.sep in value:
         path = Path(value).expanduser()
         path = path if path.is_absolute() else Path.cwd() / path
         if not path.exists():
-            raise InputError(f"--python {value}: {path} does not exist", file=str(path), key="--python",
-                             hint="pass the environment's interpreter, e.g. .venv/bin/python")
+            raise InputError(
+                f"--python {value}: {path} does not exist",
+                file=str(path),
+                key="--python",
+                hint="pass the environment's interpreter, e.g. .venv/bin/python",
+            )
     else:
         found = shutil.which(value)
         if found is None:
-            raise InputError(f"--python {value}: no {value} on PATH", key="--python",
-                             hint=f"give a path (./{value} for one in this directory), or the environment's bin/python")
+            raise InputError(
+                f"--python {value}: no {value} on PATH",
+                key="--python",
+                hint=f"give a path (./{value} for one in this directory), or the environment's bin/python",
+            )
         path = Path(found)
     if path.is_dir() or not os.access(path, os.X_OK):
-        raise InputError(f"--python {value}: {path} is not an executable file", file=str(path), key="--python",
-                         hint="pass the environment's interpreter (its bin/python)")
+        raise InputError(
+            f"--python {value}: {path} is not an executable file",
+            file=str(path),
+            key="--python",
+            hint="pass the environment's interpreter (its bin/python)",
+        )
     return str(path)
 
 

@@ -11,7 +11,9 @@ from lockguard.cli.common import get_ui, intent_option, json_option
 @click.command()
 @click.argument("package")
 @intent_option
-@click.option("--platform", default=None, help="Which platform's lock to read (default: the first).")
+@click.option(
+    "--platform", default=None, help="Which platform's lock to read (default: the first)."
+)
 @json_option
 @click.pass_context
 def explain(ctx, package, intent_path, platform, as_json) -> None:

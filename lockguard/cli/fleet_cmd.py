@@ -29,25 +29,55 @@ DEFAULT_TIMEOUT = 300.0
 
 def _format_options(func):
     func = json_flag(func)
-    func = click.option("--strict", is_flag=True,
-                        help="A node with a warning deviates too (default: errors and another lock deviate).")(func)
-    func = click.option("--output", "output", type=click.Path(path_type=Path, dir_okay=False), default=None,
-                        help="Write the report to FILE instead of stdout.")(func)
-    return click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text",
-                        show_default=True)(func)
+    func = click.option(
+        "--strict",
+        is_flag=True,
+        help="A node with a warning deviates too (default: errors and another lock deviate).",
+    )(func)
+    func = click.option(
+        "--output",
+        "output",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="Write the report to FILE instead of stdout.",
+    )(func)
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json", "html"]),
+        default="text",
+        show_default=True,
+    )(func)
 
 
 def _node_options(func):
-    for decorator in reversed([
-        click.option("--env", "env_prefix", default=None, metavar="PREFIX",
-                     help="The environment to check on each node (a prefix there): doctor on its python, and `check --env`."),
-        click.option("--python", "python_exe", default=None, metavar="EXE",
-                     help="The interpreter doctor probes on each node (a path there; doctor only)."),
-        click.option("--lockguard", "lockguard_cmd", default=None, metavar="CMD",
-                     help="How to run lockguard on the nodes (default: the node's `python -m lockguard` under "
-                          "Ray, else `lockguard` on PATH), e.g. /shared/venv/bin/lockguard."),
-        intent_option,
-    ]):
+    for decorator in reversed(
+        [
+            click.option(
+                "--env",
+                "env_prefix",
+                default=None,
+                metavar="PREFIX",
+                help="The environment to check on each node (a prefix there): doctor on its python, and `check --env`.",
+            ),
+            click.option(
+                "--python",
+                "python_exe",
+                default=None,
+                metavar="EXE",
+                help="The interpreter doctor probes on each node (a path there; doctor only).",
+            ),
+            click.option(
+                "--lockguard",
+                "lockguard_cmd",
+                default=None,
+                metavar="CMD",
+                help="How to run lockguard on the nodes (default: the node's `python -m lockguard` under "
+                "Ray, else `lockguard` on PATH), e.g. /shared/venv/bin/lockguard.",
+            ),
+            intent_option,
+        ]
+    ):
         func = decorator(func)
     return func
 
@@ -58,32 +88,102 @@ def fleet() -> None:
 
 
 @fleet.command()
-@click.option("--via", "engine", type=click.Choice(ENGINES), required=True, help="The engine that reaches the nodes.")
+@click.option(
+    "--via",
+    "engine",
+    type=click.Choice(ENGINES),
+    required=True,
+    help="The engine that reaches the nodes.",
+)
 @click.option("--address", default="auto", show_default=True, help="ray: the cluster's address.")
-@click.option("--ray-runtime-env", "runtime_env", default=None, metavar="JSON",
-              help='ray: the tasks\' runtime_env, e.g. \'{"pip": ["lockguard"]}\' to install lockguard on the nodes.')
-@click.option("--nodes", type=click.IntRange(min=1), default=None, help="slurm: how many nodes (srun --nodes).")
+@click.option(
+    "--ray-runtime-env",
+    "runtime_env",
+    default=None,
+    metavar="JSON",
+    help='ray: the tasks\' runtime_env, e.g. \'{"pip": ["lockguard"]}\' to install lockguard on the nodes.',
+)
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="slurm: how many nodes (srun --nodes).",
+)
 @click.option("--partition", default=None, help="slurm: the partition.")
 @click.option("--nodelist", default=None, help="slurm: the nodes (srun --nodelist).")
-@click.option("--srun-arg", "srun_args", multiple=True, metavar="ARG", help="slurm: one more srun argument (repeatable).")
-@click.option("--hosts", default=None, metavar="NODESET", help="clush: the hosts, e.g. 'gpu[01-16]'.")
-@click.option("--clush-worker", "worker", type=click.Choice(["ssh", "exec", "rsh", "pdsh"]), default="ssh",
-              show_default=True, help="clush: ClusterShell's worker (exec runs locally once per host, for tests).")
-@click.option("--fanout", type=click.IntRange(min=1), default=None, help="clush: at most this many hosts at once.")
-@click.option("--image", default=None, help="kubectl: the image with lockguard and the environment.")
+@click.option(
+    "--srun-arg",
+    "srun_args",
+    multiple=True,
+    metavar="ARG",
+    help="slurm: one more srun argument (repeatable).",
+)
+@click.option(
+    "--hosts", default=None, metavar="NODESET", help="clush: the hosts, e.g. 'gpu[01-16]'."
+)
+@click.option(
+    "--clush-worker",
+    "worker",
+    type=click.Choice(["ssh", "exec", "rsh", "pdsh"]),
+    default="ssh",
+    show_default=True,
+    help="clush: ClusterShell's worker (exec runs locally once per host, for tests).",
+)
+@click.option(
+    "--fanout",
+    type=click.IntRange(min=1),
+    default=None,
+    help="clush: at most this many hosts at once.",
+)
+@click.option(
+    "--image", default=None, help="kubectl: the image with lockguard and the environment."
+)
 @click.option("--namespace", default=None, help="kubectl: the namespace.")
-@click.option("--node-selector", "node_selector", multiple=True, metavar="KEY=VALUE",
-              help="kubectl: the nodes to run on (default nvidia.com/gpu.present=true).")
-@click.option("--gpus", type=click.IntRange(min=0), default=0, help="kubectl: nvidia.com/gpu per pod (0: all, unrequested).")
+@click.option(
+    "--node-selector",
+    "node_selector",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="kubectl: the nodes to run on (default nvidia.com/gpu.present=true).",
+)
+@click.option(
+    "--gpus",
+    type=click.IntRange(min=0),
+    default=0,
+    help="kubectl: nvidia.com/gpu per pod (0: all, unrequested).",
+)
 @_node_options
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Keep each node's report as DIR/<node>.json.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=DEFAULT_TIMEOUT, show_default=True, metavar="SECONDS",
-              help="Nodes that do not answer in time are listed as unreachable.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Keep each node's report as DIR/<node>.json.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Nodes that do not answer in time are listed as unreachable.",
+)
 @_format_options
 @click.pass_context
-def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir, timeout, fmt, output, strict,
-        **settings) -> int:
+def run(
+    ctx,
+    engine,
+    env_prefix,
+    python_exe,
+    lockguard_cmd,
+    intent_path,
+    out_dir,
+    timeout,
+    fmt,
+    output,
+    strict,
+    **settings,
+) -> int:
     """Run `lockguard doctor --json` (and `check --env`) once on every node, all at once, through
     Ray, Slurm, ClusterShell or Kubernetes; print the merged report. Exit 0 when every node matches
     the lock with no error (--strict: no warning either), 1 otherwise, 2 on bad input, 4 when the
@@ -94,13 +194,24 @@ def run(ctx, engine, env_prefix, python_exe, lockguard_cmd, intent_path, out_dir
         raise click.UsageError("--env and --python name the same thing twice: give one")
     project = load_project(intent_path, required=intent_path is not None)
     request = NodeRequest(python=python_exe, env=env_prefix, lockguard=lockguard_cmd)
-    ui.info(f"lockguard fleet: doctor on every node through {engine}"
-            + (f", judged against {project.intent}" if project else ", no lockguard.toml here: nodes compare with no lock"))
+    ui.info(
+        f"lockguard fleet: doctor on every node through {engine}"
+        + (
+            f", judged against {project.intent}"
+            if project
+            else ", no lockguard.toml here: nodes compare with no lock"
+        )
+    )
     reports, written = node_reports(engine, request, settings, timeout, project, out_dir)
     if out_dir is not None:
         ui.info(f"wrote {len(written)} node reports to {out_dir}")
     lock = project.lock_hash if project else None
-    report = merge(reports, lock=lock, lock_source=f"{project.intent}" if project and lock else None, strict=strict)
+    report = merge(
+        reports,
+        lock=lock,
+        lock_source=f"{project.intent}" if project and lock else None,
+        strict=strict,
+    )
     return _emit(ui, report, fmt, output)
 
 
@@ -119,28 +230,72 @@ def report(ctx, paths, intent_path, fmt, output, strict) -> int:
     project = load_project(intent_path, required=True) if intent_path else None
     reports, unreadable = stored_reports(list(paths))
     lock = project.lock_hash if project else None
-    merged = merge(reports, unreadable=unreadable, lock=lock,
-                   lock_source=str(project.intent) if project and lock else None,
-                   strict=strict)
+    merged = merge(
+        reports,
+        unreadable=unreadable,
+        lock=lock,
+        lock_source=str(project.intent) if project and lock else None,
+        strict=strict,
+    )
     return _emit(ui, merged, fmt, output)
 
 
 @fleet.command()
-@click.option("--image", required=True, help="An image with lockguard and the environment to check.")
-@click.option("--kind", type=click.Choice(["daemonset", "job"]), default="daemonset", show_default=True,
-              help="A one-shot DaemonSet (every selected node) or an Indexed Job of --nodes pods, one per node.")
+@click.option(
+    "--image", required=True, help="An image with lockguard and the environment to check."
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["daemonset", "job"]),
+    default="daemonset",
+    show_default=True,
+    help="A one-shot DaemonSet (every selected node) or an Indexed Job of --nodes pods, one per node.",
+)
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="job: how many nodes.")
 @click.option("--namespace", default=None)
-@click.option("--node-selector", "node_selector", multiple=True, metavar="KEY=VALUE",
-              help="The nodes to run on (default nvidia.com/gpu.present=true).")
-@click.option("--gpus", type=click.IntRange(min=0), default=0, help="nvidia.com/gpu per pod (0: all, unrequested).")
-@click.option("--run-id", default="manual", show_default=True, help="Labels the objects: lockguard.dev/fleet-run=ID.")
+@click.option(
+    "--node-selector",
+    "node_selector",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="The nodes to run on (default nvidia.com/gpu.present=true).",
+)
+@click.option(
+    "--gpus",
+    type=click.IntRange(min=0),
+    default=0,
+    help="nvidia.com/gpu per pod (0: all, unrequested).",
+)
+@click.option(
+    "--run-id",
+    default="manual",
+    show_default=True,
+    help="Labels the objects: lockguard.dev/fleet-run=ID.",
+)
 @_node_options
-@click.option("--output", "output", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write the manifest to FILE instead of stdout.")
+@click.option(
+    "--output",
+    "output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the manifest to FILE instead of stdout.",
+)
 @click.pass_context
-def manifest(ctx, image, kind, nodes, namespace, node_selector, gpus, run_id, env_prefix, python_exe, lockguard_cmd,
-             intent_path, output) -> int:
+def manifest(
+    ctx,
+    image,
+    kind,
+    nodes,
+    namespace,
+    node_selector,
+    gpus,
+    run_id,
+    env_prefix,
+    python_exe,
+    lockguard_cmd,
+    intent_path,
+    output,
+) -> int:
     """Print the Kubernetes manifest `fleet run --via kubectl` applies, for `kubectl apply -f`:
     the node script in a one-shot DaemonSet (or a Job), LOCKGUARD_NODE from spec.nodeName, the
     project's intent and lock in a ConfigMap. Read the reports with `kubectl logs` and `fleet report`."""
@@ -148,10 +303,24 @@ def manifest(ctx, image, kind, nodes, namespace, node_selector, gpus, run_id, en
     if kind == "job" and not nodes:
         raise click.UsageError("--kind job needs --nodes N")
     project = load_project(intent_path, required=intent_path is not None)
-    request = NodeRequest(python=python_exe, env=env_prefix, lockguard=lockguard_cmd,
-                          intent=f"{PROJECT_MOUNT}/{project.intent.name}" if project else None)
-    options = manifest_options({"image": image, "namespace": namespace, "kind": kind, "nodes": nodes, "gpus": gpus,
-                                "node_selector": node_selector}, project, run_id=run_id)
+    request = NodeRequest(
+        python=python_exe,
+        env=env_prefix,
+        lockguard=lockguard_cmd,
+        intent=f"{PROJECT_MOUNT}/{project.intent.name}" if project else None,
+    )
+    options = manifest_options(
+        {
+            "image": image,
+            "namespace": namespace,
+            "kind": kind,
+            "nodes": nodes,
+            "gpus": gpus,
+            "node_selector": node_selector,
+        },
+        project,
+        run_id=run_id,
+    )
     text = yaml.safe_dump_all(manifests(options, node_script(request)), sort_keys=False, width=1000)
     if output is not None:
         write_report(output, text)
@@ -165,8 +334,14 @@ def _emit(ui, report, fmt: str, output: Path | None) -> int:
     """Print (or write to --output) the merged report; the exit code of the contract."""
     code = report.exit_code
     if fmt == "json":
-        text = json.dumps(ui.envelope(render.json_data(report), ok=code == 0, exit_code=code), indent=2,
-                          sort_keys=True) + "\n"
+        text = (
+            json.dumps(
+                ui.envelope(render.json_data(report), ok=code == 0, exit_code=code),
+                indent=2,
+                sort_keys=True,
+            )
+            + "\n"
+        )
     elif fmt == "html":
         text = page(report)
     else:

@@ -17,23 +17,61 @@ from lockguard.model.wording import counted
 
 
 @click.command()
-@click.option("--python", "python", default=None, help="Python X.Y (default: the files' or the running Python).")
-@click.option("--cuda", default=None, help='CUDA X.Y, "none" (CPU) or "auto" (from the driver). Default: the files\' or none.')
-@click.option("--channel", "channels", multiple=True, help="Conda channel (repeatable; default conda-forge).")
+@click.option(
+    "--python",
+    "python",
+    default=None,
+    help="Python X.Y (default: the files' or the running Python).",
+)
+@click.option(
+    "--cuda",
+    default=None,
+    help='CUDA X.Y, "none" (CPU) or "auto" (from the driver). Default: the files\' or none.',
+)
+@click.option(
+    "--channel", "channels", multiple=True, help="Conda channel (repeatable; default conda-forge)."
+)
 @click.option("--conda", "conda_specs", multiple=True, help="Extra conda spec (repeatable).")
-@click.option("--index", "indexes", multiple=True, help="Package index URL for pip packages (repeatable).")
-@click.option("--from", "from_files", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
-              help="Adopt an existing requirements.txt/.in, pyproject.toml, environment.yml or Dockerfile (repeatable).")
-@click.option("--from-env", "from_env", type=click.Path(path_type=Path), default=None,
-              help="Adopt a working environment: a venv or conda prefix, or its python executable.")
-@click.option("--top-level-only", is_flag=True, help="With --from-env: pin only what nothing else requires.")
+@click.option(
+    "--index", "indexes", multiple=True, help="Package index URL for pip packages (repeatable)."
+)
+@click.option(
+    "--from",
+    "from_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Adopt an existing requirements.txt/.in, pyproject.toml, environment.yml or Dockerfile (repeatable).",
+)
+@click.option(
+    "--from-env",
+    "from_env",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Adopt a working environment: a venv or conda prefix, or its python executable.",
+)
+@click.option(
+    "--top-level-only", is_flag=True, help="With --from-env: pin only what nothing else requires."
+)
 @click.option("--pylock", is_flag=True, help="Also write pylock.toml (PEP 751) on resolve.")
 @click.option("--pyproject", is_flag=True, help="Write [tool.lockguard] into pyproject.toml.")
 @click.option("--force", is_flag=True, help="Replace an existing intent.")
 @click.argument("packages", nargs=-1)
 @click.pass_context
-def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env, top_level_only, pylock, pyproject,
-         force, packages) -> None:
+def init(
+    ctx,
+    python,
+    cuda,
+    channels,
+    conda_specs,
+    indexes,
+    from_files,
+    from_env,
+    top_level_only,
+    pylock,
+    pyproject,
+    force,
+    packages,
+) -> None:
     """Write the intent: what to lock (Python, CUDA, pip and conda packages).
 
     PACKAGES are pip requirements, e.g. `lockguard init --python 3.11 --cuda 12.1 "torch==2.1.*" deepspeed`.
@@ -45,19 +83,37 @@ def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env
     target = root / ("pyproject.toml" if pyproject else "lockguard.toml")
     existing = existing_intent(root)
     if existing and not force:
-        where = f"{existing} [tool.lockguard]" if existing.name == "pyproject.toml" else str(existing)
-        raise InputError(f"an intent already exists: {where}", file=str(existing),
-                         hint="pass --force to replace it, or edit it by hand")
+        where = (
+            f"{existing} [tool.lockguard]" if existing.name == "pyproject.toml" else str(existing)
+        )
+        raise InputError(
+            f"an intent already exists: {where}",
+            file=str(existing),
+            hint="pass --force to replace it, or edit it by hand",
+        )
     if pyproject and not target.is_file():
-        raise InputError(f"{target} does not exist", file=str(target),
-                         hint="run `lockguard init` without --pyproject to write lockguard.toml")
+        raise InputError(
+            f"{target} does not exist",
+            file=str(target),
+            hint="run `lockguard init` without --pyproject to write lockguard.toml",
+        )
     if top_level_only and from_env is None:
-        raise InputError("--top-level-only goes with --from-env", hint="add --from-env PREFIX, or drop --top-level-only")
+        raise InputError(
+            "--top-level-only goes with --from-env",
+            hint="add --from-env PREFIX, or drop --top-level-only",
+        )
     notes: dict = {}
     header: list[str] = []
     if from_files or from_env is not None:
-        values, notes, header = adopted_values(ui, files=from_files, env=from_env, python=python, cuda=cuda,
-                                               indexes=indexes, top_level_only=top_level_only)
+        values, notes, header = adopted_values(
+            ui,
+            files=from_files,
+            env=from_env,
+            python=python,
+            cuda=cuda,
+            indexes=indexes,
+            top_level_only=top_level_only,
+        )
         _add_command_line(values, notes, channels, conda_specs, packages)
     else:
         values = {
@@ -71,8 +127,9 @@ def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env
     if pylock:
         values["outputs"] = {"pylock": "pylock.toml"}
     if pyproject:
-        text = add_intent_to_pyproject(pyproject_text(target), values,
-                                       force=force, path=target, notes=notes)
+        text = add_intent_to_pyproject(
+            pyproject_text(target), values, force=force, path=target, notes=notes
+        )
     else:
         text = new_intent_document(values, notes, header)
     # validate before writing: a bad --cuda or package never reaches the disk
@@ -89,8 +146,14 @@ def init(ctx, python, cuda, channels, conda_specs, indexes, from_files, from_env
 
 
 # the option (or argument) that gave each intent key its value
-_OPTIONS = {"python": "--python", "cuda": "--cuda", "channels": "--channel", "conda": "--conda", "pip": "PACKAGES",
-            "indexes": "--index"}
+_OPTIONS = {
+    "python": "--python",
+    "cuda": "--cuda",
+    "channels": "--channel",
+    "conda": "--conda",
+    "pip": "PACKAGES",
+    "indexes": "--index",
+}
 
 
 def _blame_the_source(exc: InputError, notes: dict, *, written: Path) -> InputError:
@@ -106,10 +169,14 @@ def _blame_the_source(exc: InputError, notes: dict, *, written: Path) -> InputEr
     message = exc.message
     for prefix in (f"{exc.file}:{exc.line}: ", f"{exc.file}: "):
         if exc.file and message.startswith(prefix):
-            message = message[len(prefix):]
+            message = message[len(prefix) :]
             break
     message = message.removeprefix(f"{exc.key}: ")
-    hint = f"{exc.hint}; nothing was written to {written.name}" if exc.hint else f"nothing was written to {written.name}"
+    hint = (
+        f"{exc.hint}; nothing was written to {written.name}"
+        if exc.hint
+        else f"nothing was written to {written.name}"
+    )
     return InputError(f"{source}: {message}", key=exc.key, hint=hint)
 
 

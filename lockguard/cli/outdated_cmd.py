@@ -28,27 +28,45 @@ class _Quiet:
 
 @click.command()
 @intent_option
-@click.option("--offline", is_flag=True, help="Use cached index pages only (exit 4 naming what is missing).")
+@click.option(
+    "--offline", is_flag=True, help="Use cached index pages only (exit 4 naming what is missing)."
+)
 @json_option
 @click.pass_context
 def outdated(ctx, intent_path, offline, as_json) -> int:
     """Locked packages with newer releases the intent allows, and what holds the others back."""
     ui = get_ui(ctx, "outdated")
-    report = outdated_packages(intent_path, _Quiet(ui), offline=offline, watch=lambda counts: ResolveProgress(ui, counts))
+    report = outdated_packages(
+        intent_path, _Quiet(ui), offline=offline, watch=lambda counts: ResolveProgress(ui, counts)
+    )
     if as_json:
         ui.emit_json({"platforms": report})
         return 0
     for name, found in report.items():
         rows = found["outdated"]
         if not rows:
-            ui.info(f"{name}: all {found['locked']} locked packages are at the newest release the index has for them")
+            ui.info(
+                f"{name}: all {found['locked']} locked packages are at the newest release the index has for them"
+            )
             continue
         newer = sum(1 for r in rows if r["allowed"] and r["allowed"] != r["locked"])
-        ui.info(f"{name}: {newer} of {found['locked']} locked packages have newer allowed releases "
-                "(`lockguard resolve --upgrade-package NAME` moves one); "
-                f"{sum(1 for r in rows if r['held_back_by'])} are held below the newest")
-        ui.table(["package", "locked", "allowed", "newest", "held back by"],
-                 [[r["name"] + (" (conda)" if r["side"] == "conda" else ""), r["locked"], r["allowed"] or "(not needed)",
-                   r["newest"] or "", "; ".join(r["held_back_by"])] for r in rows],
-                 title=name if len(report) > 1 else None)
+        ui.info(
+            f"{name}: {newer} of {found['locked']} locked packages have newer allowed releases "
+            "(`lockguard resolve --upgrade-package NAME` moves one); "
+            f"{sum(1 for r in rows if r['held_back_by'])} are held below the newest"
+        )
+        ui.table(
+            ["package", "locked", "allowed", "newest", "held back by"],
+            [
+                [
+                    r["name"] + (" (conda)" if r["side"] == "conda" else ""),
+                    r["locked"],
+                    r["allowed"] or "(not needed)",
+                    r["newest"] or "",
+                    "; ".join(r["held_back_by"]),
+                ]
+                for r in rows
+            ],
+            title=name if len(report) > 1 else None,
+        )
     return 0

@@ -29,11 +29,15 @@ class Ui:
         self.command = command
         self.json_mode = json_mode
         self.verbose = verbose
-        self.command_line: tuple[str, ...] | None = None  # as given: the key of the check's result memo
+        self.command_line: tuple[str, ...] | None = (
+            None  # as given: the key of the check's result memo
+        )
         self._status: Status | None = None
 
     def __repr__(self) -> str:
-        return f"Ui(command={self.command!r}, json_mode={self.json_mode!r}, verbose={self.verbose!r})"
+        return (
+            f"Ui(command={self.command!r}, json_mode={self.json_mode!r}, verbose={self.verbose!r})"
+        )
 
     # -- progress (stderr): one status line on a terminal, plain lines with -v elsewhere ----------
 
@@ -74,7 +78,9 @@ class Ui:
 
     # -- data (stdout) -------------------------------------------------------------------------
 
-    def envelope(self, data: object, *, ok: bool = True, error: dict | None = None, exit_code: int = 0) -> dict:
+    def envelope(
+        self, data: object, *, ok: bool = True, error: dict | None = None, exit_code: int = 0
+    ) -> dict:
         body: dict = {
             "schema": JSON_SCHEMA_VERSION,
             "lockguard": __version__,
@@ -91,13 +97,17 @@ class Ui:
     def emit_json(self, data: object, *, ok: bool = True, exit_code: int = 0) -> None:
         import json  # --json only: json stays off the cached check's path
 
-        text = json.dumps(self.envelope(data, ok=ok, exit_code=exit_code), indent=2, sort_keys=True, default=str)
+        text = json.dumps(
+            self.envelope(data, ok=ok, exit_code=exit_code), indent=2, sort_keys=True, default=str
+        )
         sys.stdout.write(text + "\n")
 
     def out(self, text: str = "") -> None:
         sys.stdout.write(text + "\n")
 
-    def table(self, columns: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None) -> None:
+    def table(
+        self, columns: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None
+    ) -> None:
         """A table on stdout: rich on a colour terminal, aligned plain text otherwise."""
         cells = [[("" if c is None else str(c)) for c in row] for row in rows]
         if color_enabled(sys.stdout):
@@ -113,7 +123,10 @@ class Ui:
             return
         if title:
             self.out(title)
-        widths = [max(len(col), *(len(r[i]) for r in cells)) if cells else len(col) for i, col in enumerate(columns)]
+        widths = [
+            max(len(col), *(len(r[i]) for r in cells)) if cells else len(col)
+            for i, col in enumerate(columns)
+        ]
         self.out("  ".join(col.ljust(w) for col, w in zip(columns, widths, strict=True)).rstrip())
         self.out("  ".join("-" * w for w in widths))
         for row in cells:

@@ -14,19 +14,60 @@ from lockguard.model.upgrades import upgrade_request
 
 @click.command()
 @intent_option
-@click.option("--platform", "platforms", multiple=True, help="Resolve only these of the intent's platforms.")
-@click.option("--offline", is_flag=True, help="Resolve from the cache alone (exit 4 naming what is missing).")
-@click.option("--refresh", is_flag=True, help="Ignore cached index pages and the resolution memo (metadata stays cached: it never changes).")
-@click.option("--check", "check_only", is_flag=True, help="Exit 1 if a resolve that keeps the locked versions would write other lock files; write nothing.")
-@click.option("--upgrade", is_flag=True, help="Resolve every package afresh (the lock's versions are not preferred).")
-@click.option("--upgrade-package", "upgrade_packages", multiple=True, metavar="NAME[==VERSION]",
-              help="Let NAME move (to VERSION, if given); torch, torchvision or torchaudio frees the whole torch family. Repeatable.")
-@click.option("--conda-from-knowledge", is_flag=True, help="Pin the conda side from the knowledge, without a solve.")
-@click.option("--no-wait", is_flag=True, help="Exit 2 instead of waiting when another lockguard run holds the lock files.")
+@click.option(
+    "--platform", "platforms", multiple=True, help="Resolve only these of the intent's platforms."
+)
+@click.option(
+    "--offline", is_flag=True, help="Resolve from the cache alone (exit 4 naming what is missing)."
+)
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Ignore cached index pages and the resolution memo (metadata stays cached: it never changes).",
+)
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Exit 1 if a resolve that keeps the locked versions would write other lock files; write nothing.",
+)
+@click.option(
+    "--upgrade",
+    is_flag=True,
+    help="Resolve every package afresh (the lock's versions are not preferred).",
+)
+@click.option(
+    "--upgrade-package",
+    "upgrade_packages",
+    multiple=True,
+    metavar="NAME[==VERSION]",
+    help="Let NAME move (to VERSION, if given); torch, torchvision or torchaudio frees the whole torch family. Repeatable.",
+)
+@click.option(
+    "--conda-from-knowledge",
+    is_flag=True,
+    help="Pin the conda side from the knowledge, without a solve.",
+)
+@click.option(
+    "--no-wait",
+    is_flag=True,
+    help="Exit 2 instead of waiting when another lockguard run holds the lock files.",
+)
 @json_option
 @click.pass_context
-def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, upgrade_packages, conda_from_knowledge,
-            no_wait, as_json) -> int:
+def resolve(
+    ctx,
+    intent_path,
+    platforms,
+    offline,
+    refresh,
+    check_only,
+    upgrade,
+    upgrade_packages,
+    conda_from_knowledge,
+    no_wait,
+    as_json,
+) -> int:
     """Resolve the intent into fully pinned, hashed lock files.
 
     The CUDA stack (torch variant, toolkit, cuDNN, NCCL, compilers, sysroot) comes from lockguard's
@@ -35,17 +76,28 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, 
     Every version of the existing lock that still fits is kept: only what the intent change forces
     moves, unless --upgrade or --upgrade-package says otherwise. What changed is reported.
     """
-    prefetch(intent_path, refresh=refresh, offline=offline)  # first: the pages come while the rest loads
+    prefetch(
+        intent_path, refresh=refresh, offline=offline
+    )  # first: the pages come while the rest loads
     # the command's session, imported after the prefetch has started (app/prefetch.py says why)
     from lockguard.app.resolve_session import ResolveSession, at_its_line
 
     ui = get_ui(ctx, "resolve")
     intent = load_project_intent(intent_path, ui=ui)
     wanted = upgrade_request(upgrade, upgrade_packages)
-    session = ResolveSession(intent, ui, offline=offline, refresh=refresh,
-                             conda_from_knowledge=conda_from_knowledge, platforms=tuple(platforms), upgrade=wanted,
-                             watch=lambda counts: ResolveProgress(ui, counts))
-    ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))  # held until the command ends
+    session = ResolveSession(
+        intent,
+        ui,
+        offline=offline,
+        refresh=refresh,
+        conda_from_knowledge=conda_from_knowledge,
+        platforms=tuple(platforms),
+        upgrade=wanted,
+        watch=lambda counts: ResolveProgress(ui, counts),
+    )
+    ctx.with_resource(
+        session.lock_set(exclusive=not check_only, wait=not no_wait)
+    )  # held until the command ends
     try:
         resolved = session.resolve()
     except UnknownProject as exc:
@@ -60,9 +112,18 @@ def resolve(ctx, intent_path, platforms, offline, refresh, check_only, upgrade, 
         vanished = session.relock.vanished()
         failed = bool(stale or vanished)
         if as_json:
-            ui.emit_json({"current": not failed, "stale": [str(p) for p in stale],
-                          "vanished": [{"name": v.name, "locked": v.locked, "now": v.now} for v in vanished],
-                          "changes": to_data(changes)}, ok=not failed, exit_code=1 if failed else 0)
+            ui.emit_json(
+                {
+                    "current": not failed,
+                    "stale": [str(p) for p in stale],
+                    "vanished": [
+                        {"name": v.name, "locked": v.locked, "now": v.now} for v in vanished
+                    ],
+                    "changes": to_data(changes),
+                },
+                ok=not failed,
+                exit_code=1 if failed else 0,
+            )
         for item in vanished:
             ui.info(f"out of date: {item.text()}")
         for path in stale:

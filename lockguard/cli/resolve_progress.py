@@ -34,7 +34,9 @@ class ResolveProgress:
 
     def __enter__(self) -> ResolveProgress:
         if self.live:
-            self._thread = threading.Thread(target=self._refresh, name="lockguard-progress", daemon=True)
+            self._thread = threading.Thread(
+                target=self._refresh, name="lockguard-progress", daemon=True
+            )
             self._thread.start()
         return self
 
@@ -68,8 +70,10 @@ class ResolveProgress:
         elif self.quiet:
             return
         elif event == "start":
-            self._line(f"building the metadata of {filename} (an sdist whose dependencies only its build knows; "
-                       "this can take minutes)")
+            self._line(
+                f"building the metadata of {filename} (an sdist whose dependencies only its build knows; "
+                "this can take minutes)"
+            )
         elif started is not None:
             self._line(f"built the metadata of {filename} in {time.monotonic() - started:.1f} s")
 

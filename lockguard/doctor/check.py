@@ -32,9 +32,12 @@ class Check:
 
     def to_dict(self) -> dict:
         return {
-            "code": self.id, "title": self.title, "status": self.status,
+            "code": self.id,
+            "title": self.title,
+            "status": self.status,
             "severity": self.finding.severity if self.finding else None,
-            "message": self.detail, "hint": self.finding.hint if self.finding else None,
+            "message": self.detail,
+            "hint": self.finding.hint if self.finding else None,
             "evidence": list(self.evidence),
         }
 
@@ -47,7 +50,9 @@ def skip(id_: str, title: str, reason: str) -> Check:
     return Check(id_, title, "skip", reason)
 
 
-def bad(id_: str, title: str, severity: str, message: str, hint: str, evidence: tuple[str, ...] = ()) -> Check:
+def bad(
+    id_: str, title: str, severity: str, message: str, hint: str, evidence: tuple[str, ...] = ()
+) -> Check:
     status = "error" if severity == ERROR else "warn" if severity == WARNING else "ok"
     return Check(id_, title, status, message, Finding(id_, severity, message, hint), evidence)
 
@@ -76,11 +81,17 @@ class Facts:
     @property
     def dists(self) -> dict[str, str]:
         value = self.probe.base.get("distributions")
-        return {k: v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else {}
+        return (
+            {k: v for k, v in value.items() if isinstance(v, str)}
+            if isinstance(value, dict)
+            else {}
+        )
 
     @property
     def torch(self) -> dict:
-        return self.probe.torch if self.probe.torch and self.probe.torch.get("state") == "ok" else {}
+        return (
+            self.probe.torch if self.probe.torch and self.probe.torch.get("state") == "ok" else {}
+        )
 
     @property
     def torch_state(self) -> str:

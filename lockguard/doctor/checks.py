@@ -56,22 +56,48 @@ def _driver(facts: Facts) -> Check:
     machine = facts.machine
     if not machine.has_driver:
         problem = machine.problem or "no NVIDIA driver"
-        return Check(codes.NO_DRIVER.code, title, "skip", problem,
-                     Finding(codes.NO_DRIVER.code, INFO, f"no NVIDIA driver on this machine ({problem})",
-                             "GPU checks are skipped; set LOCKGUARD_CUDA_DRIVER / LOCKGUARD_GPU_ARCH to check a lock "
-                             "against a target machine"))
+        return Check(
+            codes.NO_DRIVER.code,
+            title,
+            "skip",
+            problem,
+            Finding(
+                codes.NO_DRIVER.code,
+                INFO,
+                f"no NVIDIA driver on this machine ({problem})",
+                "GPU checks are skipped; set LOCKGUARD_CUDA_DRIVER / LOCKGUARD_GPU_ARCH to check a lock "
+                "against a target machine",
+            ),
+        )
     cuda = facts.torch_cuda or (cuda_of(facts.lock.cuda) if facts.lock else None)
     if cuda is None:
-        return ok(codes.DRIVER_TOO_OLD.code, title, f"driver {machine.driver}; no CUDA build to check against")
+        return ok(
+            codes.DRIVER_TOO_OLD.code,
+            title,
+            f"driver {machine.driver}; no CUDA build to check against",
+        )
     toolkit = facts.knowledge.toolkit(cuda)
     if toolkit and machine.driver < toolkit.min_driver:
-        return bad(codes.DRIVER_TOO_OLD.code, title, ERROR,
-                   f"driver {machine.driver} is older than CUDA {cuda} needs (>= {toolkit.min_driver}; {toolkit.origin})",
-                   f"upgrade the NVIDIA driver to >= {toolkit.min_driver}, or lock a torch built for an older CUDA")
+        return bad(
+            codes.DRIVER_TOO_OLD.code,
+            title,
+            ERROR,
+            f"driver {machine.driver} is older than CUDA {cuda} needs (>= {toolkit.min_driver}; {toolkit.origin})",
+            f"upgrade the NVIDIA driver to >= {toolkit.min_driver}, or lock a torch built for an older CUDA",
+        )
     if machine.cuda_max and machine.cuda_max.major < cuda.major:
-        return bad(codes.DRIVER_TOO_OLD.code, title, ERROR, f"driver {machine.driver} runs CUDA up to {machine.cuda_max}, torch needs {cuda}",
-                   "upgrade the NVIDIA driver")
-    note = f" (minor-version compatibility: the driver's CUDA is {machine.cuda_max})" if machine.cuda_max and machine.cuda_max < cuda else ""
+        return bad(
+            codes.DRIVER_TOO_OLD.code,
+            title,
+            ERROR,
+            f"driver {machine.driver} runs CUDA up to {machine.cuda_max}, torch needs {cuda}",
+            "upgrade the NVIDIA driver",
+        )
+    note = (
+        f" (minor-version compatibility: the driver's CUDA is {machine.cuda_max})"
+        if machine.cuda_max and machine.cuda_max < cuda
+        else ""
+    )
     return ok(codes.DRIVER_TOO_OLD.code, title, f"driver {machine.driver} runs CUDA {cuda}{note}")
 
 
@@ -96,11 +122,19 @@ def _arch(facts: Facts) -> Check:
     missing = [g for g in facts.machine.gpus if not build_runs_on(tuple(archs), g.arch)]
     if missing:
         names = ", ".join(f"GPU {g.index} {g.name} ({g.arch})" for g in missing)
-        return bad(codes.ARCH_NOT_IN_BUILD.code, title, ERROR,
-                   f"{names}: torch {torch.get('version')} was built for {' '.join(map(str, archs))}: expect "
-                   "'CUDA error: no kernel image is available for execution on the device'",
-                   "lock a torch build for this GPU (`lockguard constraints show torch X.Y` lists them)")
-    return ok(codes.ARCH_NOT_IN_BUILD.code, title, f"{', '.join(str(g.arch) for g in facts.machine.gpus)} in torch's arch list")
+        return bad(
+            codes.ARCH_NOT_IN_BUILD.code,
+            title,
+            ERROR,
+            f"{names}: torch {torch.get('version')} was built for {' '.join(map(str, archs))}: expect "
+            "'CUDA error: no kernel image is available for execution on the device'",
+            "lock a torch build for this GPU (`lockguard constraints show torch X.Y` lists them)",
+        )
+    return ok(
+        codes.ARCH_NOT_IN_BUILD.code,
+        title,
+        f"{', '.join(str(g.arch) for g in facts.machine.gpus)} in torch's arch list",
+    )
 
 
 def _families(dists: dict) -> Check:
@@ -111,18 +145,34 @@ def _families(dists: dict) -> Check:
             families.setdefault(family, []).append(name)
     if len(families) > 1:
         listed = "; ".join(f"cu{k}: {', '.join(sorted(v))}" for k, v in sorted(families.items()))
-        return bad(codes.MIXED_NVIDIA_FAMILIES.code, "nvidia wheels", ERROR, f"several CUDA majors installed ({listed})",
-                   "they overwrite each other in nvidia/; `lockguard clean-install` keeps only the locked ones")
-    return ok(codes.MIXED_NVIDIA_FAMILIES.code, "nvidia wheels", f"one CUDA family ({', '.join('cu' + k for k in families) or 'none'})")
+        return bad(
+            codes.MIXED_NVIDIA_FAMILIES.code,
+            "nvidia wheels",
+            ERROR,
+            f"several CUDA majors installed ({listed})",
+            "they overwrite each other in nvidia/; `lockguard clean-install` keeps only the locked ones",
+        )
+    return ok(
+        codes.MIXED_NVIDIA_FAMILIES.code,
+        "nvidia wheels",
+        f"one CUDA family ({', '.join('cu' + k for k in families) or 'none'})",
+    )
 
 
 def _zombies(facts: Facts) -> Check:
     machine, alive = facts.machine, facts.alive
     gone = [(g, p) for g in machine.gpus for p in g.processes if alive.get(p.pid) is False]
     if gone:
-        listed = ", ".join(f"pid {p.pid} on GPU {g.index} ({p.used_memory / GIB:.1f} GiB)" for g, p in gone)
-        return bad(codes.GPU_MEMORY_HELD.code, "GPU memory", WARNING, f"memory held by processes that no longer exist: {listed}",
-                   "a crashed job's context; it frees when its parent exits (or `nvidia-smi --gpu-reset` on an idle GPU)")
+        listed = ", ".join(
+            f"pid {p.pid} on GPU {g.index} ({p.used_memory / GIB:.1f} GiB)" for g, p in gone
+        )
+        return bad(
+            codes.GPU_MEMORY_HELD.code,
+            "GPU memory",
+            WARNING,
+            f"memory held by processes that no longer exist: {listed}",
+            "a crashed job's context; it frees when its parent exits (or `nvidia-smi --gpu-reset` on an idle GPU)",
+        )
     if not machine.gpus:
         return skip(codes.GPU_MEMORY_HELD.code, "GPU memory", "no GPU visible")
     return ok(codes.GPU_MEMORY_HELD.code, "GPU memory", "no memory held by dead processes")
@@ -137,14 +187,28 @@ def _available(facts: Facts) -> Check:
         return skip(codes.TORCH_SEES_NO_CUDA.code, "torch.cuda", reason)
     torch = facts.torch
     if not torch.get("cuda"):
-        return bad(codes.TORCH_SEES_NO_CUDA.code, "torch.cuda", ERROR, f"torch {torch.get('version')} is a CPU build on a machine with "
-                   f"{len(machine.gpus)} GPU(s)", "install the lock's CUDA build of torch")
+        return bad(
+            codes.TORCH_SEES_NO_CUDA.code,
+            "torch.cuda",
+            ERROR,
+            f"torch {torch.get('version')} is a CPU build on a machine with "
+            f"{len(machine.gpus)} GPU(s)",
+            "install the lock's CUDA build of torch",
+        )
     if not torch.get("cuda_available"):
-        return bad(codes.TORCH_SEES_NO_CUDA.code, "torch.cuda", ERROR,
-                   f"torch.cuda.is_available() is False while NVML sees {len(machine.gpus)} GPU(s)"
-                   + (f": {torch['cuda_error']}" if torch.get("cuda_error") else ""),
-                   f"check CUDA_VISIBLE_DEVICES, the driver version ({codes.DRIVER_TOO_OLD.code}) and the container's GPU access")
-    return ok(codes.TORCH_SEES_NO_CUDA.code, "torch.cuda", f"{torch.get('device_count')} device(s) visible")
+        return bad(
+            codes.TORCH_SEES_NO_CUDA.code,
+            "torch.cuda",
+            ERROR,
+            f"torch.cuda.is_available() is False while NVML sees {len(machine.gpus)} GPU(s)"
+            + (f": {torch['cuda_error']}" if torch.get("cuda_error") else ""),
+            f"check CUDA_VISIBLE_DEVICES, the driver version ({codes.DRIVER_TOO_OLD.code}) and the container's GPU access",
+        )
+    return ok(
+        codes.TORCH_SEES_NO_CUDA.code,
+        "torch.cuda",
+        f"{torch.get('device_count')} device(s) visible",
+    )
 
 
 def _against_lock(facts: Facts) -> Check:
@@ -161,9 +225,18 @@ def _against_lock(facts: Facts) -> Check:
             wrong.append(f"{name} {have} (lock {version})")
     if wrong:
         shown = "; ".join(wrong[:8]) + (f"; and {len(wrong) - 8} more" if len(wrong) > 8 else "")
-        return bad(codes.INSTALLED_DIFFERS.code, "lock", ERROR, f"{counted(len(wrong), 'package')} {'differs' if len(wrong) == 1 else 'differ'} from the lock: {shown}",
-                   "`lockguard clean-install` makes the environment the lock")
-    return ok(codes.INSTALLED_DIFFERS.code, "lock", f"{counted(len(lock.pip), 'package')} {'matches' if len(lock.pip) == 1 else 'match'} the lock")
+        return bad(
+            codes.INSTALLED_DIFFERS.code,
+            "lock",
+            ERROR,
+            f"{counted(len(wrong), 'package')} {'differs' if len(wrong) == 1 else 'differ'} from the lock: {shown}",
+            "`lockguard clean-install` makes the environment the lock",
+        )
+    return ok(
+        codes.INSTALLED_DIFFERS.code,
+        "lock",
+        f"{counted(len(lock.pip), 'package')} {'matches' if len(lock.pip) == 1 else 'match'} the lock",
+    )
 
 
 def _cudnn(facts: Facts) -> Check:
@@ -179,10 +252,19 @@ def _cudnn(facts: Facts) -> Check:
         return skip(codes.CUDNN_MISMATCH.code, title, "torch reports no cuDNN")
     wheel = next((v for n, v in facts.dists.items() if n.startswith("nvidia-cudnn-")), None)
     if not wheel:
-        return skip(codes.CUDNN_MISMATCH.code, title, f"no nvidia-cudnn wheel installed to compare cuDNN {used} with")
+        return skip(
+            codes.CUDNN_MISMATCH.code,
+            title,
+            f"no nvidia-cudnn wheel installed to compare cuDNN {used} with",
+        )
     if wheel.split(".")[:3] != used.split("."):
-        return bad(codes.CUDNN_MISMATCH.code, title, WARNING, f"torch uses cuDNN {used}, the installed wheel is {wheel}",
-                   "another libcudnn is loaded first (LD_LIBRARY_PATH or a system copy)")
+        return bad(
+            codes.CUDNN_MISMATCH.code,
+            title,
+            WARNING,
+            f"torch uses cuDNN {used}, the installed wheel is {wheel}",
+            "another libcudnn is loaded first (LD_LIBRARY_PATH or a system copy)",
+        )
     return ok(codes.CUDNN_MISMATCH.code, title, f"{used} from the nvidia-cudnn wheel")
 
 
@@ -196,8 +278,19 @@ def _smoke(facts: Facts) -> Check:
     results = facts.probe.smoke or []
     failed = [r for r in results if not r.get("ok")]
     if failed:
-        return bad(codes.SMOKE_FAILED.code, title, ERROR, "; ".join(f"GPU {r.get('index')}: {r.get('error')}" for r in failed),
-                   f"see the error; {codes.DRIVER_TOO_OLD.code}/{codes.ARCH_NOT_IN_BUILD.code} explain the usual causes")
+        return bad(
+            codes.SMOKE_FAILED.code,
+            title,
+            ERROR,
+            "; ".join(f"GPU {r.get('index')}: {r.get('error')}" for r in failed),
+            f"see the error; {codes.DRIVER_TOO_OLD.code}/{codes.ARCH_NOT_IN_BUILD.code} explain the usual causes",
+        )
     if not results:
         return skip(codes.SMOKE_FAILED.code, title, "torch sees no CUDA device")
-    return ok(codes.SMOKE_FAILED.code, title, ", ".join(f"GPU {r.get('index')} {float(r.get('seconds') or 0) * 1000:.1f} ms" for r in results))
+    return ok(
+        codes.SMOKE_FAILED.code,
+        title,
+        ", ".join(
+            f"GPU {r.get('index')} {float(r.get('seconds') or 0) * 1000:.1f} ms" for r in results
+        ),
+    )

@@ -24,7 +24,13 @@ GIB = 1 << 30
 SHM_MIN = GIB
 _FOREIGN = re.compile(r"/lib(nccl|cudart|cudnn)[^/]*$")
 _FAMILY = re.compile(r"/lib(cudart|cublasLt|cublas|cudnn|nccl)\.so[^/]*$")
-_LABEL = {"nccl": "NCCL", "cudnn": "cuDNN", "cudart": "CUDA runtime", "cublas": "cuBLAS", "cublasLt": "cuBLASLt"}
+_LABEL = {
+    "nccl": "NCCL",
+    "cudnn": "cuDNN",
+    "cudart": "CUDA runtime",
+    "cublas": "cuBLAS",
+    "cublasLt": "cuBLASLt",
+}
 
 
 @dataclass(frozen=True)
@@ -44,11 +50,21 @@ def jit_toolkit(facts: Facts) -> JitToolkit | None:
     for key in ("CUDA_HOME", "CUDA_PATH"):
         named = system.toolkit(key)
         if named:
-            return JitToolkit(f"{key}={named.path}", named.path, named.version, named.nvcc, named.target is not None)
+            return JitToolkit(
+                f"{key}={named.path}",
+                named.path,
+                named.version,
+                named.nvcc,
+                named.target is not None,
+            )
     if system.nvcc:
         first = system.nvcc[0]
-        return JitToolkit(f"nvcc on PATH ({first.path})", os.path.dirname(os.path.dirname(first.path)), first.version,
-                          first.path)
+        return JitToolkit(
+            f"nvcc on PATH ({first.path})",
+            os.path.dirname(os.path.dirname(first.path)),
+            first.version,
+            first.path,
+        )
     local = system.toolkit("/usr/local/cuda")
     if local and local.target:
         return JitToolkit("/usr/local/cuda", local.path, local.version, local.nvcc)
@@ -57,10 +73,17 @@ def jit_toolkit(facts: Facts) -> JitToolkit | None:
 
 def system_checks(facts: Facts) -> list[Check]:
     jit = jit_toolkit(facts)
-    return [_libraries(facts), _cuda_toolkit(facts, jit), _nvcc(facts, jit), _gcc(facts, jit), _shm(facts)]
+    return [
+        _libraries(facts),
+        _cuda_toolkit(facts, jit),
+        _nvcc(facts, jit),
+        _gcc(facts, jit),
+        _shm(facts),
+    ]
 
 
 # -- LG302: CUDA libraries torch mapped, and those the loader reaches outside the environment --------
+
 
 def expected_versions(facts: Facts) -> dict[str, tuple[str, str]]:
     """SONAME -> (version, which distribution says so): the lock's wheel, else the installed one."""
@@ -69,7 +92,10 @@ def expected_versions(facts: Facts) -> dict[str, tuple[str, str]]:
     sources.append((facts.dists, "the installed"))
     for family in LIBRARY_FAMILIES:
         for pins, whose in sources:
-            hit = next(((n, v) for n, v in sorted(pins.items()) if n.startswith(WHEEL_OF_FAMILY[family])), None)
+            hit = next(
+                ((n, v) for n, v in sorted(pins.items()) if n.startswith(WHEEL_OF_FAMILY[family])),
+                None,
+            )
             if hit:
                 soname = f"lib{family}.so.{hit[1].split('.')[0]}"
                 out.setdefault(soname, (hit[1], f"{whose} {hit[0]}"))
@@ -83,9 +109,14 @@ def _libraries(facts: Facts) -> Check:
     foreign = [p for p in mapped if _FOREIGN.search(p) and not wheel_owned(p)]
     if foreign:
         shown = ", ".join(p + _version_note(p, versions) for p in foreign)
-        return bad(codes.LIBRARY_OUTSIDE_WHEELS.code, title, ERROR, f"torch loaded from outside its wheels: {shown}",
-                   "a system copy (ld.so.conf.d or LD_LIBRARY_PATH) shadows the wheel's; unset LD_LIBRARY_PATH or "
-                   "remove that directory from it (NCCL shadowing shows as 'NCCL error: unhandled system error')")
+        return bad(
+            codes.LIBRARY_OUTSIDE_WHEELS.code,
+            title,
+            ERROR,
+            f"torch loaded from outside its wheels: {shown}",
+            "a system copy (ld.so.conf.d or LD_LIBRARY_PATH) shadows the wheel's; unset LD_LIBRARY_PATH or "
+            "remove that directory from it (NCCL shadowing shows as 'NCCL error: unhandled system error')",
+        )
     expected = expected_versions(facts)
     clashes, notes = [], []
     for soname, (version, whose) in sorted(expected.items()):
@@ -101,23 +132,56 @@ def _libraries(facts: Facts) -> Check:
     if clashes and not mapped:
         # torch's own RPATH finds its wheel's copy first; the shadowing happens when something opens
         # this SONAME by name before torch (cupy, mpi4py, a custom op): torch then reuses that copy
-        lines = [f"{lib.path} ({_LABEL[lib.family]} {lib.version}, via {lib.via}) is the {lib.lookup_name} a "
-                 f"process finds by name; {whose} is {version}" for lib, version, whose in clashes]
-        return bad(codes.LIBRARY_OUTSIDE_WHEELS.code, title, WARNING, "; ".join(lines), _shadow_fix(clashes[0][0]))
+        lines = [
+            f"{lib.path} ({_LABEL[lib.family]} {lib.version}, via {lib.via}) is the {lib.lookup_name} a "
+            f"process finds by name; {whose} is {version}"
+            for lib, version, whose in clashes
+        ]
+        return bad(
+            codes.LIBRARY_OUTSIDE_WHEELS.code,
+            title,
+            WARNING,
+            "; ".join(lines),
+            _shadow_fix(clashes[0][0]),
+        )
     if mapped:
-        extra = f"; reachable outside: {', '.join(_short(*clash) for clash in clashes)} (not used by torch)" if clashes else ""
-        return ok(codes.LIBRARY_OUTSIDE_WHEELS.code, title, f"torch loaded {counted(len(mapped), 'library', 'libraries')}, all from the environment's wheels{extra}")
+        extra = (
+            f"; reachable outside: {', '.join(_short(*clash) for clash in clashes)} (not used by torch)"
+            if clashes
+            else ""
+        )
+        return ok(
+            codes.LIBRARY_OUTSIDE_WHEELS.code,
+            title,
+            f"torch loaded {counted(len(mapped), 'library', 'libraries')}, all from the environment's wheels{extra}",
+        )
     if not expected:
         reachable = [lib for lib in facts.system.libraries if lib.family in LIBRARY_FAMILIES]
         if not reachable:
-            return ok(codes.LIBRARY_OUTSIDE_WHEELS.code, title, "no CUDA, cuDNN, NCCL or cuBLAS library reachable outside the environment")
-        return skip(codes.LIBRARY_OUTSIDE_WHEELS.code, title, "nothing to compare the libraries reachable outside the environment with: "
-                    "no lock, no nvidia wheel installed")
-    return ok(codes.LIBRARY_OUTSIDE_WHEELS.code, title, "; ".join(notes) if notes else "no library outside the environment shadows the wheels")
+            return ok(
+                codes.LIBRARY_OUTSIDE_WHEELS.code,
+                title,
+                "no CUDA, cuDNN, NCCL or cuBLAS library reachable outside the environment",
+            )
+        return skip(
+            codes.LIBRARY_OUTSIDE_WHEELS.code,
+            title,
+            "nothing to compare the libraries reachable outside the environment with: "
+            "no lock, no nvidia wheel installed",
+        )
+    return ok(
+        codes.LIBRARY_OUTSIDE_WHEELS.code,
+        title,
+        "; ".join(notes) if notes else "no library outside the environment shadows the wheels",
+    )
 
 
 def wheel_owned(path: str) -> bool:
-    return "/site-packages/nvidia/" in path or "/site-packages/torch/" in path or "/site-packages/nvidia_" in path
+    return (
+        "/site-packages/nvidia/" in path
+        or "/site-packages/torch/" in path
+        or "/site-packages/nvidia_" in path
+    )
 
 
 def _version_note(path: str, versions: dict) -> str:
@@ -140,45 +204,85 @@ def _shadow_fix(lib: SharedLibrary) -> str:
         where = f"remove {folder} from {lib.via} and run ldconfig"
     else:
         where = f"remove {lib.path} from the loader's cache (its directory is in /etc/ld.so.conf or a file under it; run ldconfig after)"
-    return (f"{where}: loaded before torch (by cupy, mpi4py, a custom op), it replaces the wheel's copy in "
-            "torch too (NCCL shows this as 'NCCL error: unhandled system error' or an undefined ncclComm* symbol)")
+    return (
+        f"{where}: loaded before torch (by cupy, mpi4py, a custom op), it replaces the wheel's copy in "
+        "torch too (NCCL shows this as 'NCCL error: unhandled system error' or an undefined ncclComm* symbol)"
+    )
 
 
 # -- LG303: the toolkit JIT builds use, against the lock's CUDA -------------------------------------
+
 
 def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
     title = "CUDA toolkit"
     local = facts.system.toolkit("/usr/local/cuda")
     if jit is None:
-        return skip(codes.JIT_TOOLKIT_MISMATCH.code, title, "no CUDA toolkit: /usr/local/cuda, CUDA_HOME, CUDA_PATH and nvcc on PATH are all absent")
+        return skip(
+            codes.JIT_TOOLKIT_MISMATCH.code,
+            title,
+            "no CUDA toolkit: /usr/local/cuda, CUDA_HOME, CUDA_PATH and nvcc on PATH are all absent",
+        )
     if not jit.exists:
-        return bad(codes.JIT_TOOLKIT_MISMATCH.code, title, WARNING, f"{jit.how} does not exist",
-                   "point it at a CUDA toolkit folder (one with bin/nvcc), or unset it")
+        return bad(
+            codes.JIT_TOOLKIT_MISMATCH.code,
+            title,
+            WARNING,
+            f"{jit.how} does not exist",
+            "point it at a CUDA toolkit folder (one with bin/nvcc), or unset it",
+        )
     wanted = facts.wanted_cuda()
     if wanted is None:
-        return skip(codes.JIT_TOOLKIT_MISMATCH.code, title, f"no CUDA version to compare with: {facts.no_cuda_reference()}")
+        return skip(
+            codes.JIT_TOOLKIT_MISMATCH.code,
+            title,
+            f"no CUDA version to compare with: {facts.no_cuda_reference()}",
+        )
     cuda, whose = wanted
     have = cuda_of(jit.version)
     if have is None:
-        return skip(codes.JIT_TOOLKIT_MISMATCH.code, title, f"the version of the toolkit at {jit.home} is unreadable: it has no version.json, "
-                    "no version.txt, and no nvcc that answers")
+        return skip(
+            codes.JIT_TOOLKIT_MISMATCH.code,
+            title,
+            f"the version of the toolkit at {jit.home} is unreadable: it has no version.json, "
+            "no version.txt, and no nvcc that answers",
+        )
     # /usr/local/cuda when the JIT builds use another toolkit: worth naming
     other = local if local and local.target and jit.how != "/usr/local/cuda" else None
-    local_note = f"/usr/local/cuda -> {other.target} is CUDA {other.version or 'of unknown version'}" if other else ""
+    local_note = (
+        f"/usr/local/cuda -> {other.target} is CUDA {other.version or 'of unknown version'}"
+        if other
+        else ""
+    )
     if have != cuda:
         jit_users = [d for d in ("deepspeed", "flash-attn", "xformers", "apex") if d in facts.dists]
         users = f" ({', '.join(jit_users)} installed)" if jit_users else ""
-        source = f"{jit.how} -> {local.target}" if jit.how == "/usr/local/cuda" and local else jit.how
-        parts = [f"JIT builds{users} use CUDA {jit.version} from {source}"] + ([local_note] if local_note else [])
-        return bad(codes.JIT_TOOLKIT_MISMATCH.code, title, WARNING, "; ".join(parts + [f"{whose} CUDA is {cuda}"]),
-                   f"point CUDA_HOME at a CUDA {cuda} toolkit before DeepSpeed or flash-attn build anything: with conda, "
-                   f"`export CUDA_HOME=$CONDA_PREFIX` (cuda-nvcc={cuda} from the lock); else a CUDA {cuda} install, "
-                   f"e.g. /usr/local/cuda-{cuda}")
-    unused = f"; not /usr/local/cuda -> {other.target} (CUDA {other.version or '?'})" if other else ""
-    return ok(codes.JIT_TOOLKIT_MISMATCH.code, title, f"JIT builds use CUDA {jit.version} from {jit.how}, {whose} CUDA{unused}")
+        source = (
+            f"{jit.how} -> {local.target}" if jit.how == "/usr/local/cuda" and local else jit.how
+        )
+        parts = [f"JIT builds{users} use CUDA {jit.version} from {source}"] + (
+            [local_note] if local_note else []
+        )
+        return bad(
+            codes.JIT_TOOLKIT_MISMATCH.code,
+            title,
+            WARNING,
+            "; ".join(parts + [f"{whose} CUDA is {cuda}"]),
+            f"point CUDA_HOME at a CUDA {cuda} toolkit before DeepSpeed or flash-attn build anything: with conda, "
+            f"`export CUDA_HOME=$CONDA_PREFIX` (cuda-nvcc={cuda} from the lock); else a CUDA {cuda} install, "
+            f"e.g. /usr/local/cuda-{cuda}",
+        )
+    unused = (
+        f"; not /usr/local/cuda -> {other.target} (CUDA {other.version or '?'})" if other else ""
+    )
+    return ok(
+        codes.JIT_TOOLKIT_MISMATCH.code,
+        title,
+        f"JIT builds use CUDA {jit.version} from {jit.how}, {whose} CUDA{unused}",
+    )
 
 
 # -- LG304 / LG305: nvcc against torch, gcc against nvcc -------------------------------------------
+
 
 def _nvcc(facts: Facts, jit: JitToolkit | None) -> Check:
     title = "nvcc"
@@ -197,16 +301,30 @@ def _nvcc(facts: Facts, jit: JitToolkit | None) -> Check:
     rule = rules[0] if rules else None
     where = f"nvcc {nvcc} at {jit.nvcc}"
     if rule and not rule.accepts(nvcc, torch_cuda):
-        return bad(codes.NVCC_TORCH_MISMATCH.code, title, ERROR,
-                   f"{where} vs torch.version.cuda {torch_cuda}: {rule.package}'s JIT ops refuse this pair ({rule.origin})",
-                   f"use a CUDA {torch_cuda} toolkit (CUDA_HOME), or {rule.override_env}=1 at your own risk")
+        return bad(
+            codes.NVCC_TORCH_MISMATCH.code,
+            title,
+            ERROR,
+            f"{where} vs torch.version.cuda {torch_cuda}: {rule.package}'s JIT ops refuse this pair ({rule.origin})",
+            f"use a CUDA {torch_cuda} toolkit (CUDA_HOME), or {rule.override_env}=1 at your own risk",
+        )
     if nvcc.major != torch_cuda.major:
-        return bad(codes.NVCC_TORCH_MISMATCH.code, title, WARNING,
-                   f"{where} vs torch.version.cuda {torch_cuda}: torch's cpp_extension refuses to build extensions "
-                   "with another CUDA major", f"use a CUDA {torch_cuda} toolkit (CUDA_HOME) for extension builds")
+        return bad(
+            codes.NVCC_TORCH_MISMATCH.code,
+            title,
+            WARNING,
+            f"{where} vs torch.version.cuda {torch_cuda}: torch's cpp_extension refuses to build extensions "
+            "with another CUDA major",
+            f"use a CUDA {torch_cuda} toolkit (CUDA_HOME) for extension builds",
+        )
     if nvcc != torch_cuda:
-        return bad(codes.NVCC_TORCH_MISMATCH.code, title, WARNING, f"{where} vs torch.version.cuda {torch_cuda}: minor mismatch",
-                   f"extensions usually work; a CUDA {torch_cuda} toolkit avoids surprises")
+        return bad(
+            codes.NVCC_TORCH_MISMATCH.code,
+            title,
+            WARNING,
+            f"{where} vs torch.version.cuda {torch_cuda}: minor mismatch",
+            f"extensions usually work; a CUDA {torch_cuda} toolkit avoids surprises",
+        )
     return ok(codes.NVCC_TORCH_MISMATCH.code, title, f"{where} matches torch.version.cuda")
 
 
@@ -222,14 +340,25 @@ def _gcc(facts: Facts, jit: JitToolkit | None) -> Check:
         return skip(codes.GCC_NEWER_THAN_NVCC.code, title, "no nvcc to compare with")
     toolkit = facts.knowledge.toolkit(nvcc)
     if toolkit is None:
-        return skip(codes.GCC_NEWER_THAN_NVCC.code, title, f"nvcc {nvcc} is not in lockguard's CUDA table")
+        return skip(
+            codes.GCC_NEWER_THAN_NVCC.code, title, f"nvcc {nvcc} is not in lockguard's CUDA table"
+        )
     head = gcc.version.split(".")[0]
     major = int(head) if head.isdigit() else 0
     if major > toolkit.max_gcc:
-        return bad(codes.GCC_NEWER_THAN_NVCC.code, title, ERROR, f"gcc {gcc.version} ({gcc.path}) is newer than nvcc {nvcc} accepts "
-                   f"(<= {toolkit.max_gcc}; {toolkit.origin})",
-                   f"install gcc {toolkit.max_gcc} and point CC/CXX at it (conda: gxx_linux-64={toolkit.max_gcc})")
-    return ok(codes.GCC_NEWER_THAN_NVCC.code, title, f"gcc {gcc.version} <= {toolkit.max_gcc} (nvcc {nvcc})")
+        return bad(
+            codes.GCC_NEWER_THAN_NVCC.code,
+            title,
+            ERROR,
+            f"gcc {gcc.version} ({gcc.path}) is newer than nvcc {nvcc} accepts "
+            f"(<= {toolkit.max_gcc}; {toolkit.origin})",
+            f"install gcc {toolkit.max_gcc} and point CC/CXX at it (conda: gxx_linux-64={toolkit.max_gcc})",
+        )
+    return ok(
+        codes.GCC_NEWER_THAN_NVCC.code,
+        title,
+        f"gcc {gcc.version} <= {toolkit.max_gcc} (nvcc {nvcc})",
+    )
 
 
 def _shm(facts: Facts) -> Check:
@@ -237,6 +366,11 @@ def _shm(facts: Facts) -> Check:
     if size is None:
         return skip(codes.DEV_SHM_SMALL.code, "/dev/shm", "no /dev/shm on this machine")
     if size < SHM_MIN:
-        return bad(codes.DEV_SHM_SMALL.code, "/dev/shm", WARNING, f"/dev/shm is {size / (1 << 20):.0f} MiB",
-                   "DataLoader workers and NCCL need more: run containers with --shm-size=8g (or --ipc=host)")
+        return bad(
+            codes.DEV_SHM_SMALL.code,
+            "/dev/shm",
+            WARNING,
+            f"/dev/shm is {size / (1 << 20):.0f} MiB",
+            "DataLoader workers and NCCL need more: run containers with --shm-size=8g (or --ipc=host)",
+        )
     return ok(codes.DEV_SHM_SMALL.code, "/dev/shm", f"{size / GIB:.1f} GiB")

@@ -26,13 +26,26 @@ GPU_IMPORTS = (
 
 # The pip wheel family that ships a CUDA library, by the library's stem (libcudnn_ops_infer.so.8 -> cudnn).
 _WHEEL_OF_STEM = {
-    "cudnn": "nvidia-cudnn-", "nccl": "nvidia-nccl-", "cublasLt": "nvidia-cublas-", "cublas": "nvidia-cublas-",
-    "cudart": "nvidia-cuda-runtime-", "nvrtc": "nvidia-cuda-nvrtc-", "cupti": "nvidia-cuda-cupti-",
-    "cufft": "nvidia-cufft-", "curand": "nvidia-curand-", "cusolver": "nvidia-cusolver-",
-    "cusparseLt": "nvidia-cusparselt-", "cusparse": "nvidia-cusparse-", "nvJitLink": "nvidia-nvjitlink-",
+    "cudnn": "nvidia-cudnn-",
+    "nccl": "nvidia-nccl-",
+    "cublasLt": "nvidia-cublas-",
+    "cublas": "nvidia-cublas-",
+    "cudart": "nvidia-cuda-runtime-",
+    "nvrtc": "nvidia-cuda-nvrtc-",
+    "cupti": "nvidia-cuda-cupti-",
+    "cufft": "nvidia-cufft-",
+    "curand": "nvidia-curand-",
+    "cusolver": "nvidia-cusolver-",
+    "cusparseLt": "nvidia-cusparselt-",
+    "cusparse": "nvidia-cusparse-",
+    "nvJitLink": "nvidia-nvjitlink-",
     "nvToolsExt": "nvidia-nvtx-",
 }
-_STEM = re.compile(r"^lib(" + "|".join(sorted(_WHEEL_OF_STEM, key=len, reverse=True)) + r")(?:_[A-Za-z0-9_]+)?\.so\.?(\d*)")
+_STEM = re.compile(
+    r"^lib("
+    + "|".join(sorted(_WHEEL_OF_STEM, key=len, reverse=True))
+    + r")(?:_[A-Za-z0-9_]+)?\.so\.?(\d*)"
+)
 TAIL = 8  # traceback / stderr lines shown as evidence
 
 
@@ -41,7 +54,11 @@ def import_checks(facts: Facts) -> list[Check]:
     checks = [_probe_check(facts)]
     results = {r.get("dist"): r for r in probe.imports if isinstance(r.get("dist"), str)}
     if facts.torch_state == "missing":
-        checks.append(skip(codes.IMPORT_FAILS.code, "import torch", "no torch distribution in this environment"))
+        checks.append(
+            skip(
+                codes.IMPORT_FAILS.code, "import torch", "no torch distribution in this environment"
+            )
+        )
     checks += [_import_check(facts, result) for result in results.values()]
     return checks
 
@@ -57,29 +74,60 @@ def _probe_check(facts: Facts) -> Check:
         version = facts.dists.get(str(dist))
         installed = f"{dist} {version}" if version else str(dist)
         if probe.timed_out:
-            return bad(codes.IMPORT_FAILS.code, f"import {module}", ERROR,
-                       f"{installed} is installed but `import {module}` hangs: {'; '.join(probe.problems)}",
-                       f"run `{probe.python} -c 'import {module}'` to see where it waits (a network filesystem, a "
-                       "lock file, a GPU that does not answer); give it longer with --timeout SECONDS", stderr)
+            return bad(
+                codes.IMPORT_FAILS.code,
+                f"import {module}",
+                ERROR,
+                f"{installed} is installed but `import {module}` hangs: {'; '.join(probe.problems)}",
+                f"run `{probe.python} -c 'import {module}'` to see where it waits (a network filesystem, a "
+                "lock file, a GPU that does not answer); give it longer with --timeout SECONDS",
+                stderr,
+            )
         last = stderr[-1] if stderr else "no stderr"
-        return bad(codes.IMPORT_FAILS.code, f"import {module}", ERROR,
-                   f"{installed} is installed but `import {module}` killed the probe ({crashed}); stderr: {last}",
-                   f"run `{probe.python} -c 'import {module}'` to see the crash; a crash on import usually means stale "
-                   ".so files or a library shadowed by LD_LIBRARY_PATH (`lockguard check --env`)", stderr)
+        return bad(
+            codes.IMPORT_FAILS.code,
+            f"import {module}",
+            ERROR,
+            f"{installed} is installed but `import {module}` killed the probe ({crashed}); stderr: {last}",
+            f"run `{probe.python} -c 'import {module}'` to see the crash; a crash on import usually means stale "
+            ".so files or a library shadowed by LD_LIBRARY_PATH (`lockguard check --env`)",
+            stderr,
+        )
     if crashed:
         what = "; ".join(probe.problems + probe.noise) or f"it ended with {crashed}"
-        return bad(codes.IMPORT_FAILS.code, title, ERROR, f"the probe in {probe.python} failed: {what}",
-                   f"check that {probe.python} is the environment's Python interpreter (its bin/python); "
-                   f"run `{probe.python} -c 'import sys; print(sys.version)'`"
-                   + ("; give it longer with --timeout SECONDS" if probe.timed_out else ""), stderr)
+        return bad(
+            codes.IMPORT_FAILS.code,
+            title,
+            ERROR,
+            f"the probe in {probe.python} failed: {what}",
+            f"check that {probe.python} is the environment's Python interpreter (its bin/python); "
+            f"run `{probe.python} -c 'import sys; print(sys.version)'`"
+            + ("; give it longer with --timeout SECONDS" if probe.timed_out else ""),
+            stderr,
+        )
     if probe.torch is None:
-        return bad(codes.IMPORT_FAILS.code, title, ERROR, f"the probe in {probe.python} stopped before it reported torch",
-                   f"run `{probe.python} -c 'import torch'` in that environment", stderr)
-    version = (probe.base.get("python") or {}).get("version") if isinstance(probe.base.get("python"), dict) else None
+        return bad(
+            codes.IMPORT_FAILS.code,
+            title,
+            ERROR,
+            f"the probe in {probe.python} stopped before it reported torch",
+            f"run `{probe.python} -c 'import torch'` in that environment",
+            stderr,
+        )
+    version = (
+        (probe.base.get("python") or {}).get("version")
+        if isinstance(probe.base.get("python"), dict)
+        else None
+    )
     if probe.noise:
-        return bad(codes.IMPORT_FAILS.code, title, WARNING,
-                   f"python {version} at {probe.python} also printed lines that are not the probe's: {'; '.join(probe.noise)}",
-                   "something in the environment writes to stdout at start-up (a .pth file or sitecustomize)", stderr)
+        return bad(
+            codes.IMPORT_FAILS.code,
+            title,
+            WARNING,
+            f"python {version} at {probe.python} also printed lines that are not the probe's: {'; '.join(probe.noise)}",
+            "something in the environment writes to stdout at start-up (a .pth file or sitecustomize)",
+            stderr,
+        )
     return ok(codes.IMPORT_FAILS.code, title, f"python {version} at {probe.python}")
 
 
@@ -95,13 +143,26 @@ def _import_check(facts: Facts, result: dict) -> Check:
     error = str(result.get("error") or "no error text")
     trace = tuple(str(line) for line in (result.get("traceback") or [])[-TAIL:])
     stderr = tuple(facts.probe.stderr_tail.splitlines()[-TAIL:])
-    fixes = [_provider_fix(facts, lib, result.get("providers", {}).get(lib) or [])
-             for lib in result.get("missing_libraries") or []]
-    hint = " ".join(fixes) if fixes else (
-        f"run `{facts.probe.python} -c 'import {module}'`; an undefined symbol means a library of another version "
-        "was loaded first (LD_LIBRARY_PATH, stale files: `lockguard check --env`)")
-    return bad(codes.IMPORT_FAILS.code, title, ERROR, f"{dist} {version} is installed but `import {module}` fails: {error}",
-               hint, trace + tuple(f"stderr: {line}" for line in stderr))
+    fixes = [
+        _provider_fix(facts, lib, result.get("providers", {}).get(lib) or [])
+        for lib in result.get("missing_libraries") or []
+    ]
+    hint = (
+        " ".join(fixes)
+        if fixes
+        else (
+            f"run `{facts.probe.python} -c 'import {module}'`; an undefined symbol means a library of another version "
+            "was loaded first (LD_LIBRARY_PATH, stale files: `lockguard check --env`)"
+        )
+    )
+    return bad(
+        codes.IMPORT_FAILS.code,
+        title,
+        ERROR,
+        f"{dist} {version} is installed but `import {module}` fails: {error}",
+        hint,
+        trace + tuple(f"stderr: {line}" for line in stderr),
+    )
 
 
 def _provider_fix(facts: Facts, library: str, providers: list) -> str:
@@ -112,21 +173,34 @@ def _provider_fix(facts: Facts, library: str, providers: list) -> str:
     for item in sorted(listed, key=lambda p: (p["dist"] not in lock, p["dist"])):
         dist = item["dist"]
         pin = lock.get(dist)
-        who = f"{dist} {pin} (locked)" if pin else f"{dist} {item.get('version')} (installed; not in the lock)" \
-            if lock else f"{dist} {item.get('version')}"
+        who = (
+            f"{dist} {pin} (locked)"
+            if pin
+            else f"{dist} {item.get('version')} (installed; not in the lock)"
+            if lock
+            else f"{dist} {item.get('version')}"
+        )
         if item.get("present"):
-            return (f"{library} is {item.get('file')} of {who}: the file is there but the loader does not find it "
-                    "(a moved environment, or LD_LIBRARY_PATH): `lockguard check --env`.")
-        return (f"{library} belongs to {who}, whose RECORD lists {item.get('file')}, but the file is missing: reinstall "
-                f"it with `lockguard clean-install`, or `pip install --force-reinstall --no-deps {dist}=={pin or item.get('version')}`.")
+            return (
+                f"{library} is {item.get('file')} of {who}: the file is there but the loader does not find it "
+                "(a moved environment, or LD_LIBRARY_PATH): `lockguard check --env`."
+            )
+        return (
+            f"{library} belongs to {who}, whose RECORD lists {item.get('file')}, but the file is missing: reinstall "
+            f"it with `lockguard clean-install`, or `pip install --force-reinstall --no-deps {dist}=={pin or item.get('version')}`."
+        )
     match = _STEM.match(library)
     if match:
         prefix, major = _WHEEL_OF_STEM[match.group(1)], match.group(2)
         for dist, pin in sorted(lock.items()):
             if dist.startswith(prefix) and (not major or pin.split(".")[0] == major):
-                return (f"{library} comes from the lock's {dist} {pin}, which is not installed: `lockguard clean-install`"
-                        f" (or `pip install --no-deps {dist}=={pin}`).")
+                return (
+                    f"{library} comes from the lock's {dist} {pin}, which is not installed: `lockguard clean-install`"
+                    f" (or `pip install --no-deps {dist}=={pin}`)."
+                )
     if lock:
         return f"{library}: no locked or installed distribution provides it; the lock expects it from the system."
-    return (f"{library}: no installed distribution lists it in its RECORD; with a lock (--intent) doctor names the "
-            "distribution that should provide it.")
+    return (
+        f"{library}: no installed distribution lists it in its RECORD; with a lock (--intent) doctor names the "
+        "distribution that should provide it."
+    )

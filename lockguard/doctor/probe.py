@@ -18,11 +18,25 @@ import sys
 import time
 import traceback
 
-CUDA_LIBS = re.compile(r"/(lib(cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|nvrtc|nvJitLink|torch[a-z_]*|c10[a-z_]*)\.so[^/]*)$")
+CUDA_LIBS = re.compile(
+    r"/(lib(cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|nvrtc|nvJitLink|torch[a-z_]*|c10[a-z_]*)\.so[^/]*)$"
+)
 FAMILY = re.compile(r"/lib(cudart|cublasLt|cublas|cudnn|nccl)\.so[^/]*$")
-ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF",
-            "PYTORCH_ALLOC_CONF", "CUDA_MODULE_LOADING", "TORCH_CUDA_ARCH_LIST", "DS_SKIP_CUDA_CHECK")
-MISSING_LIBRARY = re.compile(r"(lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*): cannot open shared object file")
+ENV_KEYS = (
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_VISIBLE_DEVICES",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_ALLOC_CONF",
+    "CUDA_MODULE_LOADING",
+    "TORCH_CUDA_ARCH_LIST",
+    "DS_SKIP_CUDA_CHECK",
+)
+MISSING_LIBRARY = re.compile(
+    r"(lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*): cannot open shared object file"
+)
 # kept equal to lockguard.model.system_facts.VERSION_CALLS (a test compares them)
 VERSION_CALLS = {
     "nccl": "ncclGetVersion",
@@ -46,7 +60,9 @@ def canonical(name):
 def distributions():
     """canonical name -> (version, dist-info folder), the first on sys.path winning, read from the
     METADATA headers directly (importlib.metadata costs more than the whole probe)."""
-    found: dict[str, tuple[str, str]] = {}  # a local annotation: never evaluated by an old target Python
+    found: dict[
+        str, tuple[str, str]
+    ] = {}  # a local annotation: never evaluated by an old target Python
     for entry in sys.path:
         try:
             names = sorted(os.listdir(entry or "."))
@@ -56,12 +72,18 @@ def distributions():
             if name.endswith(".dist-info"):
                 meta = os.path.join(entry, name, "METADATA")
             elif name.endswith(".egg-info"):
-                meta = os.path.join(entry, name, "PKG-INFO") if os.path.isdir(os.path.join(entry, name)) else os.path.join(entry, name)
+                meta = (
+                    os.path.join(entry, name, "PKG-INFO")
+                    if os.path.isdir(os.path.join(entry, name))
+                    else os.path.join(entry, name)
+                )
             else:
                 continue
             headers = read_headers(meta)
             if headers.get("name") and headers.get("version"):
-                found.setdefault(canonical(headers["name"]), (headers["version"], os.path.join(entry, name)))
+                found.setdefault(
+                    canonical(headers["name"]), (headers["version"], os.path.join(entry, name))
+                )
     return found
 
 
@@ -94,18 +116,34 @@ def providers(library, dists):
         site = os.path.dirname(info)
         for row in rows:
             if row.rsplit("/", 1)[-1] == library:
-                out.append({"dist": name, "version": version, "file": row,
-                            "present": os.path.exists(os.path.join(site, row))})
+                out.append(
+                    {
+                        "dist": name,
+                        "version": version,
+                        "file": row,
+                        "present": os.path.exists(os.path.join(site, row)),
+                    }
+                )
     return out
 
 
 def base_facts(dists):
     return {
-        "python": {"version": platform.python_version(), "executable": sys.executable, "prefix": sys.prefix},
-        "platform": {"system": platform.system(), "machine": platform.machine(), "release": platform.release()},
+        "python": {
+            "version": platform.python_version(),
+            "executable": sys.executable,
+            "prefix": sys.prefix,
+        },
+        "platform": {
+            "system": platform.system(),
+            "machine": platform.machine(),
+            "release": platform.release(),
+        },
         "glibc": os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None,
         "distributions": {name: version for name, (version, _info) in sorted(dists.items())},
-        "environment": {k: v for k, v in sorted(os.environ.items()) if k in ENV_KEYS or k.startswith("NCCL_")},
+        "environment": {
+            k: v for k, v in sorted(os.environ.items()) if k in ENV_KEYS or k.startswith("NCCL_")
+        },
     }
 
 
@@ -150,9 +188,15 @@ def version_code(family, path):
 
 def traceback_tail(exc):
     """The traceback's last lines, without the probe's and importlib's own frames."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not (f.filename.startswith("<frozen ") or f.filename == __file__
-                      or f.filename.endswith(os.path.join("importlib", "__init__.py")))]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not (
+            f.filename.startswith("<frozen ")
+            or f.filename == __file__
+            or f.filename.endswith(os.path.join("importlib", "__init__.py"))
+        )
+    ]
     lines = "".join(traceback.format_list(frames)).rstrip().splitlines()
     lines += traceback.format_exception_only(type(exc), exc)[-1:]
     return [line.rstrip() for line in lines][-TAIL:]
@@ -178,7 +222,10 @@ def try_import(dist, module, dists):
 
 
 def torch_facts(torch):
-    facts: dict[str, object] = {"version": str(torch.__version__), "file": getattr(torch, "__file__", None)}
+    facts: dict[str, object] = {
+        "version": str(torch.__version__),
+        "file": getattr(torch, "__file__", None),
+    }
     version = getattr(torch, "version", None)
     facts["cuda"] = getattr(version, "cuda", None)
     try:
@@ -199,14 +246,20 @@ def torch_facts(torch):
     except Exception:
         facts["arch_list"] = []
     try:
-        facts["nccl"] = list(torch.cuda.nccl.version()) if facts["cuda_available"] or facts["cuda"] else None
+        facts["nccl"] = (
+            list(torch.cuda.nccl.version()) if facts["cuda_available"] or facts["cuda"] else None
+        )
     except Exception:
         facts["nccl"] = None
     try:
         count = torch.cuda.device_count() if facts["cuda_available"] else 0
         facts["device_count"] = count
         facts["devices"] = [
-            {"index": i, "name": torch.cuda.get_device_name(i), "capability": list(torch.cuda.get_device_capability(i))}
+            {
+                "index": i,
+                "name": torch.cuda.get_device_name(i),
+                "capability": list(torch.cuda.get_device_capability(i)),
+            }
             for i in range(count)
         ]
     except Exception as exc:
@@ -235,15 +288,25 @@ def smoke(torch_module):
             b = torch_module.randn(1024, 1024, device=device)
             c = a @ b
             torch_module.cuda.synchronize(device)
-            results.append({"index": index, "ok": True, "seconds": round(time.perf_counter() - start, 4),
-                            "checksum": float(c.float().sum().item())})
+            results.append(
+                {
+                    "index": index,
+                    "ok": True,
+                    "seconds": round(time.perf_counter() - start, 4),
+                    "checksum": float(c.float().sum().item()),
+                }
+            )
         except Exception as exc:
             results.append({"index": index, "ok": False, "error": f"{type(exc).__name__}: {exc}"})
     return results
 
 
 def main(argv):
-    imports = [argv[i + 1].split("=", 1) for i, arg in enumerate(argv[:-1]) if arg == "--import" and "=" in argv[i + 1]]
+    imports = [
+        argv[i + 1].split("=", 1)
+        for i, arg in enumerate(argv[:-1])
+        if arg == "--import" and "=" in argv[i + 1]
+    ]
     dists = distributions()
     emit("base", base_facts(dists))
     results = []
@@ -255,7 +318,10 @@ def main(argv):
         if torch_ok:
             emit("torch", {"state": "ok", **torch_facts(sys.modules["torch"])})
         else:
-            emit("torch", {"state": "broken", "installed": result["version"], "mapped": mapped_libraries()})
+            emit(
+                "torch",
+                {"state": "broken", "installed": result["version"], "mapped": mapped_libraries()},
+            )
     else:
         emit("torch", {"state": "missing"})
     for dist, module in imports:
@@ -263,7 +329,14 @@ def main(argv):
             if torch_ok:
                 results.append(try_import(dist, module, dists))
             else:
-                results.append({"dist": dist, "module": module, "version": dists[dist][0], "state": "not tried"})
+                results.append(
+                    {
+                        "dist": dist,
+                        "module": module,
+                        "version": dists[dist][0],
+                        "state": "not tried",
+                    }
+                )
     emit("imports", results)
     if "--smoke" in argv and torch_ok:
         emit("smoke", smoke(sys.modules["torch"]))

@@ -20,15 +20,36 @@ DOCTOR_SCHEMA = 1
 
 # drift keys that must agree across a fleet (with the installed distributions): the fingerprint's input
 FINGERPRINT_KEYS = (
-    "driver", "gpu_models", "gpu_archs", "python", "torch", "torch_cuda",
-    "cudart", "cudart_origin", "cudnn", "cudnn_origin", "nccl", "nccl_origin",
-    "usr_local_cuda_version", "nvcc", "lock_body_hash",
+    "driver",
+    "gpu_models",
+    "gpu_archs",
+    "python",
+    "torch",
+    "torch_cuda",
+    "cudart",
+    "cudart_origin",
+    "cudnn",
+    "cudnn_origin",
+    "nccl",
+    "nccl_origin",
+    "usr_local_cuda_version",
+    "nvcc",
+    "lock_body_hash",
 )
 _LIBS = (("cudart", "libcudart.so"), ("cudnn", "libcudnn.so"), ("nccl", "libnccl.so"))
 
 
-def node_record(facts: Facts, checks: list[Check], *, node: str, node_source: str, time: str, version: str,
-                exit_code: int, lock_meta: dict | None) -> dict:
+def node_record(
+    facts: Facts,
+    checks: list[Check],
+    *,
+    node: str,
+    node_source: str,
+    time: str,
+    version: str,
+    exit_code: int,
+    lock_meta: dict | None,
+) -> dict:
     dists = facts.dists
     drift = drift_columns(facts, checks, lock_meta)
     distributions = sorted(f"{name}=={dists[name]}" for name in dists)
@@ -48,13 +69,21 @@ def node_record(facts: Facts, checks: list[Check], *, node: str, node_source: st
         "facts": {
             "nvml": nvml_dict(facts.machine),
             "system": facts.system.to_dict(),
-            "environment": {"python": base.get("python"), "platform": base.get("platform"), "glibc": base.get("glibc"),
-                            "variables": base.get("environment") or {}},
+            "environment": {
+                "python": base.get("python"),
+                "platform": base.get("platform"),
+                "glibc": base.get("glibc"),
+                "variables": base.get("environment") or {},
+            },
             "torch": probe.torch,
             "imports": probe.imports,
             "smoke": probe.smoke,
-            "probe": {"returncode": probe.returncode, "timed_out": probe.timed_out, "problems": probe.problems,
-                      "stderr_tail": probe.stderr_tail},
+            "probe": {
+                "returncode": probe.returncode,
+                "timed_out": probe.timed_out,
+                "problems": probe.problems,
+                "stderr_tail": probe.stderr_tail,
+            },
         },
         "lock": lock_meta,
         "lock_reason": None if facts.lock else facts.lock_reason,
@@ -85,9 +114,13 @@ def drift_columns(facts: Facts, checks: list[Check], lock_meta: dict | None) -> 
         "gpu_count": len(machine.gpus),
         "gpu_models": [f"{count}x {name}" for name, count in sorted(models.items())],
         "gpu_archs": sorted({str(g.arch) for g in machine.gpus}),
-        "python": (facts.probe.base.get("python") or {}).get("version") if isinstance(facts.probe.base.get("python"), dict) else None,
+        "python": (facts.probe.base.get("python") or {}).get("version")
+        if isinstance(facts.probe.base.get("python"), dict)
+        else None,
         "torch": version,
-        "torch_local": version.split("+", 1)[1] if isinstance(version, str) and "+" in version else None,
+        "torch_local": version.split("+", 1)[1]
+        if isinstance(version, str) and "+" in version
+        else None,
         "torch_state": facts.torch_state,
         "torch_cuda": torch.get("cuda") if torch else None,
         "usr_local_cuda": local.target if local else None,
@@ -101,8 +134,11 @@ def drift_columns(facts: Facts, checks: list[Check], lock_meta: dict | None) -> 
         columns.update(_library_columns(facts, family, prefix))
     columns["dev_shm_bytes"] = system.dev_shm_bytes
     columns["lock_body_hash"] = lock_meta.get("body_hash") if lock_meta else None
-    columns["findings"] = sorted(f"{c.finding.code} {c.finding.severity}" for c in checks
-                                 if c.finding and c.status in ("error", "warn"))
+    columns["findings"] = sorted(
+        f"{c.finding.code} {c.finding.severity}"
+        for c in checks
+        if c.finding and c.status in ("error", "warn")
+    )
     columns["errors"] = sum(c.status == "error" for c in checks)
     columns["warnings"] = sum(c.status == "warn" for c in checks)
     return columns
@@ -112,7 +148,11 @@ def _library_columns(facts: Facts, family: str, prefix: str) -> dict:
     """`family`, `family_how` (loaded | reachable), `family_from` (the file), `family_origin` (wheel | system)."""
     torch = facts.torch
     version = path = how = None
-    mapped = [p for p in torch.get("mapped") or [] if p.rsplit("/", 1)[-1].startswith(prefix + ".") or p.endswith("/" + prefix)]
+    mapped = [
+        p
+        for p in torch.get("mapped") or []
+        if p.rsplit("/", 1)[-1].startswith(prefix + ".") or p.endswith("/" + prefix)
+    ]
     if mapped:
         path, how = mapped[0], "loaded"
         code = (torch.get("mapped_versions") or {}).get(path)
@@ -126,16 +166,34 @@ def _library_columns(facts: Facts, family: str, prefix: str) -> dict:
         if lib:
             path, how, version = lib.path, "reachable", lib.version
     origin = None if path is None else "wheel" if wheel_owned(path) else "system"
-    return {family: version, f"{family}_how": how, f"{family}_from": path, f"{family}_origin": origin}
+    return {
+        family: version,
+        f"{family}_how": how,
+        f"{family}_from": path,
+        f"{family}_origin": origin,
+    }
 
 
 def nvml_dict(machine) -> dict:
     return {
         "driver": str(machine.driver) if machine.driver else None,
         "cuda_max": str(machine.cuda_max) if machine.cuda_max else None,
-        "problem": machine.problem, "overridden": list(machine.overridden),
-        "gpus": [{"index": g.index, "name": g.name, "arch": str(g.arch), "memory_total": g.memory_total,
-                  "memory_used": g.memory_used, "mig": g.mig, "uuid": g.uuid,
-                  "processes": [{"pid": p.pid, "used_memory": p.used_memory, "name": p.name} for p in g.processes]}
-                 for g in machine.gpus],
+        "problem": machine.problem,
+        "overridden": list(machine.overridden),
+        "gpus": [
+            {
+                "index": g.index,
+                "name": g.name,
+                "arch": str(g.arch),
+                "memory_total": g.memory_total,
+                "memory_used": g.memory_used,
+                "mig": g.mig,
+                "uuid": g.uuid,
+                "processes": [
+                    {"pid": p.pid, "used_memory": p.used_memory, "name": p.name}
+                    for p in g.processes
+                ],
+            }
+            for g in machine.gpus
+        ],
     }

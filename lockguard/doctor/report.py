@@ -12,16 +12,34 @@ GIB = 1 << 30
 
 def fact_lines(facts: Facts) -> list[tuple[str, str]]:
     machine, system = facts.machine, facts.system
-    rows = [("driver", f"{machine.driver}, CUDA up to {machine.cuda_max or '-'} (NVML)" if machine.driver
-             else machine.problem or "no NVIDIA driver")]
-    rows.append(("GPUs", ", ".join(f"{g.index}: {g.name} ({g.arch})" for g in machine.gpus) or "none visible"))
+    rows = [
+        (
+            "driver",
+            f"{machine.driver}, CUDA up to {machine.cuda_max or '-'} (NVML)"
+            if machine.driver
+            else machine.problem or "no NVIDIA driver",
+        )
+    ]
+    rows.append(
+        (
+            "GPUs",
+            ", ".join(f"{g.index}: {g.name} ({g.arch})" for g in machine.gpus) or "none visible",
+        )
+    )
     for toolkit in system.toolkits:
         if toolkit.target is None:
             rows.append((toolkit.via, f"{toolkit.path} does not exist"))
             continue
-        where = f"-> {toolkit.target}" if toolkit.via == "/usr/local/cuda" else toolkit.path + (
-            f" -> {toolkit.target}" if toolkit.target != toolkit.path else "")
-        version = f"CUDA {toolkit.version} ({toolkit.version_source})" if toolkit.version else "version unreadable"
+        where = (
+            f"-> {toolkit.target}"
+            if toolkit.via == "/usr/local/cuda"
+            else toolkit.path + (f" -> {toolkit.target}" if toolkit.target != toolkit.path else "")
+        )
+        version = (
+            f"CUDA {toolkit.version} ({toolkit.version_source})"
+            if toolkit.version
+            else "version unreadable"
+        )
         rows.append((toolkit.via, f"{where}: {version}"))
     if not system.toolkit("/usr/local/cuda"):
         rows.append(("/usr/local/cuda", "absent"))
@@ -38,9 +56,28 @@ def fact_lines(facts: Facts) -> list[tuple[str, str]]:
         version = f"{lib.version} ({lib.version_source})" if lib.version else "version unknown"
         rows.append((f"lib{lib.family}", f"{lib.path}: {version}, {soname}, via {lib.via}"))
     if not system.libraries:
-        rows.append(("libraries", "no CUDA, cuDNN, NCCL or cuBLAS library reachable outside the environment"))
-    rows.append(("gcc", f"{system.gcc.version or 'version unknown'} ({system.gcc.path})" if system.gcc else "none on PATH"))
-    rows.append(("/dev/shm", f"{system.dev_shm_bytes / GIB:.1f} GiB" if system.dev_shm_bytes is not None else "absent"))
+        rows.append(
+            (
+                "libraries",
+                "no CUDA, cuDNN, NCCL or cuBLAS library reachable outside the environment",
+            )
+        )
+    rows.append(
+        (
+            "gcc",
+            f"{system.gcc.version or 'version unknown'} ({system.gcc.path})"
+            if system.gcc
+            else "none on PATH",
+        )
+    )
+    rows.append(
+        (
+            "/dev/shm",
+            f"{system.dev_shm_bytes / GIB:.1f} GiB"
+            if system.dev_shm_bytes is not None
+            else "absent",
+        )
+    )
     rows.append(("torch", _torch_line(facts)))
     rows += [("note", problem) for problem in system.problems]
     return rows

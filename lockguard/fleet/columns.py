@@ -63,6 +63,7 @@ def _library(family: str) -> Callable[[dict], str]:
         version = drift.get(family) or "version unknown"
         origin, how = drift.get(f"{family}_origin") or "?", drift.get(f"{family}_how") or "?"
         return f"{version} {origin}, {how}"
+
     return value
 
 
@@ -98,7 +99,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("torch", "torch", _torch),
     Column("torch_cuda", "torch CUDA", _get("torch_cuda")),
     Column("usr_local_cuda", "/usr/local/cuda", _usr_local_cuda),
-    Column("nvcc", "nvcc", lambda d: _text(d.get("nvcc")) + (f" ({d['nvcc_path']})" if d.get("nvcc_path") else "")),
+    Column(
+        "nvcc",
+        "nvcc",
+        lambda d: _text(d.get("nvcc")) + (f" ({d['nvcc_path']})" if d.get("nvcc_path") else ""),
+    ),
     Column("jit_cuda", "JIT CUDA", _jit),
     Column("cudart", "CUDA runtime", _library("cudart")),
     Column("cudnn", "cuDNN", _library("cudnn")),
@@ -110,8 +115,21 @@ COLUMNS: tuple[Column, ...] = (
 
 
 # the drift keys a row shows besides those the doctor's fingerprint hashes (and the findings)
-NOT_FINGERPRINTED = ("interpreter", "usr_local_cuda", "nvcc_path", "jit_cuda", "cuda_home", "cudart_from", "cudart_how",
-                     "cudnn_from", "cudnn_how", "nccl_from", "nccl_how", "dev_shm_bytes", "torch_state")
+NOT_FINGERPRINTED = (
+    "interpreter",
+    "usr_local_cuda",
+    "nvcc_path",
+    "jit_cuda",
+    "cuda_home",
+    "cudart_from",
+    "cudart_how",
+    "cudnn_from",
+    "cudnn_how",
+    "nccl_from",
+    "nccl_how",
+    "dev_shm_bytes",
+    "torch_state",
+)
 
 
 def row(drift: dict, findings: list[str] | None = None) -> dict[str, str]:

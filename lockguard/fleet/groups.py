@@ -16,9 +16,13 @@ from lockguard.fleet.nodeset import fold, natural_key
 from lockguard.fleet.records import OK, UNREACHABLE, NodeReport
 
 MATCHES, DEVIATES = "matches", "deviates"
-NO_LOCK_HINT = ("run doctor against the project's lock: `lockguard fleet run --intent PATH` with a lockguard.toml "
-                "the nodes can read (a shared filesystem), or `lockguard doctor --intent PATH` on the node")
-OTHER_LOCK_HINT = "the node read another copy of the project: point it at the same lockguard.toml and lock files"
+NO_LOCK_HINT = (
+    "run doctor against the project's lock: `lockguard fleet run --intent PATH` with a lockguard.toml "
+    "the nodes can read (a shared filesystem), or `lockguard doctor --intent PATH` on the node"
+)
+OTHER_LOCK_HINT = (
+    "the node read another copy of the project: point it at the same lockguard.toml and lock files"
+)
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,9 @@ class Group:
     status: str = MATCHES
     reasons: list[str] = field(default_factory=list)
     fixes: list[Fix] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # warnings: shown with their fixes, not a deviation
+    notes: list[str] = field(
+        default_factory=list
+    )  # warnings: shown with their fixes, not a deviation
 
     @property
     def names(self) -> list[str]:
@@ -73,8 +79,14 @@ class FleetReport:
         return 1 if self.deviating or not self.groups else 0
 
 
-def merge(reports: list[NodeReport], *, unreadable: list[tuple[str, str]] | None = None,
-          lock: str | None = None, lock_source: str | None = None, strict: bool = False) -> FleetReport:
+def merge(
+    reports: list[NodeReport],
+    *,
+    unreadable: list[tuple[str, str]] | None = None,
+    lock: str | None = None,
+    lock_source: str | None = None,
+    strict: bool = False,
+) -> FleetReport:
     """Group the nodes by fingerprint and judge each group: it deviates when a node could not be
     reached or failed, compared with no lock or another lock, or has an error; with `strict`, a
     warning (a foreign NCCL the loader can reach, /usr/local/cuda of another CUDA) deviates too."""
@@ -85,9 +97,22 @@ def merge(reports: list[NodeReport], *, unreadable: list[tuple[str, str]] | None
     rows: dict[tuple, dict[str, str]] = {}
     for report in reports:
         if report.status == OK:
-            shown = tuple(sorted({f"{f.code} {f.severity}" for f in report.findings if f.severity in ("error", "warning")}))
+            shown = tuple(
+                sorted(
+                    {
+                        f"{f.code} {f.severity}"
+                        for f in report.findings
+                        if f.severity in ("error", "warning")
+                    }
+                )
+            )
             # nodes agree on every fingerprint key; the rest of what the row shows is compared here
-            key = (OK, report.fingerprint, shown, *(_text(report.drift.get(k)) for k in columns.NOT_FINGERPRINTED))
+            key = (
+                OK,
+                report.fingerprint,
+                shown,
+                *(_text(report.drift.get(k)) for k in columns.NOT_FINGERPRINTED),
+            )
             if key not in rows:
                 rows[key] = columns.row(report.drift, list(shown))
         else:
@@ -95,21 +120,34 @@ def merge(reports: list[NodeReport], *, unreadable: list[tuple[str, str]] | None
             rows[key] = {}
         buckets[key].append(report)
     groups = [_group(key, members, rows[key], lock, strict) for key, members in buckets.items()]
-    groups.sort(key=lambda g: (g.kind != OK, g.kind == UNREACHABLE, g.status != MATCHES, -len(g.nodes),
-                               natural_key(g.nodes[0].node)))
+    groups.sort(
+        key=lambda g: (
+            g.kind != OK,
+            g.kind == UNREACHABLE,
+            g.status != MATCHES,
+            -len(g.nodes),
+            natural_key(g.nodes[0].node),
+        )
+    )
     for index, group in enumerate(groups):
         group.label = _label(index)
     ok_groups = [g for g in groups if g.kind == OK]
     differing = [c.key for c in columns.COLUMNS if len({g.row[c.key] for g in ok_groups}) > 1]
-    deviating = sorted((n.node for g in groups if g.status == DEVIATES for n in g.nodes), key=natural_key)
-    return FleetReport(groups, lock, lock_source or "", differing, deviating, list(unreadable or []), duplicates)
+    deviating = sorted(
+        (n.node for g in groups if g.status == DEVIATES for n in g.nodes), key=natural_key
+    )
+    return FleetReport(
+        groups, lock, lock_source or "", differing, deviating, list(unreadable or []), duplicates
+    )
 
 
 def _text(value: object) -> object:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _group(key: tuple, members: list[NodeReport], row: dict[str, str], lock: str | None, strict: bool) -> Group:
+def _group(
+    key: tuple, members: list[NodeReport], row: dict[str, str], lock: str | None, strict: bool
+) -> Group:
     members.sort(key=lambda n: natural_key(n.node))
     first = members[0]
     group = Group("", members, fold(n.node for n in members), first.status, first.fingerprint, row)
@@ -119,15 +157,23 @@ def _group(key: tuple, members: list[NodeReport], row: dict[str, str], lock: str
         group.fixes = _fixes(members)
         return group
     if first.lock_hash is None:
-        group.reasons.append(f"no lock compared ({first.lock_reason})" if first.lock_reason else "no lock compared")
+        group.reasons.append(
+            f"no lock compared ({first.lock_reason})" if first.lock_reason else "no lock compared"
+        )
     elif lock and first.lock_hash != lock:
-        group.reasons.append(f"compared with another lock ({columns.short_hash(first.lock_hash)}, the fleet's is "
-                             f"{columns.short_hash(lock)})")
+        group.reasons.append(
+            f"compared with another lock ({columns.short_hash(first.lock_hash)}, the fleet's is "
+            f"{columns.short_hash(lock)})"
+        )
     errors, warnings = first.errors, first.warnings
     if errors:
         group.reasons.append(f"{errors} error{'s' * (errors != 1)}")
-    if warnings:  # without --strict, a node that matches the lock with no error matches, warnings and all
-        (group.reasons if strict else group.notes).append(f"{warnings} warning{'s' * (warnings != 1)}")
+    if (
+        warnings
+    ):  # without --strict, a node that matches the lock with no error matches, warnings and all
+        (group.reasons if strict else group.notes).append(
+            f"{warnings} warning{'s' * (warnings != 1)}"
+        )
         group.fixes = _fixes(members)
     if group.reasons:
         group.status = DEVIATES
@@ -158,7 +204,9 @@ def _fixes(members: list[NodeReport]) -> list[Fix]:
         message = min(counted, key=lambda m: (-counted[m], m))
         if len(counted) > 1:
             message += f" (and {len(counted) - 1} other message{'s' * (len(counted) > 2)}: see each node's details)"
-        fixes.append(Fix(code, severity, message, hint, None if len(names) == len(members) else fold(names)))
+        fixes.append(
+            Fix(code, severity, message, hint, None if len(names) == len(members) else fold(names))
+        )
     return sorted(fixes, key=lambda f: (order.get(f.severity, 2), f.code, f.message))
 
 
@@ -183,7 +231,9 @@ def _latest_per_node(reports: list[NodeReport]) -> tuple[list[NodeReport], list[
     for node, items in repeated.items():
         items.sort(key=lambda r: (r.status == OK, r.time or "", r.file))
         kept[node] = items[-1]
-        notes.append(f"{node} is reported {len(items)} times ({', '.join(r.file for r in items)}): {items[-1].file} is used")
+        notes.append(
+            f"{node} is reported {len(items)} times ({', '.join(r.file for r in items)}): {items[-1].file} is used"
+        )
     return list(kept.values()), sorted(notes)
 
 

@@ -23,7 +23,9 @@ class ManifestOptions:
     namespace: str | None = None
     kind: str = "daemonset"  # daemonset | job
     nodes: int | None = None  # pods of the Job (one per node)
-    node_selector: dict[str, str] = field(default_factory=lambda: {"nvidia.com/gpu.present": "true"})
+    node_selector: dict[str, str] = field(
+        default_factory=lambda: {"nvidia.com/gpu.present": "true"}
+    )
     gpus: int = 0  # nvidia.com/gpu per pod; 0: every GPU through NVIDIA_VISIBLE_DEVICES=all
     project_files: dict[str, str] = field(default_factory=dict)  # file name -> text (ConfigMap)
 
@@ -39,28 +41,70 @@ def manifests(options: ManifestOptions, script: str) -> list[dict]:
         raise ValueError("a Job needs the number of nodes (--nodes N)")
     name = name_of(options)
     labels = {APP_LABEL: "lockguard-fleet", RUN_LABEL: options.run_id}
-    meta = {"name": name, "labels": labels, **({"namespace": options.namespace} if options.namespace else {})}
+    meta = {
+        "name": name,
+        "labels": labels,
+        **({"namespace": options.namespace} if options.namespace else {}),
+    }
     out = []
     if options.project_files:
-        out.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
-                    "data": dict(sorted(options.project_files.items()))})
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": meta,
+                "data": dict(sorted(options.project_files.items())),
+            }
+        )
     pod = _pod_spec(options, script, labels)
     if options.kind == "daemonset":
         # the report comes from an init container; the pause container only keeps the pod from
         # restarting it (a DaemonSet's pods must restart Always), and the DaemonSet is deleted
         # once every pod's log is read
         pod["spec"]["initContainers"] = pod["spec"].pop("containers")
-        pod["spec"]["containers"] = [{"name": "done", "image": options.image, "command": ["sh", "-c", "exec sleep 2147483647"],
-                                      "resources": {"requests": {"cpu": "1m", "memory": "4Mi"}}}]
-        out.append({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta,
-                    "spec": {"selector": {"matchLabels": labels}, "template": pod}})
+        pod["spec"]["containers"] = [
+            {
+                "name": "done",
+                "image": options.image,
+                "command": ["sh", "-c", "exec sleep 2147483647"],
+                "resources": {"requests": {"cpu": "1m", "memory": "4Mi"}},
+            }
+        ]
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "DaemonSet",
+                "metadata": meta,
+                "spec": {"selector": {"matchLabels": labels}, "template": pod},
+            }
+        )
     else:
         pod["spec"]["restartPolicy"] = "Never"
-        pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}]}}
-        out.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
-                    "spec": {"completions": options.nodes, "parallelism": options.nodes, "completionMode": "Indexed",
-                             "backoffLimit": 0, "ttlSecondsAfterFinished": 3600, "template": pod}})
+        pod["spec"]["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": labels},
+                        "topologyKey": "kubernetes.io/hostname",
+                    }
+                ]
+            }
+        }
+        out.append(
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": meta,
+                "spec": {
+                    "completions": options.nodes,
+                    "parallelism": options.nodes,
+                    "completionMode": "Indexed",
+                    "backoffLimit": 0,
+                    "ttlSecondsAfterFinished": 3600,
+                    "template": pod,
+                },
+            }
+        )
     return out
 
 
@@ -71,14 +115,23 @@ def _pod_spec(options: ManifestOptions, script: str, labels: dict) -> dict:
         resources["limits"] = {"nvidia.com/gpu": options.gpus}
     else:
         env.append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"})
-    container = {"name": CONTAINER, "image": options.image, "command": ["sh", "-c", script], "env": env,
-                 "resources": resources}
-    spec: dict = {"containers": [container],
-                  "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+    container = {
+        "name": CONTAINER,
+        "image": options.image,
+        "command": ["sh", "-c", script],
+        "env": env,
+        "resources": resources,
+    }
+    spec: dict = {
+        "containers": [container],
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    }
     if options.node_selector:
         spec["nodeSelector"] = dict(options.node_selector)
     if options.project_files:
-        container["volumeMounts"] = [{"name": "project", "mountPath": PROJECT_MOUNT, "readOnly": True}]
+        container["volumeMounts"] = [
+            {"name": "project", "mountPath": PROJECT_MOUNT, "readOnly": True}
+        ]
         spec["volumes"] = [{"name": "project", "configMap": {"name": name_of(options)}}]
     return {"metadata": {"labels": labels}, "spec": spec}
 
@@ -96,23 +149,49 @@ def pod_states(pods: dict) -> list[PodState]:
     """`kubectl get pods -l ... -o json` -> the doctor container's state in each pod."""
     states = []
     for item in pods.get("items") or []:
-        meta, spec, status = item.get("metadata") or {}, item.get("spec") or {}, item.get("status") or {}
-        statuses = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
-        mine: dict[str, Any] = next((s for s in statuses if s.get("name") == CONTAINER), {})  # kubectl's JSON
+        meta, spec, status = (
+            item.get("metadata") or {},
+            item.get("spec") or {},
+            item.get("status") or {},
+        )
+        statuses = (status.get("initContainerStatuses") or []) + (
+            status.get("containerStatuses") or []
+        )
+        mine: dict[str, Any] = next(
+            (s for s in statuses if s.get("name") == CONTAINER), {}
+        )  # kubectl's JSON
         state = mine.get("state") or {}
         terminated = state.get("terminated")
         if terminated:
-            states.append(PodState(meta.get("name", "?"), spec.get("nodeName"), True, terminated.get("exitCode"),
-                                   terminated.get("reason") or "Completed"))
+            states.append(
+                PodState(
+                    meta.get("name", "?"),
+                    spec.get("nodeName"),
+                    True,
+                    terminated.get("exitCode"),
+                    terminated.get("reason") or "Completed",
+                )
+            )
             continue
         waiting = (state.get("waiting") or {}).get("reason")
-        conditions = [f"{c.get('reason')}: {c.get('message')}" for c in status.get("conditions") or []
-                      if c.get("status") == "False" and c.get("reason")]
-        reason = waiting or (conditions[0] if conditions else None) or status.get("phase") or "unknown"
-        states.append(PodState(meta.get("name", "?"), spec.get("nodeName"), False, None, f"pod {reason}"))
+        conditions = [
+            f"{c.get('reason')}: {c.get('message')}"
+            for c in status.get("conditions") or []
+            if c.get("status") == "False" and c.get("reason")
+        ]
+        reason = (
+            waiting or (conditions[0] if conditions else None) or status.get("phase") or "unknown"
+        )
+        states.append(
+            PodState(meta.get("name", "?"), spec.get("nodeName"), False, None, f"pod {reason}")
+        )
     return states
 
 
 def node_names(nodes: dict) -> list[str]:
     """`kubectl get nodes -l SELECTOR -o json` -> the names of the nodes that should answer."""
-    return sorted(item["metadata"]["name"] for item in nodes.get("items") or [] if item.get("metadata", {}).get("name"))
+    return sorted(
+        item["metadata"]["name"]
+        for item in nodes.get("items") or []
+        if item.get("metadata", {}).get("name")
+    )

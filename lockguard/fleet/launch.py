@@ -39,7 +39,9 @@ def srun_command(options: SlurmOptions, script: str, *, srun: str = "srun") -> l
 _LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 
 
-def split_labelled(stdout: str, stderr: str, *, timed_out: bool, tasks: int | None) -> list[NodeOutput]:
+def split_labelled(
+    stdout: str, stderr: str, *, timed_out: bool, tasks: int | None
+) -> list[NodeOutput]:
     """srun --label output -> one NodeOutput per task. The node's name is the one its script
     printed (SLURMD_NODENAME); a task that printed nothing is named by its number."""
     out: dict[int, list[str]] = {}
@@ -54,9 +56,15 @@ def split_labelled(stdout: str, stderr: str, *, timed_out: bool, tasks: int | No
     for task in sorted(ids):
         lines = out.get(task, [])
         named = any(line.startswith(f"{MARK} node ") for line in lines)
-        outputs.append(NodeOutput(None if named else f"slurm-task-{task}", "\n".join(lines) + "\n",
-                                  "\n".join(err.get(task, [])), timed_out=timed_out,
-                                  problem=None if lines else "srun started no output for this task"))
+        outputs.append(
+            NodeOutput(
+                None if named else f"slurm-task-{task}",
+                "\n".join(lines) + "\n",
+                "\n".join(err.get(task, [])),
+                timed_out=timed_out,
+                problem=None if lines else "srun started no output for this task",
+            )
+        )
     return outputs
 
 

@@ -19,9 +19,11 @@ from lockguard.model import codes
 MARK = "@@lockguard-fleet"
 # the Ray task (and anyone else) may point the script at an interpreter that has lockguard installed
 PYTHON_VARIABLE = "LOCKGUARD_FLEET_PYTHON"
-MISSING_HINT = ("install lockguard on every node (`pip install lockguard` into the environment the nodes "
-                "run, or a venv on a shared filesystem passed as --lockguard /shared/venv/bin/lockguard; "
-                "with Ray, --ray-runtime-env '{\"pip\": [\"lockguard\"]}')")
+MISSING_HINT = (
+    "install lockguard on every node (`pip install lockguard` into the environment the nodes "
+    "run, or a venv on a shared filesystem passed as --lockguard /shared/venv/bin/lockguard; "
+    'with Ray, --ray-runtime-env \'{"pip": ["lockguard"]}\')'
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,11 @@ def node_script(request: NodeRequest) -> str:
         check = ["check", "--env", request.env, "--format", "json", "--no-cache"]
         if request.intent:
             check += ["--intent", request.intent]
-        lines += [f'echo "{MARK} check"', '"$@" ' + shlex.join(check) + " </dev/null",
-                  f'rc=$?; echo; echo "{MARK} end $rc"']
+        lines += [
+            f'echo "{MARK} check"',
+            '"$@" ' + shlex.join(check) + " </dev/null",
+            f'rc=$?; echo; echo "{MARK} end $rc"',
+        ]
     script = "\n".join(lines) + "\n"
     if "%" in script:
         raise ValueError("a path with '%' cannot be passed to the nodes")
@@ -82,18 +87,22 @@ def node_script(request: NodeRequest) -> str:
 def _find_lockguard(command: str | None) -> list[str]:
     if command:
         words = shlex.split(command)
-        return [f"set -- {shlex.join(words)}",
-                'if ! command -v "$1" >/dev/null 2>&1; then',
-                f'  echo "{MARK} missing $1 not found on this node"; exit 127',
-                "fi"]
-    return [f'if [ -n "${{{PYTHON_VARIABLE}:-}}" ] && "${PYTHON_VARIABLE}" -c "import lockguard" >/dev/null 2>&1; then',
-            f'  set -- "${PYTHON_VARIABLE}" -m lockguard',
-            "elif command -v lockguard >/dev/null 2>&1; then",
-            "  set -- lockguard",
-            "else",
-            f'  echo "{MARK} missing no lockguard on PATH${{{PYTHON_VARIABLE}:+ and none importable by ${PYTHON_VARIABLE}}}"',
-            "  exit 127",
-            "fi"]
+        return [
+            f"set -- {shlex.join(words)}",
+            'if ! command -v "$1" >/dev/null 2>&1; then',
+            f'  echo "{MARK} missing $1 not found on this node"; exit 127',
+            "fi",
+        ]
+    return [
+        f'if [ -n "${{{PYTHON_VARIABLE}:-}}" ] && "${PYTHON_VARIABLE}" -c "import lockguard" >/dev/null 2>&1; then',
+        f'  set -- "${PYTHON_VARIABLE}" -m lockguard',
+        "elif command -v lockguard >/dev/null 2>&1; then",
+        "  set -- lockguard",
+        "else",
+        f'  echo "{MARK} missing no lockguard on PATH${{{PYTHON_VARIABLE}:+ and none importable by ${PYTHON_VARIABLE}}}"',
+        "  exit 127",
+        "fi",
+    ]
 
 
 @dataclass
@@ -115,7 +124,7 @@ def _sections(stdout: str) -> _Sections:
             if current is not None:
                 current.append(line)
             continue
-        word, _, rest = line[len(MARK) + 1:].partition(" ")
+        word, _, rest = line[len(MARK) + 1 :].partition(" ")
         if word == "node":
             out.node = rest.strip() or None
         elif word == "missing":
@@ -144,25 +153,39 @@ def parse_node_output(output: NodeOutput, *, engine: str, timeout: float | None)
             how = f"within {timeout:g} s" if timeout else "in time"
             step = "doctor started but did not finish" if parts.doctor is not None else "no answer"
             why = f" ({output.problem})" if output.problem else ""
-            return fleet_node_record(node, engine=engine, status=UNREACHABLE, message=f"{step} {how}{why}")
+            return fleet_node_record(
+                node, engine=engine, status=UNREACHABLE, message=f"{step} {how}{why}"
+            )
         if output.problem:
-            return fleet_node_record(node, engine=engine, status=UNREACHABLE, message=output.problem)
+            return fleet_node_record(
+                node, engine=engine, status=UNREACHABLE, message=output.problem
+            )
         return failed("the node script did not run to the end" + _tail(output))
     doctor, problem = _envelope(parts.doctor, "doctor")
     if doctor is None:
         return failed(f"lockguard doctor (exit {parts.doctor_rc}) {problem}" + _tail(output))
     check = None
     if parts.check is not None:
-        envelope, problem = _envelope(parts.check, "check") if parts.check_rc is not None else (None, "")
+        envelope, problem = (
+            _envelope(parts.check, "check") if parts.check_rc is not None else (None, "")
+        )
         if envelope is None:
             if parts.check_rc is None:
                 how = f"within {timeout:g} s" if timeout else "in time"
                 problem = f"lockguard check --env did not finish {how}"
             else:
                 problem = f"lockguard check --env (exit {parts.check_rc}) {problem}" + _tail(output)
-            check = {"exit_code": parts.check_rc, "findings": [
-                {"code": codes.NODE_CHECK_FAILED.code, "severity": "error", "message": problem,
-                 "hint": "run `lockguard check --env PREFIX` on that node to see why"}]}
+            check = {
+                "exit_code": parts.check_rc,
+                "findings": [
+                    {
+                        "code": codes.NODE_CHECK_FAILED.code,
+                        "severity": "error",
+                        "message": problem,
+                        "hint": "run `lockguard check --env PREFIX` on that node to see why",
+                    }
+                ],
+            }
         else:
             check = {"exit_code": envelope.get("exit_code"), **envelope["data"]}
     return fleet_node_record(node, engine=engine, status=OK, doctor=doctor["data"], check=check)
@@ -175,12 +198,17 @@ def _envelope(lines: list[str], command: str) -> tuple[dict | None, str]:
     try:
         body = json.loads(text)
     except json.JSONDecodeError as exc:
-        return None, f"printed something that is not its JSON report ({exc.msg} at line {exc.lineno})"
+        return (
+            None,
+            f"printed something that is not its JSON report ({exc.msg} at line {exc.lineno})",
+        )
     if not isinstance(body, dict) or body.get("command") != command:
         return None, "printed JSON that is not its report"
     if isinstance(body.get("error"), dict):
         error = body["error"]
-        return None, f"failed: {error.get('message')}" + (f" ({error['hint']})" if error.get("hint") else "")
+        return None, f"failed: {error.get('message')}" + (
+            f" ({error['hint']})" if error.get("hint") else ""
+        )
     if not isinstance(body.get("data"), dict):
         return None, "printed an envelope without data"
     return body, ""

@@ -91,7 +91,11 @@ def _ranges(numbers: list[str]) -> str:
 
 def natural_key(name: str) -> tuple:
     """gpu2 before gpu10: names compared by their text and number runs."""
-    return tuple((0, int(part), part) if part.isdigit() else (1, 0, part) for part in _DIGIT_SPLIT.split(name) if part)
+    return tuple(
+        (0, int(part), part) if part.isdigit() else (1, 0, part)
+        for part in _DIGIT_SPLIT.split(name)
+        if part
+    )
 
 
 _DIGIT_SPLIT = re.compile(r"(\d+)")

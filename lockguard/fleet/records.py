@@ -21,9 +21,13 @@ OK, UNREACHABLE, FAILED = "ok", "unreachable", "failed"
 SEVERITIES = ("error", "warning", "info")
 
 
-LOCK_SUMMARY = codes.INSTALLED_DIFFERS.code  # the doctor's "installed versions differ from the lock"
-UNREACHABLE_HINT = ("check that the node is up and that its engine (raylet, slurmd, sshd, kubelet) answers; "
-                    "raise --timeout when doctor needs longer there (import torch from a cold filesystem)")
+LOCK_SUMMARY = (
+    codes.INSTALLED_DIFFERS.code
+)  # the doctor's "installed versions differ from the lock"
+UNREACHABLE_HINT = (
+    "check that the node is up and that its engine (raylet, slurmd, sshd, kubelet) answers; "
+    "raise --timeout when doctor needs longer there (import torch from a cold filesystem)"
+)
 FAILED_HINT = "run `lockguard doctor --json` by hand on that node to see the whole error"
 
 
@@ -39,7 +43,12 @@ class NodeFinding:
     hint: str | None
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "message": self.message, "hint": self.hint}
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "hint": self.hint,
+        }
 
 
 @dataclass(slots=True)  # not frozen: 10,000 frozen inits cost a tenth of a second for nothing
@@ -82,14 +91,22 @@ def node_report(data: object, *, file: str, default_node: str) -> NodeReport:
         error = data.get("error")
         if not isinstance(error, dict):
             error = {}
-        return NodeReport(node=default_node, file=file, status=FAILED,
-                          message=f"doctor failed: {error.get('message') or 'no data in its envelope'}")
-    raise Malformed("not a lockguard doctor report (no doctor_schema, no doctor envelope, no fleet_node)")
+        return NodeReport(
+            node=default_node,
+            file=file,
+            status=FAILED,
+            message=f"doctor failed: {error.get('message') or 'no data in its envelope'}",
+        )
+    raise Malformed(
+        "not a lockguard doctor report (no doctor_schema, no doctor envelope, no fleet_node)"
+    )
 
 
 def _fleet_node(data: dict, file: str) -> NodeReport:
     if data.get("fleet_node") != FLEET_NODE_SCHEMA:
-        raise Malformed(f"fleet_node {data.get('fleet_node')!r}: this lockguard reads fleet_node {FLEET_NODE_SCHEMA}")
+        raise Malformed(
+            f"fleet_node {data.get('fleet_node')!r}: this lockguard reads fleet_node {FLEET_NODE_SCHEMA}"
+        )
     node = _text(data, "node")
     status = data.get("status")
     if status not in (OK, UNREACHABLE, FAILED):
@@ -98,8 +115,14 @@ def _fleet_node(data: dict, file: str) -> NodeReport:
         message = str(data.get("message") or status)
         code = codes.NODE_UNREACHABLE.code if status == UNREACHABLE else codes.NODE_FAILED.code
         hint = data.get("hint") or (UNREACHABLE_HINT if status == UNREACHABLE else FAILED_HINT)
-        return NodeReport(node=node, file=file, status=status, message=message, engine=data.get("engine"),
-                          findings=(NodeFinding(code, "error", f"{status}: {message}", hint),))
+        return NodeReport(
+            node=node,
+            file=file,
+            status=status,
+            message=message,
+            engine=data.get("engine"),
+            findings=(NodeFinding(code, "error", f"{status}: {message}", hint),),
+        )
     if not isinstance(data.get("doctor"), dict):
         raise Malformed("status ok without a doctor record")
     report = _doctor(data["doctor"], file=file, node=node, engine=data.get("engine"))
@@ -108,18 +131,24 @@ def _fleet_node(data: dict, file: str) -> NodeReport:
         return report
     if not isinstance(check, dict) or not isinstance(check.get("findings"), list):
         raise Malformed("check: expected the `check --env` result with its findings")
-    extra = tuple(_finding(item, f"check.findings[{i}]") for i, item in enumerate(check["findings"]))
+    extra = tuple(
+        _finding(item, f"check.findings[{i}]") for i, item in enumerate(check["findings"])
+    )
     # `check --env` names each package that differs (LG200-LG2xx): the doctor's summary of the same
     # drift (LG310, "N packages differ from the lock") would list it twice
     kept = tuple(f for f in report.findings if f.code != LOCK_SUMMARY)
     return _replace(report, findings=kept + extra)
 
 
-def _doctor(record: dict, *, file: str, node: str | None = None, engine: str | None = None) -> NodeReport:
+def _doctor(
+    record: dict, *, file: str, node: str | None = None, engine: str | None = None
+) -> NodeReport:
     schema = record.get("doctor_schema")
     if schema != DOCTOR_SCHEMA:
-        raise Malformed(f"doctor_schema {schema!r}: this lockguard reads doctor_schema {DOCTOR_SCHEMA} "
-                        "(run the same lockguard version on the nodes and here)")
+        raise Malformed(
+            f"doctor_schema {schema!r}: this lockguard reads doctor_schema {DOCTOR_SCHEMA} "
+            "(run the same lockguard version on the nodes and here)"
+        )
     reported = _text(record, "node")
     drift = record.get("drift")
     if not isinstance(drift, dict):
@@ -133,11 +162,20 @@ def _doctor(record: dict, *, file: str, node: str | None = None, engine: str | N
     if "interpreter" not in drift:  # which interpreter the doctor probed: a row of the drift table
         drift = {**drift, "interpreter": record.get("python")}
     return NodeReport(
-        node=node or reported, file=file, status=OK, fingerprint=_text(record, "fingerprint"), drift=drift,
+        node=node or reported,
+        file=file,
+        status=OK,
+        fingerprint=_text(record, "fingerprint"),
+        drift=drift,
         findings=tuple(_finding(item, f"findings[{i}]") for i, item in enumerate(findings)),
         lock_hash=(lock or {}).get("body_hash") or drift.get("lock_body_hash"),
-        lock_reason=record.get("lock_reason"), time=record.get("time"), lockguard=record.get("lockguard"),
-        python=record.get("python"), reported_node=reported if node and node != reported else None, engine=engine)
+        lock_reason=record.get("lock_reason"),
+        time=record.get("time"),
+        lockguard=record.get("lockguard"),
+        python=record.get("python"),
+        reported_node=reported if node and node != reported else None,
+        engine=engine,
+    )
 
 
 def _finding(item: object, where: str) -> NodeFinding:
@@ -162,7 +200,24 @@ def _replace(report: NodeReport, **changes) -> NodeReport:
 
 # -- what `fleet run` writes per node -------------------------------------------------------------
 
-def fleet_node_record(node: str, *, engine: str, status: str, message: str | None = None, hint: str | None = None,
-                      doctor: dict | None = None, check: dict | None = None) -> dict:
-    return {"fleet_node": FLEET_NODE_SCHEMA, "node": node, "engine": engine, "status": status,
-            "message": message, "hint": hint, "doctor": doctor, "check": check}
+
+def fleet_node_record(
+    node: str,
+    *,
+    engine: str,
+    status: str,
+    message: str | None = None,
+    hint: str | None = None,
+    doctor: dict | None = None,
+    check: dict | None = None,
+) -> dict:
+    return {
+        "fleet_node": FLEET_NODE_SCHEMA,
+        "node": node,
+        "engine": engine,
+        "status": status,
+        "message": message,
+        "hint": hint,
+        "doctor": doctor,
+        "check": check,
+    }

@@ -15,9 +15,11 @@ TABLE_GROUPS = 3  # groups side by side in one drift table; more groups make mor
 def summary(report: FleetReport) -> str:
     total, groups = report.node_count, len(report.groups)
     deviating = len(report.deviating)
-    return (f"{total} node{'s' * (total != 1)} in {groups} group{'s' * (groups != 1)}; "
-            f"{report.matching} match{'es' * (report.matching == 1)} the lock, {deviating} deviate"
-            f"{'s' * (deviating == 1)}")
+    return (
+        f"{total} node{'s' * (total != 1)} in {groups} group{'s' * (groups != 1)}; "
+        f"{report.matching} match{'es' * (report.matching == 1)} the lock, {deviating} deviate"
+        f"{'s' * (deviating == 1)}"
+    )
 
 
 def status_text(group: Group) -> str:
@@ -34,14 +36,16 @@ def text(report: FleetReport) -> str:
         lines += ["", "groups:"]
         for group in report.groups:
             count = f"{len(group.nodes)} node{'s' * (len(group.nodes) != 1)}"
-            fingerprint = f"  [{columns.short_hash(group.fingerprint)}]" if group.fingerprint else ""
+            fingerprint = (
+                f"  [{columns.short_hash(group.fingerprint)}]" if group.fingerprint else ""
+            )
             lines.append(f"  {group.label:<2} {count:>11}  {status_text(group)}{fingerprint}")
             lines.append(f"     {group.nodeset}")
     shown = [g for g in report.groups if g.kind == OK]
     if shown:
         lines += ["", "drift table (* marks a column that differs between groups):"]
         for start in range(0, len(shown), TABLE_GROUPS):
-            lines += _table(shown[start:start + TABLE_GROUPS], report.differing)
+            lines += _table(shown[start : start + TABLE_GROUPS], report.differing)
     deviating = [g for g in report.groups if g.status != MATCHES]
     to_fix = [g for g in report.groups if g.fixes]
     if to_fix:
@@ -58,7 +62,9 @@ def text(report: FleetReport) -> str:
     if report.duplicates:
         lines += ["", "reported more than once:"] + [f"  {note}" for note in report.duplicates]
     if report.unreadable:
-        lines += ["", "unreadable reports (not merged):"] + [f"  {file}: {why}" for file, why in report.unreadable]
+        lines += ["", "unreadable reports (not merged):"] + [
+            f"  {file}: {why}" for file, why in report.unreadable
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -67,7 +73,12 @@ def _table(groups: list[Group], differing: list[str]) -> list[str]:
     label_width = max(len(label) for label in labels)
     cells = [[g.row[c.key] for g in groups] for c in columns.COLUMNS]
     widths = [max(len(g.label), *(len(row[i]) for row in cells)) for i, g in enumerate(groups)]
-    header = "    " + " " * label_width + "  " + "  ".join(g.label.ljust(w) for g, w in zip(groups, widths, strict=True))
+    header = (
+        "    "
+        + " " * label_width
+        + "  "
+        + "  ".join(g.label.ljust(w) for g, w in zip(groups, widths, strict=True))
+    )
     out = ["", header.rstrip()]
     for column, row in zip(columns.COLUMNS, cells, strict=True):
         mark = "*" if column.key in differing else " "
@@ -82,7 +93,10 @@ def json_data(report: FleetReport) -> dict:
         "nodes": report.node_count,
         "matching": report.matching,
         "lock": {"body_hash": report.lock, "source": report.lock_source},
-        "columns": [{"key": c.key, "label": c.label, "differs": c.key in report.differing} for c in columns.COLUMNS],
+        "columns": [
+            {"key": c.key, "label": c.label, "differs": c.key in report.differing}
+            for c in columns.COLUMNS
+        ],
         "groups": [_group_data(g) for g in report.groups],
         "deviating": report.deviating,
         "unreadable": [{"file": file, "message": why} for file, why in report.unreadable],
@@ -104,6 +118,14 @@ def _group_data(group: Group) -> dict:
         "fingerprint": group.fingerprint,
         "facts": first.drift if group.kind == OK else None,
         "row": group.row or None,
-        "findings": [{"code": f.code, "severity": f.severity, "message": f.message, "hint": f.hint, "nodes": f.nodes}
-                     for f in group.fixes],
+        "findings": [
+            {
+                "code": f.code,
+                "severity": f.severity,
+                "message": f.message,
+                "hint": f.hint,
+                "nodes": f.nodes,
+            }
+            for f in group.fixes
+        ],
     }

@@ -28,11 +28,15 @@ dl{margin:.3em 0 .6em 1.5em}dt{font-weight:600}dd{margin:0 0 .3em 1em}
 
 def page(report: FleetReport) -> str:
     lock = escape(report.lock or "none")
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             "<title>lockguard fleet report</title>", f"<style>{STYLE}</style></head><body>",
-             "<h1>lockguard fleet report</h1>",
-             f"<p>{escape(summary(report))}.</p>",
-             f"<p>lock: <code>{lock}</code> {escape(report.lock_source)}</p>"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>lockguard fleet report</title>",
+        f"<style>{STYLE}</style></head><body>",
+        "<h1>lockguard fleet report</h1>",
+        f"<p>{escape(summary(report))}.</p>",
+        f"<p>lock: <code>{lock}</code> {escape(report.lock_source)}</p>",
+    ]
     parts += _groups(report.groups)
     shown = [g for g in report.groups if g.kind == OK]
     if shown:
@@ -40,7 +44,10 @@ def page(report: FleetReport) -> str:
     parts += _fixes([g for g in report.groups if g.fixes])
     if report.unreadable:
         parts.append("<h2>Unreadable reports (not merged)</h2><ul>")
-        parts += [f'<li class="error"><code>{escape(file)}</code>: {escape(why)}</li>' for file, why in report.unreadable]
+        parts += [
+            f'<li class="error"><code>{escape(file)}</code>: {escape(why)}</li>'
+            for file, why in report.unreadable
+        ]
         parts.append("</ul>")
     parts += _nodes(report.groups)
     parts.append("</body></html>")
@@ -48,25 +55,36 @@ def page(report: FleetReport) -> str:
 
 
 def _groups(groups: list[Group]) -> list[str]:
-    out = ["<h2>Groups</h2>", "<table><thead><tr><th>group</th><th>nodes</th><th>count</th><th>status</th>"
-           "<th>fingerprint</th></tr></thead><tbody>"]
+    out = [
+        "<h2>Groups</h2>",
+        "<table><thead><tr><th>group</th><th>nodes</th><th>count</th><th>status</th>"
+        "<th>fingerprint</th></tr></thead><tbody>",
+    ]
     for group in groups:
-        out.append(f'<tr class="{group.status}"><td>{group.label}</td><td><code>{escape(group.nodeset)}</code></td>'
-                   f"<td>{len(group.nodes)}</td><td>{escape(status_text(group))}</td>"
-                   f"<td><code>{escape(columns.short_hash(group.fingerprint))}</code></td></tr>")
+        out.append(
+            f'<tr class="{group.status}"><td>{group.label}</td><td><code>{escape(group.nodeset)}</code></td>'
+            f"<td>{len(group.nodes)}</td><td>{escape(status_text(group))}</td>"
+            f"<td><code>{escape(columns.short_hash(group.fingerprint))}</code></td></tr>"
+        )
     out.append("</tbody></table>")
     return out
 
 
 def _drift_table(groups: list[Group], differing: list[str]) -> list[str]:
-    out = ["<h2>Drift table</h2>", "<p>Highlighted rows (marked *) differ between groups.</p>",
-           "<table><thead><tr><th>column</th>" + "".join(f"<th>{g.label} <code>{escape(g.nodeset)}</code></th>"
-                                                         for g in groups) + "</tr></thead><tbody>"]
+    out = [
+        "<h2>Drift table</h2>",
+        "<p>Highlighted rows (marked *) differ between groups.</p>",
+        "<table><thead><tr><th>column</th>"
+        + "".join(f"<th>{g.label} <code>{escape(g.nodeset)}</code></th>" for g in groups)
+        + "</tr></thead><tbody>",
+    ]
     for column in columns.COLUMNS:
         differs = column.key in differing
         cells = "".join(f"<td>{_cell(column.key, g.row[column.key])}</td>" for g in groups)
         attribute = ' class="differs"' if differs else ""
-        out.append(f"<tr{attribute}><th>{escape(column.label)}{' *' if differs else ''}</th>{cells}</tr>")
+        out.append(
+            f"<tr{attribute}><th>{escape(column.label)}{' *' if differs else ''}</th>{cells}</tr>"
+        )
     out.append("</tbody></table>")
     return out
 
@@ -74,7 +92,9 @@ def _drift_table(groups: list[Group], differing: list[str]) -> list[str]:
 def _cell(key: str, value: str) -> str:
     if key != "findings" or value == "none":
         return escape(value)
-    return ", ".join(f'<span class="{_severity(item)}">{escape(item)}</span>' for item in value.split(", "))
+    return ", ".join(
+        f'<span class="{_severity(item)}">{escape(item)}</span>' for item in value.split(", ")
+    )
 
 
 def _severity(item: str) -> str:
@@ -90,8 +110,10 @@ def _fixes(groups: list[Group]) -> list[str]:
         for fix in group.fixes:
             where = f" (on <code>{escape(fix.nodes)}</code>)" if fix.nodes else ""
             hint = f"<br>fix: {escape(fix.hint)}" if fix.hint else ""
-            out.append(f'<li><span class="{escape(fix.severity)}">{escape(fix.code)} {escape(fix.severity)}</span>'
-                       f"{where}: {escape(fix.message)}{hint}</li>")
+            out.append(
+                f'<li><span class="{escape(fix.severity)}">{escape(fix.code)} {escape(fix.severity)}</span>'
+                f"{where}: {escape(fix.message)}{hint}</li>"
+            )
         out.append("</ul>")
     return out
 
@@ -109,11 +131,26 @@ def _node(node: NodeReport, group: Group) -> str:
     rows = [("group", f"{group.label}: {status_text(group)}"), ("report", node.file)]
     if node.reported_node:
         rows.append(("doctor's name for it", node.reported_node))
-    rows += [(label, value) for label, value in (("time", node.time), ("lockguard", node.lockguard),
-                                                  ("python", node.python), ("engine", node.engine),
-                                                  ("fingerprint", node.fingerprint)) if value]
-    items = "".join(f"<dt>{escape(label)}</dt><dd>{escape(str(value))}</dd>" for label, value in rows)
-    findings = "".join(f'<li><span class="{escape(f.severity)}">{escape(f.code)} {escape(f.severity)}</span>: '
-                       f"{escape(f.message)}</li>" for f in node.findings)
-    return (f'<details><summary><span class="{css}">{escape(node.node)}</span> ({group.label})</summary>'
-            f"<dl>{items}</dl>" + (f"<ul>{findings}</ul>" if findings else "") + "</details>")
+    rows += [
+        (label, value)
+        for label, value in (
+            ("time", node.time),
+            ("lockguard", node.lockguard),
+            ("python", node.python),
+            ("engine", node.engine),
+            ("fingerprint", node.fingerprint),
+        )
+        if value
+    ]
+    items = "".join(
+        f"<dt>{escape(label)}</dt><dd>{escape(str(value))}</dd>" for label, value in rows
+    )
+    findings = "".join(
+        f'<li><span class="{escape(f.severity)}">{escape(f.code)} {escape(f.severity)}</span>: '
+        f"{escape(f.message)}</li>"
+        for f in node.findings
+    )
+    return (
+        f'<details><summary><span class="{css}">{escape(node.node)}</span> ({group.label})</summary>'
+        f"<dl>{items}</dl>" + (f"<ul>{findings}</ul>" if findings else "") + "</details>"
+    )

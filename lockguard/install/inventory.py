@@ -56,11 +56,18 @@ class Inventory:
     @property
     def extra(self) -> list[str]:
         """Distributions that leave the prefix (not in the lock)."""
-        return sorted({o.name for o in self.outgoing if o.reason.startswith(("not in the lock", "CUDA family"))})
+        return sorted(
+            {
+                o.name
+                for o in self.outgoing
+                if o.reason.startswith(("not in the lock", "CUDA family"))
+            }
+        )
 
 
-def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
-                   changed: dict[str, list[str]] | None = None) -> Inventory:
+def take_inventory(
+    snap: PrefixSnapshot, lock: LockView | None, changed: dict[str, list[str]] | None = None
+) -> Inventory:
     """`changed`: dist-info -> files whose bytes differ from the RECORD (from --verify-files)."""
     inv = Inventory()
     owners = _owners_of(snap, _asked_owners(snap))
@@ -89,14 +96,19 @@ def take_inventory(snap: PrefixSnapshot, lock: LockView | None,
 # every path once more), only the set difference that finds the unowned ones, in C, and the owners
 # of the few paths a finding names.
 
+
 def _unowned(snap: PrefixSnapshot) -> set[str]:
     """The listed files that neither a distribution's RECORD nor a conda record lists."""
     known = snap.unrecorded
     if known is not None and (known.files, known.dists) == (len(snap.files), len(snap.dists)):
         unrecorded = known.paths  # the scan found them on its way
     else:
-        unrecorded = set(snap.files).difference(*(dist.paths for dist in snap.dists if dist.in_prefix))
-    return unrecorded.difference(*((os.path.normpath(p) for p in record.files) for record in snap.conda))
+        unrecorded = set(snap.files).difference(
+            *(dist.paths for dist in snap.dists if dist.in_prefix)
+        )
+    return unrecorded.difference(
+        *((os.path.normpath(p) for p in record.files) for record in snap.conda)
+    )
 
 
 def _asked_owners(snap: PrefixSnapshot) -> set[str]:
@@ -122,7 +134,7 @@ def _owners_of(snap: PrefixSnapshot, paths: set[str]) -> dict[str, str]:
 
 
 def _site_prefixes(snap: PrefixSnapshot) -> list[str]:
-    return [site[len(snap.prefix) + 1:] + "/" for site in snap.site_dirs]
+    return [site[len(snap.prefix) + 1 :] + "/" for site in snap.site_dirs]
 
 
 def _ignorable(path: str, present: set[str]) -> bool:
@@ -134,15 +146,21 @@ def _ignorable(path: str, present: set[str]) -> bool:
 
 # -- rules ---------------------------------------------------------------------------------------------
 
+
 def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
     for dist in snap.dists:
         bad = list(dist.outside)
         if bad and dist.in_prefix:
             shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-            inv.findings.append(Finding(
-                codes.RECORD_OUTSIDE_PREFIX.code, ERROR, f"the RECORD of {dist.name} {dist.version} lists paths outside the prefix: {shown}",
-                "lockguard never touches those paths; reinstall the package from a trusted wheel",
-                os.path.join(dist.dist_info, "RECORD")))
+            inv.findings.append(
+                Finding(
+                    codes.RECORD_OUTSIDE_PREFIX.code,
+                    ERROR,
+                    f"the RECORD of {dist.name} {dist.version} lists paths outside the prefix: {shown}",
+                    "lockguard never touches those paths; reinstall the package from a trusted wheel",
+                    os.path.join(dist.dist_info, "RECORD"),
+                )
+            )
 
 
 def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
@@ -150,25 +168,39 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
     unowned = sorted(_unowned(snap))  # in C first: few files remain
     owned_tops = _owned_tops(snap, sites) if unowned else {}
     orphans: dict[str, list[str]] = {}
-    present = set(snap.files) if any(p.endswith(".pyc") for p in unowned) else set()  # only bytecode needs it
-    _orphan_bytecode(snap, [p for p in unowned if "/__pycache__/" in p and p.endswith(".pyc")], present, inv)
+    present = (
+        set(snap.files) if any(p.endswith(".pyc") for p in unowned) else set()
+    )  # only bytecode needs it
+    _orphan_bytecode(
+        snap, [p for p in unowned if "/__pycache__/" in p and p.endswith(".pyc")], present, inv
+    )
     for path in unowned:
         if _ignorable(path, present):
             continue
         name = path.rsplit("/", 1)[-1]
         target = snap.symlinks.get(path)
         if target is not None and not (target + os.sep).startswith(snap.prefix + os.sep):
-            inv.findings.append(Finding(codes.SYMLINK_OUT.code, ERROR, f"{path} is a symlink out of the prefix, to {target}",
-                                        "lockguard moves the link into quarantine and never follows it",
-                                        os.path.join(snap.prefix, path)))
-            inv.quarantine.append(QuarantineItem(path, f"symlink out of the prefix ({target})", code=codes.SYMLINK_OUT.code))
+            inv.findings.append(
+                Finding(
+                    codes.SYMLINK_OUT.code,
+                    ERROR,
+                    f"{path} is a symlink out of the prefix, to {target}",
+                    "lockguard moves the link into quarantine and never follows it",
+                    os.path.join(snap.prefix, path),
+                )
+            )
+            inv.quarantine.append(
+                QuarantineItem(
+                    path, f"symlink out of the prefix ({target})", code=codes.SYMLINK_OUT.code
+                )
+            )
             continue
         site = next((s for s in sites if path.startswith(s)), None)
         if site is None:
             if SHARED_LIBRARY.search(name):
                 _unowned_library(snap, path, inv)
             continue
-        top, sep, _rest = path[len(site):].partition("/")
+        top, sep, _rest = path[len(site) :].partition("/")
         if top.endswith((".dist-info", ".egg-info")):
             continue
         if not sep:
@@ -182,20 +214,39 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
         folder = site + top
         owner = owned_tops.get(folder)
         if owner:
-            inv.findings.append(Finding(codes.UNOWNED_FILE.code, ERROR, f"{path} is inside {owner}'s folder but not in its RECORD",
-                                        "left by another install or an older version; clean-install quarantines it",
-                                        os.path.join(snap.prefix, path)))
-            inv.quarantine.append(QuarantineItem(path, f"not in {owner}'s RECORD", "unowned", codes.UNOWNED_FILE.code))
+            inv.findings.append(
+                Finding(
+                    codes.UNOWNED_FILE.code,
+                    ERROR,
+                    f"{path} is inside {owner}'s folder but not in its RECORD",
+                    "left by another install or an older version; clean-install quarantines it",
+                    os.path.join(snap.prefix, path),
+                )
+            )
+            inv.quarantine.append(
+                QuarantineItem(path, f"not in {owner}'s RECORD", "unowned", codes.UNOWNED_FILE.code)
+            )
         else:
             orphans.setdefault(folder, []).append(path)
     for top, paths in sorted(orphans.items()):
-        inv.findings.append(Finding(codes.ORPHAN_FOLDER.code, ERROR, f"{top} belongs to no installed distribution ({counted(len(paths), 'file')})",
-                                    "a leftover of an uninstalled package; clean-install quarantines it",
-                                    os.path.join(snap.prefix, top)))
-        inv.quarantine += [QuarantineItem(p, f"{top} belongs to no distribution", code=codes.ORPHAN_FOLDER.code) for p in sorted(paths)]
+        inv.findings.append(
+            Finding(
+                codes.ORPHAN_FOLDER.code,
+                ERROR,
+                f"{top} belongs to no installed distribution ({counted(len(paths), 'file')})",
+                "a leftover of an uninstalled package; clean-install quarantines it",
+                os.path.join(snap.prefix, top),
+            )
+        )
+        inv.quarantine += [
+            QuarantineItem(p, f"{top} belongs to no distribution", code=codes.ORPHAN_FOLDER.code)
+            for p in sorted(paths)
+        ]
 
 
-def _orphan_bytecode(snap: PrefixSnapshot, compiled: list[str], present: set[str], inv: Inventory) -> None:
+def _orphan_bytecode(
+    snap: PrefixSnapshot, compiled: list[str], present: set[str], inv: Inventory
+) -> None:
     """LG223: __pycache__/NAME.TAG.pyc that no distribution lists and whose NAME.py is gone. Python
     never imports it as a module, but a package folder holding nothing else still imports as a
     namespace package (`import torch.ao.sparsity` works where a fresh torch has no such module):
@@ -210,29 +261,44 @@ def _orphan_bytecode(snap: PrefixSnapshot, compiled: list[str], present: set[str
     ordered = sorted(present)
     for folder, paths in sorted(by_folder.items()):
         alone = _only_bytecode(ordered, folder)
-        message = f"{folder}/__pycache__ holds {counted(len(paths), 'compiled file')} whose source is gone" + (
-            f"; they are all {folder} holds, so `import {_dotted(snap, folder)}` still succeeds (a namespace "
-            "package) where a fresh install has no such module" if alone else "")
-        inv.findings.append(Finding(codes.ORPHAN_BYTECODE.code, ERROR if alone else WARNING, message,
-                                    "left by an older version or an uninstall; clean-install quarantines them",
-                                    os.path.join(snap.prefix, folder)))
-        inv.quarantine += [QuarantineItem(p, "compiled file whose source is gone", code=codes.ORPHAN_BYTECODE.code) for p in sorted(paths)]
+        message = (
+            f"{folder}/__pycache__ holds {counted(len(paths), 'compiled file')} whose source is gone"
+            + (
+                f"; they are all {folder} holds, so `import {_dotted(snap, folder)}` still succeeds (a namespace "
+                "package) where a fresh install has no such module"
+                if alone
+                else ""
+            )
+        )
+        inv.findings.append(
+            Finding(
+                codes.ORPHAN_BYTECODE.code,
+                ERROR if alone else WARNING,
+                message,
+                "left by an older version or an uninstall; clean-install quarantines them",
+                os.path.join(snap.prefix, folder),
+            )
+        )
+        inv.quarantine += [
+            QuarantineItem(p, "compiled file whose source is gone", code=codes.ORPHAN_BYTECODE.code)
+            for p in sorted(paths)
+        ]
 
 
 def _only_bytecode(ordered: list[str], folder: str) -> bool:
     """Whether every file under folder lies in one of its __pycache__ folders (at any depth)."""
     start = folder + "/"
-    for path in ordered[bisect.bisect_left(ordered, start):]:
+    for path in ordered[bisect.bisect_left(ordered, start) :]:
         if not path.startswith(start):
             break
-        if "/__pycache__/" not in path[len(folder):]:
+        if "/__pycache__/" not in path[len(folder) :]:
             return False
     return True
 
 
 def _dotted(snap: PrefixSnapshot, folder: str) -> str:
     site = next((s for s in _site_prefixes(snap) if folder.startswith(s)), "")
-    return folder[len(site):].replace("/", ".") if site else folder
+    return folder[len(site) :].replace("/", ".") if site else folder
 
 
 def _owned_tops(snap: PrefixSnapshot, sites: list[str]) -> dict[str, str]:
@@ -252,10 +318,18 @@ def _owned_tops(snap: PrefixSnapshot, sites: list[str]) -> dict[str, str]:
 
 
 def _unowned_library(snap: PrefixSnapshot, path: str, inv: Inventory) -> None:
-    inv.findings.append(Finding(codes.UNOWNED_LIBRARY.code, ERROR, f"{path} is a shared library no package owns",
-                                "the loader may pick it instead of the locked one; clean-install quarantines it",
-                                os.path.join(snap.prefix, path)))
-    inv.quarantine.append(QuarantineItem(path, "shared library no package owns", code=codes.UNOWNED_LIBRARY.code))
+    inv.findings.append(
+        Finding(
+            codes.UNOWNED_LIBRARY.code,
+            ERROR,
+            f"{path} is a shared library no package owns",
+            "the loader may pick it instead of the locked one; clean-install quarantines it",
+            os.path.join(snap.prefix, path),
+        )
+    )
+    inv.quarantine.append(
+        QuarantineItem(path, "shared library no package owns", code=codes.UNOWNED_LIBRARY.code)
+    )
 
 
 def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
@@ -271,11 +345,21 @@ def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
         winner, losers = copies[0], copies[1:]
         where = ", ".join(f"{d.version} in {d.site}" for d in losers)
         outside = [d for d in copies if not d.in_prefix]
-        hint = (f"remove the copy outside the environment (pip uninstall --user {name}), or run with PYTHONNOUSERSITE=1"
-                if outside else "uninstall the extra copy")
-        inv.findings.append(Finding(codes.INSTALLED_TWICE.code, ERROR,
-                                    f"{name} is installed twice on sys.path: {winner.version} in {winner.site} wins "
-                                    f"over {where}", hint, winner.dist_info))
+        hint = (
+            f"remove the copy outside the environment (pip uninstall --user {name}), or run with PYTHONNOUSERSITE=1"
+            if outside
+            else "uninstall the extra copy"
+        )
+        inv.findings.append(
+            Finding(
+                codes.INSTALLED_TWICE.code,
+                ERROR,
+                f"{name} is installed twice on sys.path: {winner.version} in {winner.site} wins "
+                f"over {where}",
+                hint,
+                winner.dist_info,
+            )
+        )
 
 
 def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
@@ -286,11 +370,16 @@ def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
         if not existing:
             continue
         severity = INFO if owner else WARNING
-        inv.findings.append(Finding(codes.PTH_INJECTS.code, severity,
-                                    f"{os.path.basename(pth.path)} adds {', '.join(existing)} to sys.path"
-                                    + (f" (from {owner})" if owner else " (no package owns it)"),
-                                    "modules there shadow the locked ones; remove the .pth if it is a leftover",
-                                    pth.path))
+        inv.findings.append(
+            Finding(
+                codes.PTH_INJECTS.code,
+                severity,
+                f"{os.path.basename(pth.path)} adds {', '.join(existing)} to sys.path"
+                + (f" (from {owner})" if owner else " (no package owns it)"),
+                "modules there shadow the locked ones; remove the .pth if it is a leftover",
+                pth.path,
+            )
+        )
 
 
 def _families(snap: PrefixSnapshot, inv: Inventory) -> None:
@@ -301,9 +390,16 @@ def _families(snap: PrefixSnapshot, inv: Inventory) -> None:
             families.setdefault(family, []).append(f"{dist.name} {dist.version}")
     if len(families) > 1:
         listed = "; ".join(f"cu{k}: {', '.join(sorted(v))}" for k, v in sorted(families.items()))
-        inv.findings.append(Finding(codes.MIXED_CUDA_WHEELS.code, ERROR, f"nvidia packages of several CUDA majors are installed ({listed})",
-                                    "they overwrite each other in the shared nvidia/ folder; clean-install removes "
-                                    "the ones the lock does not pin", snap.prefix))
+        inv.findings.append(
+            Finding(
+                codes.MIXED_CUDA_WHEELS.code,
+                ERROR,
+                f"nvidia packages of several CUDA majors are installed ({listed})",
+                "they overwrite each other in the shared nvidia/ folder; clean-install removes "
+                "the ones the lock does not pin",
+                snap.prefix,
+            )
+        )
 
 
 def _sonames(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
@@ -313,9 +409,15 @@ def _sonames(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> No
     for name, paths in sorted(by_soname.items()):
         if len(paths) > 1:
             listed = ", ".join(f"{p} ({owners.get(p, 'unowned')})" for p in sorted(paths))
-            inv.findings.append(Finding(codes.DUPLICATE_SONAME.code, ERROR, f"{counted(len(paths), 'file')} {'has' if len(paths) == 1 else 'have'} the SONAME {name}: {listed}",
-                                        "which one loads depends on RPATH and search order; keep only the locked one",
-                                        os.path.join(snap.prefix, sorted(paths)[0])))
+            inv.findings.append(
+                Finding(
+                    codes.DUPLICATE_SONAME.code,
+                    ERROR,
+                    f"{counted(len(paths), 'file')} {'has' if len(paths) == 1 else 'have'} the SONAME {name}: {listed}",
+                    "which one loads depends on RPATH and search order; keep only the locked one",
+                    os.path.join(snap.prefix, sorted(paths)[0]),
+                )
+            )
 
 
 _VERSIONED = re.compile(r"^lib(?P<lib>[A-Za-z_]+)\.so\.(?P<version>\d+(?:\.\d+)*)$")
@@ -337,12 +439,16 @@ def _loader_path(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
                 continue
             depth = len(have.split("."))
             if have.split(".")[: min(depth, len(want.split(".")))] != want.split(".")[:depth]:
-                inv.findings.append(Finding(
-                    codes.LOADER_PATH_COPY.code, ERROR,
-                    f"{entry.path} ({entry.origin}) holds {filename} (SONAME {wanted}, the name the lock's {lib} "
-                    f"{want} is loaded by)",
-                    f"the loader can pick it before the wheel's own copy; remove {entry.path} from {entry.origin}",
-                    entry.origin if entry.origin != "LD_LIBRARY_PATH" else None))
+                inv.findings.append(
+                    Finding(
+                        codes.LOADER_PATH_COPY.code,
+                        ERROR,
+                        f"{entry.path} ({entry.origin}) holds {filename} (SONAME {wanted}, the name the lock's {lib} "
+                        f"{want} is loaded by)",
+                        f"the loader can pick it before the wheel's own copy; remove {entry.path} from {entry.origin}",
+                        entry.origin if entry.origin != "LD_LIBRARY_PATH" else None,
+                    )
+                )
 
 
 def _cuda_link(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
@@ -351,7 +457,14 @@ def _cuda_link(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
     link, target = snap.cuda_link
     match = re.search(r"cuda-(\d+\.\d+)", target)
     if match and match.group(1) != lock.cuda:
-        inv.findings.append(Finding(codes.USR_LOCAL_CUDA.code, WARNING, f"{link} points at {target} (CUDA {match.group(1)}); the lock's "
-                                    f"CUDA is {lock.cuda}", "extension builds that use /usr/local/cuda will mismatch "
-                                    "torch; set CUDA_HOME to the lock's toolkit (lockguard changes nothing outside the prefix)",
-                                    link))
+        inv.findings.append(
+            Finding(
+                codes.USR_LOCAL_CUDA.code,
+                WARNING,
+                f"{link} points at {target} (CUDA {match.group(1)}); the lock's "
+                f"CUDA is {lock.cuda}",
+                "extension builds that use /usr/local/cuda will mismatch "
+                "torch; set CUDA_HOME to the lock's toolkit (lockguard changes nothing outside the prefix)",
+                link,
+            )
+        )

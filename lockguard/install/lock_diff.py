@@ -20,7 +20,9 @@ class LockView:
     """The lock as the inventory needs it."""
 
     pip: dict[str, str]  # canonical name -> version
-    conda: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (version, build)
+    conda: dict[str, tuple[str, str | None]] = field(
+        default_factory=dict
+    )  # name -> (version, build)
     conda_solved: bool = False
     cuda: str | None = None  # "12.1" (torch's CUDA, else conda's)
     nccl: str | None = None  # version of the locked nvidia-nccl-* wheel
@@ -61,31 +63,67 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
     for name, version in sorted(lock.pip.items()):
         have = copies.get(name, [])
         if not have:
-            diff.findings.append(Finding(codes.PACKAGE_MISSING.code, ERROR, f"{name}=={version} is in the lock but not installed",
-                                        "run `lockguard clean-install`", snap.prefix))
+            diff.findings.append(
+                Finding(
+                    codes.PACKAGE_MISSING.code,
+                    ERROR,
+                    f"{name}=={version} is in the lock but not installed",
+                    "run `lockguard clean-install`",
+                    snap.prefix,
+                )
+            )
             diff.missing.append(f"{name}=={version}")
             continue
         good = [d for d in have if same_version(d.version, version)]
         for dist in have:
             if dist in good:
                 continue
-            diff.findings.append(Finding(codes.OTHER_VERSION.code, ERROR, f"{name} {dist.version} is installed, the lock has {version}"
-                                        + _legacy(dist), "run `lockguard clean-install`", dist.dist_info))
-            diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _direction(dist.version, version),
-                                         dist.ownership_note()))
+            diff.findings.append(
+                Finding(
+                    codes.OTHER_VERSION.code,
+                    ERROR,
+                    f"{name} {dist.version} is installed, the lock has {version}" + _legacy(dist),
+                    "run `lockguard clean-install`",
+                    dist.dist_info,
+                )
+            )
+            diff.outgoing.append(
+                Outgoing(
+                    name,
+                    dist.version,
+                    dist.dist_info,
+                    _direction(dist.version, version),
+                    dist.ownership_note(),
+                )
+            )
         legacy = [d for d in good if d.legacy]
         for dist in legacy:
-            diff.findings.append(Finding(
-                codes.LEGACY_EGG_INFO.code, WARNING, f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
-                f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo them exactly",
-                f"`lockguard clean-install` reinstalls {name}=={version} from the "
-                "lock as a wheel (its .egg-info install moves into the quarantine)", dist.dist_info))
-            diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: a legacy .egg-info install",
-                                         dist.ownership_note()))
+            diff.findings.append(
+                Finding(
+                    codes.LEGACY_EGG_INFO.code,
+                    WARNING,
+                    f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
+                    f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo them exactly",
+                    f"`lockguard clean-install` reinstalls {name}=={version} from the "
+                    "lock as a wheel (its .egg-info install moves into the quarantine)",
+                    dist.dist_info,
+                )
+            )
+            diff.outgoing.append(
+                Outgoing(
+                    name,
+                    dist.version,
+                    dist.dist_info,
+                    "repair: a legacy .egg-info install",
+                    dist.ownership_note(),
+                )
+            )
         broken = [d for d in good if not d.legacy and _damage(d, changed)]
         for dist in broken:
             diff.findings += _damage_findings(dist, changed)
-            diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, "repair: " + _damage(dist, changed)))
+            diff.outgoing.append(
+                Outgoing(name, dist.version, dist.dist_info, "repair: " + _damage(dist, changed))
+            )
         if not good or broken or len(legacy) == len(good):
             diff.missing.append(f"{name}=={version}")
     for name, have in sorted(copies.items()):
@@ -94,18 +132,39 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
         for dist in have:
             if dist.installer == "conda" or name in conda_names:
                 continue  # the conda side's
-            diff.findings.append(Finding(codes.NOT_IN_LOCK.code, ERROR, f"{name} {dist.version} is installed but not in the lock"
-                                        + _legacy(dist), "clean-install moves it into the quarantine", dist.dist_info))
-            diff.outgoing.append(Outgoing(name, dist.version, dist.dist_info, _why_extra(name, lock),
-                                         dist.ownership_note()))
+            diff.findings.append(
+                Finding(
+                    codes.NOT_IN_LOCK.code,
+                    ERROR,
+                    f"{name} {dist.version} is installed but not in the lock" + _legacy(dist),
+                    "clean-install moves it into the quarantine",
+                    dist.dist_info,
+                )
+            )
+            diff.outgoing.append(
+                Outgoing(
+                    name,
+                    dist.version,
+                    dist.dist_info,
+                    _why_extra(name, lock),
+                    dist.ownership_note(),
+                )
+            )
     if lock.conda_solved and snap.is_conda:
         present = {r.name: r for r in snap.conda}
         for name, (version, build) in sorted(lock.conda.items()):
             record = present.get(name)
             if record is None or record.version != version or (build and record.build != build):
                 installed = f"{record.version}={record.build}" if record else "nothing"
-                diff.findings.append(Finding(codes.CONDA_RECORD_DIFFERS.code, ERROR, f"conda {name}={version}={build} is locked, {installed} is installed",
-                                            "run `lockguard clean-install`", os.path.join(snap.prefix, "conda-meta")))
+                diff.findings.append(
+                    Finding(
+                        codes.CONDA_RECORD_DIFFERS.code,
+                        ERROR,
+                        f"conda {name}={version}={build} is locked, {installed} is installed",
+                        "run `lockguard clean-install`",
+                        os.path.join(snap.prefix, "conda-meta"),
+                    )
+                )
                 diff.conda_missing.append(name)
     return diff
 
@@ -126,8 +185,16 @@ def _why_extra(name: str, lock: LockView) -> str:
     family = cuda_family(name)
     if family:
         stem = name[: -len(family)]
-        twin = next((n for n in sorted(lock.pip) if (other := cuda_family(n)) is not None and other != family
-                     and n[: -len(other)] == stem), None)
+        twin = next(
+            (
+                n
+                for n in sorted(lock.pip)
+                if (other := cuda_family(n)) is not None
+                and other != family
+                and n[: -len(other)] == stem
+            ),
+            None,
+        )
         if twin:
             return f"CUDA family switch: the lock has {twin} {lock.pip[twin]}"
     return "not in the lock"
@@ -161,13 +228,32 @@ def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
     if missing or dist.resized:
         what = []
         if missing:
-            what.append(f"{counted(len(missing), 'file')} of its RECORD {'is' if len(missing) == 1 else 'are'} missing: {_shown(missing)}")
+            what.append(
+                f"{counted(len(missing), 'file')} of its RECORD {'is' if len(missing) == 1 else 'are'} missing: {_shown(missing)}"
+            )
         if dist.resized:
-            what.append(f"{len(dist.resized)} shared libraries differ in size from the RECORD: {_shown(list(dist.resized))}")
-        out.append(Finding(codes.RECORD_FILE_MISSING.code, ERROR, f"{dist.name} {dist.version}: " + "; ".join(what), fix, dist.dist_info))
+            what.append(
+                f"{len(dist.resized)} shared libraries differ in size from the RECORD: {_shown(list(dist.resized))}"
+            )
+        out.append(
+            Finding(
+                codes.RECORD_FILE_MISSING.code,
+                ERROR,
+                f"{dist.name} {dist.version}: " + "; ".join(what),
+                fix,
+                dist.dist_info,
+            )
+        )
     if changed.get(dist.dist_info):
         files = changed[dist.dist_info]
-        out.append(Finding(codes.FILE_DIFFERS.code, ERROR, f"{dist.name} {dist.version}: {counted(len(files), 'file')} {'differs' if len(files) == 1 else 'differ'} from its RECORD "
-                           f"({_shown(files)})", fix.replace("clean-install`", "clean-install --verify-files`"),
-                           dist.dist_info))
+        out.append(
+            Finding(
+                codes.FILE_DIFFERS.code,
+                ERROR,
+                f"{dist.name} {dist.version}: {counted(len(files), 'file')} {'differs' if len(files) == 1 else 'differ'} from its RECORD "
+                f"({_shown(files)})",
+                fix.replace("clean-install`", "clean-install --verify-files`"),
+                dist.dist_info,
+            )
+        )
     return out

@@ -18,5 +18,8 @@ def requirements_text(lock: RequirementsLock, install: list[str], *, find_links=
         entry = lock.entries.get(canonical_name(pin.split("==", 1)[0]))
         if entry is None:
             raise KeyError(pin)
-        lines.append(f"{entry.name}=={entry.version}" + "".join(f" \\\n    --hash=sha256:{h}" for h in entry.hashes))
+        lines.append(
+            f"{entry.name}=={entry.version}"
+            + "".join(f" \\\n    --hash=sha256:{h}" for h in entry.hashes)
+        )
     return "\n".join(lines) + "\n"

@@ -33,12 +33,16 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
     for package in pylock.packages.values():
         where = f"{path}:{package.line}" if package.line else path
         if not package.hashes:
-            raise InputError(f"{where}: {package.name} {package.version} has no wheel or sdist with a sha256 hash",
-                             file=path, line=package.line,
-                             hint="clean-install installs only hashed files from an index (pip --require-hashes); "
-                                  "lock it from an index (e.g. `uv pip compile -o pylock.toml`) or leave it out")
-        out.requirements.entries[package.name] = LockedRequirement(package.name, package.version, package.hashes,
-                                                                   (), package.line or 0)
+            raise InputError(
+                f"{where}: {package.name} {package.version} has no wheel or sdist with a sha256 hash",
+                file=path,
+                line=package.line,
+                hint="clean-install installs only hashed files from an index (pip --require-hashes); "
+                "lock it from an index (e.g. `uv pip compile -o pylock.toml`) or leave it out",
+            )
+        out.requirements.entries[package.name] = LockedRequirement(
+            package.name, package.version, package.hashes, (), package.line or 0
+        )
         if package.index and package.index not in indexes:
             indexes.append(package.index)
         for file in package.files:
@@ -46,18 +50,26 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
             if location and "sha256" in file.hashes:
                 out.links.append(f"{location}#sha256={file.hashes['sha256']}")
         if not package.index and not any(f.url or f.path for f in package.files):
-            raise InputError(f"{where}: {package.name} {package.version} names neither an index nor a URL or path "
-                             "for its files", file=path, line=package.line,
-                             hint="pip needs to know where to download it: add `index` or the files' `url`")
+            raise InputError(
+                f"{where}: {package.name} {package.version} names neither an index nor a URL or path "
+                "for its files",
+                file=path,
+                line=package.line,
+                hint="pip needs to know where to download it: add `index` or the files' `url`",
+            )
     if indexes:
-        out.requirements = replace(out.requirements, index_url=indexes[0], extra_index_urls=indexes[1:])
+        out.requirements = replace(
+            out.requirements, index_url=indexes[0], extra_index_urls=indexes[1:]
+        )
     return out
 
 
 def links_page(links: list[str]) -> str:
     """An HTML page pip reads with --find-links (PEP 503's anchor form)."""
-    rows = [f'<a href="{html.escape(url, quote=True)}">{html.escape(url.split("#", 1)[0].rsplit("/", 1)[-1])}</a><br>'
-            for url in links]
+    rows = [
+        f'<a href="{html.escape(url, quote=True)}">{html.escape(url.split("#", 1)[0].rsplit("/", 1)[-1])}</a><br>'
+        for url in links
+    ]
     return "<!DOCTYPE html>\n<html><body>\n" + "\n".join(rows) + "\n</body></html>\n"
 
 

@@ -25,13 +25,13 @@ def direct_names(requirements: tuple[str, ...] | list[str]) -> list[str]:
 
 def top_level_modules(dist: InstalledDist, snap: PrefixSnapshot) -> list[str]:
     """Importable top-level names a distribution installs (packages, modules, extensions)."""
-    sites = [s[len(snap.prefix) + 1:] + "/" for s in snap.site_dirs]
+    sites = [s[len(snap.prefix) + 1 :] + "/" for s in snap.site_dirs]
     tops = set()
     for path in dist.paths:
         site = next((s for s in sites if path.startswith(s)), None)
         if site is None:
             continue
-        head, sep, _rest = path[len(site):].partition("/")
+        head, sep, _rest = path[len(site) :].partition("/")
         if sep:
             if _MODULE.match(head) and head != "__pycache__":
                 tops.add(head)

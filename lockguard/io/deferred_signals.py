@@ -18,7 +18,9 @@ import signal
 from collections.abc import Callable
 from types import FrameType
 
-DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+DEFERRED = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class DeferredSignals:

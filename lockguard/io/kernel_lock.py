@@ -66,12 +66,20 @@ def held(
     `note_path`: lock `lock_path` as it is, read-only (a folder can be locked so), and name the
     exclusive holder in the file `note_path` instead (best effort: unnamed when it cannot be written).
     """
-    fd = _open(lock_path, exclusive=exclusive) if note_path is None else os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
-    if fd is None:  # a reader of state it cannot write (a read-only prefix): nobody can be changing it
+    fd = (
+        _open(lock_path, exclusive=exclusive)
+        if note_path is None
+        else os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+    )
+    if (
+        fd is None
+    ):  # a reader of state it cannot write (a read-only prefix): nobody can be changing it
         yield
         return
     try:
-        _acquire(fd, note_path or lock_path, exclusive=exclusive, what=what, wait=wait, on_wait=on_wait)
+        _acquire(
+            fd, note_path or lock_path, exclusive=exclusive, what=what, wait=wait, on_wait=on_wait
+        )
         named = (fd if note_path is None else _open_note(note_path)) if exclusive else None
         if named is not None:
             with _unless_a_note(named != fd):
@@ -97,7 +105,9 @@ def _unless_a_note(note: bool):
 def _open_note(note_path) -> int | None:
     try:
         os.makedirs(os.path.dirname(os.fspath(note_path)) or ".", exist_ok=True)
-        return os.open(note_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        return os.open(
+            note_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o644
+        )
     except OSError:
         return None
 
@@ -145,7 +155,11 @@ def _who(lock_path) -> str:
 
 
 def _write_holder(fd: int, holder: Holder | None) -> None:
-    text = "" if holder is None else json.dumps({"command": holder.command, "pid": holder.pid, "run": holder.run})
+    text = (
+        ""
+        if holder is None
+        else json.dumps({"command": holder.command, "pid": holder.pid, "run": holder.run})
+    )
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, text.encode("utf-8"), 0)

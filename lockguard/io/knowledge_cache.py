@@ -78,8 +78,13 @@ def _decoded(payload: bytes | None, names: set[str]) -> dict[str, Parsed] | None
     if not isinstance(parses, dict) or set(parses) != names:
         return None
     for parsed in parses.values():
-        if not (isinstance(parsed, tuple) and len(parsed) == 2 and isinstance(parsed[0], dict)
-                and isinstance(parsed[1], dict) and all(_row_lines(v) for v in parsed[1].values())):
+        if not (
+            isinstance(parsed, tuple)
+            and len(parsed) == 2
+            and isinstance(parsed[0], dict)
+            and isinstance(parsed[1], dict)
+            and all(_row_lines(v) for v in parsed[1].values())
+        ):
             return None
     return parses
 

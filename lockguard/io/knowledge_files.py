@@ -55,5 +55,8 @@ def _read(path: Path) -> str:
     try:
         return read_text(path, what="knowledge file", limit=KNOWLEDGE_LIMIT)
     except FileNotFoundError:
-        raise InputError(f"knowledge file {path} is missing", file=str(path),
-                         hint="reinstall lockguard, or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder") from None
+        raise InputError(
+            f"knowledge file {path} is missing",
+            file=str(path),
+            hint="reinstall lockguard, or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder",
+        ) from None

@@ -30,9 +30,11 @@ if msgspec is not None:
         yanked: bool | str | None = None
         # UNSET: the key is absent (an explicit null is not the same: it hides the older key)
         core_metadata: bool | dict[str, str] | None | msgspec.UnsetType = msgspec.field(
-            default=UNSET, name="core-metadata")
+            default=UNSET, name="core-metadata"
+        )
         dist_info_metadata: bool | dict[str, str] | None | msgspec.UnsetType = msgspec.field(
-            default=UNSET, name="data-dist-info-metadata")
+            default=UNSET, name="data-dist-info-metadata"
+        )
         upload_time: str | None = msgspec.field(default=None, name="upload-time")
         size: int | None = None
 
@@ -64,8 +66,9 @@ class TypedMsgpack:
     def __init__(self, entry_type) -> None:
         self.available = msgspec is not None
         if self.available:
-            self._type = msgspec.defstruct("MemoFile", [("header", str), ("entries", dict[str, entry_type])],
-                                           array_like=True)
+            self._type = msgspec.defstruct(
+                "MemoFile", [("header", str), ("entries", dict[str, entry_type])], array_like=True
+            )
 
     def encode(self, header: str, entries: dict) -> bytes | None:
         """None for what msgpack cannot hold (text that is not UTF-8, a value of another type)."""
@@ -79,5 +82,7 @@ class TypedMsgpack:
             memo = msgspec.msgpack.decode(data, type=self._type)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
             return None
-        header, entries = msgspec.structs.astuple(memo)  # the struct defstruct built: (header, entries)
+        header, entries = msgspec.structs.astuple(
+            memo
+        )  # the struct defstruct built: (header, entries)
         return header, entries

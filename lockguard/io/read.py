@@ -48,13 +48,25 @@ class NotRegular(InputError):
 
 
 # what a file that is not regular is, for a named file and for an environment's file
-_NAMED_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a device",
-                stat.S_IFBLK: "a device", stat.S_IFSOCK: "a socket"}
-_ENV_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-              stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a folder"}
+_NAMED_KINDS = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFSOCK: "a socket",
+}
+_ENV_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
 
 
-def open_regular(path: FilePath, limit: int | None = None, *, what: str | None = None, follow_links: bool = True) -> int:
+def open_regular(
+    path: FilePath, limit: int | None = None, *, what: str | None = None, follow_links: bool = True
+) -> int:
     """A descriptor of the regular file at `path` of at most `limit` bytes; NotRegular or
     InputError naming it otherwise. An error of the open itself (FileNotFoundError, a permission;
     ELOOP for a symlink when not `follow_links`) passes through."""
@@ -64,17 +76,30 @@ def open_regular(path: FilePath, limit: int | None = None, *, what: str | None =
         if not stat.S_ISREG(info.st_mode):
             if what is not None:
                 kind = _NAMED_KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
-                raise NotRegular(f"{what} {_shown(path)} is {kind}, not a regular file", file=_shown(path),
-                                 hint="lockguard reads only regular files")
+                raise NotRegular(
+                    f"{what} {_shown(path)} is {kind}, not a regular file",
+                    file=_shown(path),
+                    hint="lockguard reads only regular files",
+                )
             kind = _ENV_KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
-            raise NotRegular(f"{path} is {kind}, not a regular file", file=str(path),
-                             hint="lockguard reads only regular files here; remove it or put the real file back")
+            raise NotRegular(
+                f"{path} is {kind}, not a regular file",
+                file=str(path),
+                hint="lockguard reads only regular files here; remove it or put the real file back",
+            )
         if limit is not None and info.st_size > limit:
             if what is not None:
-                raise InputError(f"{what} {_shown(path)} is {info.st_size:,} bytes; more than the {limit:,} a {what} "
-                                 "can be", file=_shown(path), hint="is this the right file?")
-            raise InputError(f"{path} is {info.st_size} bytes, more than the {limit} bytes such a file may have",
-                             file=str(path), hint="it is damaged or not what its name says; reinstall its package")
+                raise InputError(
+                    f"{what} {_shown(path)} is {info.st_size:,} bytes; more than the {limit:,} a {what} "
+                    "can be",
+                    file=_shown(path),
+                    hint="is this the right file?",
+                )
+            raise InputError(
+                f"{path} is {info.st_size} bytes, more than the {limit} bytes such a file may have",
+                file=str(path),
+                hint="it is damaged or not what its name says; reinstall its package",
+            )
     except BaseException:
         os.close(fd)
         raise
@@ -106,14 +131,22 @@ def read_bytes(path: FilePath, *, what: str, limit: int) -> bytes:
     except FileNotFoundError:
         raise
     except IsADirectoryError:
-        raise NotRegular(f"{what} {_shown(path)} is a folder, not a file", file=_shown(path),
-                         hint="point it at a file") from None
+        raise NotRegular(
+            f"{what} {_shown(path)} is a folder, not a file",
+            file=_shown(path),
+            hint="point it at a file",
+        ) from None
     except OSError as exc:
-        raise InputError(f"cannot read {what} {_shown(path)}: {exc.strerror or exc}", file=_shown(path)) from None
+        raise InputError(
+            f"cannot read {what} {_shown(path)}: {exc.strerror or exc}", file=_shown(path)
+        ) from None
     data = _read_all(fd, limit)
     if data is None:
-        raise InputError(f"{what} {_shown(path)} is larger than the {limit:,} bytes a {what} can be",
-                         file=_shown(path), hint="is this the right file?")
+        raise InputError(
+            f"{what} {_shown(path)} is larger than the {limit:,} bytes a {what} can be",
+            file=_shown(path),
+            hint="is this the right file?",
+        )
     return data
 
 
@@ -124,10 +157,15 @@ def decode(data: bytes, path: FilePath, *, what: str) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(f"{_shown(path)}:{line}: the {what} is not UTF-8 text: byte 0x{data[exc.start]:02x} at "
-                         f"line {line}, column {column}", file=_shown(path), line=line,
-                         hint="lockguard writes UTF-8; rewrite it with `lockguard resolve`" if what == "lock file"
-                         else "save it as UTF-8") from None
+        raise InputError(
+            f"{_shown(path)}:{line}: the {what} is not UTF-8 text: byte 0x{data[exc.start]:02x} at "
+            f"line {line}, column {column}",
+            file=_shown(path),
+            line=line,
+            hint="lockguard writes UTF-8; rewrite it with `lockguard resolve`"
+            if what == "lock file"
+            else "save it as UTF-8",
+        ) from None
 
 
 def read_text(path: FilePath, *, what: str, limit: int) -> str:
@@ -157,7 +195,10 @@ def is_regular_file(path: FilePath) -> bool:
 
 # -- an environment's files (named by their path; never the user's to fix by hand) -------------------
 
-def read_regular(path: FilePath, limit: int = ENV_FILE_LIMIT, *, follow_links: bool = True) -> bytes:
+
+def read_regular(
+    path: FilePath, limit: int = ENV_FILE_LIMIT, *, follow_links: bool = True
+) -> bytes:
     """The bytes of a regular file of at most `limit` bytes; the errors of open_regular (an
     OSError of the open passes through), and an InputError when it grows past `limit`."""
     data = _read_all(open_regular(path, limit, follow_links=follow_links), limit)
@@ -166,7 +207,9 @@ def read_regular(path: FilePath, limit: int = ENV_FILE_LIMIT, *, follow_links: b
     return data
 
 
-def read_env_bytes(path: FilePath, limit: int = ENV_FILE_LIMIT, *, missing_ok: bool = True) -> bytes:
+def read_env_bytes(
+    path: FilePath, limit: int = ENV_FILE_LIMIT, *, missing_ok: bool = True
+) -> bytes:
     """The bytes of a regular file of at most `limit` bytes (b"" when it is missing and missing_ok)."""
     try:
         return read_regular(path, limit)

@@ -73,20 +73,35 @@ def kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def run_bounded(argv: list[str], *, timeout: float, env: dict | None = None, cwd: str | None = None,
-                what: str | None = None, cap: int = OUTPUT_CAP, stderr_cap: int = STDERR_CAP,
-                on_line: Callable[[str], None] | None = None,
-                tick: Callable[[subprocess.Popen], None] | None = None,
-                die_with_lockguard: bool = False) -> Finished:
+def run_bounded(
+    argv: list[str],
+    *,
+    timeout: float,
+    env: dict | None = None,
+    cwd: str | None = None,
+    what: str | None = None,
+    cap: int = OUTPUT_CAP,
+    stderr_cap: int = STDERR_CAP,
+    on_line: Callable[[str], None] | None = None,
+    tick: Callable[[subprocess.Popen], None] | None = None,
+    die_with_lockguard: bool = False,
+) -> Finished:
     """Run `argv` (stdin closed) in its own process group, killed with its group after `timeout`
     seconds or more than `cap` bytes of stdout. `on_line` sees each stdout line as it comes;
     `tick` runs about four times a second while the child does; `die_with_lockguard`: the child is
     killed if lockguard dies first."""
     label = what or os.path.basename(argv[0])
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=env, cwd=cwd, start_new_session=True,
-                                   preexec_fn=_death_signal() if die_with_lockguard else None)
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=_death_signal() if die_with_lockguard else None,
+        )
     except OSError as exc:
         cause = exc.strerror or str(exc)
         return Finished(argv, None, problem=f"cannot run {argv[0]}: {cause}", start_error=cause)
@@ -126,10 +141,16 @@ def run_bounded(argv: list[str], *, timeout: float, env: dict | None = None, cwd
         reader.close()
     problem = None
     if timed_out:
-        problem = f"{label} did not finish within {timeout:g} s; it was killed with its child processes"
+        problem = (
+            f"{label} did not finish within {timeout:g} s; it was killed with its child processes"
+        )
     elif reader.flooded:
-        problem = f"{label} printed more than {cap >> 20} MiB; it was killed with its child processes"
-    return Finished(argv, returncode, reader.stdout(), reader.stderr(), timed_out, reader.flooded, problem)
+        problem = (
+            f"{label} printed more than {cap >> 20} MiB; it was killed with its child processes"
+        )
+    return Finished(
+        argv, returncode, reader.stdout(), reader.stderr(), timed_out, reader.flooded, problem
+    )
 
 
 class _Output:

@@ -15,7 +15,13 @@ import os
 import stat
 
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_CREATE = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def temporary_beside(path, *, mode: int = 0o666, make_folder: bool = False) -> tuple[int, str]:
@@ -43,7 +49,7 @@ def write_and_sync(fd: int, *chunks: bytes) -> None:
         for chunk in chunks:
             view = memoryview(chunk)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -52,7 +58,9 @@ def write_and_sync(fd: int, *chunks: bytes) -> None:
 def sync_folder(folder, *, strict: bool = False) -> None:
     """fsync a folder, so that a rename in it survives a crash; errors ignored unless `strict`."""
     try:
-        fd = os.open(folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(
+            folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+        )
         try:
             os.fsync(fd)
         finally:

@@ -89,14 +89,19 @@ class Components:
 
     def _next_first(self, row: ComponentRelease, key: str) -> str | None:
         """The first version of `key` in the next release of the same major (None: none known)."""
-        later = [r for r in self.releases if r.cuda.major == row.cuda.major and r.cuda > row.cuda
-                 and r.versions.get(key)]
+        later = [
+            r
+            for r in self.releases
+            if r.cuda.major == row.cuda.major and r.cuda > row.cuda and r.versions.get(key)
+        ]
         if not later:
             return None
         following = min(later, key=lambda r: r.cuda)
         return _sorted(following.versions[key])[0]
 
-    def _span(self, row: ComponentRelease, key: str) -> tuple[str, str | None, bool, tuple[str, ...]] | None:
+    def _span(
+        self, row: ComponentRelease, key: str
+    ) -> tuple[str, str | None, bool, tuple[str, ...]] | None:
         """(lowest, upper, upper included, versions of other releases inside) of a release's versions
         of `key`: from its first version to the next release's first (excluded) or, where its own
         versions reach past that, to its last (included), less what another release lists."""
@@ -108,10 +113,18 @@ class Components:
         included = upper is not None and not Version(high) < Version(upper)
         if included:
             upper = high
-        others = {v for r in self.releases if r.cuda.major == row.cuda.major and r is not row
-                  for v in r.versions.get(key, ()) if v not in versions}
-        inside = tuple(v for v in _sorted(others)
-                       if not Version(v) < Version(low) and (upper is None or Version(v) < Version(upper)))
+        others = {
+            v
+            for r in self.releases
+            if r.cuda.major == row.cuda.major and r is not row
+            for v in r.versions.get(key, ())
+            if v not in versions
+        }
+        inside = tuple(
+            v
+            for v in _sorted(others)
+            if not Version(v) < Version(low) and (upper is None or Version(v) < Version(upper))
+        )
         return low, upper, included, inside
 
     def bound(self, cuda: CudaVersion, name: str) -> ComponentBound | None:
@@ -123,9 +136,18 @@ class Components:
             return None
         key, family = found
         if (family is not None and family != cuda.major) or (family is None and cuda.major < 13):
-            own = f"uses {_wheel(key, cuda.major)}" if row.versions.get(key) else f"has no {key} wheel"
-            return ComponentBound(name, SpecifierSet("<0"), cuda,
-                                  f"{name} is a CUDA {family or '13+'} wheel; CUDA {cuda} {own}", row.origin)
+            own = (
+                f"uses {_wheel(key, cuda.major)}"
+                if row.versions.get(key)
+                else f"has no {key} wheel"
+            )
+            return ComponentBound(
+                name,
+                SpecifierSet("<0"),
+                cuda,
+                f"{name} is a CUDA {family or '13+'} wheel; CUDA {cuda} {own}",
+                row.origin,
+            )
         span = self._span(row, key)
         if span is None:
             return None
@@ -134,12 +156,24 @@ class Components:
         policy = self.policy(key)
         if policy is not None:
             spec = SpecifierSet(f">={low},<{cuda.major + 1}")
-            return ComponentBound(name, spec, cuda, f"CUDA {cuda} needs {name} >= {low} (a newer one of "
-                                  f"CUDA {cuda.major} is fine, {policy.origin})", row.origin)
+            return ComponentBound(
+                name,
+                spec,
+                cuda,
+                f"CUDA {cuda} needs {name} >= {low} (a newer one of "
+                f"CUDA {cuda.major} is fine, {policy.origin})",
+                row.origin,
+            )
         clauses = [f">={low}"] + ([f"{'<=' if included else '<'}{upper}"] if upper else [])
         clauses += [f"!={v}" for v in inside]
         shown = f"{versions[0]}" if len(versions) == 1 else f"{versions[0]} to {versions[-1]}"
-        return ComponentBound(name, SpecifierSet(",".join(clauses)), cuda, f"CUDA {cuda} ships {name} {shown}", row.origin)
+        return ComponentBound(
+            name,
+            SpecifierSet(",".join(clauses)),
+            cuda,
+            f"CUDA {cuda} ships {name} {shown}",
+            row.origin,
+        )
 
     def release_of(self, name: str, version: str) -> CudaVersion | None:
         """The CUDA release a component wheel version belongs to (None: unknown)."""
@@ -151,10 +185,19 @@ class Components:
             Version(version)
         except InvalidVersion:
             return None  # not a version
-        rows = [r for r in self.releases
-                if (r.cuda.major == family if family is not None else r.cuda.major >= 13)]
-        listed = next((r for r in rows if any(v == version or _same(v, version) for v in r.versions.get(key, ()))),
-                      None)
+        rows = [
+            r
+            for r in self.releases
+            if (r.cuda.major == family if family is not None else r.cuda.major >= 13)
+        ]
+        listed = next(
+            (
+                r
+                for r in rows
+                if any(v == version or _same(v, version) for v in r.versions.get(key, ()))
+            ),
+            None,
+        )
         if listed is not None:
             return listed.cuda
         for row in rows:
@@ -164,7 +207,11 @@ class Components:
             low, upper, included, inside = span
             if Version(version) < Version(low) or any(_same(v, version) for v in inside):
                 continue
-            if upper is None or Version(version) < Version(upper) or (included and _same(version, upper)):
+            if (
+                upper is None
+                or Version(version) < Version(upper)
+                or (included and _same(version, upper))
+            ):
                 return row.cuda
         return None
 

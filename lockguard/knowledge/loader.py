@@ -30,8 +30,16 @@ _Row = TypeVar("_Row")
 RowValues: TypeAlias = dict[str, object]
 
 # schema.SCHEMA's files, in its order (a test holds them equal)
-FILES = ("torch.toml", "cuda.toml", "components.toml", "shared_files.toml", "conda.toml", "extensions.toml",
-         "hazards.toml", "sdist_metadata.toml")
+FILES = (
+    "torch.toml",
+    "cuda.toml",
+    "components.toml",
+    "shared_files.toml",
+    "conda.toml",
+    "extensions.toml",
+    "hazards.toml",
+    "sdist_metadata.toml",
+)
 
 # a file's TOML data and the line of each row of each of its arrays of tables (parse_file)
 Parsed: TypeAlias = tuple[dict[str, object], dict[str, list[int | None]]]
@@ -41,8 +49,11 @@ def _parse_text(_name: str, text: str) -> Parsed:
     return parse_file(text)
 
 
-def knowledge_from_files(read: Callable[[str], tuple[Path | str, str]], validate: bool,
-                         parse: Callable[[str, str], Parsed] = _parse_text) -> t.Knowledge:
+def knowledge_from_files(
+    read: Callable[[str], tuple[Path | str, str]],
+    validate: bool,
+    parse: Callable[[str, str], Parsed] = _parse_text,
+) -> t.Knowledge:
     """The knowledge from the text of each of FILES, in their order: `read(name)` gives (the path
     messages name, its text) (io/knowledge_files.py reads them). `validate=False` (the plain
     check) skips the costly checks of `deep` fields (PEP 508 parsing of torch's Requires-Dist);
@@ -51,7 +62,9 @@ def knowledge_from_files(read: Callable[[str], tuple[Path | str, str]], validate
     rows: dict[str, list[RowValues]] = {}
     for file_name, tables in SCHEMA.items():
         path, text = read(file_name)
-        for table_name, row_list in _rows_of(path, parse, file_name, text, tables, validate).items():
+        for table_name, row_list in _rows_of(
+            path, parse, file_name, text, tables, validate
+        ).items():
             rows[table_name] = row_list
     return _build(rows, tuple(sorted(FILES)))
 
@@ -60,13 +73,22 @@ def parse_file(text: str) -> Parsed:
     """A knowledge file's TOML data and the line of each row of each array of tables. Raises ValueError (tomllib's TOMLDecodeError) on bad TOML."""
     data: dict[str, object] = tomllib.loads(text)
     lines = TomlLines(text)
-    origins = {name: [lines.line_of(name, array_index=i) for i in range(len(rows))]
-               for name, rows in data.items() if isinstance(rows, list)}
+    origins = {
+        name: [lines.line_of(name, array_index=i) for i in range(len(rows))]
+        for name, rows in data.items()
+        if isinstance(rows, list)
+    }
     return data, origins
 
 
-def _rows_of(path: Path | str, parse: Callable[[str, str], Parsed], name: str, text: str,
-             tables: dict[str, dict[str, Field]], validate: bool) -> dict[str, list[RowValues]]:
+def _rows_of(
+    path: Path | str,
+    parse: Callable[[str, str], Parsed],
+    name: str,
+    text: str,
+    tables: dict[str, dict[str, Field]],
+    validate: bool,
+) -> dict[str, list[RowValues]]:
     try:
         data, origins = parse(name, text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
@@ -77,16 +99,22 @@ def _rows_of(path: Path | str, parse: Callable[[str, str], Parsed], name: str, t
         if table_name not in tables:
             raise InputError(
                 f"{path}:{lines.line_of(table_name) or '?'}: unknown table [[{table_name}]]",
-                file=str(path), line=lines.line_of(table_name), key=table_name,
+                file=str(path),
+                line=lines.line_of(table_name),
+                key=table_name,
                 hint="known tables here: " + ", ".join(f"[[{n}]]" for n in tables),
             )
     for table_name, fields in tables.items():
         raw_rows = data.get(table_name, [])
         if not isinstance(raw_rows, list):
-            raise InputError(f"{path}: {table_name} must be an array of tables [[{table_name}]]",
-                             file=str(path), key=table_name)
+            raise InputError(
+                f"{path}: {table_name} must be an array of tables [[{table_name}]]",
+                file=str(path),
+                key=table_name,
+            )
         out[table_name] = [
-            _check_row(path, lines, table_name, index, raw, fields, validate) for index, raw in enumerate(raw_rows)
+            _check_row(path, lines, table_name, index, raw, fields, validate)
+            for index, raw in enumerate(raw_rows)
         ]
     return out
 
@@ -101,7 +129,11 @@ class _Lines:
 
     def row(self, table: str, index: int) -> int | None:
         rows = self.origins.get(table)
-        return rows[index] if rows is not None and index < len(rows) else self.line_of(table, array_index=index)
+        return (
+            rows[index]
+            if rows is not None and index < len(rows)
+            else self.line_of(table, array_index=index)
+        )
 
     def line_of(self, *keys: str, array_index: int | None = None) -> int | None:
         if self._scan is None:
@@ -109,18 +141,35 @@ class _Lines:
         return self._scan.line_of(*keys, array_index=array_index)
 
 
-def _check_row(path: Path | str, lines: _Lines, table: str, index: int, raw: dict[str, object],
-               fields: dict[str, Field], validate: bool) -> RowValues:
+def _check_row(
+    path: Path | str,
+    lines: _Lines,
+    table: str,
+    index: int,
+    raw: dict[str, object],
+    fields: dict[str, Field],
+    validate: bool,
+) -> RowValues:
     def fail(key: str, message: str) -> InputError:
-        line = lines.line_of(table, key, array_index=index) if key else lines.line_of(table, array_index=index)
-        return InputError(f"{path}:{line or '?'}: [[{table}]] #{index + 1}, key '{key}': {message}",
-                          file=str(path), line=line, key=f"{table}[{index}].{key}",
-                          hint="fix the row; every row needs the keys of its table and a source")
+        line = (
+            lines.line_of(table, key, array_index=index)
+            if key
+            else lines.line_of(table, array_index=index)
+        )
+        return InputError(
+            f"{path}:{line or '?'}: [[{table}]] #{index + 1}, key '{key}': {message}",
+            file=str(path),
+            line=line,
+            key=f"{table}[{index}].{key}",
+            hint="fix the row; every row needs the keys of its table and a source",
+        )
 
     for key in raw:
         if key not in fields:
             raise fail(key, "is not a key of this table (known: " + ", ".join(fields) + ")")
-    row: RowValues = {"origin": f"constraints/{os.path.basename(os.fspath(path))}:{lines.row(table, index) or '?'}"}
+    row: RowValues = {
+        "origin": f"constraints/{os.path.basename(os.fspath(path))}:{lines.row(table, index) or '?'}"
+    }
     for key, spec in fields.items():
         attr = spec.attr or key.replace("-", "_")
         if key not in raw:
@@ -143,8 +192,13 @@ def _check_row(path: Path | str, lines: _Lines, table: str, index: int, raw: dic
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
-    names: dict[object, str] = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
-                                dict: "a table"}
+    names: dict[object, str] = {
+        str: "a string",
+        int: "an integer",
+        bool: "true or false",
+        list: "a list",
+        dict: "a table",
+    }
     return names.get(kind, str(kind))
 
 
@@ -167,8 +221,12 @@ def _build(rows: dict[str, list[RowValues]], files: tuple[str, ...]) -> t.Knowle
         gpu_rules=make(t.GpuRule, "gpu-rule"),
         torch_pins=make(t.TorchPinRule, "torch-pin"),
         hazards=make(t.Hazard, "hazard"),
-        components=Components(make(ComponentRelease, "cuda-release"), make(ComponentPolicy, "component-policy")),
-        wheel_files=WheelFiles(make(SharedFiles, "shared-files"), make(SeparateFiles, "separate-files")),
+        components=Components(
+            make(ComponentRelease, "cuda-release"), make(ComponentPolicy, "component-policy")
+        ),
+        wheel_files=WheelFiles(
+            make(SharedFiles, "shared-files"), make(SeparateFiles, "separate-files")
+        ),
         sdist_metadata=SdistMetadata(make(SdistMetadataRow, "sdist-metadata")),
         files=files,
     )

@@ -27,7 +27,9 @@ class Field:
     # its own kind of value, which one parameter type cannot say (hence Any)
     check: Callable[[Any], object] | None = None
     attr: str | None = None  # the row attribute, when it differs from the key
-    deep: bool = False  # `check` only validates (it is costly): the fast path skips it, keeps the raw value
+    deep: bool = (
+        False  # `check` only validates (it is costly): the fast path skips it, keeps the raw value
+    )
 
 
 def _list_of(convert: Callable[[Any], _T]) -> Callable[[list[object]], tuple[_T, ...]]:
@@ -61,7 +63,10 @@ def _glibc(value: str) -> str:
 
 
 def _mismatch_lists(value: dict[str, list[str]]) -> dict[int, tuple[CudaVersion, ...]]:
-    return {int(major): tuple(CudaVersion.parse(v) for v in versions) for major, versions in value.items()}
+    return {
+        int(major): tuple(CudaVersion.parse(v) for v in versions)
+        for major, versions in value.items()
+    }
 
 
 def _component_versions(value: dict[str, object]) -> dict[str, tuple[str, ...]]:
@@ -91,7 +96,9 @@ def _wheel_names(value: list[object]) -> tuple[str, ...]:
     names = tuple(_str(v) for v in value)
     for name in names:
         if canonical_name(name) != name:
-            raise ValueError(f"{name!r} is not a canonical wheel name (write {canonical_name(name)!r})")
+            raise ValueError(
+                f"{name!r} is not a canonical wheel name (write {canonical_name(name)!r})"
+            )
     if len(set(names)) != len(names):
         raise ValueError("names a wheel twice")
     return names
@@ -106,7 +113,9 @@ def _two_or_more(value: list[object]) -> tuple[str, ...]:
 
 def _project_name(value: str) -> str:
     if canonical_name(value) != value:
-        raise ValueError(f"{value!r} is not a canonical project name (write {canonical_name(value)!r})")
+        raise ValueError(
+            f"{value!r} is not a canonical project name (write {canonical_name(value)!r})"
+        )
     return value
 
 
@@ -115,7 +124,9 @@ def _bounded_specifier(value: str) -> str:
     never what a future release will say."""
     spec = SpecifierSet(value)  # raises InvalidSpecifier with the reason
     if not any(s.operator in ("==", "===", "<", "<=", "~=") for s in spec):
-        raise ValueError("needs an upper bound (==, <= or <): a row covers only releases whose sdists were read")
+        raise ValueError(
+            "needs an upper bound (==, <= or <): a row covers only releases whose sdists were read"
+        )
     return value
 
 
@@ -189,14 +200,22 @@ SCHEMA: dict[str, dict[str, dict[str, Field]]] = {
         },
     },
     "shared_files.toml": {
-        "shared-files": {"wheels": Field(list, check=_two_or_more), "path": Field(str, check=_str), "source": SOURCE},
+        "shared-files": {
+            "wheels": Field(list, check=_two_or_more),
+            "path": Field(str, check=_str),
+            "source": SOURCE,
+        },
         "separate-files": {"wheels": Field(list, check=_wheel_names), "source": SOURCE},
     },
     "conda.toml": {
         "cuda-specs": {"cuda": Field(str, check=SpecifierSet), "specs": STRINGS, "source": SOURCE},
         "build-specs": {"platforms": STRINGS, "specs": STRINGS, "source": SOURCE},
         "python-specs": {"specs": STRINGS, "source": SOURCE},
-        "sysroot": {"glibc": Field(str, check=_glibc), "cuda": Field(str, check=SpecifierSet), "source": SOURCE},
+        "sysroot": {
+            "glibc": Field(str, check=_glibc),
+            "cuda": Field(str, check=SpecifierSet),
+            "source": SOURCE,
+        },
         "library": {"conda": Field(str), "pypi": STRINGS, "source": SOURCE},
         "python-name": {"conda": Field(str), "pypi": Field(str), "source": SOURCE},
     },

@@ -50,7 +50,9 @@ class SdistMetadata:
 
     def row_for(self, name: str, version: str) -> SdistMetadataRow | None:
         """The row whose specifier covers `version` of project `name`; None: build it as usual."""
-        return next((r for r in self._by_name.get(canonical_name(name), ()) if r.covers(version)), None)
+        return next(
+            (r for r in self._by_name.get(canonical_name(name), ()) if r.covers(version)), None
+        )
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -38,8 +38,10 @@ class Clash:
 
     @property
     def why(self) -> str:
-        return (f"{codes.SHARED_FILES.code}: {self.name} and {self.other} both install {self.path}, so each overwrites the other's "
-                f"files; {self.origin}")
+        return (
+            f"{codes.SHARED_FILES.code}: {self.name} and {self.other} both install {self.path}, so each overwrites the other's "
+            f"files; {self.origin}"
+        )
 
 
 @dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__

@@ -23,6 +23,7 @@ from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, Python
 if TYPE_CHECKING:  # an annotation only: its parser is imported where requirements are parsed
     from packaging.requirements import Requirement
 
+
 @dataclass(frozen=True, slots=True)
 class TorchRelease(Row):
     minor: str
@@ -33,7 +34,9 @@ class TorchRelease(Row):
     manylinux: str
     min_glibc: str
     cxx11_abi: bool
-    index_aarch64: tuple[str, ...] | None = None  # CUDA variants of the index's linux aarch64 wheels
+    index_aarch64: tuple[str, ...] | None = (
+        None  # CUDA variants of the index's linux aarch64 wheels
+    )
 
     def pypi_cuda_for(self, platform: str) -> CudaVersion | None:
         """The CUDA of PyPI's own wheel on a conda platform; None means a CPU build."""
@@ -208,17 +211,25 @@ class Knowledge:
 
     def patches_matching(self, spec: SpecifierSet | None) -> list[TorchPatch]:
         """Known PyPI patch releases allowed by `spec`, newest first."""
-        found = [p for p in self.patches if spec is None or spec.contains(p.version, prereleases=True)]
+        found = [
+            p for p in self.patches if spec is None or spec.contains(p.version, prereleases=True)
+        ]
         return sorted(found, key=lambda p: _version_key(p.version), reverse=True)
 
     def patch(self, version: str) -> TorchPatch | None:
         public = Version(version).public
         return next((p for p in self.patches if p.version == public), None)
 
-    def arch_row(self, variant: str, torch_version: str, platform: str | None = None) -> ArchRow | None:
+    def arch_row(
+        self, variant: str, torch_version: str, platform: str | None = None
+    ) -> ArchRow | None:
         """The GPU architectures of a torch build; a platform's own row wins over the general one."""
         public = Version(torch_version).public
-        rows = [a for a in self.archs if a.variant == variant and a.torch.contains(public, prereleases=True)]
+        rows = [
+            a
+            for a in self.archs
+            if a.variant == variant and a.torch.contains(public, prereleases=True)
+        ]
         own = [a for a in rows if platform and a.platforms and platform in a.platforms]
         found = own or [a for a in rows if not a.platforms]
         return found[0] if found else None
@@ -253,4 +264,3 @@ class Knowledge:
 
     def hazards_for(self, name: str, version: str, platform: str) -> list[Hazard]:
         return [h for h in self.hazards if h.applies(name, version, platform)]
-

@@ -34,8 +34,13 @@ class Difference:
     origin: str | None = None
 
     def to_dict(self) -> dict[str, str | None]:
-        return {"version": self.version, "field": self.field, "knowledge": self.knowledge,
-                "live": self.live, "origin": self.origin}
+        return {
+            "version": self.version,
+            "field": self.field,
+            "knowledge": self.knowledge,
+            "live": self.live,
+            "origin": self.origin,
+        }
 
 
 def stack_requirements(requires: Iterable[str | Requirement]) -> set[str]:
@@ -58,8 +63,15 @@ def compare_patch(patch: TorchPatch, live: LiveWheel) -> list[Difference]:
         return [Difference(patch.version, "wheel", patch.wheel, "not on the index", patch.origin)]
     diffs = []
     if str(patch.requires_python) != str(_spec(live.requires_python)):
-        diffs.append(Difference(patch.version, "requires-python", str(patch.requires_python),
-                                live.requires_python or "(none)", patch.origin))
+        diffs.append(
+            Difference(
+                patch.version,
+                "requires-python",
+                str(patch.requires_python),
+                live.requires_python or "(none)",
+                patch.origin,
+            )
+        )
     known = stack_requirements(patch.requires)
     now = stack_requirements(live.requires)
     for missing in sorted(now - known):
@@ -82,7 +94,12 @@ def missing_releases(knowledge: Knowledge, live_versions: Iterable[str]) -> list
             version = Version(text)
         except InvalidVersion:
             continue
-        if version.is_prerelease or version.is_devrelease or version < Version("2.0") or version.local:
+        if (
+            version.is_prerelease
+            or version.is_devrelease
+            or version < Version("2.0")
+            or version.local
+        ):
             continue
         if str(version) not in known:
             out.append(Difference(str(version), "release", "(absent)", "published on the index"))

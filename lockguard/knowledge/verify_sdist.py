@@ -38,15 +38,28 @@ def pkg_info_facts(version: str, filename: str, pkg_info: bytes) -> SdistFacts:
     message = HeaderParser().parsestr(pkg_info.decode("utf-8", errors="replace"))
     listed = tuple(message.get_all("Requires-Dist") or ())
     dynamic = {d.strip().lower() for d in message.get_all("Dynamic") or ()}
-    says_none = _metadata_version(message.get("Metadata-Version", "1.0")) >= (2, 2) and "requires-dist" not in dynamic
-    return SdistFacts(version, filename, listed if listed or says_none else None, message.get("Requires-Python"),
-                      "PKG-INFO")
+    says_none = (
+        _metadata_version(message.get("Metadata-Version", "1.0")) >= (2, 2)
+        and "requires-dist" not in dynamic
+    )
+    return SdistFacts(
+        version,
+        filename,
+        listed if listed or says_none else None,
+        message.get("Requires-Python"),
+        "PKG-INFO",
+    )
 
 
 def requires_txt_facts(facts: SdistFacts, text: str) -> SdistFacts:
     """The same sdist, its Requires-Dist read from setuptools' egg-info/requires.txt."""
-    return SdistFacts(facts.version, facts.filename, requires_from_txt(text), facts.requires_python,
-                      "egg-info/requires.txt")
+    return SdistFacts(
+        facts.version,
+        facts.filename,
+        requires_from_txt(text),
+        facts.requires_python,
+        "egg-info/requires.txt",
+    )
 
 
 def requires_from_txt(text: str) -> tuple[str, ...]:
@@ -71,7 +84,9 @@ def covered(row: SdistMetadataRow, facts: Sequence[SdistFacts]) -> list[SdistFac
     return [f for f in facts if row.covers(f.version)]
 
 
-def requires_txt_wanted(table: SdistMetadata, facts: Mapping[str, Sequence[SdistFacts] | None]) -> list[SdistFacts]:
+def requires_txt_wanted(
+    table: SdistMetadata, facts: Mapping[str, Sequence[SdistFacts] | None]
+) -> list[SdistFacts]:
     """Per row, the newest covered sdist whose PKG-INFO does not list its Requires-Dist: its
     requires.txt is read (one whole sdist per row at most; the others are checked by PKG-INFO)."""
     out = []
@@ -82,8 +97,9 @@ def requires_txt_wanted(table: SdistMetadata, facts: Mapping[str, Sequence[Sdist
     return out
 
 
-def sdist_metadata_differences(table: SdistMetadata,
-                               facts: Mapping[str, Sequence[SdistFacts] | None]) -> list[Difference]:
+def sdist_metadata_differences(
+    table: SdistMetadata, facts: Mapping[str, Sequence[SdistFacts] | None]
+) -> list[Difference]:
     """`facts`: project name -> what each of its sdists on the index says (None: no such project).
     A row that covers no sdist on the index, and each covered sdist whose Requires-Dist or
     Requires-Python differ from the row."""
@@ -91,17 +107,42 @@ def sdist_metadata_differences(table: SdistMetadata,
     for row in table.rows:
         found = covered(row, facts.get(row.name) or ())
         if not found:
-            out.append(Difference(f"{row.name} {row.versions_text}", "sdists", "covered", "no sdist on the index",
-                                  row.origin))
+            out.append(
+                Difference(
+                    f"{row.name} {row.versions_text}",
+                    "sdists",
+                    "covered",
+                    "no sdist on the index",
+                    row.origin,
+                )
+            )
             continue
         for sdist in sorted(found, key=lambda f: Version(f.version)):
             where = f"{row.name} {sdist.version}"
-            if sdist.requires_dist is not None and _requirements(sdist.requires_dist) != _requirements(row.requires_dist):
-                out.append(Difference(where, f"requires-dist ({sdist.read_from})", _listed(row.requires_dist),
-                                      _listed(sdist.requires_dist), row.origin))
-            if row.requires_python is not None and _python(sdist.requires_python) != _python(row.requires_python):
-                out.append(Difference(where, "requires-python (PKG-INFO)", row.requires_python,
-                                      sdist.requires_python or "(absent)", row.origin))
+            if sdist.requires_dist is not None and _requirements(
+                sdist.requires_dist
+            ) != _requirements(row.requires_dist):
+                out.append(
+                    Difference(
+                        where,
+                        f"requires-dist ({sdist.read_from})",
+                        _listed(row.requires_dist),
+                        _listed(sdist.requires_dist),
+                        row.origin,
+                    )
+                )
+            if row.requires_python is not None and _python(sdist.requires_python) != _python(
+                row.requires_python
+            ):
+                out.append(
+                    Difference(
+                        where,
+                        "requires-python (PKG-INFO)",
+                        row.requires_python,
+                        sdist.requires_python or "(absent)",
+                        row.origin,
+                    )
+                )
     return out
 
 
@@ -114,8 +155,15 @@ def _requirements(texts: Sequence[str]) -> frozenset[tuple[object, ...]]:
         except InvalidRequirement:
             out.add(("unparsable", text))
             continue
-        out.add((canonicalize_name(req.name), tuple(sorted(req.extras)), str(req.specifier),
-                 str(req.marker) if req.marker else "", req.url or ""))
+        out.add(
+            (
+                canonicalize_name(req.name),
+                tuple(sorted(req.extras)),
+                str(req.specifier),
+                str(req.marker) if req.marker else "",
+                req.url or "",
+            )
+        )
     return frozenset(out)
 
 

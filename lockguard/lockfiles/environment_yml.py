@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from lockguard.model.lock import PlatformLock
 
 
-def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, env_name: str) -> str:
+def render(
+    platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, env_name: str
+) -> str:
     conda = platform_lock.conda
     extra = {"platform": platform_lock.target.platform}
     if conda is not None:
@@ -36,7 +38,11 @@ def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, e
             lines += [f"  - {s}" for s in conda.specs]
     pins = platform_lock.pip.pins
     if pins:
-        if conda is None or (conda.solved and not conda.record("pip")) or (not conda.solved and "pip" not in conda.specs):
+        if (
+            conda is None
+            or (conda.solved and not conda.record("pip"))
+            or (not conda.solved and "pip" not in conda.specs)
+        ):
             lines.append("  - pip")
         lines.append("  - pip:")
         urls = list(platform_lock.index_urls)
@@ -52,29 +58,41 @@ def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, e
 class EnvironmentFile:
     name: str | None = None
     channels: list[str] = field(default_factory=list)
-    conda: dict[str, tuple[str, str | None, int]] = field(default_factory=dict)  # name -> (version, build, line)
+    conda: dict[str, tuple[str, str | None, int]] = field(
+        default_factory=dict
+    )  # name -> (version, build, line)
     pip: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (version, line)
-    specs: list[str] = field(default_factory=list)  # the conda dependency lines as written, in order
-    index_urls: list[str] = field(default_factory=list)  # --index-url / --extra-index-url of the pip section
+    specs: list[str] = field(
+        default_factory=list
+    )  # the conda dependency lines as written, in order
+    index_urls: list[str] = field(
+        default_factory=list
+    )  # --index-url / --extra-index-url of the pip section
 
 
 _CONDA = re.compile(r"^([A-Za-z0-9_.\-]+)(?:[= ]+([^=\s]+))?(?:=([^=\s]+))?\s*$")
 # a YAML plain scalar as a list item: no indicator first, no ": " or " #" inside, no trailing colon
 _ITEM = re.compile(r"^  - ([^\s?:,\[\]{}#&*!|>'\"%@`-](?:(?!: | #)[^\t])*?)$")
 # a conda MatchSpec as lockguard writes them: [channel::]name[ constraint | =version[=build]][[key=value,...]]
-_SPEC = re.compile(r"^(?:[A-Za-z0-9_.\-/:]+::)?[A-Za-z0-9_.\-]+(?:(?: |=|==|>=|<=|>|<|!=|~=)[^\s\[\]]+(?: [^\s\[\]]+)*)?"
-                   r"(?:\[[^\[\]\s]+\])?$")
-_PIP = re.compile(r"^    - ([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
+_SPEC = re.compile(
+    r"^(?:[A-Za-z0-9_.\-/:]+::)?[A-Za-z0-9_.\-]+(?:(?: |=|==|>=|<=|>|<|!=|~=)[^\s\[\]]+(?: [^\s\[\]]+)*)?"
+    r"(?:\[[^\[\]\s]+\])?$"
+)
+_PIP = re.compile(
+    r"^    - ([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$"
+)
 _PIP_OPTION = re.compile(r"^    - --(index-url|extra-index-url) [^\s#'\"]+$")
 _NAME = re.compile(r"^name: ([A-Za-z0-9_.-]+)$")
 _CHANNEL = re.compile(r"^  - ([A-Za-z0-9_.\-/:~+%]+)$")
 
 
 def pin_entries(text: str) -> PinEntries:
-    """"pip NAME" and "conda NAME" -> (the pinned version (=build), (), its line)."""
+    """ "pip NAME" and "conda NAME" -> (the pinned version (=build), (), its line)."""
     env = parse(text)
     out: PinEntries = {f"pip {n}": (v, (), line) for n, (v, line) in env.pip.items()}
-    out.update({f"conda {n}": (f"{v}={b}" if b else v, (), line) for n, (v, b, line) in env.conda.items()})
+    out.update(
+        {f"conda {n}": (f"{v}={b}" if b else v, (), line) for n, (v, b, line) in env.conda.items()}
+    )
     return out
 
 
@@ -104,8 +122,11 @@ def parse(text: str) -> EnvironmentFile:
             if match:
                 name = canonical_name(match.group(1))
                 if name in env.pip:
-                    raise LockSyntaxError(number, f"pip package {name} is listed twice (lines {env.pip[name][1]} "
-                                                  f"and {number})")
+                    raise LockSyntaxError(
+                        number,
+                        f"pip package {name} is listed twice (lines {env.pip[name][1]} "
+                        f"and {number})",
+                    )
                 problem = pip_version_problem(match.group(2))
                 if problem:
                     raise LockSyntaxError(number, f"pip package {name}: {problem}")
@@ -114,18 +135,26 @@ def parse(text: str) -> EnvironmentFile:
                 env.index_urls.append(line.split()[-1])
             else:
                 raise LockSyntaxError(number, f"not a pip line lockguard writes: {clip(line)!r}")
-        elif (section == "deps" and (item := _ITEM.match(line)) and not item.group(1).endswith(":")
-              and _SPEC.match(item.group(1))):
+        elif (
+            section == "deps"
+            and (item := _ITEM.match(line))
+            and not item.group(1).endswith(":")
+            and _SPEC.match(item.group(1))
+        ):
             spec = item.group(1)
             match = _CONDA.match(spec)
             name = match.group(1) if match else re.split(r"[\s=<>!~\[]", spec, maxsplit=1)[0]
             if name in seen_conda:
-                raise LockSyntaxError(number, f"conda package {name} is listed twice (lines {seen_conda[name]} "
-                                              f"and {number})")
+                raise LockSyntaxError(
+                    number,
+                    f"conda package {name} is listed twice (lines {seen_conda[name]} and {number})",
+                )
             seen_conda[name] = number
             env.specs.append(spec)
             if match:
                 env.conda[name] = (match.group(2) or "", match.group(3), number)
         else:
-            raise LockSyntaxError(number, f"not a line lockguard writes in environment.yml: {clip(line)!r}")
+            raise LockSyntaxError(
+                number, f"not a line lockguard writes in environment.yml: {clip(line)!r}"
+            )
     return replace(env, name=name_line)

@@ -43,7 +43,10 @@ class Header:
 
 
 def header_lines(intent_hash: str, extra: dict[str, str] | None = None) -> list[str]:
-    lines = [f"# lockguard-version: {__version__}", f"# lockguard-intent-hash: sha256:{intent_hash}"]
+    lines = [
+        f"# lockguard-version: {__version__}",
+        f"# lockguard-intent-hash: sha256:{intent_hash}",
+    ]
     lines += [f"# lockguard-{key}: {value}" for key, value in (extra or {}).items()]
     lines.append(f"# lockguard-pins: sha256:{PLACEHOLDER}")
     lines.append(f"# lockguard-body-hash: sha256:{PLACEHOLDER}")
@@ -74,7 +77,9 @@ def seal(text: str, entries: PinEntries | None = None) -> str:
 
 def body_hash_of(text: str) -> str:
     """What the body hash of `text` should be."""
-    return hashlib.sha256(_BODY.sub(lambda m: m.group(1) + PLACEHOLDER, text, count=1).encode()).hexdigest()
+    return hashlib.sha256(
+        _BODY.sub(lambda m: m.group(1) + PLACEHOLDER, text, count=1).encode()
+    ).hexdigest()
 
 
 def read_header(text: str) -> Header:

@@ -23,6 +23,7 @@ else:  # pragma: no cover - Python 3.10: the backport
 
 # -- reading ---------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class PylockEntry:
     """One file of a package: a wheel or the sdist."""
@@ -65,8 +66,10 @@ _PACKAGES = re.compile(r"^\s*\[\[\s*packages\s*\]\]\s*(#.*)?$")
 
 def pin_entries(text: str) -> PinEntries:
     """name -> (the pinned version, the hashes of its files, its line)."""
-    return {p.name: (p.version, tuple(sorted(h for f in p.files for h in f.hashes.values())), p.line)
-            for p in read(text).packages.values()}
+    return {
+        p.name: (p.version, tuple(sorted(h for f in p.files for h in f.hashes.values())), p.line)
+        for p in read(text).packages.values()
+    }
 
 
 def read(text: str) -> PylockFile:
@@ -83,33 +86,56 @@ def read(text: str) -> PylockFile:
     lines = [n for n, line in enumerate(text.splitlines(), start=1) if _PACKAGES.match(line)]
     tool = data.get("tool")
     lockguard_tool = tool.get("lockguard") if isinstance(tool, dict) else None
-    out = PylockFile(requires_python=data.get("requires-python") if isinstance(data.get("requires-python"), str) else None,
-                     environments=tuple(e for e in data.get("environments") or () if isinstance(e, str)),
-                     tool=dict(lockguard_tool) if isinstance(lockguard_tool, dict) else {})
+    out = PylockFile(
+        requires_python=data.get("requires-python")
+        if isinstance(data.get("requires-python"), str)
+        else None,
+        environments=tuple(e for e in data.get("environments") or () if isinstance(e, str)),
+        tool=dict(lockguard_tool) if isinstance(lockguard_tool, dict) else {},
+    )
     packages = data.get("packages")
     if not isinstance(packages, list):
         raise LockSyntaxError(None, "it has no [[packages]] array")
     for number, package in enumerate(packages):
         line = lines[number] if number < len(lines) else None
-        if not isinstance(package, dict) or not isinstance(package.get("name"), str) \
-                or not isinstance(package.get("version"), str):
-            raise LockSyntaxError(line, f"package {number + 1} is not a table with a string name and version")
+        if (
+            not isinstance(package, dict)
+            or not isinstance(package.get("name"), str)
+            or not isinstance(package.get("version"), str)
+        ):
+            raise LockSyntaxError(
+                line, f"package {number + 1} is not a table with a string name and version"
+            )
         files = [_entry(w) for w in package.get("wheels") or () if isinstance(w, dict)]
         if isinstance(package.get("sdist"), dict):
             files.append(_entry(package["sdist"]))
         name = canonical_name(package["name"])
         if name in out.packages:
-            raise LockSyntaxError(line, f"{clip(name)} is listed twice (lines {out.packages[name].line} and {line})")
-        out.packages[name] = PylockPackage(name, package["version"], package.get("index"), tuple(files), line)
+            raise LockSyntaxError(
+                line, f"{clip(name)} is listed twice (lines {out.packages[name].line} and {line})"
+            )
+        out.packages[name] = PylockPackage(
+            name, package["version"], package.get("index"), tuple(files), line
+        )
     return out
 
 
 def _entry(item: dict[str, object]) -> PylockEntry:
-    url, path, hashes, size = item.get("url"), item.get("path"), item.get("hashes"), item.get("size")
+    url, path, hashes, size = (
+        item.get("url"),
+        item.get("path"),
+        item.get("hashes"),
+        item.get("size"),
+    )
     url = url if isinstance(url, str) else None
     path = path if isinstance(path, str) else None
     name = item.get("name") or (url.rsplit("/", 1)[-1] if url else "")
     if not name and path:
         name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return PylockEntry(str(name), url, {str(k): str(v) for k, v in hashes.items()} if isinstance(hashes, dict) else {},
-                       size if isinstance(size, int) else None, path)
+    return PylockEntry(
+        str(name),
+        url,
+        {str(k): str(v) for k, v in hashes.items()} if isinstance(hashes, dict) else {},
+        size if isinstance(size, int) else None,
+        path,
+    )

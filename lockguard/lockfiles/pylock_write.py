@@ -24,8 +24,14 @@ LOCK_VERSION = "1.0"
 CREATED_BY = "lockguard"
 
 
-def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, python: str,
-           filename: str = "pylock.toml") -> str:
+def render(
+    platform_lock: PlatformLock,
+    *,
+    intent_hash: str,
+    intent_name: str,
+    python: str,
+    filename: str = "pylock.toml",
+) -> str:
     """The text of pylock.toml for one platform. Deterministic for the same inputs."""
     target = platform_lock.target
     conda = platform_lock.conda
@@ -39,8 +45,10 @@ def render(platform_lock: PlatformLock, *, intent_hash: str, intent_name: str, p
     markers = target.marker_environment()
     document = {
         "lock-version": LOCK_VERSION,
-        "environments": [f"sys_platform == '{markers['sys_platform']}' and "
-                         f"platform_machine == '{markers['platform_machine']}'"],
+        "environments": [
+            f"sys_platform == '{markers['sys_platform']}' and "
+            f"platform_machine == '{markers['platform_machine']}'"
+        ],
         "requires-python": f"=={python}.*",
         "created-by": CREATED_BY,
         "packages": [_package(pin, filename) for pin in platform_lock.pip.pins],
@@ -54,12 +62,16 @@ def _package(pin: Pin, filename: str) -> dict[str, object]:
     wheels = [f for f in pin.files if f.is_wheel]
     entry: dict[str, object] = {"name": pin.name, "version": pin.version, "index": pin.index_url}
     if wheels:
-        entry["wheels"] = [_file(pin, f, filename) for f in sorted(wheels, key=lambda f: f.filename)]
+        entry["wheels"] = [
+            _file(pin, f, filename) for f in sorted(wheels, key=lambda f: f.filename)
+        ]
     elif pin.files:
         entry["sdist"] = _file(pin, pin.files[0], filename)
     else:
-        raise InputError(f"{pin.name}=={pin.version} has no file for the target, so {filename} cannot name one",
-                         hint="remove `pylock` from [outputs], or pin another version")
+        raise InputError(
+            f"{pin.name}=={pin.version} has no file for the target, so {filename} cannot name one",
+            hint="remove `pylock` from [outputs], or pin another version",
+        )
     return entry
 
 
@@ -68,8 +80,10 @@ def _file(pin: Pin, file: DistFile, filename: str) -> dict[str, object]:
     if not hashes:
         raise InputError(
             f"{pin.name}=={pin.version}: the index gives no hash for {file.filename}, and PEP 751 requires one "
-            f"in {filename}", key="outputs.pylock",
-            hint="use an index that publishes sha256 hashes (PyPI does), or remove `pylock` from [outputs]")
+            f"in {filename}",
+            key="outputs.pylock",
+            hint="use an index that publishes sha256 hashes (PyPI does), or remove `pylock` from [outputs]",
+        )
     out: dict[str, object] = {"name": file.filename, "url": file.url}
     uploaded = _upload_time(file.upload_time)
     if uploaded is not None:
@@ -118,6 +132,8 @@ def _facts(platform_lock: PlatformLock, intent_hash: str, python: str) -> dict[s
         facts["conda-side"] = "solved" if conda.solved else "knowledge-only (not solved)"
         facts["conda-specs"] = list(conda.specs)
         provided = platform_lock.pip.conda_provided
-        if provided:  # installed by the conda side: not in this file, which alone cannot make the env
+        if (
+            provided
+        ):  # installed by the conda side: not in this file, which alone cannot make the env
             facts["conda-provided"] = [f"{name}=={version}" for name, version in provided]
     return facts

@@ -17,7 +17,6 @@ if TYPE_CHECKING:  # the check path reads lock files without importing the resol
     from lockguard.model.pip_lock import PipResolution
 
 
-
 @dataclass(frozen=True, slots=True)
 class LockedRequirement:
     name: str
@@ -45,8 +44,15 @@ class RequirementsLock:
     extra_index_urls: list[str] = field(default_factory=list)
 
 
-def render(resolution: PipResolution, *, intent_hash: str, intent_name: str, python: str,
-           index_urls: tuple[str, ...], conda_solved: str | None = None) -> str:
+def render(
+    resolution: PipResolution,
+    *,
+    intent_hash: str,
+    intent_name: str,
+    python: str,
+    index_urls: tuple[str, ...],
+    conda_solved: str | None = None,
+) -> str:
     """The text of requirements.lock for one platform. Deterministic for the same inputs."""
     extra = {"platform": resolution.platform, "python": python}
     if conda_solved:
@@ -83,7 +89,9 @@ def _via(parents: tuple[str, ...], intent_name: str) -> list[str]:
     return ["    # via"] + [f"    #   {n}" for n in names]
 
 
-_ENTRY = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)( \\)?$")
+_ENTRY = re.compile(
+    r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)( \\)?$"
+)
 _HASH = re.compile(r"^    --hash=sha256:([0-9a-f]{64})( \\)?$")
 _OPTION = re.compile(r"^--(index-url|extra-index-url) (\S+)$")
 
@@ -108,17 +116,27 @@ def parse(text: str) -> RequirementsLock:
     def finish() -> None:
         if current:
             lock.entries[current.name] = LockedRequirement(
-                current.name, current.version, tuple(current.hashes), tuple(current.via), current.line)
+                current.name,
+                current.version,
+                tuple(current.hashes),
+                tuple(current.via),
+                current.line,
+            )
 
     in_via = False
     for number, line in enumerate(text.split("\n"), start=1):
         if continued and current is not None:  # a backslash ends only an entry's lines
             match = _HASH.match(line)
             if not match:
-                raise LockSyntaxError(number, f"a --hash line must follow the backslash on line {number - 1}, "
-                                              f"not {clip(line)!r}")
+                raise LockSyntaxError(
+                    number,
+                    f"a --hash line must follow the backslash on line {number - 1}, "
+                    f"not {clip(line)!r}",
+                )
             if match.group(1) in current.hashes:
-                raise LockSyntaxError(number, f"{current.name} lists the hash {match.group(1)[:12]}... twice")
+                raise LockSyntaxError(
+                    number, f"{current.name} lists the hash {match.group(1)[:12]}... twice"
+                )
             current.hashes.append(match.group(1))
             continued = bool(match.group(2))
             continue
@@ -139,9 +157,17 @@ def parse(text: str) -> RequirementsLock:
             finish()
             name = canonical_name(match.group(1))
             if name in lock.entries or (current and current.name == name):
-                first = lock.entries[name].line if name in lock.entries else current.line if current else number
-                raise LockSyntaxError(number, f"{name} is pinned twice (lines {first} and {number}); pip refuses "
-                                              "such a file")
+                first = (
+                    lock.entries[name].line
+                    if name in lock.entries
+                    else current.line
+                    if current
+                    else number
+                )
+                raise LockSyntaxError(
+                    number,
+                    f"{name} is pinned twice (lines {first} and {number}); pip refuses such a file",
+                )
             problem = pip_version_problem(match.group(2))
             if problem:
                 raise LockSyntaxError(number, f"{name}: {problem}")
@@ -150,7 +176,7 @@ def parse(text: str) -> RequirementsLock:
             in_via = False
             continue
         if current is not None and line.startswith("    # via"):
-            rest = line[len("    # via"):]
+            rest = line[len("    # via") :]
             if rest and not rest.startswith(" "):
                 raise LockSyntaxError(number, f"not a line lockguard writes: {clip(line)!r}")
             if rest.strip():
@@ -162,6 +188,8 @@ def parse(text: str) -> RequirementsLock:
             continue
         raise LockSyntaxError(number, f"not a line lockguard writes: {clip(line)!r}")
     if continued:
-        raise LockSyntaxError(text.count("\n") + 1, "the file ends after a backslash: a --hash line is missing")
+        raise LockSyntaxError(
+            text.count("\n") + 1, "the file ends after a backslash: a --hash line is missing"
+        )
     finish()
     return replace(lock, index_url=index_url)

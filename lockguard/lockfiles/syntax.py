@@ -23,7 +23,9 @@ def clip(text: str, limit: int = 80) -> str:
 
 
 MAX_VERSION = 128  # characters: no release on PyPI comes close; a longer "version" is damage
-_LOCAL_LABELS = ("cpu",)  # with cuNNN: the only local labels lockguard writes (the PyTorch index's builds)
+_LOCAL_LABELS = (
+    "cpu",
+)  # with cuNNN: the only local labels lockguard writes (the PyTorch index's builds)
 
 
 def pip_version_problem(version: str) -> str | None:

@@ -20,24 +20,32 @@ class _StrictLoader(_BASE):  # type: ignore[misc, valid-type]
         super().__init__(stream)
         self.mapping_lines: dict[int, int] = {}  # id(mapping) -> its first line (1-based)
 
-    def construct_strict_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, object]:
+    def construct_strict_mapping(
+        self, node: MappingNode, deep: bool = False
+    ) -> dict[Hashable, object]:
         seen: dict[object, int] = {}
         for key_node, _value in node.value:
             key = self.construct_object(key_node, deep=deep)
             try:
                 hash(key)
             except TypeError:
-                raise LockSyntaxError(key_node.start_mark.line + 1, "a mapping key that is not a scalar") from None
+                raise LockSyntaxError(
+                    key_node.start_mark.line + 1, "a mapping key that is not a scalar"
+                ) from None
             if key in seen:
-                raise LockSyntaxError(key_node.start_mark.line + 1,
-                                      f"duplicate key {str(key)[:60]!r} (first on line {seen[key]})")
+                raise LockSyntaxError(
+                    key_node.start_mark.line + 1,
+                    f"duplicate key {str(key)[:60]!r} (first on line {seen[key]})",
+                )
             seen[key] = key_node.start_mark.line + 1
         mapping = _BASE.construct_mapping(self, node, deep)
         self.mapping_lines[id(mapping)] = node.start_mark.line + 1
         return mapping
 
 
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _StrictLoader.construct_strict_mapping)
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _StrictLoader.construct_strict_mapping
+)
 
 
 def load_with_lines(text: str) -> tuple[object, dict[int, int]]:
@@ -50,7 +58,9 @@ def load_with_lines(text: str) -> tuple[object, dict[int, int]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = " ".join(str(part) for part in (exc.context, exc.problem) if part)
-        raise LockSyntaxError(mark.line + 1 if mark else None, f"not valid YAML: {problem}") from None
+        raise LockSyntaxError(
+            mark.line + 1 if mark else None, f"not valid YAML: {problem}"
+        ) from None
     except yaml.YAMLError as exc:
         raise LockSyntaxError(None, f"not valid YAML: {exc}") from None
     except RecursionError:

@@ -30,25 +30,47 @@ class FindingCode:
 LOCK_MISSING = FindingCode("LG100", ERROR, "a lock file is missing")
 INTENT_CHANGED = FindingCode("LG101", ERROR, "the intent changed since the lock was written")
 LOCK_HAND_EDITED = FindingCode("LG102", ERROR, "a lock file was edited by hand")
-LOCK_NOT_LOCKGUARDS = FindingCode("LG104", ERROR, "a lock file was not written by lockguard (no header)")
+LOCK_NOT_LOCKGUARDS = FindingCode(
+    "LG104", ERROR, "a lock file was not written by lockguard (no header)"
+)
 PIP_VIEWS_DIFFER = FindingCode("LG110", ERROR, "pip pins differ between the lock files")
 CONDA_VIEWS_DIFFER = FindingCode("LG111", ERROR, "conda records differ between the lock files")
 LOCK_CONTRADICTS_INTENT = FindingCode("LG112", ERROR, "a lock file says other than the intent")
 CONDA_CUDA_MISMATCH = FindingCode("LG120", ERROR, "conda's CUDA differs from torch's CUDA")
 SHARED_FILES = FindingCode("LG121", ERROR, "two wheels install the same file")
 GCC_TOO_NEW = FindingCode("LG122", ERROR, "gcc newer than nvcc accepts")
-DRIVER_FLOOR_TOO_LOW = FindingCode("LG123", ERROR, "a driver floor below what the locked CUDA needs")
-GPU_NOT_IN_TORCH_BUILD = FindingCode("LG124", ERROR, "a GPU of the intent is missing from the locked torch build")
-KNOWLEDGE_HAZARD = FindingCode("LG125", ERROR, "a knowledge hazard is broken (NumPy 2 with a NumPy-1 torch, ...)")
+DRIVER_FLOOR_TOO_LOW = FindingCode(
+    "LG123", ERROR, "a driver floor below what the locked CUDA needs"
+)
+GPU_NOT_IN_TORCH_BUILD = FindingCode(
+    "LG124", ERROR, "a GPU of the intent is missing from the locked torch build"
+)
+KNOWLEDGE_HAZARD = FindingCode(
+    "LG125", ERROR, "a knowledge hazard is broken (NumPy 2 with a NumPy-1 torch, ...)"
+)
 DEEPSPEED_NVCC = FindingCode("LG126", ERROR, "DeepSpeed's JIT nvcc does not match torch's CUDA")
 TORCH_PIN_BROKEN = FindingCode("LG127", ERROR, "a package's exact torch pin is broken (xformers)")
-GPU_RULE_BROKEN = FindingCode("LG128", ERROR, "a package cannot run on an intent GPU or CUDA (flash-attn)")
-COMPONENT_OF_OTHER_CUDA = FindingCode("LG129", ERROR, "a CUDA component wheel belongs to another CUDA release")
-REQUIREMENTS_FILE_PIN = FindingCode("LG130", ERROR, "a requirements*.txt / .in pin the lock does not satisfy")
-DOCKER_BASE_IMAGE = FindingCode("LG131", ERROR, "a Dockerfile base image with another CUDA or torch")
-DOCKER_PIP_INSTALL = FindingCode("LG132", ERROR, "a Dockerfile `pip install` pin the lock does not satisfy")
-PROJECT_DEPENDENCY = FindingCode("LG133", ERROR, "a pyproject.toml / setup.cfg dependency the lock does not satisfy")
-CONDA_FROM_KNOWLEDGE = FindingCode("LG140", WARNING, "`--strict`: the conda side was pinned from knowledge only")
+GPU_RULE_BROKEN = FindingCode(
+    "LG128", ERROR, "a package cannot run on an intent GPU or CUDA (flash-attn)"
+)
+COMPONENT_OF_OTHER_CUDA = FindingCode(
+    "LG129", ERROR, "a CUDA component wheel belongs to another CUDA release"
+)
+REQUIREMENTS_FILE_PIN = FindingCode(
+    "LG130", ERROR, "a requirements*.txt / .in pin the lock does not satisfy"
+)
+DOCKER_BASE_IMAGE = FindingCode(
+    "LG131", ERROR, "a Dockerfile base image with another CUDA or torch"
+)
+DOCKER_PIP_INSTALL = FindingCode(
+    "LG132", ERROR, "a Dockerfile `pip install` pin the lock does not satisfy"
+)
+PROJECT_DEPENDENCY = FindingCode(
+    "LG133", ERROR, "a pyproject.toml / setup.cfg dependency the lock does not satisfy"
+)
+CONDA_FROM_KNOWLEDGE = FindingCode(
+    "LG140", WARNING, "`--strict`: the conda side was pinned from knowledge only"
+)
 PIN_WITHOUT_HASH = FindingCode("LG141", WARNING, "`--strict`: a pin has no hash")
 
 # -- LG2xx: the installed environment against the lock -----------------------------------------
@@ -56,29 +78,45 @@ PACKAGE_MISSING = FindingCode("LG200", ERROR, "a locked package is missing")
 OTHER_VERSION = FindingCode("LG201", ERROR, "a locked package is installed at another version")
 NOT_IN_LOCK = FindingCode("LG202", ERROR, "a package is installed but not in the lock")
 FILE_DIFFERS = FindingCode("LG203", ERROR, "a file no longer matches its RECORD")
-RECORD_FILE_MISSING = FindingCode("LG204", ERROR, "a file of a RECORD is missing (or a shared library has another size)")
+RECORD_FILE_MISSING = FindingCode(
+    "LG204", ERROR, "a file of a RECORD is missing (or a shared library has another size)"
+)
 LEGACY_EGG_INFO = FindingCode("LG205", WARNING, "a locked package installed as a legacy .egg-info")
 UNOWNED_LIBRARY = FindingCode("LG210", ERROR, "a shared library no package owns")
 UNOWNED_FILE = FindingCode("LG211", ERROR, "a file in a package's folder that is not in its RECORD")
-ORPHAN_FOLDER = FindingCode("LG212", ERROR, "a package folder or module that belongs to no distribution")
+ORPHAN_FOLDER = FindingCode(
+    "LG212", ERROR, "a package folder or module that belongs to no distribution"
+)
 INSTALLED_TWICE = FindingCode("LG213", ERROR, "one distribution on two sys.path entries")
 PTH_INJECTS = FindingCode("LG214", WARNING, "a .pth file injects directories into sys.path")
 MIXED_CUDA_WHEELS = FindingCode("LG215", ERROR, "nvidia packages of several CUDA majors")
 DUPLICATE_SONAME = FindingCode("LG216", ERROR, "two files with one SONAME on the search path")
-LOADER_PATH_COPY = FindingCode("LG217", ERROR, "the loader's path holds another copy of a locked library")
-USR_LOCAL_CUDA = FindingCode("LG218", WARNING, "/usr/local/cuda points at another CUDA than the lock's")
+LOADER_PATH_COPY = FindingCode(
+    "LG217", ERROR, "the loader's path holds another copy of a locked library"
+)
+USR_LOCAL_CUDA = FindingCode(
+    "LG218", WARNING, "/usr/local/cuda points at another CUDA than the lock's"
+)
 RECORD_OUTSIDE_PREFIX = FindingCode("LG219", ERROR, "a RECORD lists paths outside the prefix")
 SYMLINK_OUT = FindingCode("LG220", ERROR, "a symlink points out of the prefix")
-KEPT_TOOL_CONFLICT = FindingCode("LG221", WARNING, "a kept installer tool requires another version of a locked package")
-INTERRUPTED_RUN = FindingCode("LG222", ERROR, "an interrupted clean-install or restore left its transaction")
+KEPT_TOOL_CONFLICT = FindingCode(
+    "LG221", WARNING, "a kept installer tool requires another version of a locked package"
+)
+INTERRUPTED_RUN = FindingCode(
+    "LG222", ERROR, "an interrupted clean-install or restore left its transaction"
+)
 ORPHAN_BYTECODE = FindingCode("LG223", WARNING, "compiled bytecode whose source is gone")
 CONDA_RECORD_DIFFERS = FindingCode("LG230", ERROR, "a locked conda record is missing or different")
 
 # -- LG3xx: doctor ------------------------------------------------------------------------------
 DRIVER_TOO_OLD = FindingCode("LG300", ERROR, "the driver is too old for torch's CUDA")
 ARCH_NOT_IN_BUILD = FindingCode("LG301", ERROR, "a GPU's architecture is not in torch's build")
-LIBRARY_OUTSIDE_WHEELS = FindingCode("LG302", WARNING, "a CUDA library loaded or reachable from outside the wheels")
-JIT_TOOLKIT_MISMATCH = FindingCode("LG303", WARNING, "the toolkit JIT builds use is another CUDA than the lock's")
+LIBRARY_OUTSIDE_WHEELS = FindingCode(
+    "LG302", WARNING, "a CUDA library loaded or reachable from outside the wheels"
+)
+JIT_TOOLKIT_MISMATCH = FindingCode(
+    "LG303", WARNING, "the toolkit JIT builds use is another CUDA than the lock's"
+)
 NVCC_TORCH_MISMATCH = FindingCode("LG304", WARNING, "nvcc does not match torch.version.cuda")
 GCC_NEWER_THAN_NVCC = FindingCode("LG305", ERROR, "gcc newer than that nvcc accepts")
 MIXED_NVIDIA_FAMILIES = FindingCode("LG306", ERROR, "-cu11 and -cu12 nvidia packages together")
@@ -86,7 +124,9 @@ DEV_SHM_SMALL = FindingCode("LG307", WARNING, "/dev/shm smaller than 1 GiB")
 GPU_MEMORY_HELD = FindingCode("LG308", WARNING, "GPU memory held by processes that are gone")
 TORCH_SEES_NO_CUDA = FindingCode("LG309", ERROR, "torch sees no CUDA while NVML sees GPUs")
 INSTALLED_DIFFERS = FindingCode("LG310", ERROR, "installed versions differ from the lock")
-IMPORT_FAILS = FindingCode("LG311", ERROR, "the probe failed, or an installed GPU package fails to import")
+IMPORT_FAILS = FindingCode(
+    "LG311", ERROR, "the probe failed, or an installed GPU package fails to import"
+)
 NO_DRIVER = FindingCode("LG312", INFO, "no NVIDIA driver on this machine")
 SMOKE_FAILED = FindingCode("LG313", ERROR, "the smoke matmul failed")
 CUDNN_MISMATCH = FindingCode("LG314", WARNING, "cuDNN in use differs from the installed wheel")

@@ -20,11 +20,19 @@ class Finding:
     line: int | None = None
 
     def to_dict(self) -> dict[str, str | int]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
 
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:
-        return (self.file or "", self.line or 0, _ORDER.get(self.severity, 9), self.code, self.message)
+        return (
+            self.file or "",
+            self.line or 0,
+            _ORDER.get(self.severity, 9),
+            self.code,
+            self.message,
+        )
 
 
 def counts(findings: list[Finding]) -> dict[str, int]:

@@ -139,7 +139,9 @@ class Intent:
                     {
                         "name": d.name,
                         "version": d.version,
-                        "requires-dist": sorted(canonical_requirement_text(r) for r in d.requires_dist),
+                        "requires-dist": sorted(
+                            canonical_requirement_text(r) for r in d.requires_dist
+                        ),
                         "requires-python": d.requires_python,
                     }
                     for d in self.dependency_metadata
@@ -155,7 +157,9 @@ class Intent:
             "requirements": self.outputs.requirements,
             "conda-lock": self.outputs.conda_lock,
         }
-        if self.outputs.pylock is not None:  # only when asked for: existing intent hashes stay as they were
+        if (
+            self.outputs.pylock is not None
+        ):  # only when asked for: existing intent hashes stay as they were
             outputs["pylock"] = self.outputs.pylock
         return outputs
 

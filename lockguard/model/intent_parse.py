@@ -44,17 +44,34 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10: the backport
     import tomli as tomllib
 
-MatchSpecValidator: TypeAlias = Callable[[str], "str | None"]  # why a conda MatchSpec is not valid, or None
-TomlTable: TypeAlias = dict[str, object]  # a table as tomllib gives it; the reader checks each value's type
+MatchSpecValidator: TypeAlias = Callable[
+    [str], "str | None"
+]  # why a conda MatchSpec is not valid, or None
+TomlTable: TypeAlias = dict[
+    str, object
+]  # a table as tomllib gives it; the reader checks each value's type
 _PathOrText = TypeVar("_PathOrText", bound="Path | str")
 
 INTENT_FILE = "lockguard.toml"
 PYPROJECT = "pyproject.toml"
 
 TOP_KEYS = (
-    "python", "cuda", "driver", "gpu", "platforms", "channels", "conda", "pip", "indexes",
-    "pytorch-index", "exclude-newer", "conda-from-knowledge", "glibc", "name",
-    "dependency-metadata", "outputs",
+    "python",
+    "cuda",
+    "driver",
+    "gpu",
+    "platforms",
+    "channels",
+    "conda",
+    "pip",
+    "indexes",
+    "pytorch-index",
+    "exclude-newer",
+    "conda-from-knowledge",
+    "glibc",
+    "name",
+    "dependency-metadata",
+    "outputs",
 )
 OUTPUT_KEYS = ("environment", "requirements", "conda-lock", "pylock")
 DEPENDENCY_METADATA_KEYS = ("name", "version", "requires-dist", "requires-python")
@@ -65,20 +82,38 @@ _URL = re.compile(r"(https?|file)://\S+")
 _GLIBC = re.compile(r"2\.\d{1,2}", re.ASCII)
 # PEP 508 names (packaging.utils' rule), ASCII only
 _PROJECT_NAME = re.compile(r"([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])", re.IGNORECASE | re.ASCII)
-_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::(\d{1,5}))?(?:/[^\s\\]*)?",
-                        re.ASCII)
-_HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?", re.ASCII)
-_PYLOCK_NAME = re.compile(r"pylock(\.[^./\\]+)?\.toml")  # PEP 751: pylock.toml or pylock.<name>.toml
+_PLAIN_URL = re.compile(
+    r"https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::(\d{1,5}))?(?:/[^\s\\]*)?", re.ASCII
+)
+_HOST = re.compile(
+    r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?",
+    re.ASCII,
+)
+_PYLOCK_NAME = re.compile(
+    r"pylock(\.[^./\\]+)?\.toml"
+)  # PEP 751: pylock.toml or pylock.<name>.toml
 
 
 MAX_VALUE = 4096  # characters in one intent value: a requirement, a URL, a MatchSpec
 EARLIEST_CUTOFF = datetime(2008, 1, 1, tzinfo=timezone.utc)  # PyPI served no wheels before this
 
 # files a lock output must never replace: the intent, the project's metadata, the VCS
-PROTECTED_FILES = {"lockguard.toml", "pyproject.toml", "setup.cfg", "setup.py", ".gitignore", ".gitattributes",
-                   ".pre-commit-config.yaml", ".pre-commit-hooks.yaml"}
+PROTECTED_FILES = {
+    "lockguard.toml",
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    ".gitignore",
+    ".gitattributes",
+    ".pre-commit-config.yaml",
+    ".pre-commit-hooks.yaml",
+}
 PROTECTED_FOLDERS = {".git", ".hg", ".svn", ".lockguard", ".venv", "node_modules"}
-OUTPUT_SUFFIXES = {"environment": (".yml", ".yaml"), "conda-lock": (".yml", ".yaml"), "requirements": (".lock", ".txt")}
+OUTPUT_SUFFIXES = {
+    "environment": (".yml", ".yaml"),
+    "conda-lock": (".yml", ".yaml"),
+    "requirements": (".lock", ".txt"),
+}
 
 
 def _q(value: str, limit: int = 80) -> str:
@@ -123,9 +158,15 @@ def url_problem(text: str) -> str | None:
         return "is not an http(s):// or file:// URL"
     if any(ord(c) < 32 or ord(c) == 127 for c in text):
         return "has control characters"
-    plain = _PLAIN_URL.fullmatch(text)  # the usual https://host[:port]/path: no URL parser to import
+    plain = _PLAIN_URL.fullmatch(
+        text
+    )  # the usual https://host[:port]/path: no URL parser to import
     if plain:
-        return None if not plain.group(1) or 0 < int(plain.group(1)) <= 65535 else f"has port {plain.group(1)}, outside 1-65535"
+        return (
+            None
+            if not plain.group(1) or 0 < int(plain.group(1)) <= 65535
+            else f"has port {plain.group(1)}, outside 1-65535"
+        )
     try:
         parts = urlsplit(text)
         port = parts.port  # raises for a port outside 0-65535 or not a number
@@ -161,8 +202,16 @@ def toml_error_line(text: str, message: str) -> tuple[int | None, str]:
     if line is None and "end of document" in message:
         line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
     opened = _unclosed_bracket_line(text, line)
-    if opened is not None and opened != line and ("nclosed" in message or "end of document" in message
-                                                   or "Invalid value" in message or "Expected" in message):
+    if (
+        opened is not None
+        and opened != line
+        and (
+            "nclosed" in message
+            or "end of document" in message
+            or "Invalid value" in message
+            or "Expected" in message
+        )
+    ):
         return opened, f" (the bracket opened on line {opened} is not closed before line {line})"
     return line, ""
 
@@ -188,7 +237,9 @@ def _unclosed_bracket_line(text: str, upto: int | None) -> int | None:
     return stack[0] if stack else None
 
 
-_DEEP = 100  # brackets deep: far beyond any intent, far below what the TOML parser's recursion allows
+_DEEP = (
+    100  # brackets deep: far beyond any intent, far below what the TOML parser's recursion allows
+)
 
 
 def deep_nesting_line(text: str) -> int | None:
@@ -223,8 +274,14 @@ def name_of(path: Path | str) -> str:
     return os.path.basename(path) if isinstance(path, str) else path.name
 
 
-def parse_intent(text: str, path: _PathOrText, *, validate_matchspec: MatchSpecValidator | None = None,
-                 validate: bool = True, resolve_path: Callable[[_PathOrText], str] | None = None) -> Intent:
+def parse_intent(
+    text: str,
+    path: _PathOrText,
+    *,
+    validate_matchspec: MatchSpecValidator | None = None,
+    validate: bool = True,
+    resolve_path: Callable[[_PathOrText], str] | None = None,
+) -> Intent:
     """`resolve_path(path)` gives the text of the file's resolved form, which the intent's source
     keeps (io/ resolves it; without it, the path as given)."""
     in_pyproject = name_of(path) == PYPROJECT
@@ -233,16 +290,24 @@ def parse_intent(text: str, path: _PathOrText, *, validate_matchspec: MatchSpecV
     except ValueError as exc:  # tomllib.TOMLDecodeError
         line, detail = toml_error_line(text, str(exc))
         raise InputError(
-            f"{path}" + (f":{line}" if line else "") + f" is not valid TOML: {_clip_text(str(exc))}{detail}",
+            f"{path}"
+            + (f":{line}" if line else "")
+            + f" is not valid TOML: {_clip_text(str(exc))}{detail}",
             file=str(path),
             line=line,
             hint="fix the TOML syntax at that line",
         ) from None
     except RecursionError:
         line = deep_nesting_line(text)
-        raise InputError(f"{path}" + (f":{line}" if line else "") + " is not valid TOML: arrays or tables nested "
-                         f"more than {_DEEP} deep", file=str(path), line=line,
-                         hint="an intent needs at most two levels; fix the value at that line") from None
+        raise InputError(
+            f"{path}"
+            + (f":{line}" if line else "")
+            + " is not valid TOML: arrays or tables nested "
+            f"more than {_DEEP} deep",
+            file=str(path),
+            line=line,
+            hint="an intent needs at most two levels; fix the value at that line",
+        ) from None
     base: tuple[str, ...] = ()
     if in_pyproject:
         base = ("tool", "lockguard")
@@ -250,7 +315,8 @@ def parse_intent(text: str, path: _PathOrText, *, validate_matchspec: MatchSpecV
         table = tool.get("lockguard") if isinstance(tool, dict) else None
         if not isinstance(table, dict):
             raise InputError(
-                f"{path} has no [tool.lockguard] table", file=str(path),
+                f"{path} has no [tool.lockguard] table",
+                file=str(path),
                 hint="add one with `lockguard init --pyproject`, or write lockguard.toml",
             )
         data = table
@@ -262,67 +328,117 @@ def parse_intent(text: str, path: _PathOrText, *, validate_matchspec: MatchSpecV
 class _Reader:
     """Validates one intent table; every problem becomes an InputError with a line."""
 
-    def __init__(self, path: Path | str, lines: TomlLines, validate_matchspec: MatchSpecValidator | None,
-                 validate: bool = True):
+    def __init__(
+        self,
+        path: Path | str,
+        lines: TomlLines,
+        validate_matchspec: MatchSpecValidator | None,
+        validate: bool = True,
+    ):
         self.path = path
         self.lines = lines
         self.validate_matchspec = validate_matchspec
         self.validate = validate
 
-    def fail(self, key: str, message: str, *, hint: str | None = None, element: str | None = None,
-             array_index: int | None = None) -> InputError:
+    def fail(
+        self,
+        key: str,
+        message: str,
+        *,
+        hint: str | None = None,
+        element: str | None = None,
+        array_index: int | None = None,
+    ) -> InputError:
         line = self.lines.line_of(*key.split("."), array_index=array_index, element=element)
         where = f"{self.path}:{line}" if line else str(self.path)
-        return InputError(f"{where}: {key}: {message}", file=str(self.path), line=line, key=key, hint=hint)
+        return InputError(
+            f"{where}: {key}: {message}", file=str(self.path), line=line, key=key, hint=hint
+        )
 
-    def unknown_keys(self, table: TomlTable, allowed: tuple[str, ...], prefix: str = "",
-                     array_index: int | None = None) -> None:
+    def unknown_keys(
+        self,
+        table: TomlTable,
+        allowed: tuple[str, ...],
+        prefix: str = "",
+        array_index: int | None = None,
+    ) -> None:
         for key in table:
             if key not in allowed:
                 near = _close(key, allowed)
                 hint = f"did you mean '{near[0]}'?" if near else "valid keys: " + ", ".join(allowed)
-                raise self.fail(prefix + key, f"{_q(key)} is not a valid key", hint=hint,
-                                array_index=array_index)
+                raise self.fail(
+                    prefix + key,
+                    f"{_q(key)} is not a valid key",
+                    hint=hint,
+                    array_index=array_index,
+                )
 
     # -- typed getters ---------------------------------------------------------------------
 
     @overload
     def string(self, table: TomlTable, key: str, prefix: str = "", *, default: str) -> str: ...
     @overload
-    def string(self, table: TomlTable, key: str, prefix: str = "", *, required: Literal[True]) -> str: ...
+    def string(
+        self, table: TomlTable, key: str, prefix: str = "", *, required: Literal[True]
+    ) -> str: ...
     @overload
     def string(self, table: TomlTable, key: str, prefix: str = "") -> str | None: ...
 
-    def string(self, table: TomlTable, key: str, prefix: str = "", default: str | None = None,
-               required: bool = False) -> str | None:
+    def string(
+        self,
+        table: TomlTable,
+        key: str,
+        prefix: str = "",
+        default: str | None = None,
+        required: bool = False,
+    ) -> str | None:
         if key not in table:
             if required:
                 raise InputError(
-                    f"{self.path}: required key '{prefix + key}' is missing", file=str(self.path),
+                    f"{self.path}: required key '{prefix + key}' is missing",
+                    file=str(self.path),
                     line=self.lines.line_of(*prefix.rstrip(".").split(".")) if prefix else None,
-                    key=prefix + key, hint=f'add for example {key} = "3.11"' if key == "python" else
-                    f'add {key} = "..."',
+                    key=prefix + key,
+                    hint=f'add for example {key} = "3.11"'
+                    if key == "python"
+                    else f'add {key} = "..."',
                 )
             return default
         value = table[key]
         if not isinstance(value, str):
-            kind = "a table" if type(value) is dict else "an array" if type(value) is list else type(value).__name__
-            hint = (f'write one value in quotes, e.g. {key} = "..."' if isinstance(value, (dict, list))
-                    else f'quote it: {key} = "{_clip_text(str(value), 40)}"')
+            kind = (
+                "a table"
+                if type(value) is dict
+                else "an array"
+                if type(value) is list
+                else type(value).__name__
+            )
+            hint = (
+                f'write one value in quotes, e.g. {key} = "..."'
+                if isinstance(value, (dict, list))
+                else f'quote it: {key} = "{_clip_text(str(value), 40)}"'
+            )
             raise self.fail(prefix + key, f"must be a string, not {kind}", hint=hint)
         self.bounded(prefix + key, value)
         return value
 
     def bounded(self, key: str, value: str) -> None:
         if len(value) > MAX_VALUE:
-            raise self.fail(key, f"{_q(value)} is longer than the {MAX_VALUE:,} characters any intent value can be")
+            raise self.fail(
+                key,
+                f"{_q(value)} is longer than the {MAX_VALUE:,} characters any intent value can be",
+            )
 
-    def string_list(self, table: TomlTable, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    def string_list(
+        self, table: TomlTable, key: str, default: tuple[str, ...] = ()
+    ) -> tuple[str, ...]:
         if key not in table:
             return default
         value = table[key]
         if isinstance(value, str):
-            raise self.fail(key, "must be a list of strings", hint=f'write {key} = ["{_clip_text(value, 40)}"]')
+            raise self.fail(
+                key, "must be a list of strings", hint=f'write {key} = ["{_clip_text(value, 40)}"]'
+            )
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(key, "must be a list of strings")
         for item in value:
@@ -337,8 +453,11 @@ class _Reader:
         try:
             python = PythonVersion.parse(python_text)
         except ValueError:
-            raise self.fail("python", f"{_q(python_text)} is not a Python version",
-                            hint='write major.minor, e.g. python = "3.11"') from None
+            raise self.fail(
+                "python",
+                f"{_q(python_text)} is not a Python version",
+                hint='write major.minor, e.g. python = "3.11"',
+            ) from None
 
         gpu, gpu_auto = self.gpu(data)
         intent = Intent(
@@ -370,9 +489,12 @@ class _Reader:
         for relative, kind, platform in lock_paths(intent):
             folded = _fold(relative)
             if folded in seen:
-                raise self.fail("outputs", f"the {kind} lock file{' for ' + platform if platform else ''} would be "
-                                f"{_q(relative)}, which is also the {seen[folded]} lock file",
-                                hint="give each [outputs] entry a distinct name")
+                raise self.fail(
+                    "outputs",
+                    f"the {kind} lock file{' for ' + platform if platform else ''} would be "
+                    f"{_q(relative)}, which is also the {seen[folded]} lock file",
+                    hint="give each [outputs] entry a distinct name",
+                )
             seen[folded] = kind + (f" ({platform})" if platform else "")
 
     def cuda(self, data: TomlTable) -> CudaRequest:
@@ -382,8 +504,11 @@ class _Reader:
         try:
             return CudaRequest("version", CudaVersion.parse(text).major_minor)
         except ValueError:
-            raise self.fail("cuda", f"{_q(text)} is not a CUDA version",
-                            hint='write "X.Y" (e.g. "12.1"), "none" for CPU only, or "auto"') from None
+            raise self.fail(
+                "cuda",
+                f"{_q(text)} is not a CUDA version",
+                hint='write "X.Y" (e.g. "12.1"), "none" for CPU only, or "auto"',
+            ) from None
 
     def driver(self, data: TomlTable) -> DriverVersion | None:
         text = self.string(data, "driver")
@@ -392,8 +517,11 @@ class _Reader:
         try:
             return DriverVersion.parse(text)
         except ValueError:
-            raise self.fail("driver", f"{_q(text)} is not an NVIDIA driver version",
-                            hint='write the driver as nvidia-smi prints it, e.g. driver = "535.104.05"') from None
+            raise self.fail(
+                "driver",
+                f"{_q(text)} is not an NVIDIA driver version",
+                hint='write the driver as nvidia-smi prints it, e.g. driver = "535.104.05"',
+            ) from None
 
     def gpu(self, data: TomlTable) -> tuple[tuple[GpuArch, ...], bool]:
         value = data.get("gpu")
@@ -402,32 +530,52 @@ class _Reader:
         if value == "auto":
             return (), True
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail("gpu", "must be a list of architectures or \"auto\"",
-                            hint='e.g. gpu = ["sm_80", "sm_90"]')
+            raise self.fail(
+                "gpu",
+                'must be a list of architectures or "auto"',
+                hint='e.g. gpu = ["sm_80", "sm_90"]',
+            )
         archs = []
         for item in value:
             try:
                 arch = GpuArch.parse(item)
             except ValueError as exc:
-                reason = str(exc).partition(": ")[2]  # why a well-formed name is still no target (sm_80a)
-                raise self.fail("gpu", f"{_q(item)} is not a GPU architecture" + (f": {reason}" if reason else ""),
-                                element=item,
-                                hint="write sm_XY as nvcc names it, e.g. sm_80 (A100), sm_90 (H100), sm_90a") from None
+                reason = str(exc).partition(": ")[
+                    2
+                ]  # why a well-formed name is still no target (sm_80a)
+                raise self.fail(
+                    "gpu",
+                    f"{_q(item)} is not a GPU architecture" + (f": {reason}" if reason else ""),
+                    element=item,
+                    hint="write sm_XY as nvcc names it, e.g. sm_80 (A100), sm_90 (H100), sm_90a",
+                ) from None
             if arch.ptx:
-                raise self.fail("gpu", f"{_q(item)} is a PTX target, not a GPU", element=item,
-                                hint=f"write sm_{arch.major}{arch.minor}")
+                raise self.fail(
+                    "gpu",
+                    f"{_q(item)} is a PTX target, not a GPU",
+                    element=item,
+                    hint=f"write sm_{arch.major}{arch.minor}",
+                )
             archs.append(arch)
         return tuple(sorted(set(archs))), False
 
     def platforms(self, data: TomlTable) -> tuple[str, ...]:
         values = self.string_list(data, "platforms", DEFAULT_PLATFORMS)
         if not values:
-            raise self.fail("platforms", "must name at least one platform", hint='e.g. platforms = ["linux-64"]')
+            raise self.fail(
+                "platforms", "must name at least one platform", hint='e.g. platforms = ["linux-64"]'
+            )
         for item in values:
             if item not in CONDA_SUBDIRS:
                 near = _close(item, CONDA_SUBDIRS)
-                raise self.fail("platforms", f"{_q(item)} is not a conda platform", element=item,
-                                hint=f"did you mean '{near[0]}'?" if near else "one of " + ", ".join(CONDA_SUBDIRS))
+                raise self.fail(
+                    "platforms",
+                    f"{_q(item)} is not a conda platform",
+                    element=item,
+                    hint=f"did you mean '{near[0]}'?"
+                    if near
+                    else "one of " + ", ".join(CONDA_SUBDIRS),
+                )
         return tuple(dict.fromkeys(values))
 
     def channels(self, data: TomlTable) -> tuple[str, ...]:
@@ -437,8 +585,12 @@ class _Reader:
                 continue
             problem = url_problem(item) if _URL.fullmatch(item) else "is not a channel name or URL"
             if problem:
-                raise self.fail("channels", f"{_q(item)} {problem}", element=item,
-                                hint="use a name (conda-forge), a URL (https://...) or file:///path")
+                raise self.fail(
+                    "channels",
+                    f"{_q(item)} {problem}",
+                    element=item,
+                    hint="use a name (conda-forge), a URL (https://...) or file:///path",
+                )
         return values
 
     def conda_specs(self, data: TomlTable) -> tuple[str, ...]:
@@ -448,8 +600,12 @@ class _Reader:
             if self.validate_matchspec is not None:
                 problem = self.validate_matchspec(item)
                 if problem:
-                    raise self.fail("conda", f"{_q(item)} is not a valid conda MatchSpec: {problem}",
-                                    element=item, hint='e.g. "cuda-nvcc", "gxx >=12,<13", "nccl=2.18"')
+                    raise self.fail(
+                        "conda",
+                        f"{_q(item)} is not a valid conda MatchSpec: {problem}",
+                        element=item,
+                        hint='e.g. "cuda-nvcc", "gxx >=12,<13", "nccl=2.18"',
+                    )
             normalized.append(" ".join(item.split()))
         return tuple(normalized)
 
@@ -463,27 +619,42 @@ class _Reader:
                 try:
                     Requirement(item)
                 except InvalidRequirement as exc:
-                    raise self.fail("pip", f"{_q(item)} is not a valid requirement: {_clip_text(str(exc))}", element=item,
-                                    hint='use PEP 508, e.g. "torch==2.1.*", "numpy<2"') from None
+                    raise self.fail(
+                        "pip",
+                        f"{_q(item)} is not a valid requirement: {_clip_text(str(exc))}",
+                        element=item,
+                        hint='use PEP 508, e.g. "torch==2.1.*", "numpy<2"',
+                    ) from None
         return tuple(" ".join(item.split()) for item in values)
 
     def urls(self, data: TomlTable, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
         values = self.string_list(data, key, default)
         if not values:
-            raise self.fail(key, "must name at least one index", hint=f'e.g. {key} = ["https://pypi.org/simple"]')
+            raise self.fail(
+                key,
+                "must name at least one index",
+                hint=f'e.g. {key} = ["https://pypi.org/simple"]',
+            )
         for item in values:
             problem = url_problem(item)
             if problem:
-                raise self.fail(key, f"{_q(item)} {problem}", element=item,
-                                hint="use http(s):// or file:// URLs, e.g. https://pypi.org/simple")
+                raise self.fail(
+                    key,
+                    f"{_q(item)} {problem}",
+                    element=item,
+                    hint="use http(s):// or file:// URLs, e.g. https://pypi.org/simple",
+                )
         return tuple(v.rstrip("/") for v in values)
 
     def pytorch_index(self, data: TomlTable) -> str:
         text = self.string(data, "pytorch-index", default=DEFAULT_PYTORCH_INDEX)
         problem = url_problem(text)
         if problem:
-            raise self.fail("pytorch-index", f"{_q(text)} {problem}",
-                            hint="the base under which cuXYZ/ and cpu/ indexes live, e.g. https://download.pytorch.org/whl")
+            raise self.fail(
+                "pytorch-index",
+                f"{_q(text)} {problem}",
+                hint="the base under which cuXYZ/ and cpu/ indexes live, e.g. https://download.pytorch.org/whl",
+            )
         return text.rstrip("/")
 
     def exclude_newer(self, data: TomlTable) -> datetime | None:
@@ -495,26 +666,49 @@ class _Reader:
             try:
                 value = datetime.fromisoformat(text.replace("Z", "+00:00"))
             except ValueError:
-                raise self.fail("exclude-newer", f"{_q(text)} is not an RFC 3339 date-time",
-                                hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"') from None
+                raise self.fail(
+                    "exclude-newer",
+                    f"{_q(text)} is not an RFC 3339 date-time",
+                    hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
+                ) from None
         elif isinstance(value, date) and not isinstance(value, datetime):
             value = datetime.combine(value, time(0), tzinfo=timezone.utc)
         if not isinstance(value, datetime):
-            raise self.fail("exclude-newer", "must be a date-time", hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"')
+            raise self.fail(
+                "exclude-newer",
+                "must be a date-time",
+                hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
+            )
         if value.tzinfo is None:
-            raise self.fail("exclude-newer", f"{_q(value.isoformat())} has no time zone",
-                            hint="append Z for UTC, e.g. 2024-03-01T00:00:00Z")
+            raise self.fail(
+                "exclude-newer",
+                f"{_q(value.isoformat())} has no time zone",
+                hint="append Z for UTC, e.g. 2024-03-01T00:00:00Z",
+            )
         try:
             value = value.astimezone(timezone.utc)
         except OverflowError:  # year 1 or 9999 shifted by its offset leaves datetime's range
-            raise self.fail("exclude-newer", f"{_q(value.isoformat())} is not between "
-                            f"{EARLIEST_CUTOFF.date()} and now", hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"') from None
+            raise self.fail(
+                "exclude-newer",
+                f"{_q(value.isoformat())} is not between {EARLIEST_CUTOFF.date()} and now",
+                hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
+            ) from None
         if value < EARLIEST_CUTOFF:
-            raise self.fail("exclude-newer", f"{value.date()} is before any package index served wheels "
-                            f"({EARLIEST_CUTOFF.date()}); nothing could be locked", hint="use a recent date-time")
-        if value - timedelta(days=1) > datetime.now(timezone.utc):  # no OverflowError near 9999-12-31
-            raise self.fail("exclude-newer", f"{value.isoformat()} is in the future: the lock would change as "
-                            "releases appear until then", hint="use a past date-time (or remove the key)")
+            raise self.fail(
+                "exclude-newer",
+                f"{value.date()} is before any package index served wheels "
+                f"({EARLIEST_CUTOFF.date()}); nothing could be locked",
+                hint="use a recent date-time",
+            )
+        if value - timedelta(days=1) > datetime.now(
+            timezone.utc
+        ):  # no OverflowError near 9999-12-31
+            raise self.fail(
+                "exclude-newer",
+                f"{value.isoformat()} is in the future: the lock would change as "
+                "releases appear until then",
+                hint="use a past date-time (or remove the key)",
+            )
         return value
 
     def boolean(self, data: TomlTable, key: str) -> bool:
@@ -526,41 +720,63 @@ class _Reader:
     def glibc(self, data: TomlTable) -> str:
         text = self.string(data, "glibc", default=DEFAULT_GLIBC)
         if not _GLIBC.fullmatch(text):
-            raise self.fail("glibc", f"{_q(text)} is not a glibc version",
-                            hint='the oldest glibc the lock must run on, e.g. glibc = "2.28"')
+            raise self.fail(
+                "glibc",
+                f"{_q(text)} is not a glibc version",
+                hint='the oldest glibc the lock must run on, e.g. glibc = "2.28"',
+            )
         return text
 
     def env_name(self, data: TomlTable) -> str:
         text = self.string(data, "name", default=DEFAULT_NAME)
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", text):
-            raise self.fail("name", f"{_q(text)} is not a valid environment name",
-                            hint="use letters, digits, '.', '_' and '-'")
+            raise self.fail(
+                "name",
+                f"{_q(text)} is not a valid environment name",
+                hint="use letters, digits, '.', '_' and '-'",
+            )
         return text
 
     def dependency_metadata(self, data: TomlTable) -> tuple[DependencyMetadata, ...]:
         entries = data.get("dependency-metadata", [])
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise self.fail("dependency-metadata", "must be an array of tables",
-                            hint="write each entry as a [[dependency-metadata]] table")
+            raise self.fail(
+                "dependency-metadata",
+                "must be an array of tables",
+                hint="write each entry as a [[dependency-metadata]] table",
+            )
         prefix = "dependency-metadata."
         result = []
         for index, entry in enumerate(entries):
             self.unknown_keys(entry, DEPENDENCY_METADATA_KEYS, prefix, array_index=index)
             for key in ("name", "version"):
                 if not isinstance(entry.get(key), str):
-                    raise self.fail(f"{prefix}{key}", "is required and must be a string", array_index=index)
+                    raise self.fail(
+                        f"{prefix}{key}", "is required and must be a string", array_index=index
+                    )
                 self.bounded(f"{prefix}{key}", entry[key])
             if not _PROJECT_NAME.fullmatch(entry["name"]):
-                raise self.fail(f"{prefix}name", f"{_q(entry['name'])} is not a project name", array_index=index,
-                                hint="a name as PyPI spells it: letters, digits, '.', '_' and '-', e.g. deepspeed")
+                raise self.fail(
+                    f"{prefix}name",
+                    f"{_q(entry['name'])} is not a project name",
+                    array_index=index,
+                    hint="a name as PyPI spells it: letters, digits, '.', '_' and '-', e.g. deepspeed",
+                )
             requires = entry.get("requires-dist", [])
             if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
-                raise self.fail(f"{prefix}requires-dist", "must be a list of strings", array_index=index)
+                raise self.fail(
+                    f"{prefix}requires-dist", "must be a list of strings", array_index=index
+                )
             if "requires-python" in entry and not isinstance(entry["requires-python"], str):
-                raise self.fail(f"{prefix}requires-python", "must be a string", array_index=index,
-                                hint='a specifier, e.g. requires-python = ">=3.8"')
-            metadata = DependencyMetadata(entry["name"], entry["version"], tuple(requires),
-                                          entry.get("requires-python"))
+                raise self.fail(
+                    f"{prefix}requires-python",
+                    "must be a string",
+                    array_index=index,
+                    hint='a specifier, e.g. requires-python = ">=3.8"',
+                )
+            metadata = DependencyMetadata(
+                entry["name"], entry["version"], tuple(requires), entry.get("requires-python")
+            )
             if self.validate:
                 self._check_dependency_metadata(metadata, index)
             result.append(metadata)
@@ -575,31 +791,51 @@ class _Reader:
         try:
             Version(metadata.version)
         except InvalidVersion:
-            raise self.fail(f"{prefix}version", f"{_q(metadata.version)} is not a PEP 440 version",
-                            array_index=index) from None
+            raise self.fail(
+                f"{prefix}version",
+                f"{_q(metadata.version)} is not a PEP 440 version",
+                array_index=index,
+            ) from None
         for item in metadata.requires_dist:
             try:
                 Requirement(item)
             except InvalidRequirement as exc:
-                raise self.fail(f"{prefix}requires-dist", f"{_q(item)} is not a valid requirement: {_clip_text(str(exc))}",
-                                array_index=index, element=item) from None
+                raise self.fail(
+                    f"{prefix}requires-dist",
+                    f"{_q(item)} is not a valid requirement: {_clip_text(str(exc))}",
+                    array_index=index,
+                    element=item,
+                ) from None
         requires_python = metadata.requires_python
         if requires_python is not None:
             try:
                 SpecifierSet(requires_python)
             except (InvalidSpecifier, TypeError):
-                raise self.fail(f"{prefix}requires-python", f"{_q(requires_python)} is not a specifier",
-                                array_index=index) from None
+                raise self.fail(
+                    f"{prefix}requires-python",
+                    f"{_q(requires_python)} is not a specifier",
+                    array_index=index,
+                ) from None
 
     def outputs(self, data: TomlTable) -> Outputs:
         table = data.get("outputs", {})
         if not isinstance(table, dict):
-            raise self.fail("outputs", "must be a table", hint="write [outputs] with environment, requirements, conda-lock")
+            raise self.fail(
+                "outputs",
+                "must be a table",
+                hint="write [outputs] with environment, requirements, conda-lock",
+            )
         self.unknown_keys(table, OUTPUT_KEYS, "outputs.")
         defaults = Outputs()
-        default_paths = {"environment": defaults.environment, "requirements": defaults.requirements,
-                         "conda-lock": defaults.conda_lock}
-        values = {key: self.string(table, key, "outputs.", default=path) for key, path in default_paths.items()}
+        default_paths = {
+            "environment": defaults.environment,
+            "requirements": defaults.requirements,
+            "conda-lock": defaults.conda_lock,
+        }
+        values = {
+            key: self.string(table, key, "outputs.", default=path)
+            for key, path in default_paths.items()
+        }
         pylock = self.string(table, "pylock", "outputs.")
         if pylock is not None:
             values["pylock"] = pylock
@@ -607,16 +843,26 @@ class _Reader:
         for key, value in values.items():
             problem = output_path_problem(value, key, name_of(self.path))
             if problem:
-                raise self.fail(f"outputs.{key}", problem, hint="lock files live in the project folder or below it, "
-                                f'e.g. {key} = "{default_paths.get(key, "pylock.toml")}"')
+                raise self.fail(
+                    f"outputs.{key}",
+                    problem,
+                    hint="lock files live in the project folder or below it, "
+                    f'e.g. {key} = "{default_paths.get(key, "pylock.toml")}"',
+                )
             folded = _fold(value)
             if folded in claimed:
-                raise self.fail(f"outputs.{key}", f"names the same file as outputs.{claimed[folded]} ({_q(value)})",
-                                hint="each lock file needs its own name")
+                raise self.fail(
+                    f"outputs.{key}",
+                    f"names the same file as outputs.{claimed[folded]} ({_q(value)})",
+                    hint="each lock file needs its own name",
+                )
             claimed[folded] = key
         if pylock is not None and not _PYLOCK_NAME.fullmatch(_file_name(pylock)):
-            raise self.fail("outputs.pylock", f"{_q(pylock)} is not a PEP 751 lock file name",
-                            hint='uv and pip read only pylock.toml or pylock.<name>.toml, e.g. pylock = "pylock.toml"')
+            raise self.fail(
+                "outputs.pylock",
+                f"{_q(pylock)} is not a PEP 751 lock file name",
+                hint='uv and pip read only pylock.toml or pylock.<name>.toml, e.g. pylock = "pylock.toml"',
+            )
         return Outputs(values["environment"], values["requirements"], values["conda-lock"], pylock)
 
 

@@ -27,7 +27,17 @@ Notes: TypeAlias = Mapping[str, "str | list[str]"]
 def _table(values: Mapping[str, object], notes: Notes | None = None) -> Table:
     notes = notes or {}
     table = tomlkit.table()
-    for key in ("python", "cuda", "glibc", "name", "channels", "conda", "pip", "indexes", "pytorch-index"):
+    for key in (
+        "python",
+        "cuda",
+        "glibc",
+        "name",
+        "channels",
+        "conda",
+        "pip",
+        "indexes",
+        "pytorch-index",
+    ):
         value = values.get(key)
         if key in ("python", "cuda", "pip"):
             value = value if value is not None else ([] if key == "pip" else None)
@@ -69,9 +79,15 @@ def _array(items: list[str], notes: list[str] | str | None = None) -> Array:
     return array
 
 
-def new_intent_document(values: Mapping[str, object], notes: Notes | None = None, header: Sequence[str] = ()) -> str:
+def new_intent_document(
+    values: Mapping[str, object], notes: Notes | None = None, header: Sequence[str] = ()
+) -> str:
     doc = tomlkit.document()
-    doc.add(tomlkit.comment("lockguard intent: what to lock. `lockguard resolve` turns it into lock files."))
+    doc.add(
+        tomlkit.comment(
+            "lockguard intent: what to lock. `lockguard resolve` turns it into lock files."
+        )
+    )
     for line in header:
         doc.add(tomlkit.comment(line))
     for key, item in _table(values, notes).items():
@@ -80,25 +96,37 @@ def new_intent_document(values: Mapping[str, object], notes: Notes | None = None
     return text if text.endswith("\n") else text + "\n"
 
 
-def add_intent_to_pyproject(text: str, values: Mapping[str, object], *, force: bool, path: Path,
-                            notes: Notes | None = None) -> str:
+def add_intent_to_pyproject(
+    text: str, values: Mapping[str, object], *, force: bool, path: Path, notes: Notes | None = None
+) -> str:
     try:
         doc = tomlkit.parse(text)
     except tomlkit.exceptions.ParseError as exc:
-        raise InputError(f"{path} is not valid TOML: {exc}", file=str(path), line=getattr(exc, "line", None)) from None
+        raise InputError(
+            f"{path} is not valid TOML: {exc}", file=str(path), line=getattr(exc, "line", None)
+        ) from None
     tool = doc.get("tool")
     if tool is None:
         tool = tomlkit.table(is_super_table=True)
         doc.add("tool", tool)
     if not isinstance(tool, AbstractTable):  # `tool = 5`: no [tool.lockguard] can go under it
         line = TomlLines(text).line_of("tool")
-        raise InputError(f"{path}" + (f":{line}" if line else "") + f": tool: must be a table, not "
-                         f"{type(tool.unwrap()).__name__}", file=str(path), line=line, key="tool",
-                         hint="make `tool` a table ([tool.something] sections), then run `lockguard init --pyproject` again")
+        raise InputError(
+            f"{path}" + (f":{line}" if line else "") + f": tool: must be a table, not "
+            f"{type(tool.unwrap()).__name__}",
+            file=str(path),
+            line=line,
+            key="tool",
+            hint="make `tool` a table ([tool.something] sections), then run `lockguard init --pyproject` again",
+        )
     if "lockguard" in tool:
         if not force:
-            raise InputError(f"{path} already has [tool.lockguard]", file=str(path), key="tool.lockguard",
-                             hint="pass --force to replace it, or edit it by hand")
+            raise InputError(
+                f"{path} already has [tool.lockguard]",
+                file=str(path),
+                key="tool.lockguard",
+                hint="pass --force to replace it, or edit it by hand",
+            )
         del tool["lockguard"]
     tool.add("lockguard", _table(values, notes))
     return tomlkit.dumps(doc)

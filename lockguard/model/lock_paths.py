@@ -10,14 +10,20 @@ from lockguard.model.intent import Intent
 def lock_file(intent: Intent, kind: str, platform: str | None = None) -> str:
     """The relative path of one lock file: requirements.lock, or requirements.linux-64.lock when
     the intent has several platforms (environment.yml likewise; conda-lock.yml holds them all)."""
-    filename = {"requirements": intent.outputs.requirements, "environment": intent.outputs.environment,
-                "conda-lock": intent.outputs.conda_lock, "pylock": intent.outputs.pylock}[kind]
+    filename = {
+        "requirements": intent.outputs.requirements,
+        "environment": intent.outputs.environment,
+        "conda-lock": intent.outputs.conda_lock,
+        "pylock": intent.outputs.pylock,
+    }[kind]
     if filename is None:  # pylock only: asked for by `[outputs] pylock`
         raise ValueError(f"the intent asks for no {kind} lock file")
     if kind == "conda-lock" or len(intent.platforms) < 2:
         return filename
     path = Path(filename)
-    if kind == "pylock" and path.stem != "pylock":  # PEP 751 allows one dot: pylock.gpu-linux-64.toml
+    if (
+        kind == "pylock" and path.stem != "pylock"
+    ):  # PEP 751 allows one dot: pylock.gpu-linux-64.toml
         return str(path.with_name(f"{path.stem}-{platform}{path.suffix}"))
     return str(path.with_name(f"{path.stem}.{platform}{path.suffix}"))
 

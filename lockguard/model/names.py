@@ -10,7 +10,9 @@ from functools import cached_property
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-INSTALLER_TOOLS = frozenset({"pip", "setuptools", "wheel"})  # pip-sync's rule: kept unless the lock pins them
+INSTALLER_TOOLS = frozenset(
+    {"pip", "setuptools", "wheel"}
+)  # pip-sync's rule: kept unless the lock pins them
 INTENT = "-r intent"  # the `via` of a top-level requirement; files print it as "-r lockguard.toml"
 _SEPARATORS = re.compile(r"[-_.]+")
 _HEAD = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$", re.S)
@@ -59,7 +61,13 @@ def canonical_requirement_text(text: str) -> str:
     name, extras, rest = match.groups()
     out = canonical_name(name)
     if extras:
-        out += "[" + ",".join(sorted(canonical_name(e.strip()) for e in extras[1:-1].split(",") if e.strip())) + "]"
+        out += (
+            "["
+            + ",".join(
+                sorted(canonical_name(e.strip()) for e in extras[1:-1].split(",") if e.strip())
+            )
+            + "]"
+        )
     rest = rest.strip()
     if rest.startswith("@"):
         out += " @ " + rest[1:].strip()

@@ -85,7 +85,9 @@ class LibraryDir:
 
     path: str
     origin: str  # "LD_LIBRARY_PATH" or the ld.so.conf.d file
-    libraries: tuple[tuple[str, str | None], ...] = ()  # (file name, soname) of CUDA-stack libraries
+    libraries: tuple[
+        tuple[str, str | None], ...
+    ] = ()  # (file name, soname) of CUDA-stack libraries
 
 
 class Unrecorded(NamedTuple):
@@ -103,17 +105,25 @@ class PrefixSnapshot:
     python: str
     python_version: str = ""
     sys_path: list[str] = field(default_factory=list)
-    real_sys_path: list[str] | None = None  # each sys.path entry with its links resolved (None: as listed)
+    real_sys_path: list[str] | None = (
+        None  # each sys.path entry with its links resolved (None: as listed)
+    )
     site_dirs: list[str] = field(default_factory=list)  # site-packages folders inside the prefix
     user_site: str | None = None
     dists: list[InstalledDist] = field(default_factory=list)
     conda: list[CondaInstalled] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)  # every file under site-packages and lib/ (relative)
+    files: list[str] = field(
+        default_factory=list
+    )  # every file under site-packages and lib/ (relative)
     symlinks: dict[str, str] = field(default_factory=dict)  # relative path -> resolved target
-    sonames: dict[str, str] = field(default_factory=dict)  # relative path -> SONAME (libraries that matter)
+    sonames: dict[str, str] = field(
+        default_factory=dict
+    )  # relative path -> SONAME (libraries that matter)
     pth: list[PthFile] = field(default_factory=list)
     library_dirs: list[LibraryDir] = field(default_factory=list)
     cuda_link: tuple[str, str] | None = None  # (/usr/local/cuda, its target)
     is_conda: bool = False  # the prefix has a conda-meta/ folder (possibly still empty)
-    scheme: dict[str, str] = field(default_factory=dict)  # sysconfig: purelib, platlib, scripts, data, include (absolute)
+    scheme: dict[str, str] = field(
+        default_factory=dict
+    )  # sysconfig: purelib, platlib, scripts, data, include (absolute)
     unrecorded: Unrecorded | None = field(default=None, repr=False, compare=False)

@@ -13,8 +13,19 @@ TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "triton"})
 # naming one of these in --upgrade-package frees the whole family
 FAMILY_HEADS = frozenset({"torch", "torchvision", "torchaudio"})
 
-_CONDA_STACK = frozenset({"cuda-version", "cudatoolkit", "cudnn", "nccl", "pytorch-cuda", "cutensor"})
-_CONDA_STACK_PREFIXES = ("cuda-", "libcu", "libnccl", "libcudnn", "libnv", "sysroot_", "gcc_", "gxx_")
+_CONDA_STACK = frozenset(
+    {"cuda-version", "cudatoolkit", "cudnn", "nccl", "pytorch-cuda", "cutensor"}
+)
+_CONDA_STACK_PREFIXES = (
+    "cuda-",
+    "libcu",
+    "libnccl",
+    "libcudnn",
+    "libnv",
+    "sysroot_",
+    "gcc_",
+    "gxx_",
+)
 
 
 def in_cuda_stack(name: str, side: str) -> bool:

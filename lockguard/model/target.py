@@ -106,7 +106,9 @@ def targets_for(intent: Intent, machine: MachineFacts | None = None) -> list[Tar
     if needs_machine:
         if machine is None or not machine.has_driver:
             what = 'cuda = "auto"' if intent.cuda.mode == "auto" else 'gpu = "auto"'
-            reason = machine.problem if machine and machine.problem else "no NVIDIA driver was found"
+            reason = (
+                machine.problem if machine and machine.problem else "no NVIDIA driver was found"
+            )
             raise InputError(
                 f"{what} asks the local NVIDIA driver, but {reason}",
                 file=str(intent.source.path) if intent.source else None,

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from typing import TypeAlias
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(#.*)?$")
-_KEY = re.compile(r"""^\s*((?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*=""")
+_KEY = re.compile(
+    r"""^\s*((?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*="""
+)
 # (table path, array-of-tables index, key path, line number) of one key or header line
 _Entry: TypeAlias = tuple[tuple[str, ...], int | None, tuple[str, ...], int]
 
@@ -58,10 +60,12 @@ class TomlLines:
             key = _KEY.match(line)
             if key:
                 yield table, index, _split_dotted(key.group(1)), number
-                rest = line[key.end():]
+                rest = line[key.end() :]
                 in_multiline = max(0, rest.count("[") - rest.count("]"))
 
-    def line_of(self, *path: str, array_index: int | None = None, element: str | None = None) -> int | None:
+    def line_of(
+        self, *path: str, array_index: int | None = None, element: str | None = None
+    ) -> int | None:
         """The line of key `path` under the base table, else of its nearest enclosing header.
 
         `array_index` selects the n-th `[[table]]`; `element` finds the line of a string element
@@ -80,7 +84,9 @@ class TomlLines:
                 fallback = number
         if found is None:  # `key = [{...}]` or `key = {...}`: the line of the longest enclosing key
             for size in range(len(want) - 1, len(self.base), -1):
-                found = next((n for t, _i, k, n in self._entries() if k and t + k == want[:size]), None)
+                found = next(
+                    (n for t, _i, k, n in self._entries() if k and t + k == want[:size]), None
+                )
                 if found is not None:
                     break
         if found is not None and element is not None:

@@ -39,14 +39,18 @@ def parse_upgrade_package(text: str) -> tuple[str, str | None]:
     name, version = name.strip(), version.strip()
     valid_name = bool(name) and all(c.isalnum() or c in "._-" for c in name) and name[0].isalnum()
     if not valid_name or (sep and not version) or any(c in name for c in "<>=!~;[ "):
-        raise InputError(f"{UPGRADE_OPTION} {text!r}: expected NAME or NAME==VERSION",
-                         hint=f"e.g. {UPGRADE_OPTION} urllib3 or {UPGRADE_OPTION} torch==2.1.2")
+        raise InputError(
+            f"{UPGRADE_OPTION} {text!r}: expected NAME or NAME==VERSION",
+            hint=f"e.g. {UPGRADE_OPTION} urllib3 or {UPGRADE_OPTION} torch==2.1.2",
+        )
     if sep:
         try:
             Version(version)
         except InvalidVersion:
-            raise InputError(f"{UPGRADE_OPTION} {text!r}: {version!r} is not a version (PEP 440)",
-                             hint=f"e.g. {UPGRADE_OPTION} {name}==1.2.3") from None
+            raise InputError(
+                f"{UPGRADE_OPTION} {text!r}: {version!r} is not a version (PEP 440)",
+                hint=f"e.g. {UPGRADE_OPTION} {name}==1.2.3",
+            ) from None
     return canonical_name(name), version or None
 
 
@@ -55,9 +59,9 @@ def upgrade_request(everything: bool, packages: Iterable[str]) -> UpgradeRequest
     for text in packages:
         name, version = parse_upgrade_package(text)
         if name in parsed and parsed[name] != version and version and parsed[name]:
-            raise InputError(f"{UPGRADE_OPTION} names {name} twice, with {parsed[name]} and {version}",
-                             hint="give each package once")
+            raise InputError(
+                f"{UPGRADE_OPTION} names {name} twice, with {parsed[name]} and {version}",
+                hint="give each package once",
+            )
         parsed[name] = version or parsed.get(name)
     return UpgradeRequest(everything, tuple(sorted(parsed.items())))
-
-

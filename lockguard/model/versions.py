@@ -136,8 +136,10 @@ class GpuArch:
         if suffix and arch.major < _SUFFIX_FROM[suffix]:
             # arch-specific targets exist from compute capability 9.0, family-specific from 10.0
             # (CUDA C++ Programming Guide, "Feature Availability"): sm_80a names no GPU target
-            raise ValueError(f"{text!r} is not a GPU architecture: '{suffix}' targets start at "
-                             f"sm_{_SUFFIX_FROM[suffix]}0{suffix}")
+            raise ValueError(
+                f"{text!r} is not a GPU architecture: '{suffix}' targets start at "
+                f"sm_{_SUFFIX_FROM[suffix]}0{suffix}"
+            )
         if cls is GpuArch and len(_ARCHS) < 4096:
             _ARCHS[text] = arch
         return arch
@@ -154,7 +156,11 @@ class GpuArch:
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, GpuArch):
             return NotImplemented
-        return (self.capability, self.suffix, self.ptx) < (other.capability, other.suffix, other.ptx)
+        return (self.capability, self.suffix, self.ptx) < (
+            other.capability,
+            other.suffix,
+            other.ptx,
+        )
 
     def __str__(self) -> str:
         prefix = "compute" if self.ptx else "sm"
@@ -162,7 +168,10 @@ class GpuArch:
 
 
 _ARCHS: dict[str, GpuArch] = {}  # parsed texts (values are immutable)
-_SUFFIX_FROM = {"a": 9, "f": 10}  # the first major with arch-specific (a) and family-specific (f) targets
+_SUFFIX_FROM = {
+    "a": 9,
+    "f": 10,
+}  # the first major with arch-specific (a) and family-specific (f) targets
 
 
 def build_runs_on(build_archs: tuple[GpuArch, ...], device: GpuArch) -> bool:

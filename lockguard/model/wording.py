@@ -15,5 +15,11 @@ def human_size(size: int) -> str:
     for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
         if size >= scale:
             value = size / scale
-            return f"{value:.2f} {unit}" if value < 10 else f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
+            return (
+                f"{value:.2f} {unit}"
+                if value < 10
+                else f"{value:.1f} {unit}"
+                if value < 100
+                else f"{value:.0f} {unit}"
+            )
     return "1 byte" if size == 1 else f"{size} bytes"

@@ -11,9 +11,20 @@ from packaging.version import Version
 from lockguard.knowledge.tables import Knowledge, TorchRelease
 from lockguard.model.versions import CudaVersion, GpuArch, build_runs_on
 
-_FAMILIES = {(3, None): "Kepler", (5, None): "Maxwell", (6, None): "Pascal", (7, 0): "Volta", (7, 2): "Volta",
-             (7, 5): "Turing", (8, 9): "Ada", (8, None): "Ampere", (9, None): "Hopper", (10, None): "Blackwell",
-             (11, None): "Blackwell", (12, None): "Blackwell"}
+_FAMILIES = {
+    (3, None): "Kepler",
+    (5, None): "Maxwell",
+    (6, None): "Pascal",
+    (7, 0): "Volta",
+    (7, 2): "Volta",
+    (7, 5): "Turing",
+    (8, 9): "Ada",
+    (8, None): "Ampere",
+    (9, None): "Hopper",
+    (10, None): "Blackwell",
+    (11, None): "Blackwell",
+    (12, None): "Blackwell",
+}
 
 
 # a release's published builds on the platform: (cuda, source) pairs
@@ -21,16 +32,26 @@ Published: TypeAlias = Callable[[TorchRelease], list[tuple[CudaVersion, str]]]
 
 
 def family(arch: GpuArch) -> str:
-    return _FAMILIES.get((arch.major, arch.minor)) or _FAMILIES.get((arch.major, None)) or f"sm_{arch.major}x"
+    return (
+        _FAMILIES.get((arch.major, arch.minor))
+        or _FAMILIES.get((arch.major, None))
+        or f"sm_{arch.major}x"
+    )
 
 
 def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def arch_reason(knowledge: Knowledge, platform: str, release: TorchRelease, variant: str,
-                archs: tuple[GpuArch, ...], gpu: GpuArch,
-                published: Published) -> str:
+def arch_reason(
+    knowledge: Knowledge,
+    platform: str,
+    release: TorchRelease,
+    variant: str,
+    archs: tuple[GpuArch, ...],
+    gpu: GpuArch,
+    published: Published,
+) -> str:
     """'torch 2.8's cu128 build dropped GPUs older than sm_70 (Maxwell and Pascal); its cu126 build
     still has sm_61: use cuda = "12.6"'. `published(release)` lists a release's (cuda, source)."""
     sass = sorted(a for a in archs if not a.ptx)
@@ -38,10 +59,15 @@ def arch_reason(knowledge: Knowledge, platform: str, release: TorchRelease, vari
     keepers = _builds_with(knowledge, platform, release, gpu, published)
     if sass and gpu < sass[0]:
         lower = _lower_archs(knowledge, platform, release, sass[0], published)
-        older = sorted({family(a) for a in lower} | {family(gpu)}, key=lambda f: list(_FAMILIES.values()).index(f))
+        older = sorted(
+            {family(a) for a in lower} | {family(gpu)},
+            key=lambda f: list(_FAMILIES.values()).index(f),
+        )
         if lower:
-            what = (f"torch {release.minor}'s {variant} build dropped GPUs older than {sass[0]} "
-                    f"({_join(older)}; {gpu} is {family(gpu)})")
+            what = (
+                f"torch {release.minor}'s {variant} build dropped GPUs older than {sass[0]} "
+                f"({_join(older)}; {gpu} is {family(gpu)})"
+            )
         else:
             what = f"torch {release.minor}'s {variant} build starts at {sass[0]} ({built}); {gpu} is {family(gpu)}"
     else:
@@ -52,15 +78,19 @@ def arch_reason(knowledge: Knowledge, platform: str, release: TorchRelease, vari
     if keepers:
         plural = len(keepers) > 1
         cudas = " or ".join(f'"{CudaVersion.from_variant(v)}"' for v in keepers)
-        return (f"{what}; the {_join(keepers)} build{'s' if plural else ''} of torch {release.minor} still "
-                f"{'have' if plural else 'has'} {gpu} (cuda = {cudas})")
+        return (
+            f"{what}; the {_join(keepers)} build{'s' if plural else ''} of torch {release.minor} still "
+            f"{'have' if plural else 'has'} {gpu} (cuda = {cudas})"
+        )
     last = _last_with(knowledge, platform, release, gpu, published)
     if last and gpu < (sass[0] if sass else gpu):
         return f"{what}; no build of torch {release.minor} has {gpu}; the newest torch that has it is {last}"
     return what
 
 
-def _builds_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu: GpuArch, published: Published) -> list[str]:
+def _builds_with(
+    knowledge: Knowledge, platform: str, release: TorchRelease, gpu: GpuArch, published: Published
+) -> list[str]:
     out = []
     for cuda, _source in published(release):
         row = knowledge.arch_row(cuda.variant, f"{release.minor}.0", platform)
@@ -69,9 +99,12 @@ def _builds_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu
     return sorted(set(out), key=CudaVersion.from_variant)
 
 
-def _lower_archs(knowledge: Knowledge, platform: str, release: TorchRelease, floor: GpuArch, published: Published) -> set[GpuArch]:
+def _lower_archs(
+    knowledge: Knowledge, platform: str, release: TorchRelease, floor: GpuArch, published: Published
+) -> set[GpuArch]:
     """Architectures below `floor` that other builds of the release (or, when none has any, the
     previous release) still carry: what this build dropped."""
+
     def below(rel: TorchRelease) -> set[GpuArch]:
         found: set[GpuArch] = set()
         for cuda, _source in published(rel):
@@ -87,7 +120,9 @@ def _lower_archs(knowledge: Knowledge, platform: str, release: TorchRelease, flo
     return found
 
 
-def _last_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu: GpuArch, published: Published) -> str | None:
+def _last_with(
+    knowledge: Knowledge, platform: str, release: TorchRelease, gpu: GpuArch, published: Published
+) -> str | None:
     for rel in sorted(knowledge.releases, key=lambda r: Version(r.minor), reverse=True):
         if Version(rel.minor) >= Version(release.minor):
             continue
@@ -97,7 +132,9 @@ def _last_with(knowledge: Knowledge, platform: str, release: TorchRelease, gpu: 
     return None
 
 
-def _first_support(knowledge: Knowledge, platform: str, gpu: GpuArch, published: Published) -> tuple[CudaVersion, str] | None:
+def _first_support(
+    knowledge: Knowledge, platform: str, gpu: GpuArch, published: Published
+) -> tuple[CudaVersion, str] | None:
     supporting: list[tuple[CudaVersion, Version]] = []
     for rel in knowledge.releases:
         for cuda, _source in published(rel):

@@ -45,8 +45,16 @@ class Candidate:
         return self.files[0] if self.files else None
 
     def with_extras(self, extras: frozenset[str]) -> Candidate:
-        return Candidate(self.name, self.version, self.index_url, self.files, extras, self.yanked,
-                         self.provided_by, self.absent)
+        return Candidate(
+            self.name,
+            self.version,
+            self.index_url,
+            self.files,
+            extras,
+            self.yanked,
+            self.provided_by,
+            self.absent,
+        )
 
 
 @lru_cache(maxsize=4096)
@@ -101,7 +109,9 @@ class ProjectVersions:
     def candidate(self, version: Version) -> Candidate | None:
         """The candidate for `version`, or None when no file of it fits the target."""
         if version not in self._candidates:
-            self._candidates[version] = self.filter.candidate(self.project, version, self._groups.get(version, []))
+            self._candidates[version] = self.filter.candidate(
+                self.project, version, self._groups.get(version, [])
+            )
         return self._candidates[version]
 
 
@@ -113,7 +123,9 @@ class CandidateFilter:
     exclude_newer: datetime | None = None
     missing_upload_times: set[str] = field(default_factory=set)
 
-    def candidate(self, project: Project, version: Version, files: list[DistFile]) -> Candidate | None:
+    def candidate(
+        self, project: Project, version: Version, files: list[DistFile]
+    ) -> Candidate | None:
         ranked = []
         for file in files:
             rank = self._rank(project.name, file)
@@ -123,7 +135,9 @@ class CandidateFilter:
             return None
         ranked.sort(key=lambda item: (item[0], item[1]))
         fitting = tuple(f for _r, _n, f in ranked)
-        return Candidate(project.name, version, project.index_url, fitting, yanked=all(f.yanked for f in fitting))
+        return Candidate(
+            project.name, version, project.index_url, fitting, yanked=all(f.yanked for f in fitting)
+        )
 
     def candidates(self, project: Project) -> list[Candidate]:
         """Every version with at least one fitting file, newest first."""
@@ -170,8 +184,12 @@ class CandidateFilter:
             page = file.url.rsplit("/", 1)[0] + "/" if "://" in file.url else file.url
             raise SourceUnreachable(
                 f"the index page for {file.filename} ({page}) is not a valid PEP 691 page: its 'upload-time' "
-                f"{file.upload_time[:40]!r} is not an ISO 8601 date-time (PEP 700)", url=file.url,
-                hint="the index serves a broken page; without exclude-newer the upload times are not read") from None
-        if uploaded.tzinfo is None:  # PEP 700 times are UTC; a page that leaves out the zone means it
+                f"{file.upload_time[:40]!r} is not an ISO 8601 date-time (PEP 700)",
+                url=file.url,
+                hint="the index serves a broken page; without exclude-newer the upload times are not read",
+            ) from None
+        if (
+            uploaded.tzinfo is None
+        ):  # PEP 700 times are UTC; a page that leaves out the zone means it
             uploaded = uploaded.replace(tzinfo=timezone.utc)
         return uploaded <= self.exclude_newer

@@ -35,16 +35,25 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
     for spec in intent_specs:
         name, constraint = spec_name(spec), _constraint(spec)
         library = knowledge.library_for_conda(name)
-        brought = next(((p, v) for p, v in pip_pins.items() if p in library.pypi), None) if library else None
+        brought = (
+            next(((p, v) for p, v in pip_pins.items() if p in library.pypi), None)
+            if library
+            else None
+        )
         if brought and library:
             pypi_name, version = brought
             if constraint and not _agrees(constraint, version):
                 raise Unsatisfiable(
                     f"the intent asks conda for {spec}, but torch {stack.torch} brings {pypi_name} {version} "
                     f"from PyPI: both would be loaded",
-                    conflicts=[Conflict(f"conda = [{spec!r}]", "intent"),
-                               Conflict(f"torch {stack.torch} requires {pypi_name}=={version}", "constraints/torch.toml"),
-                               Conflict(f"{name} and {pypi_name} are the same library", library.origin)],
+                    conflicts=[
+                        Conflict(f"conda = [{spec!r}]", "intent"),
+                        Conflict(
+                            f"torch {stack.torch} requires {pypi_name}=={version}",
+                            "constraints/torch.toml",
+                        ),
+                        Conflict(f"{name} and {pypi_name} are the same library", library.origin),
+                    ],
                     hint=f"drop {name} from conda = [...] (torch's wheel brings it), or pin {name}={version}",
                 )
             spec = f"{name}={version}"
@@ -54,9 +63,18 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
                 rule = next((code for prefix, code in _RULES if name.startswith(prefix)), None)
                 raise Unsatisfiable(
                     f"the intent's conda spec {spec!r} contradicts the CUDA stack's {by_name[name]!r}"
-                    + (f" ({rule}: `lockguard check` rejects such a lock; {origin})" if rule else f" ({origin})"),
-                    conflicts=[Conflict(f"conda = [{spec!r}]", "intent"),
-                               Conflict(f"{by_name[name]} (cuda = {stack.cuda or 'none'}, torch {stack.torch})", origin)],
+                    + (
+                        f" ({rule}: `lockguard check` rejects such a lock; {origin})"
+                        if rule
+                        else f" ({origin})"
+                    ),
+                    conflicts=[
+                        Conflict(f"conda = [{spec!r}]", "intent"),
+                        Conflict(
+                            f"{by_name[name]} (cuda = {stack.cuda or 'none'}, torch {stack.torch})",
+                            origin,
+                        ),
+                    ],
                     hint="leave versions of stack packages to the cuda and python keys",
                 )
             continue
@@ -69,8 +87,13 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
 
 
 # which check rule a contradiction of a stack spec would break
-_RULES = (("cuda-version", codes.CONDA_CUDA_MISMATCH.code), ("cudatoolkit", codes.CONDA_CUDA_MISMATCH.code), ("cuda-nvcc", codes.DEEPSPEED_NVCC.code), ("gcc", codes.GCC_TOO_NEW.code),
-          ("gxx", codes.GCC_TOO_NEW.code))
+_RULES = (
+    ("cuda-version", codes.CONDA_CUDA_MISMATCH.code),
+    ("cudatoolkit", codes.CONDA_CUDA_MISMATCH.code),
+    ("cuda-nvcc", codes.DEEPSPEED_NVCC.code),
+    ("gcc", codes.GCC_TOO_NEW.code),
+    ("gxx", codes.GCC_TOO_NEW.code),
+)
 
 
 def _origin_of(knowledge: Knowledge, platform: str, name: str) -> str:
@@ -102,12 +125,16 @@ def knowledge_pins(specs: list[str]) -> list[str]:
     return list(dict.fromkeys(specs))
 
 
-def virtual_packages(knowledge: Knowledge, target: Target, stack: CudaStack) -> list[tuple[str, str]]:
+def virtual_packages(
+    knowledge: Knowledge, target: Target, stack: CudaStack
+) -> list[tuple[str, str]]:
     """(name, version) of the virtual packages the target has, from the intent, not the host."""
     out: list[tuple[str, str]] = []
     if stack.cuda is not None:
         cuda = stack.cuda
-        if target.driver is not None:  # the lock must run on the floor driver: solve for what it runs
+        if (
+            target.driver is not None
+        ):  # the lock must run on the floor driver: solve for what it runs
             ceiling = cuda_ceiling(knowledge, target.driver)
             cuda = ceiling if ceiling and ceiling.major == stack.cuda.major else stack.cuda
         out.append(("__cuda", str(cuda)))
@@ -117,6 +144,17 @@ def virtual_packages(knowledge: Knowledge, target: Target, stack: CudaStack) -> 
         out += [("__osx", "11.0" if target.machine == "arm64" else "10.15"), ("__unix", "0")]
     else:
         out.append(("__win", "0"))
-    out.append(("__archspec", "1=" + {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "arm64",
-                                      "AMD64": "x86_64", "ppc64le": "ppc64le"}[target.machine]))
+    out.append(
+        (
+            "__archspec",
+            "1="
+            + {
+                "x86_64": "x86_64",
+                "aarch64": "aarch64",
+                "arm64": "arm64",
+                "AMD64": "x86_64",
+                "ppc64le": "ppc64le",
+            }[target.machine],
+        )
+    )
     return out

@@ -65,7 +65,9 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
     # candidate (resolve/rejections.py names the newer versions of a direct requirement with it)
     rejected: dict[tuple[str, Version], list[Cause]] = field(default_factory=dict)
 
-    def rejecting_candidate(self, criterion: Criterion[Req, Candidate], candidate: Candidate) -> None:
+    def rejecting_candidate(
+        self, criterion: Criterion[Req, Candidate], candidate: Candidate
+    ) -> None:
         self.rejected.setdefault((candidate.name, candidate.version), list(criterion.information))
 
     def resolving_conflicts(self, causes: Collection[Cause]) -> None:
@@ -99,7 +101,11 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
                 continue
             done.add(key)
             options = self._options(key, forced[key], limit=2)
-            if len(options) != 1 or options[0].best_file is None or not options[0].best_file.is_wheel:
+            if (
+                len(options) != 1
+                or options[0].best_file is None
+                or not options[0].best_file.is_wheel
+            ):
                 continue
             for dep in self.provider.get_dependencies(options[0]):
                 if dep.name == PYTHON:
@@ -132,10 +138,14 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
                 lines = self._dead_name(key, forced[key], forced)
                 if lines:
                     return lines
-            parents = {c.parent.key for c in causes if c.parent is not None and c.requirement.key == key}
+            parents = {
+                c.parent.key for c in causes if c.parent is not None and c.requirement.key == key
+            }
             for parent in sorted(parents):
                 if parent in forced:
-                    lines = self._dead_parent(parent, key, forced) or self._dead_name(parent, forced[parent], forced)
+                    lines = self._dead_parent(parent, key, forced) or self._dead_name(
+                        parent, forced[parent], forced
+                    )
                     if lines:
                         return lines
         return None
@@ -156,7 +166,11 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
 
     def _dead_parent(self, parent: str, key: str, forced: Forced) -> list[str] | None:
         options = self._options(parent, forced[parent])
-        if not options or len(options) > MAX_OPTIONS or not all(o.best_file and o.best_file.is_wheel for o in options):
+        if (
+            not options
+            or len(options) > MAX_OPTIONS
+            or not all(o.best_file and o.best_file.is_wheel for o in options)
+        ):
             return None
         needs: list[str] = []
         rules: list[str] = []
@@ -170,14 +184,21 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
             matches = self._options(key, together)
             if matches and not all(self._dead(c, forced) for c in matches):
                 return None
-            needs.append(f"{option.name} {option.version} needs {_specs([d for d in mine if not d.constraint_only] or mine)}")
-            rules += [fact(d, d.by or f"{option.name} {option.version}") for d in mine
-                      if d.constraint_only and d.why and d.local is None]  # pairing is implied by the pins
+            needs.append(
+                f"{option.name} {option.version} needs {_specs([d for d in mine if not d.constraint_only] or mine)}"
+            )
+            rules += [
+                fact(d, d.by or f"{option.name} {option.version}")
+                for d in mine
+                if d.constraint_only and d.why and d.local is None
+            ]  # pairing is implied by the pins
         if len(options) == 1:
             lines = [f"{needs[0]} (the only {parent} that {_allowed(forced[parent])} allows)"]
         else:
-            lines = [f"every {parent} that {_allowed(forced[parent])} allows ({_versions(options)}) needs "
-                     f"{_summary(key, options, self.provider)}: {'; '.join(needs)}"]
+            lines = [
+                f"every {parent} that {_allowed(forced[parent])} allows ({_versions(options)}) needs "
+                f"{_summary(key, options, self.provider)}: {'; '.join(needs)}"
+            ]
         if forced.get(key):
             lines.append(_asked(key, forced[key]))
         shown = {r.split(" [", 1)[-1]: r for r in rules}  # one line per rule, not per version
@@ -191,12 +212,17 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
         for dep in deps:
             if dep.name == PYTHON or dep.constraint_only:
                 continue
-            own = [d for d in deps if d.constraint_only and d.key == dep.key]  # knowledge rules it carries
+            own = [
+                d for d in deps if d.constraint_only and d.key == dep.key
+            ]  # knowledge rules it carries
             if not self._options(dep.key, forced.get(dep.key, []) + own + [dep], limit=1):
                 if own and self._options(dep.key, forced.get(dep.key, []) + [dep], limit=1):
                     rules = "; ".join(dict.fromkeys(fact(r, r.by or "knowledge") for r in own))
                     return f"needs {dep.key}{dep.specifier or ''}, but {rules}"
-                return f"needs {dep.key}{dep.specifier or ''}, which has no candidate" + self._why_none(dep.name)
+                return (
+                    f"needs {dep.key}{dep.specifier or ''}, which has no candidate"
+                    + self._why_none(dep.name)
+                )
         return None
 
     def _why_none(self, name: str) -> str:
@@ -204,7 +230,10 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
 
 
 def _asked(key: str, reqs: list[Req]) -> str:
-    parts = [fact(req, req.by or (req.parent.replace("==", " ") if req.parent else "the intent")) for req in reqs]
+    parts = [
+        fact(req, req.by or (req.parent.replace("==", " ") if req.parent else "the intent"))
+        for req in reqs
+    ]
     return "; ".join(dict.fromkeys(parts))
 
 
@@ -225,7 +254,11 @@ def _specs(reqs: list[Req]) -> str:
 
 def _versions(options: list[Candidate]) -> str:
     versions = sorted(str(o.version) for o in options)
-    return ", ".join(versions) if len(versions) <= 4 else f"{versions[0]} to {versions[-1]} ({len(versions)} versions)"
+    return (
+        ", ".join(versions)
+        if len(versions) <= 4
+        else f"{versions[0]} to {versions[-1]} ({len(versions)} versions)"
+    )
 
 
 def _every(key: str, options: list[Candidate], why: list[str | None]) -> str:

@@ -16,8 +16,12 @@ from lockguard.model.finding import ERROR
 from lockguard.model.intent import Intent
 
 
-def refuse_what_check_rejects(intent: Intent, knowledge: Knowledge, files: list[tuple[str, str, str | None, str]],
-                              platforms: tuple[str, ...]) -> None:
+def refuse_what_check_rejects(
+    intent: Intent,
+    knowledge: Knowledge,
+    files: list[tuple[str, str, str | None, str]],
+    platforms: tuple[str, ...],
+) -> None:
     """`files`: (relative path, kind, platform, text) of every file resolve would write."""
     snapshot = Snapshot(intent, intent.source.path.name if intent.source else "lockguard.toml")
     for path, kind, platform, text in files:
@@ -41,6 +45,9 @@ def refuse_what_check_rejects(intent: Intent, knowledge: Knowledge, files: list[
     raise Unsatisfiable(
         f"the resolution breaks a rule `lockguard check` enforces, so no lock was written: {first.code} {first.message}"
         + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
-        conflicts=[Conflict(f"{f.code} {f.message}", f"{f.file}:{f.line}" if f.line else f.file) for f in errors],
+        conflicts=[
+            Conflict(f"{f.code} {f.message}", f"{f.file}:{f.line}" if f.line else f.file)
+            for f in errors
+        ],
         hint=first.hint or "change the intent so that the rule holds",
     )

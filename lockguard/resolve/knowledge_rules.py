@@ -33,8 +33,15 @@ def name_rules(knowledge: Knowledge, target: Target) -> Callable[[str], list[Req
         if cuda is not None:
             bound = knowledge.components.bound(cuda, name)
             if bound is not None:
-                out.append(Req(name, bound.specifier, constraint_only=True, by=asked,
-                               why=f"{codes.COMPONENT_OF_OTHER_CUDA.code}: {bound.reason}, {bound.origin}"))
+                out.append(
+                    Req(
+                        name,
+                        bound.specifier,
+                        constraint_only=True,
+                        by=asked,
+                        why=f"{codes.COMPONENT_OF_OTHER_CUDA.code}: {bound.reason}, {bound.origin}",
+                    )
+                )
         for clash in knowledge.wheel_files.clashes_of(name):
             # wherever `name` is required, the wheels that install its files are not
             out.append(Req(clash.other, NOTHING, constraint_only=True, by=name, why=clash.why))
@@ -42,13 +49,27 @@ def name_rules(knowledge: Knowledge, target: Target) -> Callable[[str], list[Req
         if rule is not None:
             for gpu in target.gpu_archs:
                 if gpu.capability < rule.min_arch.capability:
-                    out.append(Req(name, NOTHING, constraint_only=True, by=f"knowledge ({name} GPU rule)",
-                                   why=f"{codes.GPU_RULE_BROKEN.code}: {name} needs {rule.min_arch}+ but the intent has {gpu}: "
-                                       f"{rule.why}; {rule.origin}"))
+                    out.append(
+                        Req(
+                            name,
+                            NOTHING,
+                            constraint_only=True,
+                            by=f"knowledge ({name} GPU rule)",
+                            why=f"{codes.GPU_RULE_BROKEN.code}: {name} needs {rule.min_arch}+ but the intent has {gpu}: "
+                            f"{rule.why}; {rule.origin}",
+                        )
+                    )
             if cuda is not None and cuda < rule.min_cuda:
-                out.append(Req(name, NOTHING, constraint_only=True, by=f"knowledge ({name} GPU rule)",
-                               why=f"{codes.GPU_RULE_BROKEN.code}: {name} needs CUDA >= {rule.min_cuda}, the intent has {cuda}; "
-                                   f"{rule.origin}"))
+                out.append(
+                    Req(
+                        name,
+                        NOTHING,
+                        constraint_only=True,
+                        by=f"knowledge ({name} GPU rule)",
+                        why=f"{codes.GPU_RULE_BROKEN.code}: {name} needs CUDA >= {rule.min_cuda}, the intent has {cuda}; "
+                        f"{rule.origin}",
+                    )
+                )
         return out
 
     return rules

@@ -36,9 +36,15 @@ from lockguard.resolve.torch_builds import TorchBuild
 
 
 class CondaPort(Protocol):
-    def solve(self, specs: list[str], channels: tuple[str, ...], platform: str,
-              virtual_packages: list[tuple[str, str]], exclude_newer: datetime | None,
-              locked: Sequence[LockedConda] = ()) -> list[CondaRecord]:
+    def solve(
+        self,
+        specs: list[str],
+        channels: tuple[str, ...],
+        platform: str,
+        virtual_packages: list[tuple[str, str]],
+        exclude_newer: datetime | None,
+        locked: Sequence[LockedConda] = (),
+    ) -> list[CondaRecord]:
         """`locked`: the existing lock's records, preferred where they still fit (rattler's
         locked_packages)."""
 
@@ -58,49 +64,86 @@ class ResolveOptions:
     detail: Callable[[str], None] = lambda _m: None  # more of them, for -v
 
 
-def resolve_lock(intent: Intent, knowledge: Knowledge, machine: MachineFacts | None,
-                 make_source: Callable[[Target, list[str] | None], PackageSource],
-                 conda: CondaPort | None, options: ResolveOptions) -> Lock:
+def resolve_lock(
+    intent: Intent,
+    knowledge: Knowledge,
+    machine: MachineFacts | None,
+    make_source: Callable[[Target, list[str] | None], PackageSource],
+    conda: CondaPort | None,
+    options: ResolveOptions,
+) -> Lock:
     """`make_source(target, torch_versions)` builds the package source of a platform."""
     targets = targets_for(intent, machine)
     if options.platforms:
         unknown = set(options.platforms) - set(intent.platforms)
         if unknown:
-            raise InputError(f"--platform {', '.join(sorted(unknown))} is not in the intent's platforms "
-                             f"({', '.join(intent.platforms)})", hint="add it to platforms = [...] in the intent")
+            raise InputError(
+                f"--platform {', '.join(sorted(unknown))} is not in the intent's platforms "
+                f"({', '.join(intent.platforms)})",
+                hint="add it to platforms = [...] in the intent",
+            )
         targets = [t for t in targets if t.platform in options.platforms]
-    return Lock(intent, tuple(_resolve_platform(intent, knowledge, t, make_source, conda, options) for t in targets))
+    return Lock(
+        intent,
+        tuple(
+            _resolve_platform(intent, knowledge, t, make_source, conda, options) for t in targets
+        ),
+    )
 
 
-def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
-                      make_source: Callable[[Target, list[str] | None], PackageSource],
-                      conda: CondaPort | None, options: ResolveOptions) -> PlatformLock:
+def _resolve_platform(
+    intent: Intent,
+    knowledge: Knowledge,
+    target: Target,
+    make_source: Callable[[Target, list[str] | None], PackageSource],
+    conda: CondaPort | None,
+    options: ResolveOptions,
+) -> PlatformLock:
     options.progress(f"{target.platform}: CUDA stack")
     stacks, torch_problem = _stacks(intent, knowledge, target)
     no_torch = query_stacks(knowledge, target, None, wants_torch=False)[0]
     first = stacks[0] if stacks else no_torch
     builds = _torch_builds(knowledge, target, stacks)
-    source = make_source(target, [s.torch for s in stacks if s.torch] if stacks else None)  # each has one
+    source = make_source(
+        target, [s.torch for s in stacks if s.torch] if stacks else None
+    )  # each has one
     knowledge_only = options.conda_from_knowledge or intent.conda_from_knowledge
     preferences = options.preferences(target.platform)
     tried: set[tuple[str, ...]] = set()
     stack = first
     while True:
-        conda_side = _conda_side(intent, knowledge, target, stack, conda, knowledge_only, options,
-                                 preferences.conda if preferences else ())
+        conda_side = _conda_side(
+            intent,
+            knowledge,
+            target,
+            stack,
+            conda,
+            knowledge_only,
+            options,
+            preferences.conda if preferences else (),
+        )
         tried.add(stack.conda_specs)
         provided = _python_packages(knowledge, conda_side)
         options.progress(f"{target.platform}: pip side ({len(intent.pip)} requirements)")
         pip = resolve_pip(
-            intent.pip, source, target,
-            torch_builds=builds, torch_problem=torch_problem, hazards=knowledge.hazards,
-            conda_provided=provided, exclude_newer=intent.exclude_newer, warn=options.warn,
+            intent.pip,
+            source,
+            target,
+            torch_builds=builds,
+            torch_problem=torch_problem,
+            hazards=knowledge.hazards,
+            conda_provided=provided,
+            exclude_newer=intent.exclude_newer,
+            warn=options.warn,
             explain_torch=lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
-            name_rules=name_rules(knowledge, target), preferences=preferences,
+            name_rules=name_rules(knowledge, target),
+            preferences=preferences,
             note=lambda text: options.note(f"{target.platform}: {text}"),
             detail=lambda text: options.detail(f"{target.platform}: {text}"),
         )
-        final = _stack_for(pip, stacks) if pip.pin("torch") else no_torch  # no torch: the stack without it
+        final = (
+            _stack_for(pip, stacks) if pip.pin("torch") else no_torch
+        )  # no torch: the stack without it
         final = final or first
         if final.conda_specs == stack.conda_specs or final.conda_specs in tried:
             stack = final
@@ -108,14 +151,24 @@ def _resolve_platform(intent: Intent, knowledge: Knowledge, target: Target,
         stack = final  # torch settled on a release whose conda specs differ: solve conda again
     _check_libraries(knowledge, conda_side, pip)
     if preferences is not None:
-        options.on_notes(relock_notes(
-            pip, preferences, options.locked(target.platform), source, CandidateFilter(target, intent.exclude_newer),
-            merged_requirements(intent.pip), lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index)))
+        options.on_notes(
+            relock_notes(
+                pip,
+                preferences,
+                options.locked(target.platform),
+                source,
+                CandidateFilter(target, intent.exclude_newer),
+                merged_requirements(intent.pip),
+                lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
+            )
+        )
     index_urls = tuple(dict.fromkeys([*intent.indexes, *(p.index_url for p in pip.pins)]))
     return PlatformLock(target, stack, pip, conda_side, index_urls)
 
 
-def _stacks(intent: Intent, knowledge: Knowledge, target: Target) -> tuple[list[CudaStack], Unsatisfiable | None]:
+def _stacks(
+    intent: Intent, knowledge: Knowledge, target: Target
+) -> tuple[list[CudaStack], Unsatisfiable | None]:
     spec = torch_spec(intent.pip)
     asks_torch = spec is not None
     try:
@@ -127,7 +180,9 @@ def _stacks(intent: Intent, knowledge: Knowledge, target: Target) -> tuple[list[
         return [], problem
 
 
-def _torch_builds(knowledge: Knowledge, target: Target, stacks: list[CudaStack]) -> list[TorchBuild]:
+def _torch_builds(
+    knowledge: Knowledge, target: Target, stacks: list[CudaStack]
+) -> list[TorchBuild]:
     """Each allowed torch build with where it comes from, and the variant PyPI carries instead."""
     out = []
     for stack in stacks:
@@ -138,12 +193,21 @@ def _torch_builds(knowledge: Knowledge, target: Target, stacks: list[CudaStack])
         release = knowledge.release(minor)
         pypi = release.pypi_cuda_for(target.platform) if release else None
         patch = knowledge.patch(torch)  # PyPI's upload of the release: no build of it is older
-        out.append(TorchBuild(torch, stack.index_url, f"torch {minor} {stack.variant}",
-                              pypi.variant if pypi else None, patch.uploaded if patch else None))
+        out.append(
+            TorchBuild(
+                torch,
+                stack.index_url,
+                f"torch {minor} {stack.variant}",
+                pypi.variant if pypi else None,
+                patch.uploaded if patch else None,
+            )
+        )
     return out
 
 
-def _torch_reason(knowledge: Knowledge, target: Target, spec: SpecifierSet, pytorch_index: str) -> str | None:
+def _torch_reason(
+    knowledge: Knowledge, target: Target, spec: SpecifierSet, pytorch_index: str
+) -> str | None:
     """Why the CUDA stack offers no torch for `spec` (for explanations), or None if it does."""
     try:
         query_stacks(knowledge, target, spec, pytorch_index=pytorch_index)
@@ -159,9 +223,16 @@ def _stack_for(pip: PipResolution, stacks: list[CudaStack]) -> CudaStack | None:
     return next((s for s in stacks if s.torch == torch.version), None)
 
 
-def _conda_side(intent: Intent, knowledge: Knowledge, target: Target, stack: CudaStack,
-                conda: CondaPort | None, knowledge_only: bool, options: ResolveOptions,
-                locked: Sequence[LockedConda] = ()) -> CondaSide | None:
+def _conda_side(
+    intent: Intent,
+    knowledge: Knowledge,
+    target: Target,
+    stack: CudaStack,
+    conda: CondaPort | None,
+    knowledge_only: bool,
+    options: ResolveOptions,
+    locked: Sequence[LockedConda] = (),
+) -> CondaSide | None:
     if intent.pip_only:
         return None
     specs = merge_specs(knowledge, stack, intent.conda)
@@ -172,11 +243,24 @@ def _conda_side(intent: Intent, knowledge: Knowledge, target: Target, stack: Cud
     if conda is None:
         raise Unsatisfiable("no conda solver is available", hint="pass --conda-from-knowledge")
     virtual = virtual_packages(knowledge, target, stack)
-    options.progress(f"{target.platform}: conda solve ({len(specs)} specs, {len(intent.channels)} channels)")
-    records = conda.solve(list(specs), intent.channels, target.platform, virtual, intent.exclude_newer,
-                          locked=list(locked))
-    return CondaSide(specs=tuple(specs), records=tuple(sorted(records, key=lambda r: r.name)), solved=True,
-                     channels=intent.channels, virtual_packages=tuple(f"{n}={v}" for n, v in virtual))
+    options.progress(
+        f"{target.platform}: conda solve ({len(specs)} specs, {len(intent.channels)} channels)"
+    )
+    records = conda.solve(
+        list(specs),
+        intent.channels,
+        target.platform,
+        virtual,
+        intent.exclude_newer,
+        locked=list(locked),
+    )
+    return CondaSide(
+        specs=tuple(specs),
+        records=tuple(sorted(records, key=lambda r: r.name)),
+        solved=True,
+        channels=intent.channels,
+        virtual_packages=tuple(f"{n}={v}" for n, v in virtual),
+    )
 
 
 def _python_packages(knowledge: Knowledge, side: CondaSide | None) -> dict[str, str]:
@@ -188,7 +272,8 @@ def _python_packages(knowledge: Knowledge, side: CondaSide | None) -> dict[str, 
         if record.name in ("python", "pip"):
             continue
         is_python_package = record.noarch == "python" or any(
-            d.split()[0] in ("python", "python_abi") for d in record.depends)
+            d.split()[0] in ("python", "python_abi") for d in record.depends
+        )
         if is_python_package:
             provided[knowledge.pypi_name_of_conda(record.name)] = record.version
     return provided
@@ -207,13 +292,19 @@ def _check_libraries(knowledge: Knowledge, side: CondaSide | None, pip: PipResol
                 raise Unsatisfiable(
                     f"the conda side installs {record.name} {record.version} but the pip side installs "
                     f"{pin.name} {pin.version}: two copies of one library would be loaded",
-                    conflicts=[Conflict(f"{record.name} {record.version} (conda)", "conda solve"),
-                               Conflict(f"{pin.name} {pin.version} (pip, via {', '.join(pin.via)})", "pip resolve"),
-                               Conflict(f"{record.name} and {pin.name} are the same library", library.origin)],
+                    conflicts=[
+                        Conflict(f"{record.name} {record.version} (conda)", "conda solve"),
+                        Conflict(
+                            f"{pin.name} {pin.version} (pip, via {', '.join(pin.via)})",
+                            "pip resolve",
+                        ),
+                        Conflict(
+                            f"{record.name} and {pin.name} are the same library", library.origin
+                        ),
+                    ],
                     hint=f"drop {record.name} from the intent's conda list, or pin it to {pin.version}",
                 )
 
 
 def _same_release(a: str, b: str) -> bool:
     return a.split("+")[0].split(".")[:3] == b.split(".")[:3]
-

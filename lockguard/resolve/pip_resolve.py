@@ -67,7 +67,9 @@ def resolve_pip(
     )
     provider = Provider(source, files, context)
     top = direct = merged_requirements(requirements)
-    top = [rule for name in dict.fromkeys(r.name for r in top) for rule in provider.rules_for(name)] + top
+    top = [
+        rule for name in dict.fromkeys(r.name for r in top) for rule in provider.rules_for(name)
+    ] + top
     if preferences is not None:
         top = preferences.demands() + top  # --upgrade-package NAME==VERSION
     source.prefetch_projects(sorted({r.name for r in top if not r.constraint_only}))
@@ -76,31 +78,54 @@ def resolve_pip(
         result = Resolver(provider, watcher).resolve(top, max_rounds=MAX_ROUNDS)
     except ResolutionImpossible as exc:
         raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
-        raise explain_unsatisfiable(exc.causes, provider, target, torch_problem, explain_torch) from None
+        raise explain_unsatisfiable(
+            exc.causes, provider, target, torch_problem, explain_torch
+        ) from None
     except Decisive as exc:
         raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
-        raise explain_unsatisfiable(exc.causes, provider, target, torch_problem, explain_torch, proof=exc.lines) from None
+        raise explain_unsatisfiable(
+            exc.causes, provider, target, torch_problem, explain_torch, proof=exc.lines
+        ) from None
     except SearchExhausted as exc:
         raise_if_the_only_way_out(provider.unreached.values(), exc.first_causes)
-        found = explain_unsatisfiable(exc.first_causes, provider, target, torch_problem, explain_torch)
-        raise Unsatisfiable(f"no resolution found after {exc.conflicts} conflicts; the first was: {found.message}",
-                            conflicts=found.conflicts,
-                            hint="pin the packages named here, so that the search has fewer versions to try") from None
+        found = explain_unsatisfiable(
+            exc.first_causes, provider, target, torch_problem, explain_torch
+        )
+        raise Unsatisfiable(
+            f"no resolution found after {exc.conflicts} conflicts; the first was: {found.message}",
+            conflicts=found.conflicts,
+            hint="pin the packages named here, so that the search has fewer versions to try",
+        ) from None
     except ResolutionTooDeep:
-        raise Unsatisfiable(f"resolution did not finish within {MAX_ROUNDS} rounds",
-                            hint="pin the packages that backtrack (lockguard -v resolve shows them)") from None
+        raise Unsatisfiable(
+            f"resolution did not finish within {MAX_ROUNDS} rounds",
+            hint="pin the packages that backtrack (lockguard -v resolve shows them)",
+        ) from None
     if files.missing_upload_times:
-        warn("exclude-newer could not be applied to files from " + ", ".join(sorted(files.missing_upload_times))
-             + " (their index gives no upload times)")
+        warn(
+            "exclude-newer could not be applied to files from "
+            + ", ".join(sorted(files.missing_upload_times))
+            + " (their index gives no upload times)"
+        )
     for missed in lock_may_depend_on(provider.unreached.values(), result.criteria):
-        warn(f"{unreached_text(missed)}; resolved without it, so the lock may differ from one made "
-             "where that index can be reached")
-    chosen = {c.name: str(c.version) for c in result.mapping.values() if not c.extras and not c.absent}
+        warn(
+            f"{unreached_text(missed)}; resolved without it, so the lock may differ from one made "
+            "where that index can be reached"
+        )
+    chosen = {
+        c.name: str(c.version) for c in result.mapping.values() if not c.extras and not c.absent
+    }
     # a name the lock kept at its version was not "passed over": nothing newer was tried (outdated
     # and --upgrade-package are for that; the relock notes say what held an upgrade back)
-    kept = {n for n, v in chosen.items() if preferences is not None and preferences.version(n) == Version(v)}
+    kept = {
+        n
+        for n, v in chosen.items()
+        if preferences is not None and preferences.version(n) == Version(v)
+    }
     considered = [r for r in direct if r.name not in kept]
-    for report in newer_rejected(provider, watcher.rejected, considered, chosen, explain_torch, result.criteria):
+    for report in newer_rejected(
+        provider, watcher.rejected, considered, chosen, explain_torch, result.criteria
+    ):
         note(report.line(everything=False))
         if len(report.newer) > SHOWN:
             detail(report.line(everything=True))
@@ -153,14 +178,18 @@ def _pins(result: Result[Req, Candidate, str], target: Target) -> PipResolution:
         if candidate.provided_by:
             provided.append((candidate.name, str(candidate.version)))
             continue
-        pins.append(Pin(
-            name=candidate.name,
-            version=str(candidate.version),
-            index_url=candidate.index_url,
-            files=candidate.files,
-            via=tuple(sorted(parents.get(candidate.name, {INTENT}), key=lambda p: (p != INTENT, p))),
-            dependencies=tuple(sorted(children.get(candidate.name, {}).items())),
-            constraints=tuple(sorted(constraints.get(candidate.name, ()))),
-        ))
+        pins.append(
+            Pin(
+                name=candidate.name,
+                version=str(candidate.version),
+                index_url=candidate.index_url,
+                files=candidate.files,
+                via=tuple(
+                    sorted(parents.get(candidate.name, {INTENT}), key=lambda p: (p != INTENT, p))
+                ),
+                dependencies=tuple(sorted(children.get(candidate.name, {}).items())),
+                constraints=tuple(sorted(constraints.get(candidate.name, ()))),
+            )
+        )
     pins.sort(key=lambda p: p.name)
     return PipResolution(target.platform, tuple(pins), tuple(sorted(provided)))

@@ -19,7 +19,9 @@ from lockguard.model.upgrades import UPGRADE_OPTION, UpgradeRequest
 from lockguard.resolve.requirements import Req
 
 
-def unknown_names(upgrade: UpgradeRequest, locked: Iterable[LockedPlatform], intent_names: Iterable[str]) -> list[str]:
+def unknown_names(
+    upgrade: UpgradeRequest, locked: Iterable[LockedPlatform], intent_names: Iterable[str]
+) -> list[str]:
     """Names given to --upgrade-package that are neither in the lock nor in the intent."""
     known = set(intent_names)
     for platform in locked:
@@ -70,15 +72,25 @@ class Preferences:
 
     def demands(self) -> list[Req]:
         """NAME==VERSION as constraints: they bound NAME wherever it is required, install nothing."""
-        return [Req(name, SpecifierSet(f"=={version}"), constraint_only=True, by=f"{UPGRADE_OPTION} {name}=={version}")
-                for name, version in self.demanded]
+        return [
+            Req(
+                name,
+                SpecifierSet(f"=={version}"),
+                constraint_only=True,
+                by=f"{UPGRADE_OPTION} {name}=={version}",
+            )
+            for name, version in self.demanded
+        ]
 
 
 def preferences_for(locked: LockedPlatform | None, upgrade: UpgradeRequest) -> Preferences:
     demanded = tuple((name, version) for name, version in upgrade.packages if version)
     if upgrade.everything or locked is None:
-        return Preferences(freed=frozenset(locked.pip) if locked and upgrade.everything else frozenset(),
-                           named=upgrade.named, demanded=demanded)
+        return Preferences(
+            freed=frozenset(locked.pip) if locked and upgrade.everything else frozenset(),
+            named=upgrade.named,
+            demanded=demanded,
+        )
     freed: set[str] = set()
     for name in upgrade.named:
         freed |= family_of(name, locked)

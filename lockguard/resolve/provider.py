@@ -60,7 +60,9 @@ class ProviderContext:
 
     @property
     def torch_versions(self) -> list[Version] | None:
-        return None if self.torch_builds is None else [Version(b.version) for b in self.torch_builds]
+        return (
+            None if self.torch_builds is None else [Version(b.version) for b in self.torch_builds]
+        )
 
 
 @dataclass
@@ -74,7 +76,9 @@ class Unreached:
 
 
 class Provider(AbstractProvider[Req, Candidate, str]):
-    def __init__(self, source: PackageSource, files: CandidateFilter, context: ProviderContext) -> None:
+    def __init__(
+        self, source: PackageSource, files: CandidateFilter, context: ProviderContext
+    ) -> None:
         self.source = source
         self.files = files
         self.context = context
@@ -85,7 +89,9 @@ class Provider(AbstractProvider[Req, Candidate, str]):
         self._rules: dict[str, list[Req]] = {}
         self.unreached: dict[str, Unreached] = {}  # index url -> what it would have served
         self.build_failures: dict[str, BuildFailed] = {}  # "name version" -> why it was skipped
-        self.after_cutoff: dict[str, TorchBuild] = {}  # index-only builds released after exclude-newer
+        self.after_cutoff: dict[
+            str, TorchBuild
+        ] = {}  # index-only builds released after exclude-newer
         self._builds = {Version(b.version): b for b in context.torch_builds or ()}
         self._labels = index_urls(context.torch_builds)
 
@@ -94,11 +100,14 @@ class Provider(AbstractProvider[Req, Candidate, str]):
     def identify(self, requirement_or_candidate: Req | Candidate) -> str:
         return requirement_or_candidate.key
 
-    def get_preference(self, identifier: str, resolutions: Mapping[str, Candidate],
-                       candidates: Mapping[str, Iterator[Candidate]],
-                       information: Mapping[str, Iterator[Cause]],
-                       backtrack_causes: Sequence[Cause],
-                       ) -> tuple[bool, bool, bool, str]:
+    def get_preference(
+        self,
+        identifier: str,
+        resolutions: Mapping[str, Candidate],
+        candidates: Mapping[str, Iterator[Candidate]],
+        information: Mapping[str, Iterator[Cause]],
+        backtrack_causes: Sequence[Cause],
+    ) -> tuple[bool, bool, bool, str]:
         infos = list(information[identifier])
         pinned = any(exact_version(i.requirement.specifier) for i in infos)
         causes = {c.requirement.name for c in backtrack_causes}
@@ -106,8 +115,12 @@ class Provider(AbstractProvider[Req, Candidate, str]):
         # conflicts first, then exact pins, then the CUDA stack (torch), then the rest by name
         return (name not in causes, not pinned, name != "torch", identifier)
 
-    def find_matches(self, identifier: str, requirements: Mapping[str, Iterable[Req]],
-                     incompatibilities: Mapping[str, Iterable[Candidate]]) -> Callable[[], Iterator[Candidate]]:
+    def find_matches(
+        self,
+        identifier: str,
+        requirements: Mapping[str, Iterable[Req]],
+        incompatibilities: Mapping[str, Iterable[Candidate]],
+    ) -> Callable[[], Iterator[Candidate]]:
         name, extras = split_key(identifier)
         reqs = list(requirements[identifier])
         bad = {c.version for c in incompatibilities[identifier]}
@@ -117,7 +130,11 @@ class Provider(AbstractProvider[Req, Candidate, str]):
 
         def fits(candidate: Candidate) -> bool:
             # a yanked release is taken only when pinned exactly (PEP 592), or kept when locked
-            if candidate.yanked and str(candidate.version) not in pinned and not self._preferred(candidate):
+            if (
+                candidate.yanked
+                and str(candidate.version) not in pinned
+                and not self._preferred(candidate)
+            ):
                 return False
             return all(self._satisfies(r, candidate) for r in reqs)
 
@@ -136,7 +153,9 @@ class Provider(AbstractProvider[Req, Candidate, str]):
                     continue
                 if fits(candidate) and usable(candidate):
                     if not found_final and candidate.best_file is not None:
-                        self.source.prefetch_metadata(candidate.name, str(candidate.version), candidate.best_file)
+                        self.source.prefetch_metadata(
+                            candidate.name, str(candidate.version), candidate.best_file
+                        )
                     found_final = True
                     yield candidate.with_extras(extras) if extras else candidate
             if not found_final and not allow_pre:
@@ -158,12 +177,16 @@ class Provider(AbstractProvider[Req, Candidate, str]):
         if key not in self._dependencies:
             self._dependencies[key] = self._compute_dependencies(candidate)
         deps = self._dependencies[key]
-        self.source.prefetch_projects(sorted({d.name for d in deps if d.name != PYTHON and not d.constraint_only}))
+        self.source.prefetch_projects(
+            sorted({d.name for d in deps if d.name != PYTHON and not d.constraint_only})
+        )
         return deps
 
     # -- candidates ------------------------------------------------------------------------------
 
-    def _iter_candidates(self, name: str, bad: set[Version], reqs: list[Req]) -> Iterator[Candidate]:
+    def _iter_candidates(
+        self, name: str, bad: set[Version], reqs: list[Req]
+    ) -> Iterator[Candidate]:
         """Candidates newest first (torch: in CUDA-stack order); files are checked only for the
         versions every requirement's specifier accepts. Sdist-only versions older than a version
         with a wheel for the target come last (an old sdist is slow to build and rarely right)."""
@@ -173,7 +196,9 @@ class Provider(AbstractProvider[Req, Candidate, str]):
             return
 
         def accept(version: Version) -> bool:
-            return version not in bad and all(r.url or r.specifier.contains(version, prereleases=True) for r in reqs)
+            return version not in bad and all(
+                r.url or r.specifier.contains(version, prereleases=True) for r in reqs
+            )
 
         preferred = self.context.preferences.version(name) if self.context.preferences else None
         if preferred is not None and accept(preferred):
@@ -198,7 +223,9 @@ class Provider(AbstractProvider[Req, Candidate, str]):
             yield candidate
         yield from deferred
 
-    def _ordered(self, name: str, reqs: list[Req], accept: Callable[[Version], bool]) -> Iterator[Candidate]:
+    def _ordered(
+        self, name: str, reqs: list[Req], accept: Callable[[Version], bool]
+    ) -> Iterator[Candidate]:
         if name == "torch" and self.context.torch_builds is not None:
             yield from self._torch_candidates(accept)
             return
@@ -219,8 +246,12 @@ class Provider(AbstractProvider[Req, Candidate, str]):
             version = Version(build.version)
             if not accept(version):
                 continue
-            if build.index_url is not None and released_after_cutoff(build, self.files.exclude_newer):
-                self.after_cutoff.setdefault(build.version, build)  # never asked for: no answer of it counts
+            if build.index_url is not None and released_after_cutoff(
+                build, self.files.exclude_newer
+            ):
+                self.after_cutoff.setdefault(
+                    build.version, build
+                )  # never asked for: no answer of it counts
                 continue
             if build.index_url is None:
                 pages = self._project_versions("torch")
@@ -233,8 +264,9 @@ class Provider(AbstractProvider[Req, Candidate, str]):
                     yield candidate
                     break
 
-    def _paired_candidates(self, name: str, reqs: list[Req],
-                           accept: Callable[[Version], bool]) -> Iterator[Candidate]:
+    def _paired_candidates(
+        self, name: str, reqs: list[Req], accept: Callable[[Version], bool]
+    ) -> Iterator[Candidate]:
         """torchvision/torchaudio from where torch's build comes: PyPI's for PyPI's torch, the same
         index variant for a `+cu118` torch; with no torch decided yet, PyPI's first."""
         wanted = {r.local for r in reqs if r.local is not None}
@@ -255,7 +287,9 @@ class Provider(AbstractProvider[Req, Candidate, str]):
                     if candidate is not None:
                         yield candidate
 
-    def _index_page(self, name: str, index_url: str, build: TorchBuild | None) -> ProjectVersions | None:
+    def _index_page(
+        self, name: str, index_url: str, build: TorchBuild | None
+    ) -> ProjectVersions | None:
         key = (name, index_url)
         if key not in self._index_pages:
             if index_url in self.unreached:
@@ -300,7 +334,11 @@ class Provider(AbstractProvider[Req, Candidate, str]):
         for candidate in self._iter_candidates(name, set(), reqs):
             if candidate.version.is_prerelease and not allow_pre:
                 continue
-            if candidate.yanked and str(candidate.version) not in pinned and not self._preferred(candidate):
+            if (
+                candidate.yanked
+                and str(candidate.version) not in pinned
+                and not self._preferred(candidate)
+            ):
                 continue
             if all(self._satisfies(r, candidate) for r in reqs):
                 yield candidate.with_extras(extras) if extras else candidate
@@ -308,7 +346,11 @@ class Provider(AbstractProvider[Req, Candidate, str]):
     def candidates_of(self, name: str, reqs: Sequence[Req] = ()) -> list[Candidate]:
         """Every candidate of a name that `reqs` accept (explanations only: this evaluates every
         version, and builds nothing)."""
-        return [c for c in self._iter_candidates(name, set(), list(reqs)) if all(self._satisfies(r, c) for r in reqs)]
+        return [
+            c
+            for c in self._iter_candidates(name, set(), list(reqs))
+            if all(self._satisfies(r, c) for r in reqs)
+        ]
 
     def _preferred(self, candidate: Candidate) -> bool:
         preferences = self.context.preferences
@@ -317,24 +359,34 @@ class Provider(AbstractProvider[Req, Candidate, str]):
     def _special_candidates(self, name: str) -> list[Candidate] | None:
         if name == PYTHON:
             python = self.context.target.python
-            return [Candidate(PYTHON, Version(f"{python.major}.{python.minor}"), provided_by="target")]
+            return [
+                Candidate(PYTHON, Version(f"{python.major}.{python.minor}"), provided_by="target")
+            ]
         if name in self.context.conda_provided:
             return [Candidate(name, self.context.conda_provided[name], provided_by="conda")]
         return None
 
     def _project_versions(self, name: str) -> list[ProjectVersions]:
         if name not in self._projects:
-            self._projects[name] = [ProjectVersions(p, self.files) for p in self.source.projects(name)]
+            self._projects[name] = [
+                ProjectVersions(p, self.files) for p in self.source.projects(name)
+            ]
         return self._projects[name]
 
     def _satisfies(self, req: Req, candidate: Candidate) -> bool:
         if req.name != candidate.name:
             return False
-        if req.local is not None and not candidate.provided_by and label_of(candidate.version) != req.local:
+        if (
+            req.local is not None
+            and not candidate.provided_by
+            and label_of(candidate.version) != req.local
+        ):
             return False
         if req.url:
             return any(f.url.split("#")[0] == req.url.split("#")[0] for f in candidate.files)
-        return req.specifier.contains(candidate.version, prereleases=True if candidate.provided_by else None)
+        return req.specifier.contains(
+            candidate.version, prereleases=True if candidate.provided_by else None
+        )
 
     # -- dependencies ----------------------------------------------------------------------------
 
@@ -350,11 +402,17 @@ class Provider(AbstractProvider[Req, Candidate, str]):
             # name[extra] depends on name at the same version, plus the extra's requirements
             deps.append(Req(candidate.name, SpecifierSet(f"=={candidate.version}"), parent=parent))
         best = candidate.best_file
-        if best is None:  # only the python, conda-provided and absent stand-ins (never asked) have no file
-            raise ValueError(f"{candidate.name} {candidate.version} has no file to read metadata from")
+        if (
+            best is None
+        ):  # only the python, conda-provided and absent stand-ins (never asked) have no file
+            raise ValueError(
+                f"{candidate.name} {candidate.version} has no file to read metadata from"
+            )
         metadata = self.source.metadata(candidate.name, str(candidate.version), best)
         if metadata.requires_python:
-            with contextlib.suppress(InvalidSpecifier):  # a malformed Requires-Python: pip ignores it too
+            with contextlib.suppress(
+                InvalidSpecifier
+            ):  # a malformed Requires-Python: pip ignores it too
                 deps.append(Req(PYTHON, SpecifierSet(metadata.requires_python), parent=parent))
         for text in metadata.requires_dist:
             try:
@@ -363,15 +421,22 @@ class Provider(AbstractProvider[Req, Candidate, str]):
                 continue  # a broken line in someone's METADATA: pip skips it too
             if not self._marker_holds(requirement.marker, candidate.extras):
                 continue
-            req = Req(canonicalize_name(requirement.name), requirement.specifier,
-                      frozenset(canonicalize_name(e) for e in requirement.extras), requirement.url, parent)
+            req = Req(
+                canonicalize_name(requirement.name),
+                requirement.specifier,
+                frozenset(canonicalize_name(e) for e in requirement.extras),
+                requirement.url,
+                parent,
+            )
             if candidate.extras and not _mentions_extra(requirement.marker):
                 continue  # the base candidate brings those
             deps.append(req)
         named = {d.name for d in deps if d.name != PYTHON}
         rules = [rule for name in sorted(named) for rule in self.rules_for(name)]
         if not candidate.extras:
-            rules += self._hazard_constraints(candidate, parent) + self._pairing_constraints(candidate, parent)
+            rules += self._hazard_constraints(candidate, parent) + self._pairing_constraints(
+                candidate, parent
+            )
         # constraints first: resolvelib looks at a name's candidates as each requirement arrives,
         # and a candidate the constraint excludes must never be looked at (an sdist gets built);
         # then what decides without the network (resolve/dependency_order.py)
@@ -389,8 +454,15 @@ class Provider(AbstractProvider[Req, Candidate, str]):
         for hazard in self.context.hazards:
             if hazard.applies(candidate.name, str(candidate.version), self.context.target.platform):
                 constrain = hazard.constrain
-                out.append(Req(canonicalize_name(constrain.name), constrain.specifier, parent=parent,
-                               constraint_only=True, why=f"knowledge: {hazard.id}, {hazard.origin}"))
+                out.append(
+                    Req(
+                        canonicalize_name(constrain.name),
+                        constrain.specifier,
+                        parent=parent,
+                        constraint_only=True,
+                        why=f"knowledge: {hazard.id}, {hazard.origin}",
+                    )
+                )
         return out
 
     def _pairing_constraints(self, candidate: Candidate, parent: str) -> list[Req]:
@@ -400,12 +472,28 @@ class Provider(AbstractProvider[Req, Candidate, str]):
         label = label_of(candidate.version)
         where = f"+{label} builds" if label else "PyPI's own builds"
         if candidate.name == "torch":
-            return [Req(n, SpecifierSet(), parent=parent, constraint_only=True, local=label,
-                        why=f"{n} must be the build that goes with torch {candidate.version} ({where})")
-                    for n in sorted(PAIRED)]
+            return [
+                Req(
+                    n,
+                    SpecifierSet(),
+                    parent=parent,
+                    constraint_only=True,
+                    local=label,
+                    why=f"{n} must be the build that goes with torch {candidate.version} ({where})",
+                )
+                for n in sorted(PAIRED)
+            ]
         if candidate.name in PAIRED:
-            return [Req("torch", SpecifierSet(), parent=parent, constraint_only=True, local=label,
-                        why=f"{candidate.name} {candidate.version} goes with torch's {where}")]
+            return [
+                Req(
+                    "torch",
+                    SpecifierSet(),
+                    parent=parent,
+                    constraint_only=True,
+                    local=label,
+                    why=f"{candidate.name} {candidate.version} goes with torch's {where}",
+                )
+            ]
         return []
 
 

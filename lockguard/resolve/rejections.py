@@ -59,9 +59,14 @@ class NewerRejected:
         return f"{self.name} {self.chosen}, not newer: {count} the intent allows passed over: {'; '.join(parts)}{more}"
 
 
-def newer_rejected(provider: Provider, rejected: Rejected, top: Sequence[Req], chosen: dict[str, str],
-                   explain_torch: ExplainTorch,
-                   criteria: Mapping[str, Criterion[Req, Candidate]] | None = None) -> list[NewerRejected]:
+def newer_rejected(
+    provider: Provider,
+    rejected: Rejected,
+    top: Sequence[Req],
+    chosen: dict[str, str],
+    explain_torch: ExplainTorch,
+    criteria: Mapping[str, Criterion[Req, Candidate]] | None = None,
+) -> list[NewerRejected]:
     """For each direct requirement: its newer versions that the intent's specifier allows, and why
     each was passed over. `rejected`: (name, version) -> resolvelib's failing criterion information
     (the reporter's record); `chosen`: name -> the locked version; `criteria`: resolvelib's final
@@ -75,20 +80,37 @@ def newer_rejected(provider: Provider, rejected: Rejected, top: Sequence[Req], c
         for project in provider.source.projects(req.name):
             versions = ProjectVersions(project, provider.files)
             for version in versions.versions:
-                if version <= locked or not req.specifier.contains(version, prereleases=req.specifier.prereleases):
+                if version <= locked or not req.specifier.contains(
+                    version, prereleases=req.specifier.prereleases
+                ):
                     continue
-                if version.is_prerelease and not locked.is_prerelease and not req.specifier.prereleases:
+                if (
+                    version.is_prerelease
+                    and not locked.is_prerelease
+                    and not req.specifier.prereleases
+                ):
                     continue
                 final = criteria[req.name].information if criteria and req.name in criteria else ()
-                newer.append(Passed(str(version), _why(provider, rejected, versions, req.name, version,
-                                                       explain_torch, final)))
+                newer.append(
+                    Passed(
+                        str(version),
+                        _why(provider, rejected, versions, req.name, version, explain_torch, final),
+                    )
+                )
         if newer:
             out.append(NewerRejected(req.name, chosen[req.name], tuple(newer)))
     return out
 
 
-def _why(provider: Provider, rejected: Rejected, versions: ProjectVersions, name: str, version: Version,
-         explain_torch: ExplainTorch, final: Collection[Cause] = ()) -> str:
+def _why(
+    provider: Provider,
+    rejected: Rejected,
+    versions: ProjectVersions,
+    name: str,
+    version: Version,
+    explain_torch: ExplainTorch,
+    final: Collection[Cause] = (),
+) -> str:
     infos = rejected.get((name, version))
     if infos:
         return _dependency_reason(provider, infos, explain_torch)
@@ -113,10 +135,15 @@ def _allows(req: Req, version: Version) -> bool:
     return req.specifier.contains(version, prereleases=True)
 
 
-def _dependency_reason(provider: Provider, infos: Collection[Cause], explain_torch: ExplainTorch) -> str:
+def _dependency_reason(
+    provider: Provider, infos: Collection[Cause], explain_torch: ExplainTorch
+) -> str:
     reqs = [i.requirement for i in infos]
     dep = reqs[0].name
-    wanted = ", ".join(dict.fromkeys(f"{r.name}{r.specifier}" for r in reqs if not r.constraint_only)) or dep
+    wanted = (
+        ", ".join(dict.fromkeys(f"{r.name}{r.specifier}" for r in reqs if not r.constraint_only))
+        or dep
+    )
     rules = [r.why for r in reqs if r.constraint_only and r.why and r.local is None]
     if rules:
         return f"it needs {wanted}, but {rules[0]}"
@@ -130,8 +157,15 @@ def _torch_reason(provider: Provider, reqs: list[Req], explain_torch: ExplainTor
         reason = explain_torch(req.specifier) if not req.constraint_only else None
         if reason:
             return reason
-    fits = [b for b in provider.context.torch_builds or () if all(
-        r.specifier.contains(Version(b.version), prereleases=True) for r in reqs if not r.constraint_only)]
+    fits = [
+        b
+        for b in provider.context.torch_builds or ()
+        if all(
+            r.specifier.contains(Version(b.version), prereleases=True)
+            for r in reqs
+            if not r.constraint_only
+        )
+    ]
     for missed in provider.unreached.values():
         labels = [b.label for b in missed.builds if b in fits]
         if labels:
@@ -146,17 +180,30 @@ def unfit_reason(files: list[DistFile], candidate_filter: CandidateFilter, targe
     """Why no file of a version can be used on the target."""
     if not files:
         return f"no file for {target.platform} and Python {target.python}"
-    if candidate_filter.exclude_newer is not None and not any(candidate_filter.fits_time(f) for f in files):
+    if candidate_filter.exclude_newer is not None and not any(
+        candidate_filter.fits_time(f) for f in files
+    ):
         return f"uploaded after exclude-newer {candidate_filter.exclude_newer.date().isoformat()}"
     if not any(candidate_filter.fits_python(f) for f in files):
         return f"it needs Python {files[0].requires_python}, the target has {target.python}"
-    glibc = [(int(m.group(1)), int(m.group(2))) for f in files if f.is_wheel
-             for m in [_MANYLINUX.search(f.filename)] if m]
-    if target.glibc and glibc and len(glibc) == sum(1 for f in files if f.is_wheel) and not any(
-            not f.is_wheel for f in files):
+    glibc = [
+        (int(m.group(1)), int(m.group(2)))
+        for f in files
+        if f.is_wheel
+        for m in [_MANYLINUX.search(f.filename)]
+        if m
+    ]
+    if (
+        target.glibc
+        and glibc
+        and len(glibc) == sum(1 for f in files if f.is_wheel)
+        and not any(not f.is_wheel for f in files)
+    ):
         needed = min(glibc)
         have = tuple(int(p) for p in target.glibc.split("."))
         if needed > have:
-            return (f"its wheels need glibc {needed[0]}.{needed[1]} (manylinux_{needed[0]}_{needed[1]}), "
-                    f"the target's is {target.glibc}")
+            return (
+                f"its wheels need glibc {needed[0]}.{needed[1]} (manylinux_{needed[0]}_{needed[1]}), "
+                f"the target's is {target.glibc}"
+            )
     return f"no file of it fits {target.platform} with Python {target.python}"

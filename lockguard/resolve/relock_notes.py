@@ -33,7 +33,9 @@ class HeldBack:
     locked: str | None = None  # what the lock had (None: not locked)
 
     def text(self) -> str:
-        verb = f"stays {self.version}" if self.locked == self.version else f"moves to {self.version}"
+        verb = (
+            f"stays {self.version}" if self.locked == self.version else f"moves to {self.version}"
+        )
         return f"{self.name} {verb}, not {self.newest}: {'; '.join(self.reasons)}"
 
 
@@ -57,8 +59,10 @@ class KeptYanked:
     reason: str
 
     def text(self) -> str:
-        return (f"{self.name} {self.version} is locked and was yanked from the index ({self.reason}); it is kept: "
-                f"`lockguard resolve --upgrade-package {self.name}` moves it")
+        return (
+            f"{self.name} {self.version} is locked and was yanked from the index ({self.reason}); it is kept: "
+            f"`lockguard resolve --upgrade-package {self.name}` moves it"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +94,22 @@ def has_release(source: PackageSource, files: CandidateFilter, name: str, versio
     return any(wanted in ProjectVersions(p, files).versions for p in source.projects(name))
 
 
-def holders(name: str, newest: Version, pip: PipResolution, intent: Sequence[Req],
-            explain_torch: Callable[[SpecifierSet], str | None], demands: Iterable[Req] = ()) -> tuple[str, ...]:
+def holders(
+    name: str,
+    newest: Version,
+    pip: PipResolution,
+    intent: Sequence[Req],
+    explain_torch: Callable[[SpecifierSet], str | None],
+    demands: Iterable[Req] = (),
+) -> tuple[str, ...]:
     """Which requirement or knowledge rule excludes `newest` of `name` in this resolution."""
     reasons: list[str] = []
     for req in intent:
-        if req.name == name and req.url is None and not req.specifier.contains(newest, prereleases=True):
+        if (
+            req.name == name
+            and req.url is None
+            and not req.specifier.contains(newest, prereleases=True)
+        ):
             reasons.append(f"the intent pins {req.key}{req.specifier}")
     for req in demands:
         if req.name == name and not req.specifier.contains(newest, prereleases=True):
@@ -106,7 +120,7 @@ def holders(name: str, newest: Version, pip: PipResolution, intent: Sequence[Req
                 reasons.append(f"{parent.name} {parent.version} requires {name}{spec}")
     pin = pip.pin(name)
     for constraint in pin.constraints if pin else ():
-        spec = constraint[len(name):].split(" (", 1)[0]
+        spec = constraint[len(name) :].split(" (", 1)[0]
         if spec and not _contains(spec, newest):
             reasons.append(f"knowledge: {constraint}")
     if name == "torch":
@@ -125,9 +139,17 @@ def _contains(spec: str, version: Version) -> bool:
         return True  # not a specifier lockguard can read: it is not named as the reason
 
 
-def held_back(name: str, pip: PipResolution, source: PackageSource, files: CandidateFilter, intent: Sequence[Req],
-              explain_torch: Callable[[SpecifierSet], str | None], *, locked: str | None = None,
-              demands: Iterable[Req] = ()) -> HeldBack | None:
+def held_back(
+    name: str,
+    pip: PipResolution,
+    source: PackageSource,
+    files: CandidateFilter,
+    intent: Sequence[Req],
+    explain_torch: Callable[[SpecifierSet], str | None],
+    *,
+    locked: str | None = None,
+    demands: Iterable[Req] = (),
+) -> HeldBack | None:
     """`name` below its newest release, and why; None when it is at the newest (or not pinned)."""
     pin = pip.pin(name)
     newest = newest_release(source, files, name) if pin is not None else None
@@ -139,13 +161,24 @@ def held_back(name: str, pip: PipResolution, source: PackageSource, files: Candi
         return None
     if current >= newest:
         return None
-    return HeldBack(name, pin.version, str(newest), holders(name, newest, pip, intent, explain_torch, demands),
-                    locked)
+    return HeldBack(
+        name,
+        pin.version,
+        str(newest),
+        holders(name, newest, pip, intent, explain_torch, demands),
+        locked,
+    )
 
 
-def relock_notes(pip: PipResolution, preferences: Preferences, locked: LockedPlatform | None,
-                 source: PackageSource, files: CandidateFilter, intent: Sequence[Req],
-                 explain_torch: Callable[[SpecifierSet], str | None]) -> RelockNotes:
+def relock_notes(
+    pip: PipResolution,
+    preferences: Preferences,
+    locked: LockedPlatform | None,
+    source: PackageSource,
+    files: CandidateFilter,
+    intent: Sequence[Req],
+    explain_torch: Callable[[SpecifierSet], str | None],
+) -> RelockNotes:
     vanished, yanked = [], []
     for name, preferred in sorted(preferences.pip.items()):
         pin = pip.pin(name)
@@ -153,7 +186,9 @@ def relock_notes(pip: PipResolution, preferences: Preferences, locked: LockedPla
             continue  # no longer required: a removal, not a problem
         if pin.version == str(preferred) or _same(pin.version, preferred):
             if pin.files and all(f.yanked for f in pin.files):
-                reason = next((f.yanked for f in pin.files if isinstance(f.yanked, str) and f.yanked), None)
+                reason = next(
+                    (f.yanked for f in pin.files if isinstance(f.yanked, str) and f.yanked), None
+                )
                 yanked.append(KeptYanked(name, pin.version, reason or "the index gives no reason"))
             continue
         locked_text = locked.pip.get(name, str(preferred)) if locked else str(preferred)
@@ -164,8 +199,16 @@ def relock_notes(pip: PipResolution, preferences: Preferences, locked: LockedPla
         asked.append("torch")
     back = []
     for name in asked:
-        found = held_back(name, pip, source, files, intent, explain_torch,
-                          locked=locked.pip.get(name) if locked else None, demands=preferences.demands())
+        found = held_back(
+            name,
+            pip,
+            source,
+            files,
+            intent,
+            explain_torch,
+            locked=locked.pip.get(name) if locked else None,
+            demands=preferences.demands(),
+        )
         if found is not None:
             back.append(found)
     return RelockNotes(pip.platform, tuple(vanished), tuple(yanked), tuple(back))

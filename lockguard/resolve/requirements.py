@@ -35,8 +35,13 @@ class Req:
     @classmethod
     def parse(cls, text: str, parent: str | None = None) -> Req:
         req = parse_requirement(text)
-        return cls(canonicalize_name(req.name), req.specifier,
-                   frozenset(canonicalize_name(e) for e in req.extras), req.url, parent)
+        return cls(
+            canonicalize_name(req.name),
+            req.specifier,
+            frozenset(canonicalize_name(e) for e in req.extras),
+            req.url,
+            parent,
+        )
 
     @property
     def key(self) -> str:
@@ -52,7 +57,9 @@ def fact(req: Req, who: str) -> str:
     if str(req.specifier) == "<0":
         text = f"{who} allows no {req.key}"
     else:
-        what = f"Python {req.specifier}" if req.name == PYTHON else f"{req.key}{req.specifier or ''}"
+        what = (
+            f"Python {req.specifier}" if req.name == PYTHON else f"{req.key}{req.specifier or ''}"
+        )
         if req.local is not None:
             what += f" ({'PyPI build' if req.local == '' else '+' + req.local + ' build'})"
         text = f"{who} needs {what}"
@@ -68,6 +75,10 @@ def split_key(identifier: str) -> tuple[str, frozenset[str]]:
 
 def exact_version(specifier: SpecifierSet) -> str | None:
     items = list(specifier)
-    if len(items) == 1 and items[0].operator in ("==", "===") and not items[0].version.endswith(".*"):
+    if (
+        len(items) == 1
+        and items[0].operator in ("==", "===")
+        and not items[0].version.endswith(".*")
+    ):
         return items[0].version
     return None

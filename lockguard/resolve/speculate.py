@@ -20,12 +20,19 @@ from lockguard.resolve.requirements import parse_requirement
 
 
 class Speculator:
-    def __init__(self, target: Target, files: CandidateFilter, torch_versions: list[str] | None = None,
-                 preferred: Mapping[str, Version] | None = None) -> None:
+    def __init__(
+        self,
+        target: Target,
+        files: CandidateFilter,
+        torch_versions: list[str] | None = None,
+        preferred: Mapping[str, Version] | None = None,
+    ) -> None:
         self.environment = {**target.marker_environment(), "extra": ""}
         self.files = files
         self.torch_versions = [Version(v) for v in torch_versions] if torch_versions else None
-        self.preferred = preferred or {}  # the existing lock's versions: the resolver tries them first
+        self.preferred = (
+            preferred or {}
+        )  # the existing lock's versions: the resolver tries them first
 
     def best_file(self, project: Project, specifier: SpecifierSet) -> tuple[str, DistFile] | None:
         """(version, file) of the newest final release that fits the target and the specifier."""

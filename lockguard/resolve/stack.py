@@ -52,7 +52,10 @@ def query_stacks(
     if target.cuda.mode != "none" and target.system == "Darwin":
         raise Unsatisfiable(
             f"CUDA {target.cuda} was asked for, but {target.platform} has no CUDA (NVIDIA dropped macOS after CUDA 10.2)",
-            conflicts=[Conflict(f"cuda = {target.cuda}", "intent"), Conflict(f"platform {target.platform}", "intent")],
+            conflicts=[
+                Conflict(f"cuda = {target.cuda}", "intent"),
+                Conflict(f"platform {target.platform}", "intent"),
+            ],
             hint='use cuda = "none" for macOS platforms, or lock them separately',
         )
     if not wants_torch:
@@ -68,9 +71,14 @@ def _stack_without_torch(knowledge: Knowledge, target: Target) -> CudaStack:
     glibc = _sysroot_glibc(knowledge, target, cuda, None)
     specs, facts = conda_specs(knowledge, target, cuda, toolkit, glibc)
     return CudaStack(
-        platform=target.platform, cuda=cuda, conda_specs=specs, sysroot_glibc=glibc,
-        gcc_max=toolkit.max_gcc if toolkit else None, min_driver=toolkit.min_driver if toolkit else None,
-        variant=cuda.variant if cuda else "cpu", facts=facts,
+        platform=target.platform,
+        cuda=cuda,
+        conda_specs=specs,
+        sysroot_glibc=glibc,
+        gcc_max=toolkit.max_gcc if toolkit else None,
+        min_driver=toolkit.min_driver if toolkit else None,
+        variant=cuda.variant if cuda else "cpu",
+        facts=facts,
     )
 
 
@@ -81,10 +89,14 @@ def _requested_cuda(knowledge: Knowledge, target: Target) -> CudaVersion | None:
         return target.cuda.version
     ceiling = target.cuda_max or (cuda_ceiling(knowledge, target.driver) if target.driver else None)
     if ceiling is None:
-        raise Unsatisfiable('cuda = "auto" needs a driver to read the CUDA ceiling from, and there is none')
+        raise Unsatisfiable(
+            'cuda = "auto" needs a driver to read the CUDA ceiling from, and there is none'
+        )
     known = [t.version for t in knowledge.toolkits if t.version <= ceiling]
     if not known:
-        raise Unsatisfiable(f"the driver supports CUDA up to {ceiling}, older than any toolkit lockguard knows")
+        raise Unsatisfiable(
+            f"the driver supports CUDA up to {ceiling}, older than any toolkit lockguard knows"
+        )
     return max(known)
 
 
@@ -92,9 +104,11 @@ def _toolkit_or_fail(knowledge: Knowledge, cuda: CudaVersion) -> Toolkit:
     toolkit = knowledge.toolkit(cuda)
     if toolkit is None:
         known = ", ".join(str(t.version) for t in knowledge.toolkits)
-        raise Unsatisfiable(f"CUDA {cuda} is not a toolkit lockguard knows (known: {known})",
-                            conflicts=[Conflict(f"cuda = {cuda}", "intent")],
-                            hint="pick one of the known toolkits (there is no CUDA 12.7)")
+        raise Unsatisfiable(
+            f"CUDA {cuda} is not a toolkit lockguard knows (known: {known})",
+            conflicts=[Conflict(f"cuda = {cuda}", "intent")],
+            hint="pick one of the known toolkits (there is no CUDA 12.7)",
+        )
     return toolkit
 
 
@@ -102,28 +116,45 @@ def _check_driver(toolkit: Toolkit, target: Target) -> None:
     if target.driver and target.driver < toolkit.min_driver:
         raise Unsatisfiable(
             f"CUDA {toolkit.version} needs driver >= {toolkit.min_driver}; the floor is {target.driver}",
-            conflicts=[Conflict(f"CUDA {toolkit.version} needs driver >= {toolkit.min_driver}", toolkit.origin),
-                       Conflict(f"driver = {target.driver}", "intent")],
+            conflicts=[
+                Conflict(
+                    f"CUDA {toolkit.version} needs driver >= {toolkit.min_driver}", toolkit.origin
+                ),
+                Conflict(f"driver = {target.driver}", "intent"),
+            ],
             hint="lower cuda to one the driver runs (11.8 needs >= 450.80.02), or raise the driver floor",
         )
 
 
-def _sysroot_glibc(knowledge: Knowledge, target: Target, cuda: CudaVersion | None,
-                   release: TorchRelease | None) -> str | None:
+def _sysroot_glibc(
+    knowledge: Knowledge, target: Target, cuda: CudaVersion | None, release: TorchRelease | None
+) -> str | None:
     if not target.is_linux:
         return None
     needed = [release.min_glibc] if release else []
     if cuda:
-        needed += [r.glibc for r in knowledge.sysroots if r.cuda.contains(str(cuda), prereleases=True)]
+        needed += [
+            r.glibc for r in knowledge.sysroots if r.cuda.contains(str(cuda), prereleases=True)
+        ]
     needed = needed or ["2.17"]
     return max(needed, key=lambda g: tuple(int(p) for p in g.split(".")))
 
 
-def conda_specs(knowledge: Knowledge, target: Target, cuda: CudaVersion | None, toolkit: Toolkit | None,
-                glibc: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def conda_specs(
+    knowledge: Knowledge,
+    target: Target,
+    cuda: CudaVersion | None,
+    toolkit: Toolkit | None,
+    glibc: str | None,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The conda specs of a stack and the origins of the rows they come from."""
-    values = {"python": str(target.python), "platform": target.platform, "glibc": glibc or "",
-              "cuda": str(cuda) if cuda else "", "gcc": str(toolkit.max_gcc) if toolkit else ""}
+    values = {
+        "python": str(target.python),
+        "platform": target.platform,
+        "glibc": glibc or "",
+        "cuda": str(cuda) if cuda else "",
+        "gcc": str(toolkit.max_gcc) if toolkit else "",
+    }
     specs: list[str] = []
     facts: list[str] = []
     for row in knowledge.python_specs:
@@ -154,7 +185,9 @@ def _join(items: list[str]) -> str:
 
 
 class _TorchQuery:
-    def __init__(self, knowledge: Knowledge, target: Target, spec: SpecifierSet | None, pytorch_index: str):
+    def __init__(
+        self, knowledge: Knowledge, target: Target, spec: SpecifierSet | None, pytorch_index: str
+    ):
         self.k = knowledge
         self.target = target
         self.spec = spec
@@ -162,7 +195,9 @@ class _TorchQuery:
 
     def run(self) -> list[CudaStack]:
         asked = self.target.cuda.version
-        if self.target.cuda.mode == "version" and asked is not None:  # the "version" mode always has one
+        if (
+            self.target.cuda.mode == "version" and asked is not None
+        ):  # the "version" mode always has one
             _toolkit_or_fail(self.k, asked)
         patches = self.k.patches_matching(self.spec)
         if not patches:
@@ -184,18 +219,24 @@ class _TorchQuery:
         conflicts = list(dict.fromkeys(c for group in reasons.values() for c in group))
         shown = list(reasons)[:MAX_REASONS]
         more = len(reasons) - len(shown)
-        message = "; ".join(shown) + (f"; and {more} older releases ruled out likewise" if more > 0 else "")
+        message = "; ".join(shown) + (
+            f"; and {more} older releases ruled out likewise" if more > 0 else ""
+        )
         raise Unsatisfiable(message, conflicts=conflicts, hint=self._hint())
 
     def _hint(self) -> str:
-        return "change python, cuda, the torch requirement, the driver floor or the GPU list so they agree " \
-               "(`lockguard constraints show torch X.Y` lists what exists)"
+        return (
+            "change python, cuda, the torch requirement, the driver floor or the GPU list so they agree "
+            "(`lockguard constraints show torch X.Y` lists what exists)"
+        )
 
     def _stack(self, patch: TorchPatch) -> CudaStack:
         release = self.k.release(patch.minor)
         if release is None:
-            raise _Reject(f"torch {patch.minor} has no [[release]] row in the knowledge",
-                          [Conflict(f"torch {patch.version}", patch.origin)])
+            raise _Reject(
+                f"torch {patch.minor} has no [[release]] row in the knowledge",
+                [Conflict(f"torch {patch.version}", patch.origin)],
+            )
         self._check_python(release, patch)
         cuda, source = self._variant(release)
         toolkit = _toolkit_or_fail(self.k, cuda) if cuda else None
@@ -226,17 +267,31 @@ class _TorchQuery:
                     triton = exact or str(req.specifier)
         glibc = _sysroot_glibc(self.k, self.target, cuda, release)
         specs, facts = conda_specs(self.k, self.target, cuda, toolkit, glibc)
-        facts = (release.origin, patch.origin) + ((arch_row.origin,) if arch_row else ()) \
-            + ((toolkit.origin,) if toolkit else ()) + facts
+        facts = (
+            (release.origin, patch.origin)
+            + ((arch_row.origin,) if arch_row else ())
+            + ((toolkit.origin,) if toolkit else ())
+            + facts
+        )
         local = "" if source == PYPI else f"+{variant}"
         return CudaStack(
-            platform=self.target.platform, cuda=cuda, conda_specs=specs,
-            sysroot_glibc=glibc, gcc_max=toolkit.max_gcc if toolkit else None,
-            min_driver=toolkit.min_driver if toolkit else None, torch=patch.version + local,
-            variant=variant, source=source,
+            platform=self.target.platform,
+            cuda=cuda,
+            conda_specs=specs,
+            sysroot_glibc=glibc,
+            gcc_max=toolkit.max_gcc if toolkit else None,
+            min_driver=toolkit.min_driver if toolkit else None,
+            torch=patch.version + local,
+            variant=variant,
+            source=source,
             index_url=None if source == PYPI else f"{self.pytorch_index}/{variant}",
-            archs=archs, pins=pins, cudnn=cudnn, nccl=nccl, triton=triton,
-            cxx11_abi=release.cxx11_abi, facts=facts,
+            archs=archs,
+            pins=pins,
+            cudnn=cudnn,
+            nccl=nccl,
+            triton=triton,
+            cxx11_abi=release.cxx11_abi,
+            facts=facts,
         )
 
     def _check_python(self, release: TorchRelease, patch: TorchPatch) -> None:
@@ -245,8 +300,10 @@ class _TorchQuery:
             low, high = min(release.pythons), max(release.pythons)
             raise _Reject(
                 f"torch {release.minor} has wheels for Python {low} to {high}, not {python}",
-                [Conflict(f"torch {release.minor} wheels: Python {low}-{high}", release.origin),
-                 Conflict(f"python = {python}", "intent")],
+                [
+                    Conflict(f"torch {release.minor} wheels: Python {low}-{high}", release.origin),
+                    Conflict(f"python = {python}", "intent"),
+                ],
             )
 
     def _published(self, release: TorchRelease) -> list[tuple[CudaVersion, str]]:
@@ -274,7 +331,10 @@ class _TorchQuery:
             if not fits:
                 raise _Reject(
                     f"torch {release.minor} needs CUDA >= {min(c for c, _ in offered)}; the driver runs up to {ceiling}",
-                    [Conflict(f"torch {release.minor} CUDA builds", release.origin), Conflict("cuda = auto", "intent")],
+                    [
+                        Conflict(f"torch {release.minor} CUDA builds", release.origin),
+                        Conflict("cuda = auto", "intent"),
+                    ],
                 )
             best = max(c for c, _ in fits)
             return best, next(s for c, s in fits if c == best)
@@ -289,8 +349,13 @@ class _TorchQuery:
         published = _join(names) if names else "no CUDA variant"
         raise _Reject(
             f"torch {release.minor} was published for {published}{where}, not {wanted.variant}",
-            [Conflict(f"torch {release.minor} CUDA variants: {', '.join(names) or 'none'}", release.origin),
-             Conflict(f"cuda = {wanted}", "intent")],
+            [
+                Conflict(
+                    f"torch {release.minor} CUDA variants: {', '.join(names) or 'none'}",
+                    release.origin,
+                ),
+                Conflict(f"cuda = {wanted}", "intent"),
+            ],
         )
 
     def _check_glibc(self, release: TorchRelease) -> None:
@@ -298,17 +363,28 @@ class _TorchQuery:
         if glibc and _glibc_key(release.min_glibc) > _glibc_key(glibc):
             raise _Reject(
                 f"torch {release.minor} wheels need glibc >= {release.min_glibc} ({release.manylinux}); the target glibc is {glibc}",
-                [Conflict(f"torch {release.minor}: {release.manylinux}", release.origin),
-                 Conflict(f"glibc = {glibc}", "intent")],
+                [
+                    Conflict(f"torch {release.minor}: {release.manylinux}", release.origin),
+                    Conflict(f"glibc = {glibc}", "intent"),
+                ],
             )
 
-    def _check_archs(self, release: TorchRelease, variant: str, archs: tuple[GpuArch, ...], origin: str) -> None:
+    def _check_archs(
+        self, release: TorchRelease, variant: str, archs: tuple[GpuArch, ...], origin: str
+    ) -> None:
         for gpu in self.target.gpu_archs:
             if not build_runs_on(archs, gpu):
                 built = " ".join(str(a) for a in archs)
-                reason = arch_reason(self.k, self.target.platform, release, variant, archs, gpu, self._published)
-                raise _Reject(reason, [Conflict(f"torch {release.minor} {variant} archs: {built}", origin),
-                                       Conflict(f"gpu = {gpu}", "intent")])
+                reason = arch_reason(
+                    self.k, self.target.platform, release, variant, archs, gpu, self._published
+                )
+                raise _Reject(
+                    reason,
+                    [
+                        Conflict(f"torch {release.minor} {variant} archs: {built}", origin),
+                        Conflict(f"gpu = {gpu}", "intent"),
+                    ],
+                )
 
 
 def _exact(spec: SpecifierSet) -> str | None:

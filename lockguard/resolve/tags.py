@@ -20,7 +20,13 @@ def platform_tags(target: Target) -> list[str]:
         out = []
         for minor in range(glibc_minor, 4, -1):
             out.append(f"manylinux_2_{minor}_{machine}")
-            if minor in _LEGACY_MANYLINUX and machine in ("x86_64", "i686", "aarch64", "ppc64le", "s390x"):
+            if minor in _LEGACY_MANYLINUX and machine in (
+                "x86_64",
+                "i686",
+                "aarch64",
+                "ppc64le",
+                "s390x",
+            ):
                 out.append(f"{_LEGACY_MANYLINUX[minor]}_{machine}")
         return out + [f"linux_{machine}"]
     if target.system == "Darwin":
@@ -42,8 +48,14 @@ def _priorities(target: Target) -> dict[tags.Tag, int]:
     version = (target.python.major, target.python.minor)
     interpreter = f"cp{version[0]}{version[1]}"
     platforms = platform_tags(target)
-    ordered = list(tags.cpython_tags(python_version=version, abis=[interpreter, "abi3", "none"], platforms=platforms))
-    ordered += list(tags.compatible_tags(python_version=version, interpreter=interpreter, platforms=platforms))
+    ordered = list(
+        tags.cpython_tags(
+            python_version=version, abis=[interpreter, "abi3", "none"], platforms=platforms
+        )
+    )
+    ordered += list(
+        tags.compatible_tags(python_version=version, interpreter=interpreter, platforms=platforms)
+    )
     return {tag: rank for rank, tag in enumerate(ordered)}
 
 
@@ -65,7 +77,9 @@ def coarse_filename_filter(target: Target) -> tuple[Callable[[str], bool], str]:
     machine = {"AMD64": "amd64"}.get(target.machine, target.machine)
     os_words = {"Linux": ("linux",), "Darwin": ("macosx",), "Windows": ("win",)}[target.system]
     cp = f"cp{target.python.major}{target.python.minor}"
-    decided: dict[str, bool] = {}  # "python-abi-platform" tails repeat across files: decide each once
+    decided: dict[
+        str, bool
+    ] = {}  # "python-abi-platform" tails repeat across files: decide each once
 
     def decide(python: str, abi: str, platform: str) -> bool:
         other_os = not any(w in platform for w in os_words)

@@ -82,15 +82,21 @@ def raise_if_the_only_way_out(unreached: Iterable[Unreached], causes: Iterable[C
     alternatives = sorted({b.pypi_variant for m in needed for b in m.builds if b.pypi_variant})
     hint = 'use a mirror of the PyTorch index (pytorch-index = "https://..." in the intent)'
     if alternatives:
-        cudas = " or ".join(f'cuda = "{CudaVersion.from_variant(v)}"' for v in alternatives if v != "cpu")
+        cudas = " or ".join(
+            f'cuda = "{CudaVersion.from_variant(v)}"' for v in alternatives if v != "cpu"
+        )
         if cudas:
             hint += f", or the variant PyPI itself carries ({', '.join(alternatives)}: {cudas})"
-    raise SourceUnreachable(f"{'; '.join(unreached_text(m) for m in needed)} ({first.error.message})",
-                            url=first.index_url, hint=hint)
+    raise SourceUnreachable(
+        f"{'; '.join(unreached_text(m) for m in needed)} ({first.error.message})",
+        url=first.index_url,
+        hint=hint,
+    )
 
 
-def lock_may_depend_on(unreached: Iterable[Unreached],
-                       criteria: Mapping[str, Criterion[Req, Candidate]]) -> list[Unreached]:
+def lock_may_depend_on(
+    unreached: Iterable[Unreached], criteria: Mapping[str, Criterion[Req, Candidate]]
+) -> list[Unreached]:
     """The unreached indexes a successful resolution may owe its answer to: an unreached build
     meets every requirement the resolution puts on its name. `criteria`: resolvelib's result."""
     missed_list = [m for m in unreached if m.builds or m.names]

@@ -22,9 +22,14 @@ from lockguard.resolve.requirements import PYTHON, Req, fact
 HINT = "relax one of these requirements, or change cuda/python in the intent"
 
 
-def explain_unsatisfiable(causes: Iterable[Cause], provider: Provider, target: Target,
-                          torch_problem: Unsatisfiable | None, explain_torch: Callable[[SpecifierSet], str | None],
-                          proof: list[str] | None = None) -> Unsatisfiable:
+def explain_unsatisfiable(
+    causes: Iterable[Cause],
+    provider: Provider,
+    target: Target,
+    torch_problem: Unsatisfiable | None,
+    explain_torch: Callable[[SpecifierSet], str | None],
+    proof: list[str] | None = None,
+) -> Unsatisfiable:
     lines: list[str] = list(proof or [])
     conflicts = [Conflict(line, "proof") for line in lines]
     names: list[str] = []
@@ -40,19 +45,34 @@ def explain_unsatisfiable(causes: Iterable[Cause], provider: Provider, target: T
             fact = requirement_fact(req, info.parent)
             if fact not in lines:
                 lines.append(fact)
-                source = ("command line" if (req.by or "").startswith("--") else "knowledge" if req.by
-                          else "intent" if info.parent is None else "package metadata")
+                source = (
+                    "command line"
+                    if (req.by or "").startswith("--")
+                    else "knowledge"
+                    if req.by
+                    else "intent"
+                    if info.parent is None
+                    else "package metadata"
+                )
                 conflicts.append(Conflict(fact, source))
         if req.name not in names:
             names.append(req.name)
     for name in names:
         notes = why_few(name, provider, target, torch_problem)
-        excluded = any(str(r.specifier) == "<0" for r in asked[name])  # a rule that allows none says why
-        if not notes and not excluded and name != PYTHON and not provider.candidates_of(name, asked[name]):
+        excluded = any(
+            str(r.specifier) == "<0" for r in asked[name]
+        )  # a rule that allows none says why
+        if (
+            not notes
+            and not excluded
+            and name != PYTHON
+            and not provider.candidates_of(name, asked[name])
+        ):
             found = [str(c.version) for c in provider.candidates_of(name)][:5]
             notes = _after_cutoff(name, asked[name], provider, target) or [
                 f"no version of {name} satisfies them all ({name} has {', '.join(found)}"
-                f"{', ...' if len(found) == 5 else ''})"]
+                f"{', ...' if len(found) == 5 else ''})"
+            ]
         for note in notes:
             if note not in lines:
                 lines.append(note)
@@ -74,13 +94,20 @@ def _unknown_project_is_the_answer(causes: Iterable[Cause], provider: Provider) 
     not a conflict to relax."""
     for info in causes:
         req: Req = info.requirement
-        if info.parent is None and not req.by and not req.constraint_only and req.name != PYTHON \
-                and not provider.source.projects(req.name):
+        if (
+            info.parent is None
+            and not req.by
+            and not req.constraint_only
+            and req.name != PYTHON
+            and not provider.source.projects(req.name)
+        ):
             raise UnknownProject(req.name, str(req))
 
 
 def requirement_fact(req: Req, parent: Candidate | None) -> str:
-    return fact(req, req.by or (f"{parent.name} {parent.version}" if parent is not None else "the intent"))
+    return fact(
+        req, req.by or (f"{parent.name} {parent.version}" if parent is not None else "the intent")
+    )
 
 
 def _build_failure_is_the_answer(causes: Iterable[Cause], provider: Provider) -> None:
@@ -91,12 +118,16 @@ def _build_failure_is_the_answer(causes: Iterable[Cause], provider: Provider) ->
         if info.parent is not None or req.constraint_only:
             continue
         options = provider.candidates_of(req.name, [req])
-        failed = [f for f in (provider.build_failures.get(f"{c.name} {c.version}") for c in options) if f]
+        failed = [
+            f for f in (provider.build_failures.get(f"{c.name} {c.version}") for c in options) if f
+        ]
         if options and len(failed) == len(options):
             raise failed[0]
 
 
-def why_few(name: str, provider: Provider, target: Target, torch_problem: Unsatisfiable | None) -> list[str]:
+def why_few(
+    name: str, provider: Provider, target: Target, torch_problem: Unsatisfiable | None
+) -> list[str]:
     if name == PYTHON:
         return [f"the target Python is {target.python}"]
     if name == "torch" and torch_problem is not None:
@@ -123,11 +154,15 @@ def _after_cutoff(name: str, reqs: list[Req], provider: Provider, target: Target
         versions = ProjectVersions(project, untimed)
         for version in versions.versions:
             candidate = versions.candidate(version)
-            if candidate is None or not all(r.url or r.specifier.contains(version, prereleases=True) for r in reqs):
+            if candidate is None or not all(
+                r.url or r.specifier.contains(version, prereleases=True) for r in reqs
+            ):
                 continue
             uploaded = sorted(f.upload_time for f in candidate.files if f.upload_time)
             when = f" on {uploaded[0][:10]}" if uploaded else ""
-            return [f"{name} {version} was uploaded{when}, after exclude-newer {cutoff.date().isoformat()}"]
+            return [
+                f"{name} {version} was uploaded{when}, after exclude-newer {cutoff.date().isoformat()}"
+            ]
     return []
 
 
@@ -140,8 +175,10 @@ def _cut_off(provider: Provider) -> list[str]:
     dates = sorted({b.released or "" for b in cut})  # after the cut-off: each has its release date
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     labels = ", ".join(dict.fromkeys(b.label for b in cut))
-    return [f"{labels} (PyTorch index builds) came out {when}, after exclude-newer "
-            f"{cutoff.date().isoformat()}"]
+    return [
+        f"{labels} (PyTorch index builds) came out {when}, after exclude-newer "
+        f"{cutoff.date().isoformat()}"
+    ]
 
 
 def why_none(name: str, provider: Provider, target: Target) -> str:

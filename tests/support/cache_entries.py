@@ -14,7 +14,11 @@ def entries(kind: str | None = None, root: str | os.PathLike | None = None) -> l
     """Every entry file (temporary files excluded) of `kind` (all kinds when None)."""
     base = Path(root or os.environ["LOCKGUARD_CACHE_DIR"]) / "entries"
     folder = base / kind if kind else base
-    return sorted(p for p in folder.rglob("*") if not p.name.startswith(".") and p.is_file() and p.parent != folder)
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if not p.name.startswith(".") and p.is_file() and p.parent != folder
+    )
 
 
 def payload(path: Path) -> bytes:
@@ -27,5 +31,5 @@ def rewrite(path: Path, new_payload: bytes) -> None:
     """Replace the payload of the entry at `path`, keeping it valid (version and key digest kept)."""
     data = path.read_bytes()
     at = len(MAGIC)
-    version, digest = int.from_bytes(data[at:at + 4], "big"), data[at + 4:at + 36]
+    version, digest = int.from_bytes(data[at : at + 4], "big"), data[at + 4 : at + 36]
     path.write_bytes(header(version, digest, new_payload) + new_payload)

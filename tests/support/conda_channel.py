@@ -30,22 +30,45 @@ def build_package(channel: Path, pkg: Pkg) -> Path:
     subdir = "noarch" if pkg.noarch else pkg.subdir
     folder = channel / subdir
     folder.mkdir(parents=True, exist_ok=True)
-    files = dict(pkg.files) or {f"share/{pkg.name}/{pkg.version}.txt": f"{pkg.name} {pkg.version}\n".encode()}
+    files = dict(pkg.files) or {
+        f"share/{pkg.name}/{pkg.version}.txt": f"{pkg.name} {pkg.version}\n".encode()
+    }
     index = {
-        "name": pkg.name, "version": pkg.version, "build": pkg.build, "build_number": pkg.build_number,
-        "depends": pkg.depends, "constrains": pkg.constrains, "subdir": subdir, "license": "MIT",
+        "name": pkg.name,
+        "version": pkg.version,
+        "build": pkg.build,
+        "build_number": pkg.build_number,
+        "depends": pkg.depends,
+        "constrains": pkg.constrains,
+        "subdir": subdir,
+        "license": "MIT",
         "timestamp": TIMESTAMP,
     }
     if pkg.noarch:
         index["noarch"] = pkg.noarch
     else:
-        index["platform"], index["arch"] = {"linux-64": ("linux", "x86_64"),
-                                            "linux-aarch64": ("linux", "aarch64")}[pkg.subdir]
-    paths = {"paths": [{"_path": p, "path_type": "hardlink", "sha256": hashlib.sha256(d).hexdigest(),
-                        "size_in_bytes": len(d)} for p, d in files.items()], "paths_version": 1}
-    members = {"info/index.json": json.dumps(index, indent=2).encode(),
-               "info/paths.json": json.dumps(paths, indent=2).encode(),
-               "info/files": ("\n".join(files) + "\n").encode(), **files}
+        index["platform"], index["arch"] = {
+            "linux-64": ("linux", "x86_64"),
+            "linux-aarch64": ("linux", "aarch64"),
+        }[pkg.subdir]
+    paths = {
+        "paths": [
+            {
+                "_path": p,
+                "path_type": "hardlink",
+                "sha256": hashlib.sha256(d).hexdigest(),
+                "size_in_bytes": len(d),
+            }
+            for p, d in files.items()
+        ],
+        "paths_version": 1,
+    }
+    members = {
+        "info/index.json": json.dumps(index, indent=2).encode(),
+        "info/paths.json": json.dumps(paths, indent=2).encode(),
+        "info/files": ("\n".join(files) + "\n").encode(),
+        **files,
+    }
     path = folder / f"{pkg.name}-{pkg.version}-{pkg.build}.tar.bz2"
     with tarfile.open(path, "w:bz2") as archive:
         for member, data in members.items():
@@ -62,22 +85,53 @@ def cuda_forge_packages() -> list[Pkg]:
     pkgs: list[Pkg] = []
     for cuda in ("11.8", "12.1", "12.4", "12.6", "13.0"):
         major = cuda.split(".")[0]
-        pkgs.append(Pkg("cuda-version", cuda, "h0", noarch="generic",
-                        constrains=[f"__cuda >={major}", f"cudatoolkit {cuda}|{cuda}.*"]))
+        pkgs.append(
+            Pkg(
+                "cuda-version",
+                cuda,
+                "h0",
+                noarch="generic",
+                constrains=[f"__cuda >={major}", f"cudatoolkit {cuda}|{cuda}.*"],
+            )
+        )
     nvcc = {"12.1": "12.1.105", "12.4": "12.4.131", "12.6": "12.6.85", "13.0": "13.0.88"}
     for cuda, version in nvcc.items():
         nxt = f"{cuda.split('.')[0]}.{int(cuda.split('.')[1]) + 1}"
         for subdir in ("linux-64", "linux-aarch64"):
-            pkgs.append(Pkg("cuda-cudart-dev", version, "h0", subdir, depends=[f"cuda-version >={cuda},<{nxt}.0a0"]))
-            pkgs.append(Pkg("cuda-nvcc", version, "h0", subdir,
-                            depends=[f"cuda-version >={cuda},<{nxt}.0a0", f"cuda-cudart-dev {cuda}.*"]))
-    pkgs.append(Pkg("cudatoolkit", "11.8.0", "h0", depends=["__glibc >=2.17,<3.0.a0"],
-                    constrains=["__cuda >=11"]))
-    pkgs += [Pkg("nccl", "2.18.1.1", "h12", depends=["cuda-version >=12,<13.0a0"]),
-             Pkg("nccl", "2.19.3.1", "h12", depends=["cuda-version >=12,<13.0a0"]),
-             Pkg("nccl", "2.18.3.1", "h11", depends=["cuda-version >=11,<12.0a0"]),
-             Pkg("cudnn", "8.9.2.26", "h12", depends=["cuda-version >=12,<13.0a0"]),
-             Pkg("cudnn", "8.9.2.26", "h11", depends=["cuda-version >=11,<12.0a0"])]
+            pkgs.append(
+                Pkg(
+                    "cuda-cudart-dev",
+                    version,
+                    "h0",
+                    subdir,
+                    depends=[f"cuda-version >={cuda},<{nxt}.0a0"],
+                )
+            )
+            pkgs.append(
+                Pkg(
+                    "cuda-nvcc",
+                    version,
+                    "h0",
+                    subdir,
+                    depends=[f"cuda-version >={cuda},<{nxt}.0a0", f"cuda-cudart-dev {cuda}.*"],
+                )
+            )
+    pkgs.append(
+        Pkg(
+            "cudatoolkit",
+            "11.8.0",
+            "h0",
+            depends=["__glibc >=2.17,<3.0.a0"],
+            constrains=["__cuda >=11"],
+        )
+    )
+    pkgs += [
+        Pkg("nccl", "2.18.1.1", "h12", depends=["cuda-version >=12,<13.0a0"]),
+        Pkg("nccl", "2.19.3.1", "h12", depends=["cuda-version >=12,<13.0a0"]),
+        Pkg("nccl", "2.18.3.1", "h11", depends=["cuda-version >=11,<12.0a0"]),
+        Pkg("cudnn", "8.9.2.26", "h12", depends=["cuda-version >=12,<13.0a0"]),
+        Pkg("cudnn", "8.9.2.26", "h11", depends=["cuda-version >=11,<12.0a0"]),
+    ]
     for glibc in ("2.17", "2.28"):
         pkgs.append(Pkg("sysroot_linux-64", glibc, "h0", noarch="generic"))
         pkgs.append(Pkg("sysroot_linux-aarch64", glibc, "h0", noarch="generic"))

@@ -11,7 +11,11 @@ from pathlib import Path
 
 # The target environments stand for a user's prefix that the tests' locks (python = "3.11") fit; when the
 # tests themselves run on another Python (CI's 3.10 run), lockguard still manages a 3.11 prefix.
-ENV_PYTHON = sys.executable if sys.version_info[:2] == (3, 11) else (shutil.which("python3.11") or sys.executable)
+ENV_PYTHON = (
+    sys.executable
+    if sys.version_info[:2] == (3, 11)
+    else (shutil.which("python3.11") or sys.executable)
+)
 
 
 def _env_python_facts() -> tuple[str, str]:
@@ -19,13 +23,19 @@ def _env_python_facts() -> tuple[str, str]:
     if sys.executable == ENV_PYTHON:
         return sys.implementation.cache_tag, f"{sys.version_info[0]}.{sys.version_info[1]}"
     script = "import sys; print(sys.implementation.cache_tag, '%d.%d' % sys.version_info[:2])"
-    tag, version = subprocess.run([ENV_PYTHON, "-c", script], check=True, capture_output=True, text=True).stdout.split()
+    tag, version = subprocess.run(
+        [ENV_PYTHON, "-c", script], check=True, capture_output=True, text=True
+    ).stdout.split()
     return tag, version
 
 
 ENV_CACHE_TAG, ENV_PYTHON_VERSION = _env_python_facts()
 
-PIP_ENV = {"PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_CACHE_DIR": "1"}
+PIP_ENV = {
+    "PIP_CONFIG_FILE": os.devnull,
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    "PIP_NO_CACHE_DIR": "1",
+}
 
 
 def make_venv(path: Path, *, system_site: bool = False) -> Path:
@@ -48,8 +58,21 @@ def site_packages(venv: Path) -> Path:
 
 
 def pip_install(venv: Path, index_url: str, *requirements: str) -> None:
-    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--index-url", index_url,
-                           *requirements], capture_output=True, text=True, env={**os.environ, **PIP_ENV})
+    done = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--index-url",
+            index_url,
+            *requirements,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **PIP_ENV},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -71,7 +94,10 @@ def tree_hashes(root: Path, skip: str = ".lockguard") -> dict[str, tuple[str, in
             if full.is_symlink():
                 out[relative] = ("->" + os.readlink(full), 0)
             else:
-                out[relative] = (hashlib.sha256(full.read_bytes()).hexdigest(), full.stat().st_mode & 0o7777)
+                out[relative] = (
+                    hashlib.sha256(full.read_bytes()).hexdigest(),
+                    full.stat().st_mode & 0o7777,
+                )
     return out
 
 
@@ -84,6 +110,9 @@ def compile_library(folder: Path, filename: str, soname: str) -> Path | None:
     source = folder / "lib.c"
     source.write_text("int lockguard_test_symbol(void) { return 42; }\n")
     target = folder / filename
-    subprocess.run([cc, "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(target), str(source)], check=True)
+    subprocess.run(
+        [cc, "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(target), str(source)],
+        check=True,
+    )
     source.unlink()
     return target

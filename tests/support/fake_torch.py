@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-INIT = '''
+INIT = """
 import ctypes, json, os
 _config = json.load(open(os.path.join(os.path.dirname(__file__), "fake_config.json")))
 if _config.get("crash") == "segfault":
@@ -93,7 +93,7 @@ class cuda:
         @staticmethod
         def version():
             return tuple(_config.get("nccl", (2, 18, 1)))
-'''
+"""
 
 
 def install_fake_torch(site: Path, config: dict) -> None:
@@ -103,7 +103,9 @@ def install_fake_torch(site: Path, config: dict) -> None:
     (package / "fake_config.json").write_text(json.dumps(config))
     info = site / f"torch-{config['version']}.dist-info"
     info.mkdir(exist_ok=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {config['version']}\n")
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: torch\nVersion: {config['version']}\n"
+    )
     (info / "RECORD").write_text("")
 
 
@@ -112,7 +114,10 @@ def add_dist(site: Path, name: str, version: str, files: tuple[str, ...] = ()) -
     info = site / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    rows = [f"{path},sha256=AAAA,1" for path in files] + [f"{info.name}/METADATA,,", f"{info.name}/RECORD,,"]
+    rows = [f"{path},sha256=AAAA,1" for path in files] + [
+        f"{info.name}/METADATA,,",
+        f"{info.name}/RECORD,,",
+    ]
     (info / "RECORD").write_text("\n".join(rows) + "\n")
 
 

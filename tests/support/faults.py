@@ -27,7 +27,9 @@ def wait_paused(folder: Path, name: str = "fault", timeout: float = 60.0, proces
     while not marker.exists():
         if process is not None and process.poll() is not None:
             out, err = process.communicate()
-            raise AssertionError(f"the child ended (exit {process.returncode}) before pausing:\n{out}\n{err}")
+            raise AssertionError(
+                f"the child ended (exit {process.returncode}) before pausing:\n{out}\n{err}"
+            )
         if time.monotonic() > deadline:
             raise AssertionError(f"no child paused at {name} within {timeout} s")
         time.sleep(0.02)

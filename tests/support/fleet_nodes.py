@@ -15,8 +15,14 @@ from tests.support.native_libs import fake_nvcc
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "gpu-training"
-TORCH = {"version": "2.1.2", "cuda": "12.1", "cudnn": 8902, "cuda_available": False,
-         "arch_list": ["sm_80", "sm_90"], "devices": []}
+TORCH = {
+    "version": "2.1.2",
+    "cuda": "12.1",
+    "cudnn": 8902,
+    "cuda_available": False,
+    "arch_list": ["sm_80", "sm_90"],
+    "devices": [],
+}
 
 
 def healthy_venv(folder: Path, lock: Path = EXAMPLE / "requirements.lock") -> Path:
@@ -34,7 +40,9 @@ def healthy_venv(folder: Path, lock: Path = EXAMPLE / "requirements.lock") -> Pa
 def cuda_toolkit(folder: Path, version: str = "12.1.105") -> Path:
     """A CUDA toolkit folder (version.json, bin/nvcc) for CUDA_HOME."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": version}}))
+    (folder / "version.json").write_text(
+        json.dumps({"cuda": {"name": "CUDA SDK", "version": version}})
+    )
     major_minor = ".".join(version.split(".")[:2])
     fake_nvcc(folder / "bin", major_minor, version)
     return folder

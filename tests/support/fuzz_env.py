@@ -26,7 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MIB = 1 << 20
-FAULTY, FAULTY_VERSION = "markupsafe", "2.1.5"  # the locked package the cases damage (jinja2 needs it)
+FAULTY, FAULTY_VERSION = (
+    "markupsafe",
+    "2.1.5",
+)  # the locked package the cases damage (jinja2 needs it)
 QID = "20240101-000000-000000-aa"
 
 COMMANDS = {
@@ -64,6 +67,7 @@ class EnvCase:
 
 # -- building the environments ----------------------------------------------------------------------
 
+
 def _digest(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
@@ -77,9 +81,11 @@ def install_dist(site: Path, name: str, version: str, module: str | None = None)
     module = module or name.replace("-", "_").lower()
     info = site / f"{module}-{version}.dist-info"
     info.mkdir(parents=True)
-    files = {f"{module}/__init__.py": f"__version__ = {version!r}\n".encode(),
-             f"{info.name}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n".encode(),
-             f"{info.name}/INSTALLER": b"pip\n"}
+    files = {
+        f"{module}/__init__.py": f"__version__ = {version!r}\n".encode(),
+        f"{info.name}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n".encode(),
+        f"{info.name}/INSTALLER": b"pip\n",
+    }
     rows = []
     for relative, data in files.items():
         (site / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -103,7 +109,9 @@ def fake_env(prefix: Path, script: str | bytes | None = None) -> None:
     (prefix / "pyvenv.cfg").write_text("home = /nowhere\n")
     if script is not None:
         python = prefix / "bin" / "python"
-        python.write_bytes(script if isinstance(script, bytes) else b"#!/bin/sh\n" + script.encode())
+        python.write_bytes(
+            script if isinstance(script, bytes) else b"#!/bin/sh\n" + script.encode()
+        )
         python.chmod(0o755)
 
 
@@ -163,8 +171,10 @@ def _write(path: Path, data: str | bytes) -> None:
 
 # -- 1. interpreters that misbehave (a fake environment's bin/python) -----------------------------
 
-_FACTS = ('{"prefix": "%s", "path": [], "version": "3.11.7", "purelib": "%s/lib/python3.11/site-packages", '
-          '"platlib": "%s/lib/python3.11/site-packages"}')
+_FACTS = (
+    '{"prefix": "%s", "path": [], "version": "3.11.7", "purelib": "%s/lib/python3.11/site-packages", '
+    '"platlib": "%s/lib/python3.11/site-packages"}'
+)
 
 SCRIPTS: dict[str, str | bytes] = {
     "garbage": "echo 'hello, I am not python'\n",
@@ -172,10 +182,12 @@ SCRIPTS: dict[str, str | bytes] = {
     "json-list": "echo 'LOCKGUARD-FACTS:[1, 2, 3]'\n",
     "json-null": "echo 'LOCKGUARD-FACTS:null'\n",
     "json-empty-object": "echo 'LOCKGUARD-FACTS:{}'\n",
-    "partial-json": "echo 'LOCKGUARD-FACTS:{\"prefix\": \"/x\", \"path\": [\"/x\"'\n",
-    "prefix-a-number": "echo 'LOCKGUARD-FACTS:{\"prefix\": 5, \"path\": []}'\n",
-    "path-of-numbers": "echo 'LOCKGUARD-FACTS:" + _FACTS.replace('"path": []', '"path": [1, 2]') + "'\n",
-    "version-a-list": "echo 'LOCKGUARD-FACTS:" + _FACTS.replace('"3.11.7"', '[3, 11]') + "'\n",
+    "partial-json": 'echo \'LOCKGUARD-FACTS:{"prefix": "/x", "path": ["/x"\'\n',
+    "prefix-a-number": 'echo \'LOCKGUARD-FACTS:{"prefix": 5, "path": []}\'\n',
+    "path-of-numbers": "echo 'LOCKGUARD-FACTS:"
+    + _FACTS.replace('"path": []', '"path": [1, 2]')
+    + "'\n",
+    "version-a-list": "echo 'LOCKGUARD-FACTS:" + _FACTS.replace('"3.11.7"', "[3, 11]") + "'\n",
     "deep-nesting": "printf 'LOCKGUARD-FACTS:'; head -c 200000 /dev/zero | tr '\\0' '['; echo\n",
     "not-utf8": b"#!/bin/sh\nprintf 'LOCKGUARD-FACTS:\\377\\376{\\n'\n",
     "nul-bytes": "printf 'LOCKGUARD-FACTS:{\\0\\0}\\n'\n",
@@ -218,6 +230,7 @@ def _python_damage(what: str) -> Callable[[Path], None]:
             python.symlink_to(python)
         elif what == "link-to-dev-null":
             python.symlink_to("/dev/null")
+
     return damage
 
 
@@ -228,29 +241,74 @@ def interpreter_cases() -> list[EnvCase]:
         # the failed probe as an error-level finding (1)
         allowed = frozenset({2}) if command != "doctor" else frozenset({1, 2})
         for name, script in SCRIPTS.items():
-            cases.append(EnvCase("interpreter", name, command, "fake", _script_damage(script), allowed,
-                                 names="{prefix}/bin/python"))
+            cases.append(
+                EnvCase(
+                    "interpreter",
+                    name,
+                    command,
+                    "fake",
+                    _script_damage(script),
+                    allowed,
+                    names="{prefix}/bin/python",
+                )
+            )
         for name, script in HANGS.items():
-            cases.append(EnvCase("interpreter-hang", name, command, "fake", _script_damage(script), allowed,
-                                 names="{prefix}/bin/python", process=True))
-        for what in ("not-executable", "dangling-symlink", "a-folder", "a-fifo", "symlink-loop",
-                     "link-to-dev-null"):
-            cases.append(EnvCase("interpreter-file", what, command, "fake", _python_damage(what), allowed,
-                                 names="{prefix}" if what in ("dangling-symlink", "symlink-loop")
-                                 else "{prefix}/bin/python"))
+            cases.append(
+                EnvCase(
+                    "interpreter-hang",
+                    name,
+                    command,
+                    "fake",
+                    _script_damage(script),
+                    allowed,
+                    names="{prefix}/bin/python",
+                    process=True,
+                )
+            )
+        for what in (
+            "not-executable",
+            "dangling-symlink",
+            "a-folder",
+            "a-fifo",
+            "symlink-loop",
+            "link-to-dev-null",
+        ):
+            cases.append(
+                EnvCase(
+                    "interpreter-file",
+                    what,
+                    command,
+                    "fake",
+                    _python_damage(what),
+                    allowed,
+                    names="{prefix}"
+                    if what in ("dangling-symlink", "symlink-loop")
+                    else "{prefix}/bin/python",
+                )
+            )
     return cases
 
 
 # -- 2. conda-meta records of the wrong shape ----------------------------------------------------
 
 CONDA_RECORDS: dict[str, str | bytes] = {
-    "a-list": "[1, 2]", "a-string": '"name"', "null": "null", "a-number": "5", "empty": "",
-    "name-a-number": '{"name": 5}', "no-name": '{"version": "1.0", "build": "0"}',
-    "files-a-string": '{"name": "x", "files": "a-string"}', "files-of-numbers": '{"name": "x", "files": [1, 2]}',
-    "files-nested": '{"name": "x", "files": [["a"]]}', "version-a-list": '{"name": "x", "version": [1]}',
-    "build-an-object": '{"name": "x", "build": {}}', "truncated": '{"name": "x"',
-    "not-utf8": b'{"name": "\xff\xfe"}', "nul-bytes": b'{"name": "x\x00"}\x00',
-    "deep-nesting": "[" * 100_000, "duplicate-keys": '{"name": "x", "name": 5}',
+    "a-list": "[1, 2]",
+    "a-string": '"name"',
+    "null": "null",
+    "a-number": "5",
+    "empty": "",
+    "name-a-number": '{"name": 5}',
+    "no-name": '{"version": "1.0", "build": "0"}',
+    "files-a-string": '{"name": "x", "files": "a-string"}',
+    "files-of-numbers": '{"name": "x", "files": [1, 2]}',
+    "files-nested": '{"name": "x", "files": [["a"]]}',
+    "version-a-list": '{"name": "x", "version": [1]}',
+    "build-an-object": '{"name": "x", "build": {}}',
+    "truncated": '{"name": "x"',
+    "not-utf8": b'{"name": "\xff\xfe"}',
+    "nul-bytes": b'{"name": "x\x00"}\x00',
+    "deep-nesting": "[" * 100_000,
+    "duplicate-keys": '{"name": "x", "name": 5}',
 }
 
 
@@ -262,6 +320,7 @@ def _conda_damage(data: str | bytes | None, special: str | None = None) -> Calla
             make_special(record, special, huge=65 * MIB, nowhere=prefix / "nowhere.json")
         else:
             _write(record, data)
+
     return damage
 
 
@@ -270,11 +329,30 @@ def conda_cases() -> list[EnvCase]:
     for command in ("check", "dry-run"):
         for name, data in CONDA_RECORDS.items():
             # (duplicate keys: JSON lets the last win, and then the name is not text)
-            cases.append(EnvCase("conda-meta", name, command, "conda", _conda_damage(data), frozenset({2}),
-                                 names="conda-meta/x-1.0-0.json"))
+            cases.append(
+                EnvCase(
+                    "conda-meta",
+                    name,
+                    command,
+                    "conda",
+                    _conda_damage(data),
+                    frozenset({2}),
+                    names="conda-meta/x-1.0-0.json",
+                )
+            )
         for special in ("fifo", "huge", "folder", "dev-zero", "dangling"):
-            cases.append(EnvCase("conda-meta", special, command, "conda", _conda_damage(None, special),
-                                 frozenset({2}), names="conda-meta/x-1.0-0.json", process=special == "fifo"))
+            cases.append(
+                EnvCase(
+                    "conda-meta",
+                    special,
+                    command,
+                    "conda",
+                    _conda_damage(None, special),
+                    frozenset({2}),
+                    names="conda-meta/x-1.0-0.json",
+                    process=special == "fifo",
+                )
+            )
     return cases
 
 
@@ -285,14 +363,17 @@ _ENTRY = '{"path": "%s", "sha256": null, "mode": 420, "symlink": null, "owner": 
 
 
 def _manifest(entry: str) -> str:
-    return '{"entries": [' + entry + ']}'
+    return '{"entries": [' + entry + "]}"
 
 
 QUARANTINE_STATES: dict[str, tuple[str | bytes | None, str | bytes | None]] = {
     "manifest-a-list": ("[]", BEGIN),
     "entries-a-string": ('{"entries": "nope"}', BEGIN),
     "entry-path-a-number": ('{"entries": [{"path": 5}]}', BEGIN),
-    "entry-mode-a-string": ('{"entries": [{"path": "a", "mode": "rw", "owner": "x", "reason": "y"}]}', BEGIN),
+    "entry-mode-a-string": (
+        '{"entries": [{"path": "a", "mode": "rw", "owner": "x", "reason": "y"}]}',
+        BEGIN,
+    ),
     "manifest-truncated": ('{"entries": []', BEGIN),
     "manifest-not-utf8": (b'{"entries": [], "id": "\xff"}', BEGIN),
     "manifest-deep": ("[" * 100_000, BEGIN),
@@ -303,18 +384,39 @@ QUARANTINE_STATES: dict[str, tuple[str | bytes | None, str | bytes | None]] = {
     "entry-path-nul": (_manifest(_ENTRY % "a\\u0000b"), BEGIN),
     "journal-a-list-line": ('{"entries": []}', "[1]\n" + BEGIN),
     "journal-garbage-line": ('{"entries": []}', "garbage\n" + BEGIN),
-    "journal-moved-path-a-number": ('{"entries": []}', '{"event": "moved", "path": 7}\n{"event": "done"}\n'),
+    "journal-moved-path-a-number": (
+        '{"entries": []}',
+        '{"event": "moved", "path": 7}\n{"event": "done"}\n',
+    ),
     "journal-event-a-number": ('{"entries": []}', '{"event": 5}\n'),
     "journal-deep": ('{"entries": []}', "[" * 100_000 + "\n" + BEGIN),
-    "journal-not-utf8": ('{"entries": []}', b'{"event": "begin", "x": "\xff"}\n{"event": "\xfe"}\n' + BEGIN.encode()),
+    "journal-not-utf8": (
+        '{"entries": []}',
+        b'{"event": "begin", "x": "\xff"}\n{"event": "\xfe"}\n' + BEGIN.encode(),
+    ),
 }
 # shapes that are right but point out of the prefix: restore must refuse them, touching nothing
 HOSTILE_STATES: dict[str, tuple[str, str]] = {
-    "entry-dotdot": (_manifest(_ENTRY % "../../outside.txt"), BEGIN + '{"event": "moved", "path": "../../outside.txt"}\n'),
-    "entry-absolute": (_manifest(_ENTRY % "/etc/hostname"), BEGIN + '{"event": "moved", "path": "/etc/hostname"}\n'),
-    "entry-through-link": (_manifest(_ENTRY % "out/x.txt"), BEGIN + '{"event": "moved", "path": "out/x.txt"}\n'),
-    "entry-state-folder": (_manifest(_ENTRY % ".lockguard/x"), BEGIN + '{"event": "moved", "path": ".lockguard/x"}\n'),
-    "rmdir-dotdot": ('{"entries": []}', BEGIN + '{"event": "rmdir", "path": "../../gone", "mode": 493}\n'),
+    "entry-dotdot": (
+        _manifest(_ENTRY % "../../outside.txt"),
+        BEGIN + '{"event": "moved", "path": "../../outside.txt"}\n',
+    ),
+    "entry-absolute": (
+        _manifest(_ENTRY % "/etc/hostname"),
+        BEGIN + '{"event": "moved", "path": "/etc/hostname"}\n',
+    ),
+    "entry-through-link": (
+        _manifest(_ENTRY % "out/x.txt"),
+        BEGIN + '{"event": "moved", "path": "out/x.txt"}\n',
+    ),
+    "entry-state-folder": (
+        _manifest(_ENTRY % ".lockguard/x"),
+        BEGIN + '{"event": "moved", "path": ".lockguard/x"}\n',
+    ),
+    "rmdir-dotdot": (
+        '{"entries": []}',
+        BEGIN + '{"event": "rmdir", "path": "../../gone", "mode": 493}\n',
+    ),
 }
 
 
@@ -343,6 +445,7 @@ def _quarantine_damage(manifest, journal, special: str | None = None) -> Callabl
         (folder / "files" / "out").mkdir()
         (folder / "files" / "out" / "x.txt").write_text("quarantined\n")
         (folder / "files" / "outside.txt").write_text("quarantined\n")
+
     return damage
 
 
@@ -351,30 +454,74 @@ def quarantine_cases() -> list[EnvCase]:
     two = frozenset({2})
     for command in ("list", "restore", "check", "dry-run"):
         for name, (manifest, journal) in QUARANTINE_STATES.items():
-            cases.append(EnvCase("quarantine-shape", name, command, "venv", _quarantine_damage(manifest, journal),
-                                 two, names=QID))
-        for special in ("manifest-fifo", "manifest-huge", "manifest-folder", "manifest-dev-zero", "journal-fifo",
-                        "journal-huge", "journal-folder", "journal-dev-zero"):
-            cases.append(EnvCase("quarantine-file", special, command, "venv", _quarantine_damage(None, None, special),
-                                 two, names=QID, process=special.endswith("fifo")))
+            cases.append(
+                EnvCase(
+                    "quarantine-shape",
+                    name,
+                    command,
+                    "venv",
+                    _quarantine_damage(manifest, journal),
+                    two,
+                    names=QID,
+                )
+            )
+        for special in (
+            "manifest-fifo",
+            "manifest-huge",
+            "manifest-folder",
+            "manifest-dev-zero",
+            "journal-fifo",
+            "journal-huge",
+            "journal-folder",
+            "journal-dev-zero",
+        ):
+            cases.append(
+                EnvCase(
+                    "quarantine-file",
+                    special,
+                    command,
+                    "venv",
+                    _quarantine_damage(None, None, special),
+                    two,
+                    names=QID,
+                    process=special.endswith("fifo"),
+                )
+            )
         for name, (manifest, journal) in HOSTILE_STATES.items():
             # listing it is true (an interrupted run is there): 0; check reports it (LG222): 1;
             # a dry run describes what restore would do: refusing the path (2) or a report (1)
             expect = {"list": {0, 2}, "restore": {2}, "check": {1, 2}, "dry-run": {1, 2}}[command]
-            cases.append(EnvCase("quarantine-hostile", name, command, "venv", _quarantine_damage(manifest, journal),
-                                 frozenset(expect), names=QID))
+            cases.append(
+                EnvCase(
+                    "quarantine-hostile",
+                    name,
+                    command,
+                    "venv",
+                    _quarantine_damage(manifest, journal),
+                    frozenset(expect),
+                    names=QID,
+                )
+            )
     return cases
 
 
 # -- 4. the files of an installed distribution ---------------------------------------------------
 
-def _dist_file_damage(file: str, how: str, data: bytes | None = None, package: str = FAULTY) -> Callable[[Path], None]:
+
+def _dist_file_damage(
+    file: str, how: str, data: bytes | None = None, package: str = FAULTY
+) -> Callable[[Path], None]:
     def damage(prefix: Path) -> None:
         site = site_of(prefix)
         info = next(site.glob(f"{package}-*.dist-info"))
         target = site / "zz-damaged.pth" if file == "pth" else info / file
         if how in ("fifo", "huge", "folder", "dev-zero", "dangling"):
-            make_special(target, how, huge=65 * MIB if file == "RECORD" else 2 * MIB, nowhere=prefix / "nowhere")
+            make_special(
+                target,
+                how,
+                huge=65 * MIB if file == "RECORD" else 2 * MIB,
+                nowhere=prefix / "nowhere",
+            )
         elif how == "unreadable":
             _write(target, b"x\n")
             target.chmod(0)
@@ -383,6 +530,7 @@ def _dist_file_damage(file: str, how: str, data: bytes | None = None, package: s
                 handle.write(data)
         else:
             _write(target, data)
+
     return damage
 
 
@@ -408,7 +556,10 @@ RECORD_ROWS: dict[str, tuple[bytes, frozenset]] = {
     "backslashes": (b"markupsafe\\__init__.py,,\n", frozenset({0, 1})),
     "crlf": (b"markupsafe/__init__.py,,\r\nmarkupsafe/x.py,,\r\n", frozenset({0, 1})),
     "long-line": (b"markupsafe/" + b"a" * 100_000 + b".py,,\n", frozenset({0, 1})),
-    "many-lines": (b"".join(b"markupsafe/m%d.py,,\n" % i for i in range(50_000)), frozenset({0, 1})),
+    "many-lines": (
+        b"".join(b"markupsafe/m%d.py,,\n" % i for i in range(50_000)),
+        frozenset({0, 1}),
+    ),
     "state-folder": (b"../../../.lockguard/quarantine/x,,\n", frozenset({0, 1})),
     # undecodable text: reported as bad input naming the file, or read leniently (then a finding)
     "not-utf8": (b"markupsafe/\xff\xfe.py,,\n", frozenset({1, 2})),
@@ -425,62 +576,142 @@ METADATA_BODIES: dict[str, bytes] = {
     "not-utf8-name": b"Metadata-Version: 2.1\nName: markupsafe-\xff\nVersion: 2.1.5\n",
     "nul-bytes": b"Metadata-Version: 2.1\nName: markup\x00safe\nVersion: 2.1\x005\n",
     "requires-garbage": b"Metadata-Version: 2.1\nName: markupsafe\nVersion: 2.1.5\nRequires-Dist: ===\n",
-    "long-header": b"Metadata-Version: 2.1\nName: markupsafe\nVersion: 2.1.5\nSummary: " + b"s" * (2 * MIB) + b"\n",
+    "long-header": b"Metadata-Version: 2.1\nName: markupsafe\nVersion: 2.1.5\nSummary: "
+    + b"s" * (2 * MIB)
+    + b"\n",
 }
 
 
 def dist_file_cases() -> list[EnvCase]:
     cases = []
     for command in ("check", "dry-run"):
-        finding = frozenset({1}) if command == "check" else frozenset({0})  # a dry run plans the fix: 0
+        finding = (
+            frozenset({1}) if command == "check" else frozenset({0})
+        )  # a dry run plans the fix: 0
         lenient = frozenset({0, 1})
 
         def shift(expect: frozenset, command: str = command) -> frozenset:
             return expect if command == "check" else frozenset({0 if c == 1 else c for c in expect})
 
         for file in ("RECORD", "METADATA", "INSTALLER", "pth"):
-            names = "zz-damaged.pth" if file == "pth" else f"{FAULTY}-{FAULTY_VERSION}.dist-info/{file}"
+            names = (
+                "zz-damaged.pth" if file == "pth" else f"{FAULTY}-{FAULTY_VERSION}.dist-info/{file}"
+            )
             for how in ("fifo", "folder", "dev-zero", "unreadable"):
                 if how == "unreadable" and os.geteuid() == 0:
                     continue  # root reads everything
-                cases.append(EnvCase(f"{file.lower()}-special", how, command, "venv", _dist_file_damage(file, how),
-                                     frozenset({2}), names=names, process=how == "fifo"))
-            cases.append(EnvCase(f"{file.lower()}-special", "dangling", command, "venv",
-                                 _dist_file_damage(file, "dangling"), shift(frozenset({0, 1}) if file != "RECORD"
-                                                                            else frozenset({1})), names=names))
+                cases.append(
+                    EnvCase(
+                        f"{file.lower()}-special",
+                        how,
+                        command,
+                        "venv",
+                        _dist_file_damage(file, how),
+                        frozenset({2}),
+                        names=names,
+                        process=how == "fifo",
+                    )
+                )
+            cases.append(
+                EnvCase(
+                    f"{file.lower()}-special",
+                    "dangling",
+                    command,
+                    "venv",
+                    _dist_file_damage(file, "dangling"),
+                    shift(frozenset({0, 1}) if file != "RECORD" else frozenset({1})),
+                    names=names,
+                )
+            )
             # only the header block of a METADATA and a few bytes of an INSTALLER are read
             huge = frozenset({2}) if file in ("RECORD", "pth") else shift(lenient)
-            cases.append(EnvCase(f"{file.lower()}-special", "huge", command, "venv", _dist_file_damage(file, "huge"),
-                                 huge, names=names))
+            cases.append(
+                EnvCase(
+                    f"{file.lower()}-special",
+                    "huge",
+                    command,
+                    "venv",
+                    _dist_file_damage(file, "huge"),
+                    huge,
+                    names=names,
+                )
+            )
         for name, (rows, expect) in RECORD_ROWS.items():
-            cases.append(EnvCase("record-rows", name, command, "venv",
-                                 _dist_file_damage("RECORD", "append", rows), shift(expect),
-                                 names=f"{FAULTY}-{FAULTY_VERSION}.dist-info/RECORD"))
+            cases.append(
+                EnvCase(
+                    "record-rows",
+                    name,
+                    command,
+                    "venv",
+                    _dist_file_damage("RECORD", "append", rows),
+                    shift(expect),
+                    names=f"{FAULTY}-{FAULTY_VERSION}.dist-info/RECORD",
+                )
+            )
         for name, body in METADATA_BODIES.items():
             # no name, no version or an invalid one: the locked package is missing or at another
             # version (a finding), or bad input naming the file; the header block is all that is read
-            expect = frozenset({0, 1}) if name in ("requires-garbage", "long-header") else frozenset({1, 2})
-            cases.append(EnvCase("metadata", name, command, "venv", _dist_file_damage("METADATA", "write", body),
-                                 shift(expect), names=f"{FAULTY}-{FAULTY_VERSION}.dist-info/METADATA"))
-        for name, body in {"not-utf8": b"p\xff\xfe\n", "nul-bytes": b"p\x00i\x00p\n", "empty": b"",
-                           "long": b"pip" * 100_000}.items():  # informative only: nothing to find
-            cases.append(EnvCase("installer", name, command, "venv", _dist_file_damage("INSTALLER", "write", body),
-                                 shift(lenient), names=f"{FAULTY}-{FAULTY_VERSION}.dist-info/INSTALLER"))
+            expect = (
+                frozenset({0, 1})
+                if name in ("requires-garbage", "long-header")
+                else frozenset({1, 2})
+            )
+            cases.append(
+                EnvCase(
+                    "metadata",
+                    name,
+                    command,
+                    "venv",
+                    _dist_file_damage("METADATA", "write", body),
+                    shift(expect),
+                    names=f"{FAULTY}-{FAULTY_VERSION}.dist-info/METADATA",
+                )
+            )
+        for name, body in {
+            "not-utf8": b"p\xff\xfe\n",
+            "nul-bytes": b"p\x00i\x00p\n",
+            "empty": b"",
+            "long": b"pip" * 100_000,
+        }.items():  # informative only: nothing to find
+            cases.append(
+                EnvCase(
+                    "installer",
+                    name,
+                    command,
+                    "venv",
+                    _dist_file_damage("INSTALLER", "write", body),
+                    shift(lenient),
+                    names=f"{FAULTY}-{FAULTY_VERSION}.dist-info/INSTALLER",
+                )
+            )
         for name, body in PTH_BODIES.items():
             expect, process = body[1], body[2]
             breaks = expect == frozenset({2})  # the interpreter itself fails: the message names it
-            cases.append(EnvCase("pth", name, command, "venv", _dist_file_damage("pth", "write", body[0]),
-                                 shift(expect), names="{prefix}/bin/python" if breaks else "zz-damaged.pth",
-                                 process=process))
+            cases.append(
+                EnvCase(
+                    "pth",
+                    name,
+                    command,
+                    "venv",
+                    _dist_file_damage("pth", "write", body[0]),
+                    shift(expect),
+                    names="{prefix}/bin/python" if breaks else "zz-damaged.pth",
+                    process=process,
+                )
+            )
         for name, make in DIST_INFO_NAMES.items():
             # a garbage-named dist-info holding a METADATA is an installed package not in the lock
             # (a finding); one that is a file, a link or a name without a version may be ignored
             expect = shift(finding) if name in DIST_INFO_FOUND else shift(lenient)
-            cases.append(EnvCase("dist-info-name", name, command, "venv", make, expect, names="dist-info"))
+            cases.append(
+                EnvCase("dist-info-name", name, command, "venv", make, expect, names="dist-info")
+            )
         for name, make in PREFIX_FILES.items():
             # a FIFO is no file find lists (nor a module pip wrote): it may go unreported
             expect = shift(lenient) if name == "unowned-fifo" else shift(finding)
-            cases.append(EnvCase("prefix-file", name, command, "venv", make, expect, names="{prefix}"))
+            cases.append(
+                EnvCase("prefix-file", name, command, "venv", make, expect, names="{prefix}")
+            )
     return cases
 
 
@@ -500,13 +731,25 @@ PTH_BODIES: dict[str, tuple[bytes, frozenset, bool]] = {
 }
 
 # dist-info folders whose name is garbage; these hold a METADATA naming a package not in the lock
-DIST_INFO_FOUND = {"no-version", "only-suffix", "dash-only", "many-dashes", "newline", "not-utf8", "spaces"}
+DIST_INFO_FOUND = {
+    "no-version",
+    "only-suffix",
+    "dash-only",
+    "many-dashes",
+    "newline",
+    "not-utf8",
+    "spaces",
+}
 
 
-def _dist_info_named(folder: str | bytes, *, as_file: bool = False, target: str | None = None) -> Callable[[Path], None]:
+def _dist_info_named(
+    folder: str | bytes, *, as_file: bool = False, target: str | None = None
+) -> Callable[[Path], None]:
     def damage(prefix: Path) -> None:
         site = site_of(prefix)
-        path = os.path.join(os.fsencode(site), folder if isinstance(folder, bytes) else os.fsencode(folder))
+        path = os.path.join(
+            os.fsencode(site), folder if isinstance(folder, bytes) else os.fsencode(folder)
+        )
         if target is not None:
             os.symlink(target, path)
         elif as_file:
@@ -518,6 +761,7 @@ def _dist_info_named(folder: str | bytes, *, as_file: bool = False, target: str 
                 handle.write(b"Metadata-Version: 2.1\nName: garbage-pkg\nVersion: 2.1.5\n")
             with open(os.path.join(path, b"RECORD"), "wb") as handle:
                 handle.write(b"garbage_pkg/__init__.py,,\n")
+
     return damage
 
 
@@ -549,7 +793,9 @@ def _prefix_file(what: str) -> Callable[[Path], None]:
             outside.mkdir(exist_ok=True)
             (outside / "libout.so.1").write_bytes(b"\x7fELF out")
             (site / "linked").symlink_to(outside)
-        elif what == "record-through-link":  # a RECORD path through a symlink that leaves the prefix
+        elif (
+            what == "record-through-link"
+        ):  # a RECORD path through a symlink that leaves the prefix
             outside = prefix.parent / "outside-pkg"
             outside.mkdir(exist_ok=True)
             (outside / "mod.py").write_text("x = 1\n")
@@ -564,15 +810,27 @@ def _prefix_file(what: str) -> Callable[[Path], None]:
         elif what == "unowned-package":
             (site / "orphan").mkdir()
             (site / "orphan" / "__init__.py").write_text("")
+
     return damage
 
 
-PREFIX_FILES: dict[str, Callable[[Path], None]] = {name: _prefix_file(name) for name in (
-    "unowned-library", "unowned-in-owned-folder", "symlink-out", "folder-link-out", "record-through-link",
-    "unowned-fifo", "module-a-fifo", "unowned-package")}
+PREFIX_FILES: dict[str, Callable[[Path], None]] = {
+    name: _prefix_file(name)
+    for name in (
+        "unowned-library",
+        "unowned-in-owned-folder",
+        "symlink-out",
+        "folder-link-out",
+        "record-through-link",
+        "unowned-fifo",
+        "module-a-fifo",
+        "unowned-package",
+    )
+}
 
 
 # -- 5. targets that are not environments ----------------------------------------------------------
+
 
 def target_cases(scratch_python: str) -> list[EnvCase]:
     """`scratch_python`: a relative path that does not exist from the case's working directory."""
@@ -604,36 +862,100 @@ def target_cases(scratch_python: str) -> list[EnvCase]:
             elif what == "conda-meta-a-file":
                 prefix.mkdir()
                 (prefix / "conda-meta").write_text("")
+
         return damage
 
-    named = {"root": "/", "usr": "/usr", "etc": "/etc", "dev-null": "/dev/null", "proc-self": "/proc/self"}
+    named = {
+        "root": "/",
+        "usr": "/usr",
+        "etc": "/etc",
+        "dev-null": "/dev/null",
+        "proc-self": "/proc/self",
+    }
     for command in ("check", "dry-run", "list", "restore"):
         for label, path in named.items():
-            cases.append(EnvCase("not-an-environment", label, command, "none", nothing, frozenset({2}), names=path,
-                                 argv=[a.replace("{prefix}", path) for a in COMMANDS[command]]))
-        for what in ("file", "fifo", "empty-folder", "only-pyvenv", "pyvenv-a-folder", "dangling-link",
-                     "link-to-root", "link-loop", "conda-meta-a-file", "missing"):
+            cases.append(
+                EnvCase(
+                    "not-an-environment",
+                    label,
+                    command,
+                    "none",
+                    nothing,
+                    frozenset({2}),
+                    names=path,
+                    argv=[a.replace("{prefix}", path) for a in COMMANDS[command]],
+                )
+            )
+        for what in (
+            "file",
+            "fifo",
+            "empty-folder",
+            "only-pyvenv",
+            "pyvenv-a-folder",
+            "dangling-link",
+            "link-to-root",
+            "link-loop",
+            "conda-meta-a-file",
+            "missing",
+        ):
             # a pyvenv.cfg makes a venv (one without its python yet): it has no clean-install runs
-            expect = frozenset({0}) if (what, command) == ("only-pyvenv", "list") else frozenset({2})
-            cases.append(EnvCase("not-an-environment", what, command, "none",
-                                 nothing if what == "missing" else make(what), expect, names="{prefix}"))
+            expect = (
+                frozenset({0}) if (what, command) == ("only-pyvenv", "list") else frozenset({2})
+            )
+            cases.append(
+                EnvCase(
+                    "not-an-environment",
+                    what,
+                    command,
+                    "none",
+                    nothing if what == "missing" else make(what),
+                    expect,
+                    names="{prefix}",
+                )
+            )
     python_commands = {
         "check": ["check", "--intent", "{intent}", "--python", "{python}"],
         "dry-run": ["clean-install", "--intent", "{intent}", "--python", "{python}", "--dry-run"],
         "doctor": ["doctor", "--intent", "{intent}", "--json", "--python", "{python}"],
     }
-    pythons = {"relative-missing": scratch_python, "relative-missing-dot": "./python3-not-here",
-               "fifo": "{prefix}", "folder": "{prefix}/", "dev-null": "/dev/null", "empty": "",
-               "root": "/"}
+    pythons = {
+        "relative-missing": scratch_python,
+        "relative-missing-dot": "./python3-not-here",
+        "fifo": "{prefix}",
+        "folder": "{prefix}/",
+        "dev-null": "/dev/null",
+        "empty": "",
+        "root": "/",
+    }
     for command, argv in python_commands.items():
         for label, python in pythons.items():
-            setup = make("fifo") if label == "fifo" else make("empty-folder") if label == "folder" else nothing
-            cases.append(EnvCase("bad-python", label, command, "none", setup, frozenset({2}),
-                                 names=None if label == "empty" else python.lstrip("./").rstrip("/") or "/",
-                                 argv=[a.replace("{python}", python) for a in argv]))
+            setup = (
+                make("fifo")
+                if label == "fifo"
+                else make("empty-folder")
+                if label == "folder"
+                else nothing
+            )
+            cases.append(
+                EnvCase(
+                    "bad-python",
+                    label,
+                    command,
+                    "none",
+                    setup,
+                    frozenset({2}),
+                    names=None if label == "empty" else python.lstrip("./").rstrip("/") or "/",
+                    argv=[a.replace("{python}", python) for a in argv],
+                )
+            )
     return cases
 
 
 def env_corpus() -> list[EnvCase]:
-    return (interpreter_cases() + conda_cases() + quarantine_cases() + dist_file_cases()
-            + target_cases("no-such-dir/python3"))
+    return (
+        interpreter_cases()
+        + conda_cases()
+        + quarantine_cases()
+        + dist_file_cases()
+        + target_cases("no-such-dir/python3")
+    )

@@ -31,13 +31,19 @@ class Faults:
     truncate_once: set[str] = field(default_factory=set)  # paths whose next body is cut short
     etag: bool = True
     # misbehaving modes, by path prefix
-    replace: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # path -> (content type, body)
-    metadata_body: dict[str, bytes] = field(default_factory=dict)  # wheel name -> its (advertised) .metadata
+    replace: dict[str, tuple[str, bytes]] = field(
+        default_factory=dict
+    )  # path -> (content type, body)
+    metadata_body: dict[str, bytes] = field(
+        default_factory=dict
+    )  # wheel name -> its (advertised) .metadata
     hang: set[str] = field(default_factory=set)  # accept, read the request, never answer
     trickle: set[str] = field(default_factory=set)  # headers, then a byte every 0.3 s, for ever
     endless: set[str] = field(default_factory=set)  # a body that never ends (no Content-Length)
     redirect_loop: set[str] = field(default_factory=set)  # 302 to itself
-    status: dict[str, int] = field(default_factory=dict)  # path prefix -> an HTTP status, every time
+    status: dict[str, int] = field(
+        default_factory=dict
+    )  # path prefix -> an HTTP status, every time
 
 
 class LocalIndex:
@@ -62,7 +68,9 @@ class LocalIndex:
 
     # -- content -----------------------------------------------------------------------------
 
-    def add(self, path: Path, *, yanked: bool = False, upload_time: str | None = None, variant: str = "") -> Path:
+    def add(
+        self, path: Path, *, yanked: bool = False, upload_time: str | None = None, variant: str = ""
+    ) -> Path:
         folder = self.files_dir / variant if variant else self.files_dir
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / Path(path).name
@@ -159,11 +167,12 @@ class LocalIndex:
         if path.startswith(self.mount + "/"):
             return self._page(req, path, head)
         if path.startswith("/files/"):
-            return self._file(req, path[len("/files/"):], head)
+            return self._file(req, path[len("/files/") :], head)
         self._send(req, 404, b"not found", "text/plain", head=head)
 
     def _misbehave(self, req, path: str) -> bool:
         """The hostile modes; True when the request was handled (or abandoned) here."""
+
         def matches(prefixes: set[str]) -> bool:
             return any(path.startswith(p) for p in prefixes)
 
@@ -198,12 +207,18 @@ class LocalIndex:
         return False
 
     def _page(self, req, path: str, head: bool) -> None:
-        project = path[len(self.mount) + 1:].strip("/")
+        project = path[len(self.mount) + 1 :].strip("/")
         variant = ""
         if self.variants:
             variant, _, project = project.partition("/")
         if not project:
-            names = sorted({canonicalize_name(_project_of(p.name)) for p in self.files_dir.iterdir() if _project_of(p.name)})
+            names = sorted(
+                {
+                    canonicalize_name(_project_of(p.name))
+                    for p in self.files_dir.iterdir()
+                    if _project_of(p.name)
+                }
+            )
             body = "".join(f'<a href="{n}/">{n}</a>\n' for n in names).encode()
             return self._send(req, 200, body, "text/html", head=head)
         prefix = f"{self.mount}/{variant}" if variant else self.mount
@@ -225,17 +240,29 @@ class LocalIndex:
             }
             if item.name in self.upload_times:
                 entry["upload-time"] = self.upload_times[item.name]
-            if self.faults.serve_metadata and self.faults.advertise_metadata and item.name.endswith(".whl"):
+            if (
+                self.faults.serve_metadata
+                and self.faults.advertise_metadata
+                and item.name.endswith(".whl")
+            ):
                 meta = self.faults.metadata_body.get(item.name) or self._metadata_of(item) or b""
                 entry["core-metadata"] = {"sha256": hashlib.sha256(meta).hexdigest()}
             entries.append(entry)
-        etag = '"' + hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:16] + '"'
+        etag = (
+            '"'
+            + hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()[:16]
+            + '"'
+        )
         if self.faults.etag and req.headers.get("If-None-Match") == etag:
             return self._send(req, 304, b"", "text/plain", head=True, extra={"ETag": etag})
         extra = {"ETag": etag} if self.faults.etag else {}
         if self.faults.serve_json and "application/vnd.pypi.simple.v1+json" in accept:
-            body = json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": entries}).encode()
-            return self._send(req, 200, body, "application/vnd.pypi.simple.v1+json", head=head, extra=extra)
+            body = json.dumps(
+                {"meta": {"api-version": "1.1"}, "name": project, "files": entries}
+            ).encode()
+            return self._send(
+                req, 200, body, "application/vnd.pypi.simple.v1+json", head=head, extra=extra
+            )
         links = []
         for e in entries:
             attrs = f'href="{e["url"]}#sha256={e["hashes"]["sha256"]}"'
@@ -251,7 +278,9 @@ class LocalIndex:
     def _file(self, req, name: str, head: bool) -> None:
         if name.endswith(".metadata"):
             wheel = self.files_dir / name[: -len(".metadata")]
-            meta = self._metadata_of(wheel) if self.faults.serve_metadata and wheel.exists() else None
+            meta = (
+                self._metadata_of(wheel) if self.faults.serve_metadata and wheel.exists() else None
+            )
             meta = self.faults.metadata_body.get(wheel.name, meta) if meta is not None else None
             if meta is None:
                 return self._send(req, 404, b"no metadata", "text/plain", head=head)
@@ -264,12 +293,29 @@ class LocalIndex:
         if wanted and not self.faults.refuse_ranges:
             start, end = _parse_range(wanted, len(data))
             if start is None:
-                return self._send(req, 416, b"", "text/plain", head=head,
-                                  extra={"Content-Range": f"bytes */{len(data)}"})
-            part = data[start:end + 1]
-            return self._send(req, 206, part, "application/octet-stream", head=head,
-                              extra={"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes"})
-        self._send(req, 200, data, "application/octet-stream", head=head, extra={"Accept-Ranges": "none"})
+                return self._send(
+                    req,
+                    416,
+                    b"",
+                    "text/plain",
+                    head=head,
+                    extra={"Content-Range": f"bytes */{len(data)}"},
+                )
+            part = data[start : end + 1]
+            return self._send(
+                req,
+                206,
+                part,
+                "application/octet-stream",
+                head=head,
+                extra={
+                    "Content-Range": f"bytes {start}-{end}/{len(data)}",
+                    "Accept-Ranges": "bytes",
+                },
+            )
+        self._send(
+            req, 200, data, "application/octet-stream", head=head, extra={"Accept-Ranges": "none"}
+        )
 
     def _redirect(self, req, location: str) -> None:
         req.send_response(301)
@@ -277,8 +323,16 @@ class LocalIndex:
         req.send_header("Content-Length", "0")
         req.end_headers()
 
-    def _send(self, req, status: int, body: bytes, content_type: str, *, head: bool = False,
-              extra: dict | None = None) -> None:
+    def _send(
+        self,
+        req,
+        status: int,
+        body: bytes,
+        content_type: str,
+        *,
+        head: bool = False,
+        extra: dict | None = None,
+    ) -> None:
         path = req.path.split("?", 1)[0]
         truncated = path in self.faults.truncate_once
         if truncated:

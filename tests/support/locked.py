@@ -25,8 +25,9 @@ def make_locked_project(root: Path, world, channel: Path, *, knowledge_only: boo
 
     project = root / "locked"
     project.mkdir(parents=True)
-    (project / "lockguard.toml").write_text(INTENT.format(channel=channel.as_uri(), index=world.pypi.url,
-                                                          pytorch=world.pytorch.url))
+    (project / "lockguard.toml").write_text(
+        INTENT.format(channel=channel.as_uri(), index=world.pypi.url, pytorch=world.pytorch.url)
+    )
     args = ["resolve", "--intent", str(project / "lockguard.toml")]
     if knowledge_only:
         args.append("--conda-from-knowledge")
@@ -48,5 +49,11 @@ def edit(path: Path, old: str, new: str, *, reseal: bool = False) -> None:
     if reseal:
         import re
 
-        text = seal(re.sub(r"(lockguard-body-hash: sha256:)[0-9a-f]{64}", lambda m: m.group(1) + PLACEHOLDER, text))
+        text = seal(
+            re.sub(
+                r"(lockguard-body-hash: sha256:)[0-9a-f]{64}",
+                lambda m: m.group(1) + PLACEHOLDER,
+                text,
+            )
+        )
     path.write_text(text)

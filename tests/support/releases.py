@@ -18,7 +18,9 @@ class Releases:
         self.wheels = wheels
 
     def publish(self, name: str, version: str, requires=(), **kw) -> Path:
-        return self.index.add(build_wheel(self.wheels / f"{name}-{version}", name, version, requires=requires, **kw))
+        return self.index.add(
+            build_wheel(self.wheels / f"{name}-{version}", name, version, requires=requires, **kw)
+        )
 
     def _file(self, name: str, version: str) -> Path:
         stem = f"{name.replace('-', '_')}-{version}-"
@@ -34,11 +36,24 @@ class Releases:
         self._file(name, version).unlink()
 
 
-def write_intent(project: Path, index_url: str, pip: list[str], *, cuda: str = "none", extra: str = "",
-                 channels: list[str] | None = None, conda: list[str] | None = None) -> Path:
+def write_intent(
+    project: Path,
+    index_url: str,
+    pip: list[str],
+    *,
+    cuda: str = "none",
+    extra: str = "",
+    channels: list[str] | None = None,
+    conda: list[str] | None = None,
+) -> Path:
     project.mkdir(parents=True, exist_ok=True)
-    lines = ['python = "3.11"', f'cuda = "{cuda}"', f"channels = {json.dumps(channels or [])}",
-             f'indexes = ["{index_url}"]', f"pip = {json.dumps(pip)}"]
+    lines = [
+        'python = "3.11"',
+        f'cuda = "{cuda}"',
+        f"channels = {json.dumps(channels or [])}",
+        f'indexes = ["{index_url}"]',
+        f"pip = {json.dumps(pip)}",
+    ]
     if conda:
         lines.append(f"conda = {json.dumps(conda)}")
     (project / "lockguard.toml").write_text("\n".join(lines) + "\n" + extra)
@@ -46,7 +61,10 @@ def write_intent(project: Path, index_url: str, pip: list[str], *, cuda: str = "
 
 
 def pins(project: Path, name: str = "requirements.lock") -> dict[str, str]:
-    return {n: e.version for n, e in requirements_lock.parse((project / name).read_text()).entries.items()}
+    return {
+        n: e.version
+        for n, e in requirements_lock.parse((project / name).read_text()).entries.items()
+    }
 
 
 def months_later(monkeypatch, tmp_path: Path, label: str) -> None:

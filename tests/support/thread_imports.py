@@ -27,7 +27,13 @@ sys.exit(code)
 
 def imports_by_threads(argv: list[str], env: dict, cwd=None) -> tuple[int, list[str], str]:
     """(exit code, "thread: module" for each module a non-main thread loaded, stderr)."""
-    done = subprocess.run([sys.executable, "-c", _SCRIPT, *argv], env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
-    seen = [line[len(MARK):] for line in done.stdout.splitlines() if line.startswith(MARK)]
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, *argv],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    seen = [line[len(MARK) :] for line in done.stdout.splitlines() if line.startswith(MARK)]
     return done.returncode, seen, done.stderr

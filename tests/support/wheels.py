@@ -17,8 +17,13 @@ def _record_hash(data: bytes) -> str:
     return f"sha256={digest}"
 
 
-def metadata_text(name: str, version: str, requires: tuple[str, ...] | list[str] = (),
-                  requires_python: str | None = None, extra: str = "") -> str:
+def metadata_text(
+    name: str,
+    version: str,
+    requires: tuple[str, ...] | list[str] = (),
+    requires_python: str | None = None,
+    extra: str = "",
+) -> str:
     lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     if requires_python:
         lines.append(f"Requires-Python: {requires_python}")
@@ -27,9 +32,18 @@ def metadata_text(name: str, version: str, requires: tuple[str, ...] | list[str]
     return text + extra + ("\n" if extra and not extra.endswith("\n") else "")
 
 
-def build_wheel(directory: Path, name: str, version: str, *, requires=(), requires_python=None,
-                tag: str = "py3-none-any", files: dict[str, bytes] | None = None,
-                metadata: str | None = None, padding: int = 0) -> Path:
+def build_wheel(
+    directory: Path,
+    name: str,
+    version: str,
+    *,
+    requires=(),
+    requires_python=None,
+    tag: str = "py3-none-any",
+    files: dict[str, bytes] | None = None,
+    metadata: str | None = None,
+    padding: int = 0,
+) -> Path:
     """Write `{name}-{version}-{tag}.whl` into `directory` and return its path.
 
     `metadata` replaces the generated METADATA verbatim (e.g. a real torch METADATA); `padding`
@@ -42,9 +56,15 @@ def build_wheel(directory: Path, name: str, version: str, *, requires=(), requir
     if not files:
         contents[f"{dist}/__init__.py"] = f"__version__ = {version!r}\n".encode()
     if padding:
-        contents[f"{dist}/_padding.bin"] = hashlib.sha256(name.encode()).digest() * (padding // 32 + 1)
-    contents[f"{info}/METADATA"] = (metadata or metadata_text(name, version, requires, requires_python)).encode()
-    contents[f"{info}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: lockguard-tests\nRoot-Is-Purelib: true\nTag: {tag}\n".encode()
+        contents[f"{dist}/_padding.bin"] = hashlib.sha256(name.encode()).digest() * (
+            padding // 32 + 1
+        )
+    contents[f"{info}/METADATA"] = (
+        metadata or metadata_text(name, version, requires, requires_python)
+    ).encode()
+    contents[f"{info}/WHEEL"] = (
+        f"Wheel-Version: 1.0\nGenerator: lockguard-tests\nRoot-Is-Purelib: true\nTag: {tag}\n".encode()
+    )
     record_lines = [f"{path},{_record_hash(data)},{len(data)}" for path, data in contents.items()]
     record_lines.append(f"{info}/RECORD,,")
     contents[f"{info}/RECORD"] = ("\n".join(record_lines) + "\n").encode()
@@ -52,16 +72,27 @@ def build_wheel(directory: Path, name: str, version: str, *, requires=(), requir
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for member, data in contents.items():
             info_obj = zipfile.ZipInfo(member, date_time=(2024, 1, 1, 0, 0, 0))
-            info_obj.compress_type = zipfile.ZIP_STORED if member.endswith(".bin") else zipfile.ZIP_DEFLATED
+            info_obj.compress_type = (
+                zipfile.ZIP_STORED if member.endswith(".bin") else zipfile.ZIP_DEFLATED
+            )
             info_obj.external_attr = 0o644 << 16
             archive.writestr(info_obj, data)
     return path
 
 
-def build_sdist(directory: Path, name: str, version: str, *, requires=(), metadata_version: str = "2.2",
-                dynamic: tuple[str, ...] = (), setup_py: str | None = None,
-                pyproject: str | None = None, files: dict[str, str] | None = None,
-                requires_python: str | None = None) -> Path:
+def build_sdist(
+    directory: Path,
+    name: str,
+    version: str,
+    *,
+    requires=(),
+    metadata_version: str = "2.2",
+    dynamic: tuple[str, ...] = (),
+    setup_py: str | None = None,
+    pyproject: str | None = None,
+    files: dict[str, str] | None = None,
+    requires_python: str | None = None,
+) -> Path:
     """Write `{name}-{version}.tar.gz` with PKG-INFO (and a buildable project when asked)."""
     directory.mkdir(parents=True, exist_ok=True)
     dist = canonicalize_name(name).replace("-", "_")

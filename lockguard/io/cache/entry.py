@@ -30,7 +30,7 @@ def key_digest(kind: str, version: int, key: str) -> bytes:
 def header(version: int, digest: bytes, payload: bytes) -> bytes:
     """The header to write before `payload` (written apart: a page body is not copied again)."""
     fields = MAGIC + version.to_bytes(4, "big") + digest + len(payload).to_bytes(8, "big")
-    return fields + zlib.crc32(payload, zlib.crc32(fields[len(MAGIC):])).to_bytes(4, "big")
+    return fields + zlib.crc32(payload, zlib.crc32(fields[len(MAGIC) :])).to_bytes(4, "big")
 
 
 def payload_of(data: bytes, version: int, digest: bytes) -> bytes | None:
@@ -38,10 +38,10 @@ def payload_of(data: bytes, version: int, digest: bytes) -> bytes | None:
     if len(data) < HEADER_SIZE or not data.startswith(MAGIC):
         return None
     at = len(MAGIC)
-    if int.from_bytes(data[at:at + 4], "big") != version or data[at + 4:at + 36] != digest:
+    if int.from_bytes(data[at : at + 4], "big") != version or data[at + 4 : at + 36] != digest:
         return None
-    if int.from_bytes(data[at + 36:at + 44], "big") != len(data) - HEADER_SIZE:
+    if int.from_bytes(data[at + 36 : at + 44], "big") != len(data) - HEADER_SIZE:
         return None
     payload = data[HEADER_SIZE:]
-    crc = zlib.crc32(payload, zlib.crc32(data[at:at + 44]))
-    return payload if crc == int.from_bytes(data[at + 44:HEADER_SIZE], "big") else None
+    crc = zlib.crc32(payload, zlib.crc32(data[at : at + 44]))
+    return payload if crc == int.from_bytes(data[at + 44 : HEADER_SIZE], "big") else None

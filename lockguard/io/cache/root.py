@@ -61,8 +61,10 @@ def give_up(root: str, error: OSError) -> None:
         return
     why = error.strerror or type(error).__name__
     _unusable[root] = why
-    warn(f"the cache folder {root} cannot be used ({why}): lockguard runs without its cache "
-         f"(set {ENV_CACHE_DIR} to a writable folder to keep one)")
+    warn(
+        f"the cache folder {root} cannot be used ({why}): lockguard runs without its cache "
+        f"(set {ENV_CACHE_DIR} to a writable folder to keep one)"
+    )
 
 
 def warn(message: str) -> None:

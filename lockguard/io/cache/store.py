@@ -27,7 +27,15 @@ from lockguard.io.write import remove_quietly, sync_folder, temporary_beside, wr
 
 MAX_ENTRY = 256 * 1024 * 1024  # larger than any entry lockguard writes (a page body is a few MB)
 # a write that fails with one of these says the cache folder is unusable, not one entry
-_FOLDER_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST}
+_FOLDER_ERRORS = {
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EROFS,
+    errno.EACCES,
+    errno.EPERM,
+    errno.ENOTDIR,
+    errno.EEXIST,
+}
 
 
 class Store:
@@ -71,7 +79,9 @@ class Store:
         data = _read(path)
         if data is None:
             return None
-        payload = payload_of(data, self.version, digest)  # None for _DAMAGED (shorter than a header)
+        payload = payload_of(
+            data, self.version, digest
+        )  # None for _DAMAGED (shorter than a header)
         if payload is None:
             _remove(path)
         return payload
@@ -112,8 +122,11 @@ class Store:
                 for shard in shards:
                     if shard.is_dir(follow_symlinks=False):
                         with os.scandir(shard.path) as files:
-                            entries += [(f.stat(follow_symlinks=False).st_mtime_ns, f.path) for f in files
-                                        if not f.name.startswith(".")]
+                            entries += [
+                                (f.stat(follow_symlinks=False).st_mtime_ns, f.path)
+                                for f in files
+                                if not f.name.startswith(".")
+                            ]
         except OSError:
             return
         for _mtime, path in sorted(entries, reverse=True)[keep:]:

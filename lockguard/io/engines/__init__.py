@@ -16,8 +16,10 @@ def require(module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise InputError(f"--via {extra} needs {module.split('.')[0]}, which is not installed ({exc})",
-                         hint=f"pip install 'lockguard[{extra}]'") from exc
+        raise InputError(
+            f"--via {extra} needs {module.split('.')[0]}, which is not installed ({exc})",
+            hint=f"pip install 'lockguard[{extra}]'",
+        ) from exc
 
 
 def require_program(name: str, engine: str, hint: str) -> str:

@@ -20,14 +20,19 @@ def hosts_of(hosts: str) -> list[str]:
     try:
         names = list(NodeSet(hosts))
     except NodeSetParseError as exc:
-        raise InputError(f"--hosts {hosts!r} is not a node set: {exc}", key="--hosts",
-                         hint="ClusterShell's syntax: gpu[01-16], node[1-4,9], a,b") from exc
+        raise InputError(
+            f"--hosts {hosts!r} is not a node set: {exc}",
+            key="--hosts",
+            hint="ClusterShell's syntax: gpu[01-16], node[1-4,9], a,b",
+        ) from exc
     if not names:
         raise InputError("--hosts names no host", key="--hosts", hint="e.g. --hosts 'gpu[01-16]'")
     return names
 
 
-def run(script: str, *, hosts: str, timeout: float, worker: str = "ssh", fanout: int | None = None) -> list[NodeOutput]:
+def run(
+    script: str, *, hosts: str, timeout: float, worker: str = "ssh", fanout: int | None = None
+) -> list[NodeOutput]:
     require("ClusterShell", "clush")
     from ClusterShell.Task import task_self  # an optional engine (the clush extra)
 
@@ -54,5 +59,7 @@ def run(script: str, *, hosts: str, timeout: float, worker: str = "ssh", fanout:
         problem = None
         if MARK not in stdout and code == 255 and worker == "ssh":
             problem = "ssh failed: " + (stderr.strip().splitlines() or ["no message"])[-1]
-        outputs.append(NodeOutput(name, stdout, stderr, code, timed_out=name in timed_out, problem=problem))
+        outputs.append(
+            NodeOutput(name, stdout, stderr, code, timed_out=name in timed_out, problem=problem)
+        )
     return outputs

@@ -28,8 +28,15 @@ class RayNode:
 
 
 def alive_nodes(ray) -> list[RayNode]:
-    return [RayNode(n["NodeID"], n.get("NodeManagerHostname") or n.get("NodeManagerAddress") or n["NodeID"],
-                    n.get("NodeManagerAddress") or "") for n in ray.nodes() if n.get("Alive")]
+    return [
+        RayNode(
+            n["NodeID"],
+            n.get("NodeManagerHostname") or n.get("NodeManagerAddress") or n["NodeID"],
+            n.get("NodeManagerAddress") or "",
+        )
+        for n in ray.nodes()
+        if n.get("Alive")
+    ]
 
 
 def node_names(nodes: list[RayNode]) -> dict[str, str]:
@@ -46,12 +53,20 @@ def _probe(address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as exc:
-        raise EngineUnreachable(f"no Ray cluster at --address {address}: {exc.strerror or exc}",
-                                hint="start one (`ray start --head`) or pass its GCS address: --address HOST:6379") from exc
+        raise EngineUnreachable(
+            f"no Ray cluster at --address {address}: {exc.strerror or exc}",
+            hint="start one (`ray start --head`) or pass its GCS address: --address HOST:6379",
+        ) from exc
 
 
-def run(script: str, *, address: str, timeout: float, files: dict[str, str],
-        runtime_env: dict | None = None) -> list[NodeOutput]:
+def run(
+    script: str,
+    *,
+    address: str,
+    timeout: float,
+    files: dict[str, str],
+    runtime_env: dict | None = None,
+) -> list[NodeOutput]:
     ray = require("ray", "ray")
     # an optional engine (the ray extra), imported when used
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -60,11 +75,18 @@ def run(script: str, *, address: str, timeout: float, files: dict[str, str],
     if owned:
         _probe(address)
         try:
-            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
-                     include_dashboard=False, configure_logging=True)
+            ray.init(
+                address=address,
+                logging_level=logging.ERROR,
+                log_to_driver=False,
+                include_dashboard=False,
+                configure_logging=True,
+            )
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise EngineUnreachable(f"no Ray cluster at --address {address}: {exc}",
-                                    hint="start one (`ray start --head`) or pass its address: --address HOST:6379") from exc
+            raise EngineUnreachable(
+                f"no Ray cluster at --address {address}: {exc}",
+                hint="start one (`ray start --head`) or pass its address: --address HOST:6379",
+            ) from exc
     try:
         ray.cloudpickle.register_pickle_by_value(ray_task)
         task = ray.remote(ray_task.run_node_script)
@@ -74,9 +96,13 @@ def run(script: str, *, address: str, timeout: float, files: dict[str, str],
         for node in nodes:
             strategy = NodeAffinitySchedulingStrategy(node_id=node.node_id, soft=False)
             extra = {"runtime_env": runtime_env} if runtime_env else {}
-            ref = task.options(scheduling_strategy=strategy, num_cpus=0, max_retries=0,
-                               name=f"lockguard-fleet:{names[node.node_id]}", **extra).remote(
-                script, {"LOCKGUARD_NODE": names[node.node_id]}, timeout, files)
+            ref = task.options(
+                scheduling_strategy=strategy,
+                num_cpus=0,
+                max_retries=0,
+                name=f"lockguard-fleet:{names[node.node_id]}",
+                **extra,
+            ).remote(script, {"LOCKGUARD_NODE": names[node.node_id]}, timeout, files)
             refs[ref] = node
         ready, _pending = ray.wait(list(refs), num_returns=len(refs), timeout=timeout + GRACE)
         outputs = []
@@ -89,11 +115,24 @@ def run(script: str, *, address: str, timeout: float, files: dict[str, str],
             try:
                 answer = ray.get(ref)
             except Exception as exc:  # the worker died, the node left the cluster: Ray's own words
-                outputs.append(NodeOutput(name, "", problem=f"the Ray task failed: {type(exc).__name__}: "
-                                                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"))
+                outputs.append(
+                    NodeOutput(
+                        name,
+                        "",
+                        problem=f"the Ray task failed: {type(exc).__name__}: "
+                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
+                    )
+                )
                 continue
-            outputs.append(NodeOutput(answer.get("own_name") or name, answer["stdout"], answer["stderr"],
-                                      answer["returncode"], timed_out=answer["timed_out"]))
+            outputs.append(
+                NodeOutput(
+                    answer.get("own_name") or name,
+                    answer["stdout"],
+                    answer["stderr"],
+                    answer["returncode"],
+                    timed_out=answer["timed_out"],
+                )
+            )
         return outputs
     finally:
         ray.cloudpickle.unregister_pickle_by_value(ray_task)

@@ -24,8 +24,15 @@ def run_node_script(script: str, env_defaults: dict, timeout: float, files: dict
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
-        proc = subprocess.Popen(["sh", "-c", script], cwd=folder, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            ["sh", "-c", script],
+            cwd=folder,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
             timed_out = False
@@ -33,5 +40,11 @@ def run_node_script(script: str, env_defaults: dict, timeout: float, files: dict
             os.killpg(proc.pid, signal.SIGKILL)  # the doctor and its probe too, not only sh
             stdout, stderr = proc.communicate()
             timed_out = True
-    return {"stdout": stdout, "stderr": stderr, "returncode": None if timed_out else proc.returncode,
-            "timed_out": timed_out, "hostname": socket.gethostname(), "own_name": own_name}
+    return {
+        "stdout": stdout,
+        "stderr": stderr,
+        "returncode": None if timed_out else proc.returncode,
+        "timed_out": timed_out,
+        "hostname": socket.gethostname(),
+        "own_name": own_name,
+    }

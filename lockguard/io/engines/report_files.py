@@ -38,7 +38,11 @@ def _read(files: list[str]) -> tuple[list[NodeReport], list[tuple[str, str]]]:
             unreadable.append((path, f"cannot be read: {exc.message}"))
             continue
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            where = (
+                f" at line {exc.lineno}, column {exc.colno}"
+                if isinstance(exc, json.JSONDecodeError)
+                else ""
+            )
             unreadable.append((path, f"not JSON{where}: {getattr(exc, 'msg', exc)}"))
             continue
         try:
@@ -53,8 +57,11 @@ def _files(paths: list[Path], unreadable: list[tuple[str, str]]) -> list[str]:
     files: list[str] = []
     for path in paths:
         if path.is_dir():
-            found = [os.path.join(path, name) for name in sorted(os.listdir(path))
-                     if name.endswith(".json") and not name.startswith(".")]
+            found = [
+                os.path.join(path, name)
+                for name in sorted(os.listdir(path))
+                if name.endswith(".json") and not name.startswith(".")
+            ]
             if not found:
                 unreadable.append((str(path), "a folder with no *.json report in it"))
             files += found

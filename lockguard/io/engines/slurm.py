@@ -18,8 +18,14 @@ HINT = "run `lockguard fleet run --via slurm` on a Slurm login node (where srun 
 def run(script: str, *, options: SlurmOptions, timeout: float) -> list[NodeOutput]:
     srun = require_program("srun", "slurm", HINT)
     argv = srun_command(options, script, srun=srun)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
         timed_out = False
@@ -34,6 +40,13 @@ def run(script: str, *, options: SlurmOptions, timeout: float) -> list[NodeOutpu
         timed_out = True
     outputs = split_labelled(stdout, stderr, timed_out=timed_out, tasks=options.nodes)
     if not outputs and stderr.strip():
-        outputs.append(NodeOutput("srun", "", stderr, proc.returncode,
-                                  problem="srun: " + stderr.strip().splitlines()[-1]))
+        outputs.append(
+            NodeOutput(
+                "srun",
+                "",
+                stderr,
+                proc.returncode,
+                problem="srun: " + stderr.strip().splitlines()[-1],
+            )
+        )
     return outputs

@@ -27,7 +27,9 @@ LISTING_LIMIT = 64 * MIB
 NAMES_LIMIT = 1 * MIB
 
 
-def egg_info_dists(site: str, root: Path, names: list[str], read_metadata: Callable[[str], dict]) -> list[InstalledDist]:
+def egg_info_dists(
+    site: str, root: Path, names: list[str], read_metadata: Callable[[str], dict]
+) -> list[InstalledDist]:
     """The .egg-info folders among `names` (the entries of `site`) as distributions."""
     out = []
     in_prefix = site.startswith(str(root) + os.sep)
@@ -47,9 +49,18 @@ def egg_info_dists(site: str, root: Path, names: list[str], read_metadata: Calla
         else:
             inside, outside = _inferred(info, site, str(root)), ()
             ownership = "top-level names"
-        out.append(InstalledDist(name=canonical_name(meta["name"]), version=meta.get("version", ""), site=site,
-                                 dist_info=info, paths=inside, outside=outside, in_prefix=in_prefix,
-                                 ownership=ownership))
+        out.append(
+            InstalledDist(
+                name=canonical_name(meta["name"]),
+                version=meta.get("version", ""),
+                site=site,
+                dist_info=info,
+                paths=inside,
+                outside=outside,
+                in_prefix=in_prefix,
+                ownership=ownership,
+            )
+        )
     return out
 
 
@@ -62,7 +73,7 @@ def _listed(text: str, info: str, root: str) -> tuple[tuple[str, ...], tuple[str
             continue
         absolute = os.path.normpath(line if os.path.isabs(line) else os.path.join(info, line))
         if absolute.startswith(root + os.sep):
-            inside.append(absolute[len(root) + 1:])
+            inside.append(absolute[len(root) + 1 :])
         else:
             outside.append(line)
     return tuple(dict.fromkeys(inside)), tuple(outside)
@@ -81,7 +92,9 @@ def _inferred(info: str, site: str, root: str) -> tuple[str, ...]:
         if os.path.isdir(folder) and not os.path.islink(folder):
             found += _files_under(folder)
         found += _modules(site, top)
-    return tuple(dict.fromkeys(path[len(root) + 1:] for path in found if path.startswith(root + os.sep)))
+    return tuple(
+        dict.fromkeys(path[len(root) + 1 :] for path in found if path.startswith(root + os.sep))
+    )
 
 
 def _names(path: str) -> list[str]:
@@ -91,7 +104,9 @@ def _names(path: str) -> list[str]:
 def _files_under(folder: str) -> list[str]:
     out = []
     for base, dirs, files in os.walk(folder):
-        links = [d for d in dirs if os.path.islink(os.path.join(base, d))]  # listed as files, never entered
+        links = [
+            d for d in dirs if os.path.islink(os.path.join(base, d))
+        ]  # listed as files, never entered
         dirs[:] = [d for d in dirs if d not in links]
         out += [os.path.join(base, name) for name in (*files, *links)]
     return out
@@ -116,5 +131,8 @@ def mark_conda_owned(snap: PrefixSnapshot, root: Path) -> None:
     INSTALLER says conda is), never a pip package to replace."""
     conda_files = {os.path.normpath(f) for record in snap.conda for f in record.files}
     for i, dist in enumerate(snap.dists):
-        if dist.legacy and os.path.relpath(os.path.join(dist.dist_info, "PKG-INFO"), root) in conda_files:
+        if (
+            dist.legacy
+            and os.path.relpath(os.path.join(dist.dist_info, "PKG-INFO"), root) in conda_files
+        ):
             snap.dists[i] = replace(dist, installer="conda")

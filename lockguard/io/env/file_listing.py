@@ -34,18 +34,43 @@ class FileListing:
         self._links = tempfile.TemporaryFile()  # noqa: SIM115
         self._libraries = tempfile.TemporaryFile()  # noqa: SIM115
         if self.tops and shutil.which("find"):
-            relative = [t[len(self.root) + 1:] for t in self.tops]
+            relative = [t[len(self.root) + 1 :] for t in self.tops]
             links, libraries = self._links.fileno(), self._libraries.fileno()
             try:
                 self.process = subprocess.Popen(
-                    ["find", *relative, "-name", STATE_DIR, "-prune",
-                     "-o", "-type", "l", "-fprintf", f"/dev/fd/{links}", "%p\\0",
-                     "-o", "-type", "f", "-name", "*.so*", "-fprintf", f"/dev/fd/{libraries}", "%s %p\\0",
-                     "-o", "-type", "f", "-print0"],
-                    cwd=self.root, stdout=self._files, stderr=subprocess.DEVNULL, pass_fds=(links, libraries),
+                    [
+                        "find",
+                        *relative,
+                        "-name",
+                        STATE_DIR,
+                        "-prune",
+                        "-o",
+                        "-type",
+                        "l",
+                        "-fprintf",
+                        f"/dev/fd/{links}",
+                        "%p\\0",
+                        "-o",
+                        "-type",
+                        "f",
+                        "-name",
+                        "*.so*",
+                        "-fprintf",
+                        f"/dev/fd/{libraries}",
+                        "%s %p\\0",
+                        "-o",
+                        "-type",
+                        "f",
+                        "-print0",
+                    ],
+                    cwd=self.root,
+                    stdout=self._files,
+                    stderr=subprocess.DEVNULL,
+                    pass_fds=(links, libraries),
                     # byte-wise -name matching: a third faster than in a UTF-8 locale, and every name
                     # with ".so" in it counts as a library, valid UTF-8 or not
-                    env={**os.environ, "LC_ALL": "C"})
+                    env={**os.environ, "LC_ALL": "C"},
+                )
             except OSError:
                 self.process = None
         self.sizes: dict[str, int] = {}  # shared libraries (*.so*) -> size: find stats them anyway
@@ -54,7 +79,7 @@ class FileListing:
     @property
     def prefixes(self) -> tuple[str, ...]:
         """The listed folders, relative to the root and ending in "/"."""
-        return tuple(t[len(self.root) + 1:] + "/" for t in self.tops)
+        return tuple(t[len(self.root) + 1 :] + "/" for t in self.tops)
 
     def collect(self, snap: PrefixSnapshot) -> None:
         try:
@@ -63,7 +88,7 @@ class FileListing:
         finally:
             self.close()
         for top in self.tops:
-            _walk(snap, top, top[len(self.root) + 1:])
+            _walk(snap, top, top[len(self.root) + 1 :])
 
     def _collect_found(self, snap: PrefixSnapshot) -> bool:
         """What find printed, into the snapshot; False when there is nothing to use (then a walk)."""
@@ -146,4 +171,3 @@ def list_tree(root: str) -> tuple[list[str], list[str]]:
             else:
                 files.append(rel)
     return sorted(files), sorted(dirs)
-

@@ -53,17 +53,24 @@ def run_smoke(python: str, modules: list[str], cwd: str, on_import=None) -> Smok
 
     def line(text: str) -> None:
         if on_import is not None and text.startswith(_MARK) and '"ok": true' in text:
-            on_import(text[len(_MARK):].split('"module": "', 1)[-1].split('"', 1)[0])
+            on_import(text[len(_MARK) :].split('"module": "', 1)[-1].split('"', 1)[0])
 
-    done = run_bounded([python, "-I", "-B", "-c", _SCRIPT, *modules], timeout=timeout, cwd=cwd, cap=8 << 20,
-                       stderr_cap=8 << 20, on_line=line, die_with_lockguard=True)
+    done = run_bounded(
+        [python, "-I", "-B", "-c", _SCRIPT, *modules],
+        timeout=timeout,
+        cwd=cwd,
+        cap=8 << 20,
+        stderr_cap=8 << 20,
+        on_line=line,
+        die_with_lockguard=True,
+    )
     if done.returncode is None:
         return SmokeResult(False, [], modules[0], f"cannot run {python}: {done.start_error}")
     imported = []
     for text in done.stdout.splitlines():
         if text.startswith(_MARK):
             try:
-                item = json.loads(text[len(_MARK):])
+                item = json.loads(text[len(_MARK) :])
             except ValueError:
                 continue
             if isinstance(item, dict) and item.get("ok"):

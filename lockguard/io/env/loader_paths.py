@@ -18,7 +18,9 @@ _CUDA_STACK = r"cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|cufft|curand|cusolver|cuspa
 CUDA_STACK_LIBS = re.compile(rf"^lib({_CUDA_STACK})\.so")
 # Libraries whose duplicates break processes (loaded into one global namespace): the CUDA stack,
 # torch, and the compiler runtimes. Their SONAMEs are read when a name occurs twice.
-SONAME_MATTERS = re.compile(rf"^lib({_CUDA_STACK}|nvToolsExt|cupti|shm|gomp|iomp5|stdc\+\+|gcc_s)\.so")
+SONAME_MATTERS = re.compile(
+    rf"^lib({_CUDA_STACK}|nvToolsExt|cupti|shm|gomp|iomp5|stdc\+\+|gcc_s)\.so"
+)
 _CONF_LIMIT = 1 << 20
 # The libraries LG217 compares with the lock (NCCL, the CUDA runtime, cuDNN), by versioned name:
 # only their SONAMEs decide anything, so only theirs are read (an ELF parse each).
@@ -72,7 +74,9 @@ def library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDi
             continue
         for name in names:
             if CUDA_STACK_LIBS.match(name):  # a link: its target's SONAME
-                libs.append((name, read(Path(real) / name) if SONAME_COMPARED.match(name) else None))
+                libs.append(
+                    (name, read(Path(real) / name) if SONAME_COMPARED.match(name) else None)
+                )
         out.append(LibraryDir(path, origin, tuple(libs)))
     read.save()
     return out

@@ -27,18 +27,48 @@ def _env() -> dict:
     return {**os.environ, "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def install_lock(python: str, requirements: Path, *, on_line: Callable[[str], None] | None = None,
-                 tick: Callable | None = None) -> Finished:
-    argv = [python, "-m", "pip", "install", "--no-deps", "--require-hashes", "--use-pep517", "--no-warn-script-location",
-            "--disable-pip-version-check", "--no-input", "--progress-bar", "off", "-r", str(requirements)]
-    done = run_bounded(argv, timeout=PIP_TIMEOUT, env=_env(), on_line=on_line, tick=tick, cap=64 << 20,
-                       stderr_cap=64 << 20, die_with_lockguard=True)
+def install_lock(
+    python: str,
+    requirements: Path,
+    *,
+    on_line: Callable[[str], None] | None = None,
+    tick: Callable | None = None,
+) -> Finished:
+    argv = [
+        python,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--require-hashes",
+        "--use-pep517",
+        "--no-warn-script-location",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--progress-bar",
+        "off",
+        "-r",
+        str(requirements),
+    ]
+    done = run_bounded(
+        argv,
+        timeout=PIP_TIMEOUT,
+        env=_env(),
+        on_line=on_line,
+        tick=tick,
+        cap=64 << 20,
+        stderr_cap=64 << 20,
+        die_with_lockguard=True,
+    )
     if done.returncode is None:
         raise InstallFailed(f"cannot run {python} -m pip: {done.start_error}")
     if done.timed_out:
         raise InstallFailed(f"pip install did not finish within {PIP_TIMEOUT} s; pip was stopped")
     if done.returncode != 0:
         tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-12:]
-        raise InstallFailed(f"pip install -r {requirements.name} failed (pip exit {done.returncode}):\n    "
-                            + "\n    ".join(tail), hint="fix the cause pip names and run clean-install again")
+        raise InstallFailed(
+            f"pip install -r {requirements.name} failed (pip exit {done.returncode}):\n    "
+            + "\n    ".join(tail),
+            hint="fix the cause pip names and run clean-install again",
+        )
     return done

@@ -24,8 +24,16 @@ def lock_path(prefix: Path) -> Path:
 
 
 @contextlib.contextmanager
-def locked_prefix(prefix: Path, command: str, *, exclusive: bool, run: str = "", wait: bool = True,
-                  on_wait: Callable[[str], None] | None = None, shown: str | None = None) -> Iterator[None]:
+def locked_prefix(
+    prefix: Path,
+    command: str,
+    *,
+    exclusive: bool,
+    run: str = "",
+    wait: bool = True,
+    on_wait: Callable[[str], None] | None = None,
+    shown: str | None = None,
+) -> Iterator[None]:
     """Hold the prefix's lock for the block. A reader of a prefix whose state folder it cannot
     create (another user's environment, a read-only file system) reads without the lock."""
     state = Path(prefix) / STATE_DIR
@@ -37,13 +45,24 @@ def locked_prefix(prefix: Path, command: str, *, exclusive: bool, run: str = "",
             return
         cause = exc.strerror or str(exc)
         if exc.errno == 28:
-            raise InstallFailed(f"cannot create {state}: {cause}; nothing was changed",
-                                hint="free some space on the environment's file system and run again") from None
-        raise InputError(f"cannot create {state}: {cause}", file=str(state),
-                         hint=f"{command} changes the environment: run it as a user that owns it") from None
+            raise InstallFailed(
+                f"cannot create {state}: {cause}; nothing was changed",
+                hint="free some space on the environment's file system and run again",
+            ) from None
+        raise InputError(
+            f"cannot create {state}: {cause}",
+            file=str(state),
+            hint=f"{command} changes the environment: run it as a user that owns it",
+        ) from None
     holder = Holder(command, os.getpid(), run)
-    with held(lock_path(prefix), exclusive=exclusive, holder=holder, wait=wait, on_wait=on_wait,
-              what=shown or str(prefix)):
+    with held(
+        lock_path(prefix),
+        exclusive=exclusive,
+        holder=holder,
+        wait=wait,
+        on_wait=on_wait,
+        what=shown or str(prefix),
+    ):
         yield
 
 

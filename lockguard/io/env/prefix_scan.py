@@ -68,8 +68,13 @@ class InterpreterFacts:
 
     def scheme(self) -> dict[str, str]:
         """The install scheme's folders the interpreter named (sysconfig's keys)."""
-        folders = {"purelib": self.purelib, "platlib": self.platlib, "scripts": self.scripts, "data": self.data,
-                   "include": self.include}
+        folders = {
+            "purelib": self.purelib,
+            "platlib": self.platlib,
+            "scripts": self.scripts,
+            "data": self.data,
+            "include": self.include,
+        }
         return {key: folder for key, folder in folders.items() if folder}
 
 
@@ -92,15 +97,20 @@ def interpreter_of(prefix: Path | None, python: Path | None) -> Path:
     if python is not None:
         python = Path(os.path.abspath(python))
         if not _reachable(python):
-            raise InputError(f"{python} does not exist", file=str(python), hint="pass the environment's python")
+            raise InputError(
+                f"{python} does not exist", file=str(python), hint="pass the environment's python"
+            )
         return python
     assert prefix is not None
     prefix = Path(os.path.abspath(prefix))
     for candidate in (prefix / "bin" / "python", prefix / "bin" / "python3", prefix / "python.exe"):
         if _reachable(candidate):
             return candidate
-    raise InputError(f"{prefix} has no bin/python: not a virtual environment or conda prefix", file=str(prefix),
-                     hint="create it first (python -m venv / conda create), or pass --python EXE")
+    raise InputError(
+        f"{prefix} has no bin/python: not a virtual environment or conda prefix",
+        file=str(prefix),
+        hint="create it first (python -m venv / conda create), or pass --python EXE",
+    )
 
 
 def _reachable(path: Path) -> bool:
@@ -111,41 +121,73 @@ def _reachable(path: Path) -> bool:
     except (FileNotFoundError, NotADirectoryError):
         return False
     except OSError as exc:
-        raise InputError(f"cannot run {path}: {exc.strerror or exc} (stat {exc.filename or path})", file=str(path),
-                         hint="the interpreter, or a folder on its way, is not open to this user: run as a user "
-                              "that can run it, or pass another --python") from None
+        raise InputError(
+            f"cannot run {path}: {exc.strerror or exc} (stat {exc.filename or path})",
+            file=str(path),
+            hint="the interpreter, or a folder on its way, is not open to this user: run as a user "
+            "that can run it, or pass another --python",
+        ) from None
     return True
 
 
 def ask_interpreter(python: Path, env: dict[str, str] | None = None) -> InterpreterFacts:
     timeout = interpreter_timeout()
-    done = run_bounded([str(python), "-B", "-c", _ASK], timeout=timeout, env=env, cap=4 * MIB, stderr_cap=4 * MIB,
-                       die_with_lockguard=True)
+    done = run_bounded(
+        [str(python), "-B", "-c", _ASK],
+        timeout=timeout,
+        env=env,
+        cap=4 * MIB,
+        stderr_cap=4 * MIB,
+        die_with_lockguard=True,
+    )
     if done.returncode is None:
         raise InputError(f"cannot run {python}: {done.start_error}", file=str(python))
     if done.timed_out:
-        raise InputError(f"{python} did not answer within {timeout:g} s; it was stopped (with its children)",
-                         file=str(python), hint="is it a working Python interpreter? try `PYTHON -c pass`")
+        raise InputError(
+            f"{python} did not answer within {timeout:g} s; it was stopped (with its children)",
+            file=str(python),
+            hint="is it a working Python interpreter? try `PYTHON -c pass`",
+        )
     if done.flooded:
-        raise InputError(f"{python} printed more than 4 MiB instead of its sys.path; it was stopped", file=str(python))
+        raise InputError(
+            f"{python} printed more than 4 MiB instead of its sys.path; it was stopped",
+            file=str(python),
+        )
     if done.returncode != 0:
-        raise InputError(f"{python} failed to report its sys.path (exit {done.returncode}): "
-                         f"{done.stderr_tail(5)[-500:]}", file=str(python))
+        raise InputError(
+            f"{python} failed to report its sys.path (exit {done.returncode}): "
+            f"{done.stderr_tail(5)[-500:]}",
+            file=str(python),
+        )
     lines = [line for line in done.stdout.splitlines() if line.startswith(_MARK)]
     try:
-        facts: object = json.loads(lines[-1][len(_MARK):]) if lines else None
-    except (ValueError, RecursionError):  # nesting deep enough to exhaust the parser is no answer either
+        facts: object = json.loads(lines[-1][len(_MARK) :]) if lines else None
+    except (
+        ValueError,
+        RecursionError,
+    ):  # nesting deep enough to exhaust the parser is no answer either
         facts = None
     problem = _facts_problem(facts)
     if problem or not isinstance(facts, dict):
         shown = done.stdout.strip()[:200]
-        raise InputError(f"{python} is not a Python that lockguard can ask for its sys.path: {problem}"
-                         + (f" (it printed {shown!r})" if shown else " (it printed nothing)"), file=str(python),
-                         hint="pass the environment's own python (bin/python of a venv or conda prefix)")
-    return InterpreterFacts(prefix=facts["prefix"], path=facts["path"], version=facts["version"],
-                            purelib=facts["purelib"], platlib=facts["platlib"], user_site=facts.get("user_site"),
-                            scripts=facts.get("scripts"), data=facts.get("data"), include=facts.get("include"),
-                            executable=facts.get("executable"))
+        raise InputError(
+            f"{python} is not a Python that lockguard can ask for its sys.path: {problem}"
+            + (f" (it printed {shown!r})" if shown else " (it printed nothing)"),
+            file=str(python),
+            hint="pass the environment's own python (bin/python of a venv or conda prefix)",
+        )
+    return InterpreterFacts(
+        prefix=facts["prefix"],
+        path=facts["path"],
+        version=facts["version"],
+        purelib=facts["purelib"],
+        platlib=facts["platlib"],
+        user_site=facts.get("user_site"),
+        scripts=facts.get("scripts"),
+        data=facts.get("data"),
+        include=facts.get("include"),
+        executable=facts.get("executable"),
+    )
 
 
 def _facts_problem(facts: object) -> str | None:
@@ -162,15 +204,31 @@ def _facts_problem(facts: object) -> str | None:
     return None
 
 
-def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, environ: dict | None = None,
-                ld_conf_dir: Path = Path("/etc/ld.so.conf.d"), cuda_link: Path = Path("/usr/local/cuda"),
-                read_sonames: bool = True) -> PrefixSnapshot:
+def scan_prefix(
+    prefix: Path | None = None,
+    python: Path | None = None,
+    *,
+    environ: dict | None = None,
+    ld_conf_dir: Path = Path("/etc/ld.so.conf.d"),
+    cuda_link: Path = Path("/usr/local/cuda"),
+    read_sonames: bool = True,
+) -> PrefixSnapshot:
     environ = dict(os.environ if environ is None else environ)
     early = None
-    if python is None and prefix is not None and (prefix / "conda-meta").is_dir() and not _reachable(prefix / "bin" / "python"):
+    if (
+        python is None
+        and prefix is not None
+        and (prefix / "conda-meta").is_dir()
+        and not _reachable(prefix / "bin" / "python")
+    ):
         # a conda prefix without its python yet (a clean-install creates it): no sys.path to ask
-        facts = InterpreterFacts(prefix=str(prefix), path=[], version="", purelib=str(prefix / "lib"),
-                                 platlib=str(prefix / "lib"))
+        facts = InterpreterFacts(
+            prefix=str(prefix),
+            path=[],
+            version="",
+            purelib=str(prefix / "lib"),
+            platlib=str(prefix / "lib"),
+        )
         exe = Path(os.path.abspath(prefix)) / "bin" / "python"
     else:
         exe = interpreter_of(prefix, python)
@@ -185,19 +243,32 @@ def scan_prefix(prefix: Path | None = None, python: Path | None = None, *, envir
         else:  # a base interpreter (check --python /usr/bin/python3): never list a system folder on a guess
             facts = ask_interpreter(exe, environ)
     root = Path(os.path.realpath(prefix or facts.prefix))
-    snap = PrefixSnapshot(prefix=str(root), python=str(exe), python_version=facts.version,
-                          sys_path=[p for p in facts.path if p], user_site=facts.user_site)
+    snap = PrefixSnapshot(
+        prefix=str(root),
+        python=str(exe),
+        python_version=facts.version,
+        sys_path=[p for p in facts.path if p],
+        user_site=facts.user_site,
+    )
     snap.real_sys_path = [os.path.realpath(p) for p in snap.sys_path]
     snap.scheme = {key: os.path.realpath(folder) for key, folder in facts.scheme().items()}
     site_dirs = []
     for candidate in (facts.purelib, facts.platlib):
         real = os.path.realpath(candidate)
-        if real.startswith(str(root) + os.sep) and real not in site_dirs and real != str(root / "lib"):
+        if (
+            real.startswith(str(root) + os.sep)
+            and real not in site_dirs
+            and real != str(root / "lib")
+        ):
             site_dirs.append(real)
     snap.site_dirs = site_dirs
     listing = early.listing_for(root, site_dirs) if early else None
-    listing = listing or FileListing(str(root), site_dirs)  # find runs while the RECORDs below are read
-    sizes: dict[str, list[tuple[str, int]]] = {}  # dist-info -> shared libraries with their RECORD size
+    listing = listing or FileListing(
+        str(root), site_dirs
+    )  # find runs while the RECORDs below are read
+    sizes: dict[
+        str, list[tuple[str, int]]
+    ] = {}  # dist-info -> shared libraries with their RECORD size
     for entry in dict.fromkeys(snap.real_sys_path):
         if os.path.isdir(entry) and not entry.endswith(".zip"):
             read = early.site(entry, root) if early else None
@@ -236,7 +307,11 @@ class _EarlyScan:
         thread = threading.Thread(target=self._ask, args=(ask,), daemon=True)
         thread.start()
         self._thread = thread
-        sites = sorted(str(p) for p in root.glob("lib/python3*/site-packages") if p.is_dir() and not p.is_symlink())
+        sites = sorted(
+            str(p)
+            for p in root.glob("lib/python3*/site-packages")
+            if p.is_dir() and not p.is_symlink()
+        )
         self.sites = [os.path.realpath(s) for s in sites]
         self.listing = FileListing(str(root), self.sites) if self.sites else None
         self.read: dict[str, _SiteRead | InputError] = {}
@@ -262,7 +337,11 @@ class _EarlyScan:
         return answer
 
     def listing_for(self, root: Path, site_dirs: list[str]) -> FileListing | None:
-        if self.listing is not None and root == self.root and sorted(site_dirs) == sorted(self.sites):
+        if (
+            self.listing is not None
+            and root == self.root
+            and sorted(site_dirs) == sorted(self.sites)
+        ):
             return self.listing
         self.discard()
         return None
@@ -307,7 +386,9 @@ class ParsedDistInfo(NamedTuple):
 _DIST_INFO_FILES = ("METADATA", "INSTALLER", "RECORD")
 
 
-def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) -> list[InstalledDist]:
+def _dists_in(
+    site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]
+) -> list[InstalledDist]:
     out: list[InstalledDist] = []
     try:
         names = sorted(os.listdir(site))
@@ -319,7 +400,9 @@ def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) ->
         if not name.endswith(".dist-info"):
             continue
         info = os.path.join(site, name)
-        keys = tuple(file_key(os.path.join(info, file)) for file in _DIST_INFO_FILES)  # before reading
+        keys = tuple(
+            file_key(os.path.join(info, file)) for file in _DIST_INFO_FILES
+        )  # before reading
         found, parsed = memo.get(name, keys)
         if not found:
             parsed = _parse_dist_info(info, site, root)
@@ -327,9 +410,19 @@ def _dists_in(site: str, root: Path, sizes: dict[str, list[tuple[str, int]]]) ->
         if not parsed.name:
             continue
         sizes[info] = list(parsed.sizes)
-        out.append(InstalledDist(
-            name=parsed.name, version=parsed.version, site=site, dist_info=info, installer=parsed.installer,
-            paths=parsed.inside, outside=parsed.outside, in_prefix=in_prefix, requires=parsed.requires))
+        out.append(
+            InstalledDist(
+                name=parsed.name,
+                version=parsed.version,
+                site=site,
+                dist_info=info,
+                installer=parsed.installer,
+                paths=parsed.inside,
+                outside=parsed.outside,
+                in_prefix=in_prefix,
+                requires=parsed.requires,
+            )
+        )
     memo.save()
     if any(name.endswith(".egg-info") for name in names):
         out += egg_info_dists(site, root, names, _metadata)
@@ -343,8 +436,14 @@ def _parse_dist_info(info: str, site: str, root: Path) -> ParsedDistInfo:
     inside, outside, sizes = _records(os.path.join(info, "RECORD"), site, root)
     dist_name = canonical_name(meta["name"])
     return ParsedDistInfo(
-        dist_name, meta.get("version", ""), _head(os.path.join(info, "INSTALLER"), 256).strip(),
-        tuple(meta.get("requires", ())) if dist_name in INSTALLER_TOOLS else (), inside, outside, tuple(sizes))
+        dist_name,
+        meta.get("version", ""),
+        _head(os.path.join(info, "INSTALLER"), 256).strip(),
+        tuple(meta.get("requires", ())) if dist_name in INSTALLER_TOOLS else (),
+        inside,
+        outside,
+        tuple(sizes),
+    )
 
 
 def _metadata(path: str) -> dict:
@@ -371,12 +470,14 @@ def _head(path: str, size: int = METADATA_HEAD) -> str:
         raise InputError(f"cannot read {path}: {exc.strerror}", file=path) from None
 
 
-def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[str, ...], list[tuple[str, int]]]:
+def _records(
+    path: str, site: str, root: Path
+) -> tuple[tuple[str, ...], tuple[str, ...], list[tuple[str, int]]]:
     """(paths inside the prefix, relative; entries pointing outside it, as written; (path, size)
     of its shared libraries, to compare with what is installed)."""
     root_s = str(root)
     inside_site = site.startswith(root_s + os.sep)
-    site_rel = site[len(root_s) + 1:] + "/" if inside_site else ""
+    site_rel = site[len(root_s) + 1 :] + "/" if inside_site else ""
     text = read_env_text(path, RECORD_LIMIT)
     quoted = '"' in text
     if quoted:
@@ -397,14 +498,19 @@ def _records(path: str, site: str, root: Path) -> tuple[tuple[str, ...], tuple[s
                 continue
             absolute = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(site, raw))
             if absolute.startswith(root_s + os.sep):
-                inside.append(absolute[len(root_s) + 1:])
+                inside.append(absolute[len(root_s) + 1 :])
             else:
                 outside.append(raw)
     sizes = []
     if inside_site and ".so" in text:
         rows = rows if quoted else [line.split(",") for line in _lines_with(text, ".so")]
         for row in rows:
-            if len(row) > 2 and row[2].strip().isdigit() and SHARED_LIBRARY.search(row[0]) and _plain(row[0]):
+            if (
+                len(row) > 2
+                and row[2].strip().isdigit()
+                and SHARED_LIBRARY.search(row[0])
+                and _plain(row[0])
+            ):
                 sizes.append((site_rel + row[0], int(row[2])))
     return tuple(inside), tuple(outside), sizes
 
@@ -425,14 +531,28 @@ def _lines_with(text: str, needle: str) -> list[str]:
 
 def _odd(text: str) -> bool:
     """Whether any name of a RECORD text may need normalizing (substring tests run at C speed)."""
-    return (text.startswith(("/", ".,")) or "\n/" in text or "\n.," in text or "./" in text or "\\" in text
-            or "//" in text or "/," in text or "/.," in text)
+    return (
+        text.startswith(("/", ".,"))
+        or "\n/" in text
+        or "\n.," in text
+        or "./" in text
+        or "\\" in text
+        or "//" in text
+        or "/," in text
+        or "/.," in text
+    )
 
 
 def _plain(name: str) -> bool:
     """A RECORD path that needs no normalizing: relative, no `.`/`..` parts, no empty parts."""
-    return (name[0] != "/" and "./" not in name and "\\" not in name and "//" not in name
-            and not name.endswith(("/", "/.")) and name != ".")
+    return (
+        name[0] != "/"
+        and "./" not in name
+        and "\\" not in name
+        and "//" not in name
+        and not name.endswith(("/", "/."))
+        and name != "."
+    )
 
 
 def _record_rows(text: str, path: str = "RECORD"):
@@ -446,28 +566,42 @@ def _csv_rows(text: str, path: str) -> list[list[str]]:
     try:
         return list(reader)
     except csv.Error as exc:
-        raise InputError(f"{path}:{reader.line_num}: this RECORD cannot be read ({exc})", file=path,
-                         line=reader.line_num,
-                         hint="the distribution's RECORD is damaged: reinstall it (pip install --force-reinstall "
-                              "--no-deps NAME==VERSION), or remove its .dist-info folder") from None
+        raise InputError(
+            f"{path}:{reader.line_num}: this RECORD cannot be read ({exc})",
+            file=path,
+            line=reader.line_num,
+            hint="the distribution's RECORD is damaged: reinstall it (pip install --force-reinstall "
+            "--no-deps NAME==VERSION), or remove its .dist-info folder",
+        ) from None
 
 
-def _absent_files(snap: PrefixSnapshot, root: Path, listed: tuple[str, ...],
-                  sizes: dict[str, list[tuple[str, int]]], listed_sizes: dict[str, int]) -> None:
+def _absent_files(
+    snap: PrefixSnapshot,
+    root: Path,
+    listed: tuple[str, ...],
+    sizes: dict[str, list[tuple[str, int]]],
+    listed_sizes: dict[str, int],
+) -> None:
     """Which RECORD entries of the prefix's distributions are missing, and which shared libraries
     have another size than their RECORD says: a set lookup in the listing where it covers the path,
     a stat elsewhere (bin/, include/, share/)."""
     present = set(snap.files)
-    unrecorded = set(present)  # what no RECORD lists: the inventory's unowned files, found on the way
+    unrecorded = set(
+        present
+    )  # what no RECORD lists: the inventory's unowned files, found on the way
     for i, dist in enumerate(snap.dists):
         if not dist.in_prefix:
             continue
         absent: tuple[str, ...] = ()
         before = len(unrecorded)
-        unrecorded.difference_update(dist.paths)  # in C; removing as many as it lists: all are listed
+        unrecorded.difference_update(
+            dist.paths
+        )  # in C; removing as many as it lists: all are listed
         if before - len(unrecorded) != len(dist.paths) and not present.issuperset(dist.paths):
             unlisted = [p for p in dist.paths if p not in present]
-            absent = tuple(p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}"))
+            absent = tuple(
+                p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}")
+            )
         resized = []
         for path, size in sizes.get(dist.dist_info, ()):
             if path in present and path not in snap.symlinks:
@@ -496,7 +630,9 @@ def record_entries(dist: InstalledDist, root: str) -> list[RecordEntry]:
         absolute = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(dist.site, raw))
         digest = row[1][7:] if len(row) > 1 and row[1].startswith("sha256=") else None
         inside = absolute.startswith(root + os.sep)
-        out.append(RecordEntry(absolute[len(root) + 1:] if inside else absolute, digest, not inside, raw))
+        out.append(
+            RecordEntry(absolute[len(root) + 1 :] if inside else absolute, digest, not inside, raw)
+        )
     return out
 
 
@@ -515,8 +651,13 @@ def _pth_files(site: str) -> list[PthFile]:
             directory = line if os.path.isabs(line) else os.path.join(site, line)
             injected.append(os.path.normpath(directory))
         if injected:
-            out.append(PthFile(os.path.join(site, name), tuple(injected),
-                               existing=tuple(d for d in injected if os.path.isdir(d))))
+            out.append(
+                PthFile(
+                    os.path.join(site, name),
+                    tuple(injected),
+                    existing=tuple(d for d in injected if os.path.isdir(d)),
+                )
+            )
     return out
 
 
@@ -529,18 +670,37 @@ def conda_records(root: Path) -> list[CondaInstalled]:
         return out
     for path in sorted(meta.glob("*.json")):
         try:  # conda writes its records as UTF-8 JSON and fails on anything else
-            data = json.loads(read_env_bytes(path, CONDA_RECORD_LIMIT, missing_ok=False).decode("utf-8"))
+            data = json.loads(
+                read_env_bytes(path, CONDA_RECORD_LIMIT, missing_ok=False).decode("utf-8")
+            )
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            raise InputError(f"{path} is not valid UTF-8 JSON ({str(exc)[:200]})", file=str(path),
-                             hint="a damaged conda record: reinstall that package with conda, or move the file away") from None
+            raise InputError(
+                f"{path} is not valid UTF-8 JSON ({str(exc)[:200]})",
+                file=str(path),
+                hint="a damaged conda record: reinstall that package with conda, or move the file away",
+            ) from None
         files = data.get("files") if isinstance(data, dict) else None
-        if (not isinstance(data, dict) or not isinstance(data.get("name"), str)
-                or not isinstance(data.get("version", ""), (str, int, float))
-                or not isinstance(data.get("build", ""), str)
-                or not (files is None or isinstance(files, list) and all(isinstance(f, str) for f in files))):
-            raise InputError(f"{path} is not a conda package record (a JSON object with text name, version, "
-                             "build and a list of files)", file=str(path),
-                             hint="a damaged conda record: reinstall that package with conda, or move the file away")
-        out.append(CondaInstalled(data["name"], str(data.get("version", "")), str(data.get("build", "")),
-                                  tuple(files or ())))
+        if (
+            not isinstance(data, dict)
+            or not isinstance(data.get("name"), str)
+            or not isinstance(data.get("version", ""), (str, int, float))
+            or not isinstance(data.get("build", ""), str)
+            or not (
+                files is None or isinstance(files, list) and all(isinstance(f, str) for f in files)
+            )
+        ):
+            raise InputError(
+                f"{path} is not a conda package record (a JSON object with text name, version, "
+                "build and a list of files)",
+                file=str(path),
+                hint="a damaged conda record: reinstall that package with conda, or move the file away",
+            )
+        out.append(
+            CondaInstalled(
+                data["name"],
+                str(data.get("version", "")),
+                str(data.get("build", "")),
+                tuple(files or ()),
+            )
+        )
     return out

@@ -41,7 +41,10 @@ _STATE_LIMIT = 512 * MIB  # manifests of a CUDA environment are a few MB
 def new_run_id() -> str:
     """A run's id, sortable by time: 20261201-120304-123456-a3 (the prefix lock names it too)."""
     now = time.time()
-    return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + f"-{int(now % 1 * 1e6):06d}-{secrets.token_hex(1)}"
+    return (
+        time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+        + f"-{int(now % 1 * 1e6):06d}-{secrets.token_hex(1)}"
+    )
 
 
 def os_cause(exc: OSError) -> str:
@@ -71,7 +74,11 @@ def path_problem(relative: object) -> str | None:
     """Why `relative` is not a plain path inside a prefix (None when it is): absolute paths, `..`,
     empty parts and lockguard's own state folder are never touched."""
     parts = relative.split("/") if isinstance(relative, str) else [""]
-    if not isinstance(relative, str) or relative[:1] == "/" or any(part in ("", ".", "..") for part in parts):
+    if (
+        not isinstance(relative, str)
+        or relative[:1] == "/"
+        or any(part in ("", ".", "..") for part in parts)
+    ):
         return "not a plain path inside the prefix"
     if "\0" in relative:
         return "a path with a NUL byte"
@@ -96,7 +103,9 @@ def safe_relative(prefix: Path, relative: str, seen: dict[str, str] | None = Non
     if parent is None:
         parent = cache[folder] = os.path.realpath(folder)
     if parent != root and not parent.startswith(root + os.sep):
-        raise InputError(f"refusing to touch {relative!r}: its folder is a link out of the prefix ({parent})")
+        raise InputError(
+            f"refusing to touch {relative!r}: its folder is a link out of the prefix ({parent})"
+        )
     return Path(full)
 
 
@@ -129,9 +138,17 @@ class Quarantine:
     # -- creating ------------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, prefix: Path, items: list, *, outgoing: list[dict] | None = None,
-               install: list[str] | None = None, anchors: set[str] | None = None, qid: str | None = None,
-               on_hashed: Callable[[int, int], None] | None = None) -> Quarantine:
+    def create(
+        cls,
+        prefix: Path,
+        items: list,
+        *,
+        outgoing: list[dict] | None = None,
+        install: list[str] | None = None,
+        anchors: set[str] | None = None,
+        qid: str | None = None,
+        on_hashed: Callable[[int, int], None] | None = None,
+    ) -> Quarantine:
         """Hash every file that will move, then write the manifest and the journal's first line
         (both fsynced) before any file moves. A file that cannot be read stops the run before the
         quarantine folder exists; a state folder that cannot be written (a full disk) is removed
@@ -139,21 +156,34 @@ class Quarantine:
         removed when a move empties them; `on_hashed(files, bytes)` follows the hashing."""
         q = cls(prefix, qid or new_run_id())
         entries = q._entries(items, on_hashed)
-        manifest = {"id": q.id, "prefix": str(q.prefix), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "entries": entries, "outgoing": outgoing or [], "install": install or [],
-                    "anchors": sorted(anchors or ())}
+        manifest = {
+            "id": q.id,
+            "prefix": str(q.prefix),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "entries": entries,
+            "outgoing": outgoing or [],
+            "install": install or [],
+            "anchors": sorted(anchors or ()),
+        }
         try:
             q.files.mkdir(parents=True)
             write_atomic(q.manifest_path, json.dumps(manifest, indent=1) + "\n")
-            write_atomic(q.journal_path, json.dumps({"event": "begin", "count": len(entries)}) + "\n")
+            write_atomic(
+                q.journal_path, json.dumps({"event": "begin", "count": len(entries)}) + "\n"
+            )
         except OSError as exc:
             shutil.rmtree(q.root, ignore_errors=True)  # nothing has moved: the run never started
-            raise InstallFailed(f"cannot write the quarantine manifest in {q.root.parent}: {os_cause(exc)}; "
-                                "nothing was changed", hint=_SPACE_HINT if exc.errno == 28 else None) from None
+            raise InstallFailed(
+                f"cannot write the quarantine manifest in {q.root.parent}: {os_cause(exc)}; "
+                "nothing was changed",
+                hint=_SPACE_HINT if exc.errno == 28 else None,
+            ) from None
         q._manifest = manifest
         return q
 
-    def _entries(self, items: list, on_hashed: Callable[[int, int], None] | None = None) -> list[dict]:
+    def _entries(
+        self, items: list, on_hashed: Callable[[int, int], None] | None = None
+    ) -> list[dict]:
         entries = []
         seen: dict[str, str] = {}
         total = 0
@@ -169,13 +199,23 @@ class Quarantine:
             try:
                 digest = None if link is not None else sha256_of(full)
             except OSError as exc:
-                raise InstallFailed(f"cannot read {full} to record it in the quarantine manifest: {os_cause(exc)}; "
-                                    "nothing was changed", hint=_MOVE_HINT) from None
-            entries.append({
-                "path": item.path, "sha256": digest,
-                "mode": stat.S_IMODE(info.st_mode), "symlink": link, "owner": item.owner, "reason": item.reason,
-                "size": info.st_size, "mtime_ns": info.st_mtime_ns,  # a rename keeps both: restore's cheap check
-            })
+                raise InstallFailed(
+                    f"cannot read {full} to record it in the quarantine manifest: {os_cause(exc)}; "
+                    "nothing was changed",
+                    hint=_MOVE_HINT,
+                ) from None
+            entries.append(
+                {
+                    "path": item.path,
+                    "sha256": digest,
+                    "mode": stat.S_IMODE(info.st_mode),
+                    "symlink": link,
+                    "owner": item.owner,
+                    "reason": item.reason,
+                    "size": info.st_size,
+                    "mtime_ns": info.st_mtime_ns,  # a rename keeps both: restore's cheap check
+                }
+            )
             total += info.st_size
             if on_hashed is not None:
                 on_hashed(len(entries), total)
@@ -191,9 +231,18 @@ class Quarantine:
         for path, source, owner, reason in items:
             safe_relative(self.prefix, path)
             info = os.lstat(source)
-            entries.append({"path": path, "sha256": sha256_of(source), "mode": stat.S_IMODE(info.st_mode),
-                            "symlink": None, "owner": owner, "reason": reason, "size": info.st_size,
-                            "mtime_ns": info.st_mtime_ns})
+            entries.append(
+                {
+                    "path": path,
+                    "sha256": sha256_of(source),
+                    "mode": stat.S_IMODE(info.st_mode),
+                    "symlink": None,
+                    "owner": owner,
+                    "reason": reason,
+                    "size": info.st_size,
+                    "mtime_ns": info.st_mtime_ns,
+                }
+            )
         manifest = self.manifest()
         manifest["entries"] = manifest["entries"] + entries
         write_atomic(self.manifest_path, json.dumps(manifest, indent=1) + "\n")
@@ -217,20 +266,38 @@ class Quarantine:
         try:
             data = json.loads(_read_utf8(self.manifest_path))
         except (ValueError, RecursionError) as exc:
-            raise InputError(f"{where} is not valid JSON ({_short(exc)})", file=where, hint=_DAMAGED) from None
+            raise InputError(
+                f"{where} is not valid JSON ({_short(exc)})", file=where, hint=_DAMAGED
+            ) from None
         entries = data.get("entries") if isinstance(data, dict) else None
         if not isinstance(entries, list):
-            raise InputError(f"{where} is not a lockguard quarantine manifest (no list of entries)", file=where,
-                             hint=_DAMAGED)
+            raise InputError(
+                f"{where} is not a lockguard quarantine manifest (no list of entries)",
+                file=where,
+                hint=_DAMAGED,
+            )
         for number, entry in enumerate(entries, start=1):
-            bad = not isinstance(entry, dict) or any(not isinstance(entry.get(k), t) for k, t in _ENTRY_TYPES.items())
-            if bad or not all(entry.get(k) is None or isinstance(entry[k], str) for k in ("sha256", "symlink")):
-                raise InputError(f"{where}: entry {number} is not a quarantined file (path, sha256, mode, symlink, "
-                                 "owner, reason)", file=where, hint=_DAMAGED)
-            problem = path_problem(entry["path"]) or (None if 0 <= entry["mode"] <= 0o7777 else "a mode out of range")
+            bad = not isinstance(entry, dict) or any(
+                not isinstance(entry.get(k), t) for k, t in _ENTRY_TYPES.items()
+            )
+            if bad or not all(
+                entry.get(k) is None or isinstance(entry[k], str) for k in ("sha256", "symlink")
+            ):
+                raise InputError(
+                    f"{where}: entry {number} is not a quarantined file (path, sha256, mode, symlink, "
+                    "owner, reason)",
+                    file=where,
+                    hint=_DAMAGED,
+                )
+            problem = path_problem(entry["path"]) or (
+                None if 0 <= entry["mode"] <= 0o7777 else "a mode out of range"
+            )
             if problem:
-                raise InputError(f"{where}: entry {number} ({_short(entry['path'])}): {problem}", file=where,
-                                 hint=_DAMAGED)
+                raise InputError(
+                    f"{where}: entry {number} ({_short(entry['path'])}): {problem}",
+                    file=where,
+                    hint=_DAMAGED,
+                )
         for key in ("outgoing", "install", "anchors"):
             if not isinstance(data.get(key, []), list):
                 raise InputError(f"{where}: {key} is not a list", file=where, hint=_DAMAGED)
@@ -251,14 +318,33 @@ class Quarantine:
             except (ValueError, RecursionError):
                 if number == len(lines):
                     break  # a torn last line from a kill: everything before it is whole
-                raise InputError(f"{where}:{number} is not a journal event (invalid JSON)", file=where, line=number,
-                                 hint=_DAMAGED) from None
-            if not isinstance(event, dict) or not isinstance(event.get("event"), str) or (
-                    event["event"] in ("moved", "put-back", "rmdir") and not isinstance(event.get("path"), str)):
-                raise InputError(f"{where}:{number} is not a journal event", file=where, line=number, hint=_DAMAGED)
+                raise InputError(
+                    f"{where}:{number} is not a journal event (invalid JSON)",
+                    file=where,
+                    line=number,
+                    hint=_DAMAGED,
+                ) from None
+            if (
+                not isinstance(event, dict)
+                or not isinstance(event.get("event"), str)
+                or (
+                    event["event"] in ("moved", "put-back", "rmdir")
+                    and not isinstance(event.get("path"), str)
+                )
+            ):
+                raise InputError(
+                    f"{where}:{number} is not a journal event",
+                    file=where,
+                    line=number,
+                    hint=_DAMAGED,
+                )
             if event["event"] in ("moved", "put-back", "rmdir") and path_problem(event["path"]):
-                raise InputError(f"{where}:{number}: {_short(event['path'])}: {path_problem(event['path'])}",
-                                 file=where, line=number, hint=_DAMAGED)
+                raise InputError(
+                    f"{where}:{number}: {_short(event['path'])}: {path_problem(event['path'])}",
+                    file=where,
+                    line=number,
+                    hint=_DAMAGED,
+                )
             out.append(event)
         return out
 
@@ -268,7 +354,9 @@ class Quarantine:
         for a CUDA environment, and undo goes by what lies in files/, not by the journal alone."""
         data = (json.dumps(event) + "\n").encode("utf-8")
         if self._journal is None:
-            self._journal = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            self._journal = os.open(
+                self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
+            )
         size = os.fstat(self._journal).st_size
         try:
             # one write per event: on a full disk it may land in part, and a part line in the middle
@@ -302,7 +390,11 @@ class Quarantine:
         error = self.note(event=event, sync=True, **fields)
         if error:
             try:
-                os.close(os.open(self.root / f"{event}.mark", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+                os.close(
+                    os.open(
+                        self.root / f"{event}.mark", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644
+                    )
+                )
                 sync_folder(self.root, strict=True)
             except OSError as exc:
                 return f"{error}; no marker file either ({os_cause(exc)})"
@@ -357,7 +449,9 @@ class Quarantine:
                         if next(listing, None) is not None:
                             break  # not empty: its parents are not either
                     mode = stat.S_IMODE(os.lstat(full).st_mode)
-                    self.log(event="rmdir", path=folder, mode=mode, sync=False)  # before: a kill loses no mode
+                    self.log(
+                        event="rmdir", path=folder, mode=mode, sync=False
+                    )  # before: a kill loses no mode
                     os.rmdir(full)
                 except OSError:
                     break
@@ -369,7 +463,9 @@ class Quarantine:
         """complete, incomplete (the run was interrupted), restored, aborted (rolled back), or
         restore-interrupted (an undo of a complete run was): decided by the last undo, if any."""
         names = [e["event"] for e in (self.journal() if events is None else events)]
-        names += [m for m in ("restored", "aborted") if (self.root / f"{m}.mark").exists()]  # see mark()
+        names += [
+            m for m in ("restored", "aborted") if (self.root / f"{m}.mark").exists()
+        ]  # see mark()
         last_undo = max((i for i, n in enumerate(names) if n == "undo-start"), default=-1)
         if last_undo >= 0 and "restored" in names[last_undo:]:
             return "aborted" if "aborted" in names[last_undo:] else "restored"
@@ -396,7 +492,9 @@ def _read_utf8(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text (byte {exc.start})", file=str(path), hint=_DAMAGED) from None
+        raise InputError(
+            f"{path} is not UTF-8 text (byte {exc.start})", file=str(path), hint=_DAMAGED
+        ) from None
 
 
 def _short(value: object, width: int = 120) -> str:
@@ -406,5 +504,7 @@ def _short(value: object, width: int = 120) -> str:
 
 _MOVE_HINT = "run as a user that owns the environment and can read every file in it"
 _SPACE_HINT = "free some space on the environment's file system and run again"
-_DAMAGED = ("the quarantine folder is damaged: restore cannot trust it; move that folder out of "
-            ".lockguard/quarantine/ (keep it: it holds the moved files) and run again")
+_DAMAGED = (
+    "the quarantine folder is damaged: restore cannot trust it; move that folder out of "
+    ".lockguard/quarantine/ (keep it: it holds the moved files) and run again"
+)

@@ -14,7 +14,10 @@ from lockguard.io.env.file_listing import STATE_DIR
 from lockguard.io.env.prefix_lock import live_run
 from lockguard.io.env.quarantine import Quarantine, quarantine_root
 
-INTERRUPTED = ("incomplete", "restore-interrupted")  # the environment is half changed: undo finishes it
+INTERRUPTED = (
+    "incomplete",
+    "restore-interrupted",
+)  # the environment is half changed: undo finishes it
 RESTORABLE = ("complete", *INTERRUPTED)
 
 
@@ -31,9 +34,17 @@ class QuarantineInfo:
     put_back: int = 0  # files an undo has put back so far (an interrupted restore's progress)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "state": self.state, "count": self.count, "moved": self.moved,
-                "created": self.created, "removed": list(self.removed), "installed": list(self.installed),
-                "phase": self.phase, "put_back": self.put_back}
+        return {
+            "id": self.id,
+            "state": self.state,
+            "count": self.count,
+            "moved": self.moved,
+            "created": self.created,
+            "removed": list(self.removed),
+            "installed": list(self.installed),
+            "phase": self.phase,
+            "put_back": self.put_back,
+        }
 
 
 def list_quarantines(prefix: Path) -> list[QuarantineInfo]:
@@ -50,15 +61,31 @@ def list_quarantines(prefix: Path) -> list[QuarantineInfo]:
         events = q.journal()
         phase = events[-1]["event"] if events else ""
         installed = tuple(str(x) for x in manifest.get("install", []))
-        removed = tuple(f"{o.get('name')} {o.get('version')}" for o in manifest.get("outgoing", [])
-                        if isinstance(o, dict))
+        removed = tuple(
+            f"{o.get('name')} {o.get('version')}"
+            for o in manifest.get("outgoing", [])
+            if isinstance(o, dict)
+        )
         state = q.state(events)
         if live is not None and live.run == folder.name and state in INTERRUPTED:
             state = "running"  # its process holds the lock: it is working, not interrupted
-        last_undo = max((i for i, e in enumerate(events) if e["event"] == "undo-start"), default=len(events))
+        last_undo = max(
+            (i for i, e in enumerate(events) if e["event"] == "undo-start"), default=len(events)
+        )
         put_back = sum(1 for e in events[last_undo:] if e["event"] == "put-back")
-        out.append(QuarantineInfo(folder.name, state, len(manifest["entries"]), len(q.moved_paths(events)),
-                                  str(manifest.get("created", "")), removed, installed, phase, put_back))
+        out.append(
+            QuarantineInfo(
+                folder.name,
+                state,
+                len(manifest["entries"]),
+                len(q.moved_paths(events)),
+                str(manifest.get("created", "")),
+                removed,
+                installed,
+                phase,
+                put_back,
+            )
+        )
     return out
 
 
@@ -89,8 +116,12 @@ def prunable(runs: list[QuarantineInfo], keep: int) -> list[QuarantineInfo]:
     first, so only the oldest ones can go; an interrupted or running run never goes (its
     quarantine holds the only copy of what it moved)."""
     complete = [r for r in runs if r.state == "complete"]
-    kept = {r.id for r in complete[len(complete) - keep:]} if keep > 0 else set()
-    return [r for r in runs if r.state in ("restored", "aborted") or (r.state == "complete" and r.id not in kept)]
+    kept = {r.id for r in complete[len(complete) - keep :]} if keep > 0 else set()
+    return [
+        r
+        for r in runs
+        if r.state in ("restored", "aborted") or (r.state == "complete" and r.id not in kept)
+    ]
 
 
 def drop_run(prefix: Path, qid: str) -> None:

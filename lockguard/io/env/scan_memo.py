@@ -39,7 +39,14 @@ def file_key(path: str | Path) -> FileKey | None:
         return None
     if not stat.S_ISREG(info.st_mode):
         return None
-    return (info.st_mode, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    return (
+        info.st_mode,
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    )
 
 
 class Memo:
@@ -81,7 +88,10 @@ class Memo:
         """Remember a parse (the keys taken before the files were read), unless a file is new."""
         if self.path is None or not _encodable(name):
             return
-        if all(key is not None and (key == MISSING or max(key[4], key[5]) < self.since_ns) for key in keys):
+        if all(
+            key is not None and (key == MISSING or max(key[4], key[5]) < self.since_ns)
+            for key in keys
+        ):
             self._new[name] = (keys, value)
             self._changed = True
 
@@ -101,4 +111,3 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-

@@ -53,9 +53,15 @@ class UndoResult:
     removed: int = 0  # files the run had installed, removed
     put_back: int = 0  # quarantined (or shadowed) files put back
     displaced: list[str] = field(default_factory=list)  # changed since: moved aside, not deleted
-    displaced_in_quarantine: list[str] = field(default_factory=list)  # quarantined files changed since: left there
-    gone: list[str] = field(default_factory=list)  # installed by the run, removed since by someone else
-    journal_error: str = ""  # why the journal could not record the undo (a full disk), if it could not
+    displaced_in_quarantine: list[str] = field(
+        default_factory=list
+    )  # quarantined files changed since: left there
+    gone: list[str] = field(
+        default_factory=list
+    )  # installed by the run, removed since by someone else
+    journal_error: str = (
+        ""  # why the journal could not record the undo (a full disk), if it could not
+    )
     resumed: bool = False  # an earlier undo of this run was interrupted: `gone` may be its work
 
     def gone_packages(self) -> list[str]:
@@ -64,7 +70,7 @@ class UndoResult:
         for path in self.gone:
             cut = path.find(".dist-info/")
             if cut > 0:
-                stem = path[path.rfind("/", 0, cut) + 1: cut]
+                stem = path[path.rfind("/", 0, cut) + 1 : cut]
                 name, _, version = stem.partition("-")
                 out.add(f"{canonical_name(name)} {version}".strip())
         return sorted(out)
@@ -73,8 +79,12 @@ class UndoResult:
 @dataclass
 class Installed:
     added: int = 0
-    replaced: list[str] = field(default_factory=list)  # written over by pip: old bytes now quarantined
-    modified: list[str] = field(default_factory=list)  # written in place: old bytes lost (never seen from pip)
+    replaced: list[str] = field(
+        default_factory=list
+    )  # written over by pip: old bytes now quarantined
+    modified: list[str] = field(
+        default_factory=list
+    )  # written in place: old bytes lost (never seen from pip)
 
 
 class Transaction:
@@ -104,10 +114,15 @@ class Transaction:
             rolled = undo(q)
             marked = q.mark("aborted")
             rolled.journal_error = rolled.journal_error or marked
-            back = "everything moved so far was put back" if not rolled.journal_error else \
-                f"everything moved so far was put back (its journal could not record that: {rolled.journal_error})"
-            raise InstallFailed(f"cannot move {failed.path} into quarantine: {os_cause(failed.error)}; {back}",
-                                hint=_SPACE_HINT if failed.error.errno == 28 else _MOVE_HINT) from None
+            back = (
+                "everything moved so far was put back"
+                if not rolled.journal_error
+                else f"everything moved so far was put back (its journal could not record that: {rolled.journal_error})"
+            )
+            raise InstallFailed(
+                f"cannot move {failed.path} into quarantine: {os_cause(failed.error)}; {back}",
+                hint=_SPACE_HINT if failed.error.errno == 28 else _MOVE_HINT,
+            ) from None
 
     def record_before(self) -> None:
         record_before(self.quarantine)
@@ -172,7 +187,9 @@ def _link(source: Path, target: Path) -> None:
         return
     except OSError:
         pass
-    with contextlib.suppress(OSError):  # no hard link here (another file system, protected links): a copy
+    with contextlib.suppress(
+        OSError
+    ):  # no hard link here (another file system, protected links): a copy
         shutil.copy2(source, target, follow_symlinks=False)
 
 
@@ -181,13 +198,22 @@ def _load(path: Path) -> dict:
         data = json.loads(read_env_text(path, _LISTING_LIMIT, missing_ok=False))
     except (ValueError, RecursionError):
         data = None
-    if not isinstance(data, dict) or not isinstance(data.get("files"), dict) or not isinstance(data.get("dirs"), list):
-        raise InputError(f"{path} is not a lockguard file listing", file=str(path),
-                         hint="the quarantine folder is damaged; move it out of .lockguard/quarantine/ and run again")
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("files"), dict)
+        or not isinstance(data.get("dirs"), list)
+    ):
+        raise InputError(
+            f"{path} is not a lockguard file listing",
+            file=str(path),
+            hint="the quarantine folder is damaged; move it out of .lockguard/quarantine/ and run again",
+        )
     return data
 
 
-def _changes(q: Quarantine, before: dict) -> tuple[dict[str, list], list[str], list[str], list[str]]:
+def _changes(
+    q: Quarantine, before: dict
+) -> tuple[dict[str, list], list[str], list[str], list[str]]:
     """(signatures of what the run added or replaced, the replaced ones, files changed in place,
     folders it created), from the tree as it is against before.json."""
     files, dirs = list_tree(str(q.prefix))
@@ -215,9 +241,16 @@ def record_installed(q: Quarantine, owners: dict[str, str]) -> Installed:
     """After pip: the shadows of files pip wrote over join the quarantine, installed.json lists
     everything the run put in the prefix, and the shadow folder goes."""
     added, replaced, modified, created = _changes(q, _load(q.before_path))
-    q.adopt([(p, q.shadow / p, owners.get(p, "unowned"), "pip wrote the new version's copy over it")
-             for p in replaced if (q.shadow / p).is_file()])
-    write_atomic(q.installed_path, json.dumps({"files": added, "dirs": created, "modified": modified}) + "\n")
+    q.adopt(
+        [
+            (p, q.shadow / p, owners.get(p, "unowned"), "pip wrote the new version's copy over it")
+            for p in replaced
+            if (q.shadow / p).is_file()
+        ]
+    )
+    write_atomic(
+        q.installed_path, json.dumps({"files": added, "dirs": created, "modified": modified}) + "\n"
+    )
     q.log(event="installed", count=len(added))
     shutil.rmtree(q.shadow, ignore_errors=True)
     return Installed(len(added) - len(replaced), replaced, modified)
@@ -228,7 +261,12 @@ def preview(q: Quarantine) -> dict:
     events = q.journal()
     remove = len(_added(q)[0]) if _pip_part_pending(q, events) else 0
     back = sum(1 for e in q.manifest()["entries"] if os.path.lexists(q.files / e["path"]))
-    return {"id": q.id, "phase": events[-1]["event"] if events else "", "remove": remove, "put_back": back}
+    return {
+        "id": q.id,
+        "phase": events[-1]["event"] if events else "",
+        "remove": remove,
+        "put_back": back,
+    }
 
 
 def _added(q: Quarantine) -> tuple[dict[str, list | None], list[str]]:
@@ -253,17 +291,24 @@ def undo(q: Quarantine) -> UndoResult:
         _undo(q, events, pip_part, result)
     except OSError as exc:
         q.note(event="undo-failed", error=str(exc))
-        raise InstallFailed(f"undoing clean-install {q.id} stopped: {os_cause(exc)}; every file not put back yet "
-                            f"is still in {q.files}", hint=f"fix the cause, then `lockguard restore {q.id} --prefix "
-                            f"{q.prefix}` finishes the undo") from None
+        raise InstallFailed(
+            f"undoing clean-install {q.id} stopped: {os_cause(exc)}; every file not put back yet "
+            f"is still in {q.files}",
+            hint=f"fix the cause, then `lockguard restore {q.id} --prefix "
+            f"{q.prefix}` finishes the undo",
+        ) from None
     changed = result.displaced_in_quarantine
     if changed:
         q.note(event="undo-incomplete", changed=changed[:100])
-        raise InstallFailed(f"{len(changed)} quarantined files changed after they were moved; they stay in "
-                            f"{q.files}: {', '.join(changed[:5])}",
-                            hint="compare them with what you expect, put them back by hand, then move the "
-                                 "quarantine folder out of .lockguard/quarantine/")
-    error = q.mark("restored", put_back=result.put_back, removed=result.removed, gone=len(result.gone))
+        raise InstallFailed(
+            f"{len(changed)} quarantined files changed after they were moved; they stay in "
+            f"{q.files}: {', '.join(changed[:5])}",
+            hint="compare them with what you expect, put them back by hand, then move the "
+            "quarantine folder out of .lockguard/quarantine/",
+        )
+    error = q.mark(
+        "restored", put_back=result.put_back, removed=result.removed, gone=len(result.gone)
+    )
     result.journal_error = result.journal_error or error
     return result
 
@@ -275,7 +320,12 @@ def _undo(q: Quarantine, events: list[dict], pip_part: bool, result: UndoResult)
     if pip_part:
         _remove_added(q, result)
         result.journal_error = result.journal_error or q.note(
-            event="removed", count=result.removed, displaced=len(result.displaced), gone=len(result.gone), sync=True)
+            event="removed",
+            count=result.removed,
+            displaced=len(result.displaced),
+            gone=len(result.gone),
+            sync=True,
+        )
     result.displaced_in_quarantine = _put_back(q, result)
     _recreate_folders(q, events)
     shutil.rmtree(q.shadow, ignore_errors=True)
@@ -295,8 +345,12 @@ def _must_stay_inside(q: Quarantine, events: list[dict]) -> None:
             if event["event"] == "rmdir":
                 safe_relative(q.prefix, event["path"], seen)
     except InputError as exc:
-        raise InputError(f"{where}: {exc.message}", file=where, hint="the quarantine folder is damaged: restore "
-                         "cannot trust it; move that folder out of .lockguard/quarantine/ and run again") from None
+        raise InputError(
+            f"{where}: {exc.message}",
+            file=where,
+            hint="the quarantine folder is damaged: restore "
+            "cannot trust it; move that folder out of .lockguard/quarantine/ and run again",
+        ) from None
 
 
 def _ancestors(path: str):
@@ -316,7 +370,9 @@ def _remove_added(q: Quarantine, result: UndoResult) -> None:
     files, _dirs = list_tree(str(q.prefix))
     present = set(files)
     result.gone += sorted(p for p in added if p not in present)
-    keep: set[str] = set()  # created folders that hold something that is not the run's, as the run left it
+    keep: set[str] = (
+        set()
+    )  # created folders that hold something that is not the run's, as the run left it
     ours: dict[str, bool] = {}
     for path in files:
         if path not in added:
@@ -348,7 +404,9 @@ def _remove_added(q: Quarantine, result: UndoResult) -> None:
         if any(a in gone for a in _ancestors(path)):
             result.removed += 1
         elif unchanged:
-            with contextlib.suppress(FileNotFoundError):  # removed meanwhile by someone else: gone either way
+            with contextlib.suppress(
+                FileNotFoundError
+            ):  # removed meanwhile by someone else: gone either way
                 os.unlink(safe_relative(q.prefix, path, seen))
             result.removed += 1
         else:
@@ -367,8 +425,14 @@ def delete_later(folder: Path) -> None:
         return
     code = "import os, shutil, sys; os.nice(10); shutil.rmtree(sys.argv[1], ignore_errors=True)"
     try:
-        subprocess.Popen([sys.executable, "-c", code, str(folder)], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(folder)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -424,8 +488,12 @@ def _put_back(q: Quarantine, result: UndoResult) -> list[str]:
         except FileNotFoundError:
             continue  # never moved, or already back
         size, mtime = entry.get("size"), entry.get("mtime_ns")
-        if entry["symlink"] is None and isinstance(size, int) and isinstance(mtime, int) and \
-                (info.st_size, info.st_mtime_ns) != (size, mtime):
+        if (
+            entry["symlink"] is None
+            and isinstance(size, int)
+            and isinstance(mtime, int)
+            and (info.st_size, info.st_mtime_ns) != (size, mtime)
+        ):
             changed.append(path)
             continue
         original = safe_relative(q.prefix, path, seen)

@@ -86,7 +86,9 @@ class Cache:
         return CachedPage(url, content_type, body, etag, last_modified, fetched_at, sha)
 
     def put_page(self, page: CachedPage) -> None:
-        if PAGE_BODIES.put(page.body_sha256, page.body):  # the body first: a state never names a missing one
+        if PAGE_BODIES.put(
+            page.body_sha256, page.body
+        ):  # the body first: a state never names a missing one
             _put_state(page)
 
     def touch_page(self, page: CachedPage) -> None:
@@ -111,7 +113,11 @@ class Cache:
             rows = marshal.loads(data)
         except (EOFError, ValueError, TypeError):
             return None
-        return rows if type(rows) is list and all(type(r) is tuple and len(r) == 8 for r in rows) else None
+        return (
+            rows
+            if type(rows) is list and all(type(r) is tuple and len(r) == 8 for r in rows)
+            else None
+        )
 
     def put_rows(self, url: str, body_sha256: str, file_filter: str, rows: list) -> None:
         PAGE_ROWS.put(_rows_key(url, body_sha256, file_filter), marshal.dumps(rows))
@@ -137,13 +143,31 @@ def _state(url: str) -> tuple | None:
         state = marshal.loads(data)
     except (EOFError, ValueError, TypeError):
         return None
-    if not (type(state) is tuple and len(state) == 6 and state[0] == url and type(state[1]) is str
-            and all(v is None or type(v) is str for v in state[2:4]) and type(state[4]) is float
-            and type(state[5]) is str and len(state[5]) == 64):
+    if not (
+        type(state) is tuple
+        and len(state) == 6
+        and state[0] == url
+        and type(state[1]) is str
+        and all(v is None or type(v) is str for v in state[2:4])
+        and type(state[4]) is float
+        and type(state[5]) is str
+        and len(state[5]) == 64
+    ):
         return None
     return state[1], state[2], state[3], state[4], state[5]
 
 
 def _put_state(page: CachedPage) -> None:
-    PAGE_STATES.put(page.url, marshal.dumps((page.url, page.content_type, page.etag, page.last_modified,
-                                            float(page.fetched_at), page.body_sha256)))
+    PAGE_STATES.put(
+        page.url,
+        marshal.dumps(
+            (
+                page.url,
+                page.content_type,
+                page.etag,
+                page.last_modified,
+                float(page.fetched_at),
+                page.body_sha256,
+            )
+        ),
+    )

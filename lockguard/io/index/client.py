@@ -31,9 +31,18 @@ class ProjectPage:
 
 
 class IndexClient:
-    def __init__(self, http: HttpClient, cache: Cache, indexes: tuple[str, ...], *,
-                 offline: bool = False, refresh: bool = False,
-                 ttl: float = PAGE_TTL_SECONDS, keep_file=None, keep_key: str = "") -> None:
+    def __init__(
+        self,
+        http: HttpClient,
+        cache: Cache,
+        indexes: tuple[str, ...],
+        *,
+        offline: bool = False,
+        refresh: bool = False,
+        ttl: float = PAGE_TTL_SECONDS,
+        keep_file=None,
+        keep_key: str = "",
+    ) -> None:
         self.http = http
         self.cache = cache
         self.indexes = tuple(i.rstrip("/") for i in indexes)
@@ -94,7 +103,8 @@ class IndexClient:
         if self.offline:
             raise SourceUnreachable(
                 f"--offline: the index page of {name} ({url}) is not in the cache",
-                url=url, hint="run once without --offline to fill the cache",
+                url=url,
+                hint="run once without --offline to fill the cache",
             )
         headers = {"Accept": JSON_ACCEPT}
         if cached and not self.refresh:
@@ -111,8 +121,11 @@ class IndexClient:
             self.pages_used[url] = None
             return None
         if answer.status != 200:
-            raise SourceUnreachable(f"{url}: HTTP {answer.status}", url=url,
-                                    hint="check the index URL in the intent's indexes")
+            raise SourceUnreachable(
+                f"{url}: HTTP {answer.status}",
+                url=url,
+                hint="check the index URL in the intent's indexes",
+            )
         page = CachedPage(
             url=url,
             content_type=answer.headers.get("content-type", "text/html"),

@@ -40,19 +40,29 @@ class RattlerSolver:
         self.cache_dir = Path(cache_dir)
         self.offline = offline
         self._gateway: rattler.Gateway | None = None
-        self.missing_locked: list[str] = []  # "name version build" of locked records no channel has now
+        self.missing_locked: list[
+            str
+        ] = []  # "name version build" of locked records no channel has now
 
     def _gateway_for(self) -> rattler.Gateway:
         import rattler
 
         if self._gateway is None:
-            config = rattler.SourceConfig(cache_action="force-cache-only" if self.offline else "cache-or-fetch")
+            config = rattler.SourceConfig(
+                cache_action="force-cache-only" if self.offline else "cache-or-fetch"
+            )
             self._gateway = rattler.Gateway(cache_dir=self.cache_dir, default_config=config)
         return self._gateway
 
-    def solve(self, specs: list[str], channels: tuple[str, ...], platform: str,
-              virtual_packages: list[tuple[str, str]], exclude_newer: datetime | None,
-              locked: Sequence[LockedConda] = ()) -> list[CondaRecord]:
+    def solve(
+        self,
+        specs: list[str],
+        channels: tuple[str, ...],
+        platform: str,
+        virtual_packages: list[tuple[str, str]],
+        exclude_newer: datetime | None,
+        locked: Sequence[LockedConda] = (),
+    ) -> list[CondaRecord]:
         """`locked`: the existing lock's records; the channels' own copies of them go to rattler as
         locked_packages (preferred where they still fit). A locked record no channel lists any
         more is not passed (rattler would take it from the lock as it is) and is named in
@@ -66,12 +76,21 @@ class RattlerSolver:
 
         async def solve_with_preferences():
             gateway = self._gateway_for()
-            preferred = await self._channel_copies(gateway, sources, subdirs, locked, exclude_newer) if locked else []
+            preferred = (
+                await self._channel_copies(gateway, sources, subdirs, locked, exclude_newer)
+                if locked
+                else []
+            )
             return await rattler.solve(
                 # the intent's platform names (validated there); rattler annotates its names as Literals
-                sources, specs, gateway=gateway, platforms=subdirs,  # type: ignore[arg-type]
+                sources,
+                specs,
+                gateway=gateway,
+                platforms=subdirs,  # type: ignore[arg-type]
                 locked_packages=preferred,
-                virtual_packages=virtual, exclude_newer=exclude_newer, timestamp_policy="allow-missing",
+                virtual_packages=virtual,
+                exclude_newer=exclude_newer,
+                timestamp_policy="allow-missing",
                 channel_relations="disabled",
             )
 
@@ -84,8 +103,8 @@ class RattlerSolver:
                 f"cannot read conda channel(s) {', '.join(channels)} for {platform}: {_first_line(exc)}",
                 url=channels[0] if channels else None,
                 hint="check the channel names or the network; where the channels are out of reach, "
-                     "`lockguard resolve --conda-from-knowledge` (or conda-from-knowledge = true in the intent) "
-                     "pins the conda side from lockguard's knowledge without a solve",
+                "`lockguard resolve --conda-from-knowledge` (or conda-from-knowledge = true in the intent) "
+                "pins the conda side from lockguard's knowledge without a solve",
             ) from None
         except SolverError as exc:
             raise Unsatisfiable(
@@ -100,13 +119,23 @@ class RattlerSolver:
             gc.collect()
         return [_record(r) for r in records]
 
-
-    async def _channel_copies(self, gateway, sources, subdirs, locked: Sequence[LockedConda],
-                              exclude_newer: datetime | None) -> list:
+    async def _channel_copies(
+        self,
+        gateway,
+        sources,
+        subdirs,
+        locked: Sequence[LockedConda],
+        exclude_newer: datetime | None,
+    ) -> list:
         wanted = {(r.name, r.version, r.build) for r in locked}
         found = {}
-        listed = await gateway.query(sources, subdirs, sorted({r.name for r in locked}), recursive=False,
-                                     channel_relations="disabled")
+        listed = await gateway.query(
+            sources,
+            subdirs,
+            sorted({r.name for r in locked}),
+            recursive=False,
+            channel_relations="disabled",
+        )
         for records in listed:
             for record in records:
                 key = (record.name.normalized, str(record.version), str(record.build))
@@ -126,8 +155,9 @@ def _virtual(name: str, value: str):
     import rattler
 
     version, _, build = value.partition("=")
-    return rattler.GenericVirtualPackage(rattler.PackageName(name), rattler.Version(version),
-                                         rattler.BuildString(build or "0"))
+    return rattler.GenericVirtualPackage(
+        rattler.PackageName(name), rattler.Version(version), rattler.BuildString(build or "0")
+    )
 
 
 def _record(r) -> CondaRecord:
@@ -170,18 +200,40 @@ def install_locked(prefix: Path, packages: list[dict], platform: str, cache_dir:
         subdir = url.rstrip("/").split("/")[-2]
         channel = url.rsplit("/", 2)[0]
         record = rattler.PackageRecord(
-            name=package["name"], version=str(package["version"]), build=rattler.BuildString(str(package["build"])),
-            build_number=0, subdir=subdir,
+            name=package["name"],
+            version=str(package["version"]),
+            build=rattler.BuildString(str(package["build"])),
+            build_number=0,
+            subdir=subdir,
             depends=[f"{k} {v}".strip() for k, v in (package.get("dependencies") or {}).items()],
             md5=bytes.fromhex(package["hash"]["md5"]),
-            sha256=bytes.fromhex(package["hash"]["sha256"]) if package["hash"].get("sha256") else None,
+            sha256=bytes.fromhex(package["hash"]["sha256"])
+            if package["hash"].get("sha256")
+            else None,
         )
         records.append(rattler.RepoDataRecord(record, url.rsplit("/", 1)[-1], url, channel))
-    installed = [rattler.PrefixRecord.from_path(p) for p in sorted((Path(prefix) / "conda-meta").glob("*.json"))]
+    installed = [
+        rattler.PrefixRecord.from_path(p)
+        for p in sorted((Path(prefix) / "conda-meta").glob("*.json"))
+    ]
     try:
         import asyncio  # with rattler only (see solve)
 
-        asyncio.run(rattler.install(records, target_prefix=prefix, cache_dir=cache_dir, installed_packages=installed,
-                                    show_progress=False, execute_link_scripts=False))
-    except (InstallerError, TransactionError, Exception) as exc:  # rattler's errors differ by version
-        raise InstallFailed(f"conda install into {prefix} failed: {str(exc).strip().splitlines()[0]}") from None
+        asyncio.run(
+            rattler.install(
+                records,
+                target_prefix=prefix,
+                cache_dir=cache_dir,
+                installed_packages=installed,
+                show_progress=False,
+                execute_link_scripts=False,
+            )
+        )
+    except (
+        InstallerError,
+        TransactionError,
+        Exception,
+    ) as exc:  # rattler's errors differ by version
+        raise InstallFailed(
+            f"conda install into {prefix} failed: {str(exc).strip().splitlines()[0]}"
+        ) from None

@@ -20,7 +20,9 @@ from lockguard.model.dist import DistFile
 WORKERS = 8
 
 
-def read_toolkit_manifests(client: HttpClient, index_url: str, name: str = "cuda-toolkit") -> dict[str, str]:
+def read_toolkit_manifests(
+    client: HttpClient, index_url: str, name: str = "cuda-toolkit"
+) -> dict[str, str]:
     """cuda-toolkit version -> its METADATA text, for every final release with a wheel."""
     newest = _wheels_by_version(_files_or_none(client, index_url, name) or [])
     wanted = {str(v): f for v, f in newest.items() if not v.is_prerelease and not v.is_devrelease}
@@ -35,7 +37,9 @@ def read_toolkit_manifests(client: HttpClient, index_url: str, name: str = "cuda
         return dict(pool.map(one, sorted(wanted.items())))
 
 
-def read_wheel_paths(client: HttpClient, index_url: str, names: Iterable[str]) -> dict[str, tuple[str, ...] | None]:
+def read_wheel_paths(
+    client: HttpClient, index_url: str, names: Iterable[str]
+) -> dict[str, tuple[str, ...] | None]:
     """wheel name -> the paths the newest linux x86_64 wheel of it installs (None: no such wheel)."""
     client.prepare()
     import_worker_modules()

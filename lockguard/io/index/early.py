@@ -51,7 +51,9 @@ def start(intent_path, *, refresh: bool, offline: bool) -> None:
         for url in urls:
             _ANSWERS[url] = [threading.Event(), None, None]
     for url in urls:
-        threading.Thread(target=_fetch, args=(client, url, headers), name="lockguard-early", daemon=True).start()
+        threading.Thread(
+            target=_fetch, args=(client, url, headers), name="lockguard-early", daemon=True
+        ).start()
 
 
 def _ready_client():
@@ -82,7 +84,9 @@ def _urls(intent_path, *, refresh: bool, offline: bool) -> list[str]:
         head = str(text).strip()
         end = next((i for i, c in enumerate(head) if not (c.isalnum() or c in "._-")), len(head))
         if end:
-            names.append("-".join(head[:end].replace("_", "-").replace(".", "-").split("-")).lower())
+            names.append(
+                "-".join(head[:end].replace("_", "-").replace(".", "-").split("-")).lower()
+            )
     urls = [f"{index}/{name}/" for name in dict.fromkeys(names)]
     if not refresh:
         cache = Cache()
@@ -118,6 +122,8 @@ def take(url: str, headers: dict[str, str]):
     if slot is None:
         return None
     slot[0].wait()
-    if isinstance(slot[2], LockguardError):  # the index could not be read: the same answer as asking again
+    if isinstance(
+        slot[2], LockguardError
+    ):  # the index could not be read: the same answer as asking again
         raise slot[2]
     return slot[1]  # None after any other failure: the index client asks itself

@@ -60,7 +60,9 @@ class BuildEnvironment:
 class FailedBuilds:
     """The memo, one entry of the cache layer (io/cache) per sdist and build environment."""
 
-    def __init__(self, environment: BuildEnvironment | None = None, *, refresh: bool = False) -> None:
+    def __init__(
+        self, environment: BuildEnvironment | None = None, *, refresh: bool = False
+    ) -> None:
         self._environment = environment
         self.refresh = refresh
 
@@ -86,12 +88,20 @@ class FailedBuilds:
         if not isinstance(entry, dict):
             return None
         message = entry.get("message")
-        valid = (entry.get("sdist") == sdist_sha256 and entry.get("environment") == self.environment.key
-                 and isinstance(message, str) and message.strip())
+        valid = (
+            entry.get("sdist") == sdist_sha256
+            and entry.get("environment") == self.environment.key
+            and isinstance(message, str)
+            and message.strip()
+        )
         return message if valid else None
 
     def remember(self, sdist_sha256: str, message: str) -> None:
         """Keep the failure; a cache that cannot be written only costs the memo."""
         if sdist_sha256:
-            STORE.put(self._key(sdist_sha256), json.dumps(
-                {"sdist": sdist_sha256, "environment": self.environment.key, "message": message}).encode())
+            STORE.put(
+                self._key(sdist_sha256),
+                json.dumps(
+                    {"sdist": sdist_sha256, "environment": self.environment.key, "message": message}
+                ).encode(),
+            )

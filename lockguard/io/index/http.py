@@ -67,12 +67,18 @@ class _Closed(Exception):
 
 
 class HttpClient:
-    def __init__(self, *, timeout: float | None = None, retries: int = 3, backoff: float | None = None) -> None:
-        self.timeout = timeout if timeout is not None else float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
+    def __init__(
+        self, *, timeout: float | None = None, retries: int = 3, backoff: float | None = None
+    ) -> None:
+        self.timeout = (
+            timeout if timeout is not None else float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
+        )
         self.deadline = self.timeout * DEADLINE_FACTOR
         self.retries = retries
         self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
-        self._client: httpx.Client | None = None  # created on the first request: a warm resolve makes none
+        self._client: httpx.Client | None = (
+            None  # created on the first request: a warm resolve makes none
+        )
         self._lock = threading.Lock()
         self._in_flight = 0  # requests between their start and their end (see the module's note)
         self._closed = False
@@ -83,7 +89,9 @@ class HttpClient:
     def _http(self):
         with self._lock:
             if self._client is None:
-                if self._closed:  # a closed pool is never made again (a request in flight keeps it open)
+                if (
+                    self._closed
+                ):  # a closed pool is never made again (a request in flight keeps it open)
                     raise _Closed()
                 self._client = httpx.Client(
                     timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT)),
@@ -136,14 +144,18 @@ class HttpClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def get(self, url: str, headers: dict[str, str] | None = None, *, max_bytes: int = MAX_BODY) -> Response:
+    def get(
+        self, url: str, headers: dict[str, str] | None = None, *, max_bytes: int = MAX_BODY
+    ) -> Response:
         """GET with retries. Raises SourceUnreachable when the server cannot be reached, does not
         answer in time, or answers with more than `max_bytes`."""
         if url.startswith("file://"):
             return self._get_file(url, max_bytes)
         host = urlsplit(url).netloc
         if host in self._down:
-            raise SourceUnreachable(f"cannot reach {url}: {self._down[host]}", url=url, hint=self._hint())
+            raise SourceUnreachable(
+                f"cannot reach {url}: {self._down[host]}", url=url, hint=self._hint()
+            )
         try:
             self._request_started()
             try:
@@ -151,13 +163,17 @@ class HttpClient:
             finally:
                 self._request_ended()
         except _Closed:
-            raise SourceUnreachable(f"{url}: not fetched, the HTTP client was closed", url=url) from None
+            raise SourceUnreachable(
+                f"{url}: not fetched, the HTTP client was closed", url=url
+            ) from None
 
     def _get(self, url: str, headers: dict[str, str] | None, host: str, max_bytes: int) -> Response:
         client = self._http()
         last_error = ""
         timeouts = 0
-        unreachable = False  # no connection at all (DNS, refused, connect timeout): the host is down
+        unreachable = (
+            False  # no connection at all (DNS, refused, connect timeout): the host is down
+        )
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * (2 ** (attempt - 1)))
@@ -166,19 +182,34 @@ class HttpClient:
             except (_TooSlow, httpx.TimeoutException) as exc:
                 timeouts += 1
                 unreachable = isinstance(exc, httpx.ConnectTimeout)
-                last_error = (f"no complete answer within {self.deadline:.0f} s (it came slower than "
-                              f"{MIN_RATE // 1024} kB/s)" if isinstance(exc, _TooSlow)
-                              else f"no answer within {self.timeout:.0f} s")
+                last_error = (
+                    f"no complete answer within {self.deadline:.0f} s (it came slower than "
+                    f"{MIN_RATE // 1024} kB/s)"
+                    if isinstance(exc, _TooSlow)
+                    else f"no answer within {self.timeout:.0f} s"
+                )
                 if timeouts >= 2:
                     break  # a timeout is retried once: an index that never answers must not cost minutes
                 continue
             except _TooLarge:
-                raise SourceUnreachable(f"{url}: the answer is larger than {max_bytes // 2**20} MB; lockguard stopped "
-                                        "reading it", url=url, hint="the index serves a broken or endless file") from None
+                raise SourceUnreachable(
+                    f"{url}: the answer is larger than {max_bytes // 2**20} MB; lockguard stopped "
+                    "reading it",
+                    url=url,
+                    hint="the index serves a broken or endless file",
+                ) from None
             except httpx.TooManyRedirects:
-                raise SourceUnreachable(f"{url}: more than {MAX_REDIRECTS} redirects (a redirect loop)", url=url,
-                                        hint="check the index URL in the intent") from None
-            except (httpx.TransportError, httpx.DecodingError, httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+                raise SourceUnreachable(
+                    f"{url}: more than {MAX_REDIRECTS} redirects (a redirect loop)",
+                    url=url,
+                    hint="check the index URL in the intent",
+                ) from None
+            except (
+                httpx.TransportError,
+                httpx.DecodingError,
+                httpx.InvalidURL,
+                httpx.UnsupportedProtocol,
+            ) as exc:
                 last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 unreachable = isinstance(exc, httpx.ConnectError)
                 if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
@@ -217,8 +248,10 @@ class HttpClient:
             return answer, b"".join(chunks)
 
     def _hint(self) -> str:
-        return (f"check the network or the index URL (each request waits {self.timeout:.0f} s for an answer; "
-                f"{ENV_TIMEOUT}=SECONDS waits longer); with a filled cache, --offline resolves without it")
+        return (
+            f"check the network or the index URL (each request waits {self.timeout:.0f} s for an answer; "
+            f"{ENV_TIMEOUT}=SECONDS waits longer); with a filled cache, --offline resolves without it"
+        )
 
     @staticmethod
     def _get_file(url: str, max_bytes: int) -> Response:

@@ -32,7 +32,9 @@ class MetadataNotFound(Exception):
 
 def fetch_tail(client: HttpClient, url: str) -> Response:
     """The first request of a lazy read (the zip's last 64 KiB), to start it early."""
-    return client.get(url.split("#", 1)[0], headers={"Range": f"bytes=-{TAIL_BYTES}"}, max_bytes=MAX_WHEEL)
+    return client.get(
+        url.split("#", 1)[0], headers={"Range": f"bytes=-{TAIL_BYTES}"}, max_bytes=MAX_WHEEL
+    )
 
 
 class _RangeFile(io.RawIOBase):
@@ -50,7 +52,9 @@ class _RangeFile(io.RawIOBase):
         if answer.status == 206:
             match = re.search(r"/(\d+)$", answer.headers.get("content-range", ""))
             if not match:
-                raise SourceUnreachable(f"{self.url}: 206 without a Content-Range total", url=self.url)
+                raise SourceUnreachable(
+                    f"{self.url}: 206 without a Content-Range total", url=self.url
+                )
             size = int(match.group(1))
             self.chunks.append((size - len(answer.content), answer.content))
             return size
@@ -103,9 +107,11 @@ class _RangeFile(io.RawIOBase):
             return self.full[start:end]
         for offset, chunk in self.chunks:
             if offset <= start and end <= offset + len(chunk):
-                return chunk[start - offset: end - offset]
+                return chunk[start - offset : end - offset]
         fetch_end = min(self.size, max(end, start + MIN_CHUNK))
-        answer = self.client.get(self.url, headers={"Range": f"bytes={start}-{fetch_end - 1}"}, max_bytes=MAX_WHEEL)
+        answer = self.client.get(
+            self.url, headers={"Range": f"bytes={start}-{fetch_end - 1}"}, max_bytes=MAX_WHEEL
+        )
         if answer.status == 200:  # the server stopped honouring ranges midway
             self.ranges_refused = True
             self.full = answer.content
@@ -122,8 +128,10 @@ def _metadata_from_zip(archive: zipfile.ZipFile) -> bytes:
         raise MetadataNotFound("no .dist-info/METADATA in the archive")
     size = archive.getinfo(names[0]).file_size
     if size > MAX_METADATA:
-        raise MetadataNotFound(f"its {names[0]} is {size / 1e6:.1f} MB, more than lockguard reads "
-                               f"({MAX_METADATA // 2**20} MB)")
+        raise MetadataNotFound(
+            f"its {names[0]} is {size / 1e6:.1f} MB, more than lockguard reads "
+            f"({MAX_METADATA // 2**20} MB)"
+        )
     return archive.read(names[0])
 
 
@@ -140,19 +148,28 @@ def read_wheel_record(client: HttpClient, url: str) -> tuple[str, ...]:
                 raise MetadataNotFound(f"its {names[0]} is larger than lockguard reads")
             text = archive.read(names[0]).decode("utf-8", errors="replace")
     except (zipfile.BadZipFile, MetadataNotFound, OSError, ValueError, EOFError) as exc:
-        raise SourceUnreachable(f"{url} is not a readable wheel: {exc}", url=url,
-                                hint="the index serves a broken file; use another index or mirror") from None
+        raise SourceUnreachable(
+            f"{url} is not a readable wheel: {exc}",
+            url=url,
+            hint="the index serves a broken file; use another index or mirror",
+        ) from None
     return tuple(row[0] for row in csv.reader(text.splitlines()) if row and row[0])
 
 
 @overload
-def read_wheel_metadata(client: HttpClient, url: str, tail: Response | None = None,
-                        cancelled: None = None) -> tuple[bytes, bool]: ...
+def read_wheel_metadata(
+    client: HttpClient, url: str, tail: Response | None = None, cancelled: None = None
+) -> tuple[bytes, bool]: ...
 @overload
-def read_wheel_metadata(client: HttpClient, url: str, tail: Response | None,
-                        cancelled: threading.Event) -> tuple[bytes, bool] | None: ...
-def read_wheel_metadata(client: HttpClient, url: str, tail: Response | None = None,
-                        cancelled: threading.Event | None = None) -> tuple[bytes, bool] | None:
+def read_wheel_metadata(
+    client: HttpClient, url: str, tail: Response | None, cancelled: threading.Event
+) -> tuple[bytes, bool] | None: ...
+def read_wheel_metadata(
+    client: HttpClient,
+    url: str,
+    tail: Response | None = None,
+    cancelled: threading.Event | None = None,
+) -> tuple[bytes, bool] | None:
     """The METADATA bytes of the wheel at `url`, and whether the server refused ranges.
     `tail`: the answer of `fetch_tail` when the caller started it already. `cancelled`: an Event;
     when it is set once the tail has arrived, the zip is not parsed and None is returned (another
@@ -167,5 +184,8 @@ def read_wheel_metadata(client: HttpClient, url: str, tail: Response | None = No
         with zipfile.ZipFile(remote) as archive:
             return _metadata_from_zip(archive), remote.ranges_refused
     except (zipfile.BadZipFile, MetadataNotFound, OSError, ValueError, EOFError) as exc:
-        raise SourceUnreachable(f"{url} is not a readable wheel: {exc}", url=url,
-                                hint="the index serves a broken file; use another index or mirror") from None
+        raise SourceUnreachable(
+            f"{url} is not a readable wheel: {exc}",
+            url=url,
+            hint="the index serves a broken file; use another index or mirror",
+        ) from None

@@ -38,7 +38,9 @@ from lockguard.io.index.sdist_static import static_metadata
 from lockguard.io.index.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
 
-MAX_METADATA_BYTES = 4 * 1024 * 1024  # the largest METADATA lockguard reads (PyPI's biggest are ~1 MB)
+MAX_METADATA_BYTES = (
+    4 * 1024 * 1024
+)  # the largest METADATA lockguard reads (PyPI's biggest are ~1 MB)
 BUILD_TIMEOUT = 180.0  # seconds one sdist metadata build may take
 
 
@@ -78,7 +80,9 @@ def metadata_problem(metadata: DistMetadata, name: str, version: str) -> str | N
     return None
 
 
-def synthesize_metadata(name: str, version: str, requires_dist, requires_python: str | None) -> bytes:
+def synthesize_metadata(
+    name: str, version: str, requires_dist, requires_python: str | None
+) -> bytes:
     lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     if requires_python:
         lines.append(f"Requires-Python: {requires_python}")
@@ -87,59 +91,92 @@ def synthesize_metadata(name: str, version: str, requires_dist, requires_python:
 
 
 class MetadataFetcher:
-    def __init__(self, http: HttpClient, cache: Cache, *, offline: bool = False,
-                 overrides: dict[tuple[str, str], bytes] | None = None,
-                 warn: Callable[[str], None] = lambda _m: None, failed_builds=None,
-                 on_build: Callable[[str, str], None] = lambda _event, _filename: None,
-                 known: Callable[[str, str], bytes | None] | None = None) -> None:
-        self.known = known  # (name, version) -> core metadata lockguard's knowledge gives an sdist of it
+    def __init__(
+        self,
+        http: HttpClient,
+        cache: Cache,
+        *,
+        offline: bool = False,
+        overrides: dict[tuple[str, str], bytes] | None = None,
+        warn: Callable[[str], None] = lambda _m: None,
+        failed_builds=None,
+        on_build: Callable[[str, str], None] = lambda _event, _filename: None,
+        known: Callable[[str, str], bytes | None] | None = None,
+    ) -> None:
+        self.known = (
+            known  # (name, version) -> core metadata lockguard's knowledge gives an sdist of it
+        )
         self.failed_builds = failed_builds  # io/index/failed_builds.FailedBuilds, or None: no memo
-        self.on_build = on_build  # ("start" | "end", sdist file name): builds take long, progress says so
+        self.on_build = (
+            on_build  # ("start" | "end", sdist file name): builds take long, progress says so
+        )
         self.http = http
         self.cache = cache
         self.offline = offline
-        self.overrides = {(canonicalize_name(n), str(Version(v))): m for (n, v), m in (overrides or {}).items()}
+        self.overrides = {
+            (canonicalize_name(n), str(Version(v))): m for (n, v), m in (overrides or {}).items()
+        }
         self.warn = warn
         self.counts: dict[str, int] = {}
 
-    def fetch(self, name: str, version: str, file: DistFile, *, try_unadvertised: bool = True) -> DistMetadata:
+    def fetch(
+        self, name: str, version: str, file: DistFile, *, try_unadvertised: bool = True
+    ) -> DistMetadata:
         """`try_unadvertised`: ask for `<file>.metadata` even when the page does not advertise it
         (a mirror that serves PEP 658 files without saying so); pointless when the page advertises
         metadata for other files but not this one."""
         override = self.overrides.get((canonicalize_name(name), str(Version(version).public)))
         if override is not None:
             return self._count(parse_metadata(override, "override"))
-        if not file.is_wheel and self.known is not None:  # a wheel's own METADATA is cheaper and exact
+        if (
+            not file.is_wheel and self.known is not None
+        ):  # a wheel's own METADATA is cheaper and exact
             known = self.known(name, version)
             if known is not None:
                 return self._count(parse_metadata(known, "knowledge"))
         key = file.sha256 or "url-" + hashlib.sha256(file.url.encode()).hexdigest()
         cached = self.cache.get_metadata(key)
-        if cached is not None and _advertised_sha256(file) not in (None, hashlib.sha256(cached).hexdigest()):
+        if cached is not None and _advertised_sha256(file) not in (
+            None,
+            hashlib.sha256(cached).hexdigest(),
+        ):
             # not the METADATA the index vouches for (PEP 658's hash), as pip and uv check it: fetched again
             self.cache.discard_metadata(key)
             cached = None
         if cached is not None:
             return self._count(parse_metadata(cached, "cache"))
         if self.offline:
-            raise SourceUnreachable(f"--offline: the metadata of {file.filename} is not in the cache",
-                                    url=file.url, hint="run once without --offline to fill the cache")
+            raise SourceUnreachable(
+                f"--offline: the metadata of {file.filename} is not in the cache",
+                url=file.url,
+                hint="run once without --offline to fill the cache",
+            )
         raw, how = self._fetch(file, try_unadvertised, version)
         if len(raw) > MAX_METADATA_BYTES:
-            raise SourceUnreachable(f"the METADATA of {file.filename} is {len(raw) / 1e6:.1f} MB, more than "
-                                    f"lockguard reads ({MAX_METADATA_BYTES // 2**20} MB): {_where(file)}",
-                                    url=file.url, hint="the index serves a broken file; use another index or mirror")
+            raise SourceUnreachable(
+                f"the METADATA of {file.filename} is {len(raw) / 1e6:.1f} MB, more than "
+                f"lockguard reads ({MAX_METADATA_BYTES // 2**20} MB): {_where(file)}",
+                url=file.url,
+                hint="the index serves a broken file; use another index or mirror",
+            )
         metadata = parse_metadata(raw, how)
         problem = metadata_problem(metadata, name, str(Version(version)))
-        if problem and how in ("pkg-info", "pyproject", "pep517"):  # pip discards such an sdist too, and goes on
-            raise BuildFailed(f"the metadata of {file.filename} ({_how(how)}) is unusable: {problem}",
-                              filename=file.filename)
+        if problem and how in (
+            "pkg-info",
+            "pyproject",
+            "pep517",
+        ):  # pip discards such an sdist too, and goes on
+            raise BuildFailed(
+                f"the metadata of {file.filename} ({_how(how)}) is unusable: {problem}",
+                filename=file.filename,
+            )
         if problem:
             raise SourceUnreachable(
                 f"the metadata of {file.filename} ({_how(how)}, {_where(file)}) is unusable: {problem}",
                 url=file.url,
                 hint="the index serves broken metadata: use another index or mirror, or give this version's "
-                     "metadata in the intent with [[dependency-metadata]]")
+                "metadata in the intent with [[dependency-metadata]]",
+            )
         self.cache.put_metadata(key, raw)
         return self._count(metadata)
 
@@ -147,7 +184,9 @@ class MetadataFetcher:
         self.counts[metadata.how] = self.counts.get(metadata.how, 0) + 1
         return metadata
 
-    def _fetch(self, file: DistFile, try_unadvertised: bool, version: str = "") -> tuple[bytes, str]:
+    def _fetch(
+        self, file: DistFile, try_unadvertised: bool, version: str = ""
+    ) -> tuple[bytes, str]:
         if file.is_wheel:
             if file.metadata:
                 raw = self._pep658(file)
@@ -157,8 +196,10 @@ class MetadataFetcher:
                 return self._race(file)
             raw, refused = read_wheel_metadata(self.http, file.url)
             if refused:
-                self.warn(f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
-                          f"{file.filename} to read its METADATA")
+                self.warn(
+                    f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
+                    f"{file.filename} to read its METADATA"
+                )
                 return raw, "download"
             return raw, "range"
         return self._sdist(file, version)
@@ -184,8 +225,10 @@ class MetadataFetcher:
     def _ranged(self, file: DistFile, answer: tuple[bytes, bool]) -> tuple[bytes, str]:
         raw, refused = answer
         if refused:
-            self.warn(f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
-                      f"{file.filename} to read its METADATA")
+            self.warn(
+                f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
+                f"{file.filename} to read its METADATA"
+            )
             return raw, "download"
         return raw, "range"
 
@@ -197,21 +240,30 @@ class MetadataFetcher:
             return None  # not advertised and not served: fall back to range requests
         expected = _advertised_sha256(file)
         if expected and hashlib.sha256(answer.content).hexdigest() != expected:
-            self.warn(f"{file.filename}.metadata does not match its advertised sha256; reading the wheel instead")
+            self.warn(
+                f"{file.filename}.metadata does not match its advertised sha256; reading the wheel instead"
+            )
             return None
         return answer.content
 
     def _sdist(self, file: DistFile, version: str) -> tuple[bytes, str]:
-        remembered = self.failed_builds.recall(file.sha256) if self.failed_builds and file.sha256 else None
+        remembered = (
+            self.failed_builds.recall(file.sha256) if self.failed_builds and file.sha256 else None
+        )
         if remembered is not None:  # the same sdist failed in this build environment before
-            raise BuildFailed(f"{remembered} (remembered from an earlier run: --refresh builds it again)",
-                              filename=file.filename, hint=_BUILD_HINT)
+            raise BuildFailed(
+                f"{remembered} (remembered from an earlier run: --refresh builds it again)",
+                filename=file.filename,
+                hint=_BUILD_HINT,
+            )
         answer = self.http.get(file.url)
         if answer.status != 200:
             raise SourceUnreachable(f"{file.url}: HTTP {answer.status}", url=file.url)
         archive = answer.content
         if file.sha256 and hashlib.sha256(archive).hexdigest() != file.sha256:
-            raise SourceUnreachable(f"{file.filename}: sha256 does not match the index", url=file.url)
+            raise SourceUnreachable(
+                f"{file.filename}: sha256 does not match the index", url=file.url
+            )
         static = static_metadata(file.filename, version, archive)
         if static is not None:
             return static
@@ -247,9 +299,14 @@ def _where(file: DistFile) -> str:
 
 
 def _how(how: str) -> str:
-    return {"pep658": "its PEP 658 .metadata file", "range": "read from the wheel", "download": "read from the wheel",
-            "pkg-info": "the sdist's PKG-INFO", "pyproject": "the sdist's pyproject.toml",
-            "pep517": "built from the sdist"}.get(how, how)
+    return {
+        "pep658": "its PEP 658 .metadata file",
+        "range": "read from the wheel",
+        "download": "read from the wheel",
+        "pkg-info": "the sdist's PKG-INFO",
+        "pyproject": "the sdist's pyproject.toml",
+        "pep517": "built from the sdist",
+    }.get(how, how)
 
 
 def _prepare_metadata(filename: str, archive: bytes) -> bytes:
@@ -268,8 +325,15 @@ def _prepare_metadata(filename: str, archive: bytes) -> bytes:
     def runner(cmd, cwd=None, extra_environ=None):
         env = {**os.environ, **(extra_environ or {})}
         try:
-            done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  timeout=BUILD_TIMEOUT, check=False)
+            done = subprocess.run(
+                cmd,
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=BUILD_TIMEOUT,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             output.append(f"timed out after {BUILD_TIMEOUT:.0f} s")
             raise
@@ -287,7 +351,9 @@ def _prepare_metadata(filename: str, archive: bytes) -> bytes:
                 with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
                     tarred.extractall(root, filter="data")
         except (zipfile.BadZipFile, tarfile.TarError, OSError) as exc:
-            raise _build_failed(filename, f"the archive cannot be unpacked ({exc})", lasting=True) from None
+            raise _build_failed(
+                filename, f"the archive cannot be unpacked ({exc})", lasting=True
+            ) from None
         tops = [p for p in root.iterdir() if p.is_dir()]
         source = tops[0] if len(tops) == 1 else root
         # what failed decides whether the failure lasts: the sdist's own project and backend fail the
@@ -305,18 +371,33 @@ def _prepare_metadata(filename: str, archive: bytes) -> bytes:
                 stage = "backend"
                 info = Path(builder.metadata_path(Path(tmp) / "out"))
                 return (info / "METADATA").read_bytes()
-        except (BuildException, BuildBackendException, subprocess.SubprocessError, OSError, Exception) as exc:
+        except (
+            BuildException,
+            BuildBackendException,
+            subprocess.SubprocessError,
+            OSError,
+            Exception,
+        ) as exc:
             last = next((line.strip() for line in reversed(output) if line.strip()), "")
             reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
             timed_out = any(line.startswith("timed out after") for line in output)
-            raise _build_failed(filename, reason + (f"; the build said: {last[:200]}" if last else ""),
-                                lasting=stage in ("project", "backend") and not timed_out) from None
+            raise _build_failed(
+                filename,
+                reason + (f"; the build said: {last[:200]}" if last else ""),
+                lasting=stage in ("project", "backend") and not timed_out,
+            ) from None
 
 
-_BUILD_HINT = ("sdists whose build imports torch need static metadata: add a [[dependency-metadata]] entry "
-               "(name, version, requires-dist) to the intent")
+_BUILD_HINT = (
+    "sdists whose build imports torch need static metadata: add a [[dependency-metadata]] entry "
+    "(name, version, requires-dist) to the intent"
+)
 
 
 def _build_failed(filename: str, reason: str, *, lasting: bool = False) -> BuildFailed:
-    return BuildFailed(f"cannot read the metadata of {filename}: its build failed ({reason})", filename=filename,
-                       hint=_BUILD_HINT, lasting=lasting)
+    return BuildFailed(
+        f"cannot read the metadata of {filename}: its build failed ({reason})",
+        filename=filename,
+        hint=_BUILD_HINT,
+        lasting=lasting,
+    )

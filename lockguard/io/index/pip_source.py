@@ -25,7 +25,9 @@ class IndexPackageSource:
     """`speculator` (optional) turns every fetched metadata into prefetches of its dependencies'
     pages, and every fetched page into a prefetch of the likely candidate's metadata."""
 
-    def __init__(self, index: IndexClient, fetcher: MetadataFetcher, workers: int = 48, speculator=None) -> None:
+    def __init__(
+        self, index: IndexClient, fetcher: MetadataFetcher, workers: int = 48, speculator=None
+    ) -> None:
         self.index = index
         self.fetcher = fetcher
         self.speculator = speculator
@@ -35,7 +37,9 @@ class IndexPackageSource:
         self._metadata: dict[str, Future] = {}
         self._pages: dict[str, Future] = {}
         self._advertises: dict[str, bool] = {}  # file url -> its page advertises PEP 658 metadata
-        self._jobs: dict[Future, tuple] = {}  # a metadata future not started yet -> its fetch's arguments
+        self._jobs: dict[
+            Future, tuple
+        ] = {}  # a metadata future not started yet -> its fetch's arguments
         self._guard = threading.Lock()
 
     def close(self) -> None:
@@ -61,7 +65,9 @@ class IndexPackageSource:
         return self._load_projects(name)
 
     def _load_projects(self, name: str) -> list[Project]:
-        pages = self.index.projects(name)  # the index serializes per name; it never waits on the pool
+        pages = self.index.projects(
+            name
+        )  # the index serializes per name; it never waits on the pool
         for page in pages:
             advertises = any(f.metadata for f in page.files)
             for file in page.files:
@@ -81,7 +87,9 @@ class IndexPackageSource:
         future = self._submit_metadata(name, version, file)
         with self._guard:
             job = self._jobs.get(future)
-        if job is not None:  # still queued: fetched here, now (a worker that gets to it later finds it claimed)
+        if (
+            job is not None
+        ):  # still queued: fetched here, now (a worker that gets to it later finds it claimed)
             self._fetch_into(future, *job)
         return future.result()
 
@@ -130,7 +138,9 @@ class IndexPackageSource:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _submit_metadata(self, name: str, version: str, file: DistFile, *, inline: bool = False) -> Future:
+    def _submit_metadata(
+        self, name: str, version: str, file: DistFile, *, inline: bool = False
+    ) -> Future:
         """The future metadata of `file`; fetched by the pool, or `inline` in the calling worker
         (never the resolver's thread: it must not block on a fetch it did not ask to wait for)."""
         with self._guard:
@@ -152,13 +162,19 @@ class IndexPackageSource:
             self._pool.submit(self._fetch_into, future, name, version, file, try_unadvertised)
         return future
 
-    def _fetch_into(self, future: Future, name: str, version: str, file: DistFile, try_unadvertised: bool) -> None:
-        with self._guard:  # whoever claims the job first runs it: a worker, or the resolver's thread
+    def _fetch_into(
+        self, future: Future, name: str, version: str, file: DistFile, try_unadvertised: bool
+    ) -> None:
+        with (
+            self._guard
+        ):  # whoever claims the job first runs it: a worker, or the resolver's thread
             if self._jobs.pop(future, None) is None:
                 return
         if not future.set_running_or_notify_cancel():
             return
         try:
-            future.set_result(self.fetcher.fetch(name, version, file, try_unadvertised=try_unadvertised))
+            future.set_result(
+                self.fetcher.fetch(name, version, file, try_unadvertised=try_unadvertised)
+            )
         except BaseException as exc:  # handed to whoever waits on the metadata
             future.set_exception(exc)

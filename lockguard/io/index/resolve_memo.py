@@ -37,7 +37,9 @@ def code_fingerprint() -> str:
     resolution: an upgrade or an edit of any of them makes every memo entry a miss."""
     parts = [__version__, package_fingerprint()]
     for library in DECIDING_LIBRARIES:
-        spec = PathFinder.find_spec(library)  # where it would be imported from, without importing it
+        spec = PathFinder.find_spec(
+            library
+        )  # where it would be imported from, without importing it
         origin = spec.origin if spec else None
         if origin and os.path.exists(origin):
             info = os.stat(origin)
@@ -49,8 +51,14 @@ def code_fingerprint() -> str:
 
 def memo_key(*, intent_repr: str, options: dict, machine_repr: str | None) -> str:
     h = hashlib.sha256()
-    for part in (str(MEMO_FORMAT), code_fingerprint(), constraints_fingerprint(), intent_repr,
-                 repr(sorted((k, str(v)) for k, v in options.items())), machine_repr or ""):
+    for part in (
+        str(MEMO_FORMAT),
+        code_fingerprint(),
+        constraints_fingerprint(),
+        intent_repr,
+        repr(sorted((k, str(v)) for k, v in options.items())),
+        machine_repr or "",
+    ):
         h.update(part.encode() + b"\0")
     return h.hexdigest()
 
@@ -59,8 +67,14 @@ class Remembered:
     """What a resolve rendered: the lock files (relative path -> text), the platforms resolved,
     the --json summary without its "written" list, and the messages it printed, in order."""
 
-    def __init__(self, outputs: dict[str, str], platforms: list[str], summary: dict,
-                 messages: list[tuple[str, str]], pages: dict[str, str]) -> None:
+    def __init__(
+        self,
+        outputs: dict[str, str],
+        platforms: list[str],
+        summary: dict,
+        messages: list[tuple[str, str]],
+        pages: dict[str, str],
+    ) -> None:
         self.outputs = outputs
         self.platforms = platforms
         self.summary = summary
@@ -89,7 +103,11 @@ class ResolveMemo:
             return None
         if remembered is None or not set(remembered.outputs) <= allowed_outputs:
             return None
-        return remembered if all(self._current(url, sha) for url, sha in remembered.pages.items()) else None
+        return (
+            remembered
+            if all(self._current(url, sha) for url, sha in remembered.pages.items())
+            else None
+        )
 
     def _current(self, url: str, sha: str) -> bool:
         state = self.cache.page_state(url)  # (body sha256, fetched at)
@@ -98,10 +116,17 @@ class ResolveMemo:
         return self.offline or time.time() - state[1] < self.ttl
 
     def store(self, remembered: Remembered) -> None:
-        entry = {"format": MEMO_FORMAT, "pages": remembered.pages, "outputs": remembered.outputs,
-                 "platforms": remembered.platforms, "summary": remembered.summary,
-                 "messages": [list(m) for m in remembered.messages]}
-        with contextlib.suppress(OSError):  # a memo not written only costs the next resolve its speed
+        entry = {
+            "format": MEMO_FORMAT,
+            "pages": remembered.pages,
+            "outputs": remembered.outputs,
+            "platforms": remembered.platforms,
+            "summary": remembered.summary,
+            "messages": [list(m) for m in remembered.messages],
+        }
+        with contextlib.suppress(
+            OSError
+        ):  # a memo not written only costs the next resolve its speed
             self.cache.put_resolution(self.key, json.dumps(entry, sort_keys=True).encode())
 
 
@@ -110,13 +135,24 @@ def _entry(entry) -> Remembered | None:
         return None
     pages, outputs = entry["pages"], entry["outputs"]
     platforms, summary, messages = entry["platforms"], entry["summary"], entry["messages"]
-    if not (isinstance(pages, dict) and pages and all(isinstance(k, str) and isinstance(v, str) for k, v in pages.items())
-            and isinstance(outputs, dict) and outputs
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in outputs.items())
-            and isinstance(platforms, list) and all(isinstance(p, str) for p in platforms)
-            and isinstance(summary, dict)
-            and isinstance(messages, list)
-            and all(isinstance(m, list) and len(m) == 2 and m[0] in ("info", "warn") and isinstance(m[1], str)
-                    for m in messages)):
+    if not (
+        isinstance(pages, dict)
+        and pages
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in pages.items())
+        and isinstance(outputs, dict)
+        and outputs
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in outputs.items())
+        and isinstance(platforms, list)
+        and all(isinstance(p, str) for p in platforms)
+        and isinstance(summary, dict)
+        and isinstance(messages, list)
+        and all(
+            isinstance(m, list)
+            and len(m) == 2
+            and m[0] in ("info", "warn")
+            and isinstance(m[1], str)
+            for m in messages
+        )
+    ):
         return None
     return Remembered(outputs, platforms, summary, [(m[0], m[1]) for m in messages], pages)

@@ -35,13 +35,19 @@ MAX_SDIST = 256 * 1024**2  # the largest sdist lockguard reads (as for a resolve
 WORKERS = 8
 
 
-def read_sdist_facts(client: HttpClient, index_url: str, table: SdistMetadata) -> dict[str, list[SdistFacts] | None]:
+def read_sdist_facts(
+    client: HttpClient, index_url: str, table: SdistMetadata
+) -> dict[str, list[SdistFacts] | None]:
     """project name -> what each of its sdists that a row covers says (None: not on the index)."""
     client.prepare()
     import_worker_modules()
     sdists = {name: _sdists(client, index_url, name) for name in table.names}
-    wanted = {file.filename: (name, version, file) for name, found in sdists.items()
-              for version, file in (found or {}).items() if table.row_for(name, version) is not None}
+    wanted = {
+        file.filename: (name, version, file)
+        for name, found in sdists.items()
+        for version, file in (found or {}).items()
+        if table.row_for(name, version) is not None
+    }
 
     def from_pkg_info(filename: str) -> tuple[str, SdistFacts]:
         name, version, file = wanted[filename]
@@ -51,18 +57,27 @@ def read_sdist_facts(client: HttpClient, index_url: str, table: SdistMetadata) -
         text = read_requires_txt(client, wanted[facts.filename][2])
         return facts if text is None else requires_txt_facts(facts, text)
 
-    out: dict[str, list[SdistFacts] | None] = {name: None if found is None else [] for name, found in sdists.items()}
+    out: dict[str, list[SdistFacts] | None] = {
+        name: None if found is None else [] for name, found in sdists.items()
+    }
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         for name, facts in pool.map(from_pkg_info, sorted(wanted)):
             out[name] = [*(out[name] or ()), facts]
-        better = {f.filename: f for f in pool.map(from_requires_txt, requires_txt_wanted(table, out))}
-    return {name: None if found is None else [better.get(f.filename, f) for f in found] for name, found in out.items()}
+        better = {
+            f.filename: f for f in pool.map(from_requires_txt, requires_txt_wanted(table, out))
+        }
+    return {
+        name: None if found is None else [better.get(f.filename, f) for f in found]
+        for name, found in out.items()
+    }
 
 
 def read_pkg_info(client: HttpClient, file: DistFile) -> bytes:
     """The sdist's top-level PKG-INFO (b"" when it has none)."""
     if file.filename.endswith(".tar.gz"):
-        answer = client.get(file.url, headers={"Range": f"bytes=0-{PREFIX_BYTES - 1}"}, max_bytes=MAX_SDIST)
+        answer = client.get(
+            file.url, headers={"Range": f"bytes=0-{PREFIX_BYTES - 1}"}, max_bytes=MAX_SDIST
+        )
         if answer.status == 206:
             found = _pkg_info_in_prefix(answer.content)
             if found is not None:
@@ -101,7 +116,9 @@ def _member(file: DistFile, archive: bytes, wanted) -> bytes | None:
                     extracted = tarred.extractfile(member)
                     return extracted.read() if extracted is not None else None
     except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        raise SourceUnreachable(f"{file.filename} cannot be unpacked ({exc})", url=file.url) from None
+        raise SourceUnreachable(
+            f"{file.filename} cannot be unpacked ({exc})", url=file.url
+        ) from None
     return None
 
 

@@ -47,18 +47,25 @@ def static_metadata(filename: str, version: str, archive: bytes) -> tuple[bytes,
     return _from_project(project, pkg_info, version)
 
 
-def _from_project(project: dict | None, pkg_info: bytes | None, version: str) -> tuple[bytes, str] | None:
+def _from_project(
+    project: dict | None, pkg_info: bytes | None, version: str
+) -> tuple[bytes, str] | None:
     if project is None or not isinstance(project.get("name"), str):
         return None
     dynamic = project.get("dynamic") or []
-    if not isinstance(dynamic, list) or {"dependencies", "optional-dependencies"} & {str(d) for d in dynamic}:
+    if not isinstance(dynamic, list) or {"dependencies", "optional-dependencies"} & {
+        str(d) for d in dynamic
+    }:
         return None
     dependencies = project.get("dependencies", [])
     optional = project.get("optional-dependencies", {})
     if not isinstance(dependencies, list) or not isinstance(optional, dict):
         return None
     if pkg_info is not None:
-        version = HeaderParser().parsestr(pkg_info.decode("utf-8", errors="replace")).get("Version") or version
+        version = (
+            HeaderParser().parsestr(pkg_info.decode("utf-8", errors="replace")).get("Version")
+            or version
+        )
     lines = ["Metadata-Version: 2.2", f"Name: {project['name']}", f"Version: {version}"]
     python = _static(project, "requires-python")
     if isinstance(python, str):
@@ -77,8 +84,11 @@ def _from_project(project: dict | None, pkg_info: bytes | None, version: str) ->
 def _with_extra(text: str, extra: str) -> str:
     head, semicolon, marker = text.partition(";")
     condition = f'extra == "{extra}"'
-    return f"{head.strip()}; ({marker.strip()}) and {condition}" if semicolon and marker.strip() else \
-        f"{head.strip()}; {condition}"
+    return (
+        f"{head.strip()}; ({marker.strip()}) and {condition}"
+        if semicolon and marker.strip()
+        else f"{head.strip()}; {condition}"
+    )
 
 
 def _static(project: dict | None, key: str):
@@ -121,7 +131,12 @@ def _top_level_files(filename: str, archive: bytes, names: tuple[str, ...]) -> d
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
         for member in tarred.getmembers():
             base = member.name.split("/", 1)[-1]
-            if member.isfile() and member.name.count("/") == 1 and base in names and base not in found:
+            if (
+                member.isfile()
+                and member.name.count("/") == 1
+                and base in names
+                and base not in found
+            ):
                 extracted = tarred.extractfile(member)
                 if extracted is not None:
                     found[base] = extracted.read()

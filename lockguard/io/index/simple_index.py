@@ -24,8 +24,11 @@ class BadPage(SourceUnreachable):
 
 
 def _bad(page_url: str, what: str) -> BadPage:
-    return BadPage(f"the index page {page_url} is not a valid simple-repository page: {what}", url=page_url,
-                   hint="the index serves a broken page: check the index URL in the intent, or use another mirror")
+    return BadPage(
+        f"the index page {page_url} is not a valid simple-repository page: {what}",
+        url=page_url,
+        hint="the index serves a broken page: check the index URL in the intent, or use another mirror",
+    )
 
 
 def project_rows(body: bytes, content_type: str, page_url: str, keep=None) -> list[tuple]:
@@ -66,8 +69,18 @@ def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
         if not url.startswith(("https://", "http://")):
             url = urljoin(page_url, url)  # PyPI's URLs are absolute: skip the costly join
         metadata = item.get("core-metadata", item.get("data-dist-info-metadata", False)) or False
-        rows.append((item["filename"], url, item.get("hashes") or {}, item.get("requires-python") or None,
-                     _yanked(item.get("yanked")), metadata, item.get("upload-time"), item.get("size")))
+        rows.append(
+            (
+                item["filename"],
+                url,
+                item.get("hashes") or {},
+                item.get("requires-python") or None,
+                _yanked(item.get("yanked")),
+                metadata,
+                item.get("upload-time"),
+                item.get("size"),
+            )
+        )
     return rows
 
 
@@ -85,7 +98,11 @@ def _typed_rows(files: list, page_url: str, keep=None) -> list[tuple] | None:
         if digest is not None and not sha256(digest):
             return None
         metadata = item.core_metadata
-        if isinstance(metadata, dict) and (digest := metadata.get("sha256")) is not None and not sha256(digest):
+        if (
+            isinstance(metadata, dict)
+            and (digest := metadata.get("sha256")) is not None
+            and not sha256(digest)
+        ):
             return None
         if keep is not None and not keep(filename):
             continue
@@ -93,8 +110,18 @@ def _typed_rows(files: list, page_url: str, keep=None) -> list[tuple] | None:
             metadata = False if item.dist_info_metadata is UNSET else item.dist_info_metadata
         if not url.startswith(("https://", "http://")):
             url = urljoin(page_url, url)
-        rows.append((filename, url, hashes or {}, item.requires_python or None, _yanked(item.yanked), metadata or False,
-                     item.upload_time, item.size))
+        rows.append(
+            (
+                filename,
+                url,
+                hashes or {},
+                item.requires_python or None,
+                _yanked(item.yanked),
+                metadata or False,
+                item.upload_time,
+                item.size,
+            )
+        )
     return rows
 
 
@@ -111,16 +138,25 @@ def _file_problem(item) -> str | None:
         if not isinstance(item.get(key), str) or not item.get(key):
             return f"'{key}' must be a non-empty string"
     hashes = item.get("hashes", {})
-    if hashes is not None and (not isinstance(hashes, dict)
-                               or not all(isinstance(k, str) and isinstance(v, str) for k, v in hashes.items())):
+    if hashes is not None and (
+        not isinstance(hashes, dict)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in hashes.items())
+    ):
         return f"'hashes' of {item['filename']} must map algorithm names to hex digests"
-    for key, kinds in (("requires-python", (str, type(None))), ("upload-time", (str, type(None))),
-                       ("size", (int, type(None))), ("yanked", (bool, str, type(None))),
-                       ("core-metadata", (bool, dict, type(None))), ("data-dist-info-metadata", (bool, dict, type(None)))):
+    for key, kinds in (
+        ("requires-python", (str, type(None))),
+        ("upload-time", (str, type(None))),
+        ("size", (int, type(None))),
+        ("yanked", (bool, str, type(None))),
+        ("core-metadata", (bool, dict, type(None))),
+        ("data-dist-info-metadata", (bool, dict, type(None))),
+    ):
         if key in item and not isinstance(item[key], kinds):
             return f"'{key}' of {item['filename']} has the wrong type ({type(item[key]).__name__})"
     for key in ("core-metadata", "data-dist-info-metadata"):
-        if isinstance(item.get(key), dict) and not all(isinstance(v, str) for v in item[key].values()):
+        if isinstance(item.get(key), dict) and not all(
+            isinstance(v, str) for v in item[key].values()
+        ):
             return f"'{key}' of {item['filename']} must map algorithm names to hex digests"
     for where, mapping in (("hashes", hashes), ("core-metadata", item.get("core-metadata"))):
         digest = mapping.get("sha256") if isinstance(mapping, dict) else None
@@ -189,7 +225,8 @@ def parse_html_page(text: str, page_url: str) -> list[DistFile]:
                 url=path,
                 hashes=hashes,
                 requires_python=attrs.get("data-requires-python") or None,
-                yanked=attrs.get("data-yanked") or "data-yanked" in attrs,  # the reason, when it has one
+                yanked=attrs.get("data-yanked")
+                or "data-yanked" in attrs,  # the reason, when it has one
                 metadata=metadata,
             )
         )
@@ -199,8 +236,16 @@ def parse_html_page(text: str, page_url: str) -> list[DistFile]:
 def file_to_row(file: DistFile) -> tuple:
     """A marshal-friendly tuple of a file record (for the cache's page digests)."""
     metadata = file.metadata if isinstance(file.metadata, (bool, dict)) else bool(file.metadata)
-    return (file.filename, file.url, dict(file.hashes), file.requires_python, file.yanked, metadata,
-            file.upload_time, file.size)
+    return (
+        file.filename,
+        file.url,
+        dict(file.hashes),
+        file.requires_python,
+        file.yanked,
+        metadata,
+        file.upload_time,
+        file.size,
+    )
 
 
 def row_to_file(row: tuple) -> DistFile:

@@ -22,8 +22,9 @@ def project_files(client: HttpClient, index_url: str, name: str) -> list[DistFil
     return parse_project_page(answer.content, answer.headers.get("content-type", ""), answer.url)
 
 
-def read_live_wheels(client: HttpClient, files: list[DistFile], wanted: dict[str, str],
-                     workers: int = 8) -> dict[str, LiveWheel]:
+def read_live_wheels(
+    client: HttpClient, files: list[DistFile], wanted: dict[str, str], workers: int = 8
+) -> dict[str, LiveWheel]:
     """{version: LiveWheel} for each {version: wheel filename} in `wanted`."""
     by_name = {f.filename: f for f in files}
 

@@ -42,7 +42,9 @@ class DaemonPool:
                 return future
             self._queue.put((future, fn, args, kwargs))
             if self._idle == 0 and len(self._threads) < self._max:
-                thread = threading.Thread(target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True)
+                thread = threading.Thread(
+                    target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True
+                )
                 self._threads.append(thread)
                 thread.start()
             else:

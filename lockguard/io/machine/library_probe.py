@@ -14,7 +14,11 @@ import os
 import struct
 import sys
 
-PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "doctor", "probe.py")
+PROBE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "doctor",
+    "probe.py",
+)
 PT_LOAD, PT_DYNAMIC, DT_NULL, DT_STRTAB, DT_SONAME = 1, 2, 0, 5, 14
 
 
@@ -22,21 +26,36 @@ def elf_soname(path):
     """DT_SONAME of an ELF shared library (None when it has none, or is no ELF file)."""
     with open(path, "rb") as handle:
         head = handle.read(64)
-        if len(head) < 52 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
+        if (
+            len(head) < 52
+            or head[:4] != b"\x7fELF"
+            or head[4] not in (1, 2)
+            or head[5] not in (1, 2)
+        ):
             return None
         wide, order = head[4] == 2, "<" if head[5] == 1 else ">"
         if wide:
-            (phoff,), (phentsize, phnum) = struct.unpack(order + "Q", head[32:40]), struct.unpack(order + "HH", head[54:58])
+            (phoff,), (phentsize, phnum) = (
+                struct.unpack(order + "Q", head[32:40]),
+                struct.unpack(order + "HH", head[54:58]),
+            )
         else:
-            (phoff,), (phentsize, phnum) = struct.unpack(order + "I", head[28:32]), struct.unpack(order + "HH", head[42:46])
+            (phoff,), (phentsize, phnum) = (
+                struct.unpack(order + "I", head[28:32]),
+                struct.unpack(order + "HH", head[42:46]),
+            )
         handle.seek(phoff)
         table = handle.read(phentsize * min(phnum, 4096))
         loads, dynamic = [], None
         for start in range(0, len(table) - phentsize + 1, phentsize):
             if wide:
-                kind, _flags, offset, vaddr, _paddr, size = struct.unpack(order + "IIQQQQ", table[start:start + 40])
+                kind, _flags, offset, vaddr, _paddr, size = struct.unpack(
+                    order + "IIQQQQ", table[start : start + 40]
+                )
             else:
-                kind, offset, vaddr, _paddr, size = struct.unpack(order + "IIIII", table[start:start + 20])
+                kind, offset, vaddr, _paddr, size = struct.unpack(
+                    order + "IIIII", table[start : start + 20]
+                )
             if kind == PT_LOAD:
                 loads.append((vaddr, offset, size))
             elif kind == PT_DYNAMIC:
@@ -48,7 +67,7 @@ def elf_soname(path):
         entry, width = (order + "qQ", 16) if wide else (order + "iI", 8)
         strtab = soname = None
         for start in range(0, len(data) - width + 1, width):
-            tag, value = struct.unpack(entry, data[start:start + width])
+            tag, value = struct.unpack(entry, data[start : start + width])
             if tag == DT_NULL:
                 break
             if tag == DT_STRTAB:

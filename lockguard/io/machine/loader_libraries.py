@@ -27,11 +27,18 @@ LDCONFIG_CANDIDATES = ("/sbin/ldconfig", "/usr/sbin/ldconfig")
 
 
 def find_ldconfig() -> str | None:
-    return shutil.which("ldconfig") or next((p for p in LDCONFIG_CANDIDATES if os.access(p, os.X_OK)), None)
+    return shutil.which("ldconfig") or next(
+        (p for p in LDCONFIG_CANDIDATES if os.access(p, os.X_OK)), None
+    )
 
 
-def reachable_libraries(environ: dict, *, ld_conf_dir: str | os.PathLike = "/etc/ld.so.conf.d", ldconfig: str | None = None,
-                        timeout: float = 10.0) -> tuple[list[SharedLibrary], list[str]]:
+def reachable_libraries(
+    environ: dict,
+    *,
+    ld_conf_dir: str | os.PathLike = "/etc/ld.so.conf.d",
+    ldconfig: str | None = None,
+    timeout: float = 10.0,
+) -> tuple[list[SharedLibrary], list[str]]:
     """The libraries in loader order, one entry per file (the first way to reach it wins), and
     what could not be read."""
     problems: list[str] = []
@@ -66,8 +73,18 @@ def reachable_libraries(environ: dict, *, ld_conf_dir: str | os.PathLike = "/etc
         if version is None:
             version = _file_name_version(item["names"] + [os.path.basename(item["real"])])
             source = "file name" if version else None
-        libraries.append(SharedLibrary(item["family"], item["path"], tuple(item["names"]), item["real"], item["via"],
-                                       item.get("soname"), version, source))
+        libraries.append(
+            SharedLibrary(
+                item["family"],
+                item["path"],
+                tuple(item["names"]),
+                item["real"],
+                item["via"],
+                item.get("soname"),
+                version,
+                source,
+            )
+        )
     return libraries, problems
 
 
@@ -106,7 +123,9 @@ def _add(found: dict, path: str, name: str, via: str) -> None:
 def _conf_dirs(ld_conf_dir: str | os.PathLike) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     try:
-        confs = sorted(os.path.join(ld_conf_dir, n) for n in os.listdir(ld_conf_dir) if n.endswith(".conf"))
+        confs = sorted(
+            os.path.join(ld_conf_dir, n) for n in os.listdir(ld_conf_dir) if n.endswith(".conf")
+        )
     except OSError:
         return out
     for conf in confs:
@@ -143,7 +162,10 @@ def _ask_libraries(entries: list[dict], timeout: float) -> tuple[dict[str, dict]
             break
         if done.returncode == 0 or done.timed_out or not pending:
             if pending:
-                problem = done.problem or f"could not read the versions of {counted(len(pending), 'library', 'libraries')}"
+                problem = (
+                    done.problem
+                    or f"could not read the versions of {counted(len(pending), 'library', 'libraries')}"
+                )
             break
         problem = f"loading {pending[0][1]} killed the helper ({_how(done.returncode)}); its version is from its file name"
         pending = pending[1:]

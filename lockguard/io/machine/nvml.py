@@ -91,7 +91,10 @@ def _mig_mode(pynvml, handle) -> bool | None:
 
 
 def _processes(pynvml, handle) -> tuple[GpuProcess, ...]:
-    getter = getattr(pynvml, "nvmlDeviceGetComputeRunningProcesses_v3", None) or pynvml.nvmlDeviceGetComputeRunningProcesses
+    getter = (
+        getattr(pynvml, "nvmlDeviceGetComputeRunningProcesses_v3", None)
+        or pynvml.nvmlDeviceGetComputeRunningProcesses
+    )
     try:
         found = getter(handle)
     except pynvml.NVMLError:
@@ -107,7 +110,9 @@ def _processes(pynvml, handle) -> tuple[GpuProcess, ...]:
     return tuple(out)
 
 
-def detect_machine(source: NvmlSource | None = None, environ: Mapping[str, str] | None = None) -> MachineFacts:
+def detect_machine(
+    source: NvmlSource | None = None, environ: Mapping[str, str] | None = None
+) -> MachineFacts:
     """NVML facts with the environment overrides applied; overrides always win."""
     environ = os.environ if environ is None else environ
     facts = (source or PynvmlSource()).read()
@@ -120,18 +125,26 @@ def detect_machine(source: NvmlSource | None = None, environ: Mapping[str, str] 
         try:
             driver = DriverVersion.parse(driver_text)
         except ValueError:
-            raise InputError(f"{ENV_DRIVER}={driver_text!r} is not a driver version",
-                             key=ENV_DRIVER, hint="e.g. LOCKGUARD_CUDA_DRIVER=535.104.05") from None
+            raise InputError(
+                f"{ENV_DRIVER}={driver_text!r} is not a driver version",
+                key=ENV_DRIVER,
+                hint="e.g. LOCKGUARD_CUDA_DRIVER=535.104.05",
+            ) from None
         facts = replace(facts, driver=driver, cuda_max=None, problem=None)
         overridden.append(ENV_DRIVER)
     if arch_text:
         gpus = []
-        for index, item in enumerate(a for a in arch_text.replace(";", ",").split(",") if a.strip()):
+        for index, item in enumerate(
+            a for a in arch_text.replace(";", ",").split(",") if a.strip()
+        ):
             try:
                 arch = GpuArch.parse(item)
             except ValueError:
-                raise InputError(f"{ENV_GPU_ARCH}: {item!r} is not a GPU architecture",
-                                 key=ENV_GPU_ARCH, hint="e.g. LOCKGUARD_GPU_ARCH=sm_80,sm_90") from None
+                raise InputError(
+                    f"{ENV_GPU_ARCH}: {item!r} is not a GPU architecture",
+                    key=ENV_GPU_ARCH,
+                    hint="e.g. LOCKGUARD_GPU_ARCH=sm_80,sm_90",
+                ) from None
             gpus.append(GpuInfo(index=index, name=f"{arch} ({ENV_GPU_ARCH})", arch=arch))
         facts = replace(facts, gpus=tuple(gpus))
         overridden.append(ENV_GPU_ARCH)

@@ -23,29 +23,63 @@ def _list_of(*types):
 
 
 def _dict_of(keys, values):
-    return lambda value: isinstance(value, dict) and all(isinstance(k, keys) and values(v) for k, v in value.items())
+    return lambda value: (
+        isinstance(value, dict) and all(isinstance(k, keys) and values(v) for k, v in value.items())
+    )
 
 
 _STR, _OPT_STR, _NUM = _is(str), _is(str, type(None)), _is(int, float)
 # the fields the checks read, with the shape the probe writes; anything else in a field is dropped
 _SHAPES = {
-    "base": {"python": _dict_of(str, _OPT_STR), "platform": _dict_of(str, _OPT_STR), "glibc": _OPT_STR,
-             "distributions": _dict_of(str, _STR), "environment": _dict_of(str, _STR)},
-    "torch": {"state": _STR, "version": _STR, "installed": _OPT_STR, "file": _OPT_STR, "cuda": _OPT_STR,
-              "cudnn": _is(int, type(None)), "cudnn_error": _STR, "cxx11_abi": _is(bool, type(None)),
-              "cuda_available": _is(bool), "cuda_error": _STR, "arch_list": _list_of(str),
-              "nccl": lambda v: v is None or _list_of(int, str)(v), "device_count": _is(int), "devices": _list_of(dict),
-              "device_error": _STR, "mapped": _list_of(str), "mapped_versions": _dict_of(str, _is(int, list))},
-    "imports": {"dist": _STR, "module": _STR, "version": _OPT_STR, "state": _STR, "error": _STR,
-                "traceback": _list_of(str), "missing_libraries": _list_of(str),
-                "providers": _dict_of(str, _list_of(dict))},
+    "base": {
+        "python": _dict_of(str, _OPT_STR),
+        "platform": _dict_of(str, _OPT_STR),
+        "glibc": _OPT_STR,
+        "distributions": _dict_of(str, _STR),
+        "environment": _dict_of(str, _STR),
+    },
+    "torch": {
+        "state": _STR,
+        "version": _STR,
+        "installed": _OPT_STR,
+        "file": _OPT_STR,
+        "cuda": _OPT_STR,
+        "cudnn": _is(int, type(None)),
+        "cudnn_error": _STR,
+        "cxx11_abi": _is(bool, type(None)),
+        "cuda_available": _is(bool),
+        "cuda_error": _STR,
+        "arch_list": _list_of(str),
+        "nccl": lambda v: v is None or _list_of(int, str)(v),
+        "device_count": _is(int),
+        "devices": _list_of(dict),
+        "device_error": _STR,
+        "mapped": _list_of(str),
+        "mapped_versions": _dict_of(str, _is(int, list)),
+    },
+    "imports": {
+        "dist": _STR,
+        "module": _STR,
+        "version": _OPT_STR,
+        "state": _STR,
+        "error": _STR,
+        "traceback": _list_of(str),
+        "missing_libraries": _list_of(str),
+        "providers": _dict_of(str, _list_of(dict)),
+    },
     "importing": {"dist": _STR, "module": _STR},
     "smoke": {"index": _is(int), "ok": _is(bool), "seconds": _NUM, "checksum": _NUM, "error": _STR},
 }
 
 
-def run_probe(python: str, *, smoke: bool = False, timeout: float = 60, env: dict | None = None,
-              imports: tuple[tuple[str, str], ...] = ()) -> ProbeResult:
+def run_probe(
+    python: str,
+    *,
+    smoke: bool = False,
+    timeout: float = 60,
+    env: dict | None = None,
+    imports: tuple[tuple[str, str], ...] = (),
+) -> ProbeResult:
     argv = [python, "-I", str(PROBE)] + (["--smoke"] if smoke else [])
     for dist, module in imports:
         argv += ["--import", f"{dist}={module}"]
@@ -109,7 +143,9 @@ def parse_output(result: ProbeResult, stdout: str) -> None:
     result.problems += bad[:3] + ([f"and {len(bad) - 3} more lines"] if len(bad) > 3 else [])
     result.noise += noise + ([f"and {noisy - 3} more lines"] if noisy > 3 else [])
     if not result.base and not result.problems and not result.noise:
-        result.problems.append("it printed no facts" if not stdout.strip() else "its output held no facts")
+        result.problems.append(
+            "it printed no facts" if not stdout.strip() else "its output held no facts"
+        )
 
 
 def _conform(kind: str, data: dict, number: int, bad: list[str]) -> dict:

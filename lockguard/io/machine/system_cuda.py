@@ -21,7 +21,9 @@ from lockguard.io.run import run_bounded
 from lockguard.model.system_facts import Compiler, Nvcc, SystemFacts, Toolkit
 
 ENV_NODE = "LOCKGUARD_NODE"
-TOOL_TIMEOUT = 10.0  # seconds for nvcc --version, gcc -dumpfullversion, ldconfig -p, the version helper
+TOOL_TIMEOUT = (
+    10.0  # seconds for nvcc --version, gcc -dumpfullversion, ldconfig -p, the version helper
+)
 _RELEASE = re.compile(r"release (\d+\.\d+)")
 _FULL = re.compile(r"\bV(\d+\.\d+(?:\.\d+)?)")
 _VERSION_TXT = re.compile(r"CUDA Version\s+(\d+\.\d+(?:\.\d+)?)")
@@ -37,15 +39,27 @@ def node_identity(environ: Mapping[str, str] | None = None) -> tuple[str, str]:
     return socket.gethostname() or "unknown", "hostname"
 
 
-def gather_system(environ: Mapping[str, str] | None = None, *, usr_local_cuda: Path = Path("/usr/local/cuda"),
-                  ld_conf_dir: Path = Path("/etc/ld.so.conf.d"), ldconfig: str | None = "auto",
-                  dev_shm: Path = Path("/dev/shm"), timeout: float = TOOL_TIMEOUT) -> SystemFacts:
+def gather_system(
+    environ: Mapping[str, str] | None = None,
+    *,
+    usr_local_cuda: Path = Path("/usr/local/cuda"),
+    ld_conf_dir: Path = Path("/etc/ld.so.conf.d"),
+    ldconfig: str | None = "auto",
+    dev_shm: Path = Path("/dev/shm"),
+    timeout: float = TOOL_TIMEOUT,
+) -> SystemFacts:
     environ = dict(os.environ if environ is None else environ)
     if ldconfig == "auto":
         ldconfig = find_ldconfig()
     versions = _NvccVersions(timeout)
     with ThreadPoolExecutor(max_workers=6) as pool:  # all the child processes at once
-        libraries = pool.submit(reachable_libraries, environ, ld_conf_dir=ld_conf_dir, ldconfig=ldconfig, timeout=timeout)
+        libraries = pool.submit(
+            reachable_libraries,
+            environ,
+            ld_conf_dir=ld_conf_dir,
+            ldconfig=ldconfig,
+            timeout=timeout,
+        )
         gcc = pool.submit(_compiler, environ, timeout)
         ninja = pool.submit(_ninja, environ, timeout)
         named = [("/usr/local/cuda", str(usr_local_cuda))]
@@ -57,8 +71,15 @@ def gather_system(environ: Mapping[str, str] | None = None, *, usr_local_cuda: P
         toolkits = tuple(t for t in (_toolkit(via, path, versions) for via, path in named) if t)
         nvccs = tuple(_nvcc(path, versions) for path in on_path)
         libs, problems = libraries.result()
-        facts = SystemFacts(toolkits=toolkits, nvcc=nvccs, libraries=tuple(libs), gcc=gcc.result(),
-                            ninja=ninja.result(), dev_shm_bytes=_shm(dev_shm), problems=tuple(problems + versions.problems))
+        facts = SystemFacts(
+            toolkits=toolkits,
+            nvcc=nvccs,
+            libraries=tuple(libs),
+            gcc=gcc.result(),
+            ninja=ninja.result(),
+            dev_shm_bytes=_shm(dev_shm),
+            problems=tuple(problems + versions.problems),
+        )
     return facts
 
 
@@ -72,8 +93,9 @@ class _NvccVersions:
 
     def start(self, pool: ThreadPoolExecutor, path: str) -> None:
         if path not in self.futures:
-            self.futures[path] = pool.submit(run_bounded, [path, "--version"], timeout=self.timeout,
-                                             what=f"{path} --version")
+            self.futures[path] = pool.submit(
+                run_bounded, [path, "--version"], timeout=self.timeout, what=f"{path} --version"
+            )
 
     def get(self, path: str) -> tuple[str | None, str | None, str | None]:
         """(full version "13.0.88", release "13.0", problem)."""
@@ -84,7 +106,10 @@ class _NvccVersions:
         text = done.stdout + done.stderr
         release, full = _RELEASE.search(text), _FULL.search(text)
         if not release:
-            problem = done.problem or f"`{path} --version` printed no 'release X.Y' (exit {done.returncode})"
+            problem = (
+                done.problem
+                or f"`{path} --version` printed no 'release X.Y' (exit {done.returncode})"
+            )
             if problem not in self.problems:
                 self.problems.append(problem)
             return None, None, problem
@@ -95,14 +120,21 @@ def _nvcc_on_path(environ: Mapping[str, str]) -> list[str]:
     out = []
     for folder in environ.get("PATH", "").split(os.pathsep):
         candidate = os.path.join(folder, "nvcc") if folder else ""
-        if candidate and candidate not in out and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+        if (
+            candidate
+            and candidate not in out
+            and os.path.isfile(candidate)
+            and os.access(candidate, os.X_OK)
+        ):
             out.append(candidate)
     return out
 
 
 def _nvcc(path: str, versions: _NvccVersions) -> Nvcc:
     full, release, problem = versions.get(path)
-    return Nvcc(path=path, real=os.path.realpath(path), version=full, release=release, problem=problem)
+    return Nvcc(
+        path=path, real=os.path.realpath(path), version=full, release=release, problem=problem
+    )
 
 
 def _toolkit(via: str, path: str, versions: _NvccVersions) -> Toolkit | None:
@@ -117,20 +149,30 @@ def _toolkit(via: str, path: str, versions: _NvccVersions) -> Toolkit | None:
     if version is None and nvcc:
         version, _release, _problem = versions.get(nvcc)
         source = "nvcc --version" if version else None
-    return Toolkit(via=via, path=path, target=target, version=version, version_source=source, nvcc=nvcc)
+    return Toolkit(
+        via=via, path=path, target=target, version=version, version_source=source, nvcc=nvcc
+    )
 
 
 def _version_file(folder: Path) -> tuple[str | None, str | None]:
     """version.json (CUDA >= 11.1: {"cuda": {"version": "12.1.1"}}), else version.txt (older)."""
     try:
-        data = json.loads(read_head(folder / "version.json", 1 << 20).decode("utf-8", errors="replace"))
-        version = data.get("cuda", {}).get("version") if isinstance(data, dict) and isinstance(data.get("cuda"), dict) else None
+        data = json.loads(
+            read_head(folder / "version.json", 1 << 20).decode("utf-8", errors="replace")
+        )
+        version = (
+            data.get("cuda", {}).get("version")
+            if isinstance(data, dict) and isinstance(data.get("cuda"), dict)
+            else None
+        )
         if isinstance(version, str) and re.fullmatch(r"\d+\.\d+(\.\d+)*", version):
             return version, "version.json"
     except (OSError, ValueError, InputError):
         pass
     try:
-        match = _VERSION_TXT.search(read_head(folder / "version.txt", 4096).decode("utf-8", errors="replace"))
+        match = _VERSION_TXT.search(
+            read_head(folder / "version.txt", 4096).decode("utf-8", errors="replace")
+        )
         if match:
             return match.group(1), "version.txt"
     except (OSError, InputError):

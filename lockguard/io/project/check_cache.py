@@ -78,8 +78,15 @@ def command_key(argv: list[str] | tuple[str, ...]) -> str:
     """The key of a command line: argv as given, where it runs, what in the environment and in
     lockguard itself (its version and its code) changes a check."""
     h = hashlib.sha256()
-    parts = [__version__, package_fingerprint(), constraints_fingerprint(), os.getcwd(),
-             *(os.environ.get(k, "\0") for k in ENVIRONMENT), str(len(argv)), *argv]
+    parts = [
+        __version__,
+        package_fingerprint(),
+        constraints_fingerprint(),
+        os.getcwd(),
+        *(os.environ.get(k, "\0") for k in ENVIRONMENT),
+        str(len(argv)),
+        *argv,
+    ]
     for part in parts:
         h.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return h.hexdigest()
@@ -111,7 +118,9 @@ def _digest(root: str, files: list[str]) -> str:
     for relative in files:
         path = os.path.join(root, relative)  # an absolute one stays as it is
         data = _bytes(path) if os.path.lexists(path) else ABSENT
-        h.update(relative.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())
+        h.update(
+            relative.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest()
+        )
     return h.hexdigest()
 
 
@@ -157,8 +166,18 @@ class Remembered:
             return False
 
 
-_SHAPE = {"output": str, "code": int, "lock": str, "wait": bool, "json": bool, "root": str, "files": list,
-          "repo": list, "links": list, "digest": str}
+_SHAPE = {
+    "output": str,
+    "code": int,
+    "lock": str,
+    "wait": bool,
+    "json": bool,
+    "root": str,
+    "files": list,
+    "repo": list,
+    "links": list,
+    "digest": str,
+}
 
 
 class CheckResults:
@@ -177,12 +196,25 @@ class CheckResults:
             entry = marshal.loads(data)  # marshal, not json: json's import is a tenth of this path
         except (ValueError, EOFError, TypeError):
             return None
-        if not isinstance(entry, dict) or any(type(entry.get(k)) is not t for k, t in _SHAPE.items()):
+        if not isinstance(entry, dict) or any(
+            type(entry.get(k)) is not t for k, t in _SHAPE.items()
+        ):
             return None
         return Remembered(entry)
 
-    def store(self, *, intent: str, default_intent: bool, root: str, lock_files: list[str], lock_folder: str,
-              wait: bool, json: bool, output: str, code: int) -> None:
+    def store(
+        self,
+        *,
+        intent: str,
+        default_intent: bool,
+        root: str,
+        lock_files: list[str],
+        lock_folder: str,
+        wait: bool,
+        json: bool,
+        output: str,
+        code: int,
+    ) -> None:
         """Remember a check that read `intent` (named on the command line, or found in the working
         folder: then both candidates decide which) and the lock files of the project in `root`."""
         repo = repository_paths(root)
@@ -192,7 +224,18 @@ class CheckResults:
             files += [os.path.join(here, "lockguard.toml"), os.path.join(here, "pyproject.toml")]
         real = os.path.realpath(intent)
         files.append(real)
-        entry = {"root": root, "files": files, "repo": repo, "links": [(os.path.abspath(intent), real)],
-                 "digest": _digest(root, files), "lock": lock_folder, "wait": wait, "json": json,
-                 "output": output, "code": code}
-        RESULTS.put(self.key, marshal.dumps(entry))  # a cache that cannot be written only costs speed
+        entry = {
+            "root": root,
+            "files": files,
+            "repo": repo,
+            "links": [(os.path.abspath(intent), real)],
+            "digest": _digest(root, files),
+            "lock": lock_folder,
+            "wait": wait,
+            "json": json,
+            "output": output,
+            "code": code,
+        }
+        RESULTS.put(
+            self.key, marshal.dumps(entry)
+        )  # a cache that cannot be written only costs speed

@@ -60,12 +60,17 @@ def capture_environment(target: Path) -> tuple[dict, list[dict]]:
     """(what the interpreter reports, the conda-meta records) of a prefix or an interpreter."""
     python = interpreter_of(target, None) if target.is_dir() else interpreter_of(None, target)
     try:
-        done = subprocess.run([str(python), "-I", "-c", _SCRIPT], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [str(python), "-I", "-c", _SCRIPT], capture_output=True, text=True, timeout=120
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InputError(f"cannot run {python}: {exc}", file=str(python)) from None
     if done.returncode != 0:
-        raise InputError(f"{python} could not list its distributions: {done.stderr.strip()[-500:]}", file=str(python),
-                         hint="pass the environment's own python (Python 3.8 or newer)")
+        raise InputError(
+            f"{python} could not list its distributions: {done.stderr.strip()[-500:]}",
+            file=str(python),
+            hint="pass the environment's own python (Python 3.8 or newer)",
+        )
     captured = json.loads(done.stdout)
     return captured, conda_records(Path(captured["prefix"]))
 
@@ -79,8 +84,14 @@ def conda_records(prefix: Path) -> list[dict]:
         except (OSError, ValueError):
             continue
         if isinstance(data, dict) and data.get("name"):
-            records.append({"name": data["name"], "version": str(data.get("version", "")),
-                            "build": str(data.get("build", "")), "channel": str(data.get("channel", "")),
-                            "depends": [str(d) for d in data.get("depends") or ()],
-                            "file": str(path)})
+            records.append(
+                {
+                    "name": data["name"],
+                    "version": str(data.get("version", "")),
+                    "build": str(data.get("build", "")),
+                    "channel": str(data.get("channel", "")),
+                    "depends": [str(d) for d in data.get("depends") or ()],
+                    "file": str(path),
+                }
+            )
     return records

@@ -36,25 +36,42 @@ def check_targets(paths, root: Path | None) -> None:
     landing: dict[str, Path] = {}
     for path in paths:
         path = Path(path)
-        where = os.path.realpath(path)  # follows a symlinked file or folder to where a write would land
+        where = os.path.realpath(
+            path
+        )  # follows a symlinked file or folder to where a write would land
         if where in landing:
-            raise InputError(f"refusing to write {path}: it is the same file as {landing[where]}", file=str(path),
-                             hint="give each lock file its own name in [outputs]")
+            raise InputError(
+                f"refusing to write {path}: it is the same file as {landing[where]}",
+                file=str(path),
+                hint="give each lock file its own name in [outputs]",
+            )
         landing[where] = path
-        if real_root is not None and where != real_root and not where.startswith(real_root + os.sep):
-            raise InputError(f"refusing to write {path}: it resolves to {where}, outside the project folder "
-                             f"{real_root}", file=str(path),
-                             hint="lock files are written inside the project; remove the symlink or change [outputs]")
+        if (
+            real_root is not None
+            and where != real_root
+            and not where.startswith(real_root + os.sep)
+        ):
+            raise InputError(
+                f"refusing to write {path}: it resolves to {where}, outside the project folder "
+                f"{real_root}",
+                file=str(path),
+                hint="lock files are written inside the project; remove the symlink or change [outputs]",
+            )
         try:
             info = os.stat(path)
         except FileNotFoundError:
             continue
         except OSError as exc:
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}", file=str(path)) from None
+            raise InputError(
+                f"cannot write {path}: {exc.strerror or exc}", file=str(path)
+            ) from None
         if not stat.S_ISREG(info.st_mode):
             kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise InputError(f"refusing to write {path}: it is {kind}", file=str(path),
-                             hint="move it away, or point [outputs] at another file name")
+            raise InputError(
+                f"refusing to write {path}: it is {kind}",
+                file=str(path),
+                hint="move it away, or point [outputs] at another file name",
+            )
 
 
 def write_all_atomic(files: Mapping[Path, str | bytes], *, root: Path | None = None) -> None:
@@ -81,8 +98,11 @@ def _stage_and_commit(files: Mapping[Path, str | bytes]) -> None:
         _commit(staged)
         staged = []
     except OSError as exc:
-        raise InputError(f"cannot write {exc.filename or 'the lock files'}: {exc.strerror or exc}; no file was "
-                         "changed", file=str(exc.filename) if exc.filename else None) from None
+        raise InputError(
+            f"cannot write {exc.filename or 'the lock files'}: {exc.strerror or exc}; no file was "
+            "changed",
+            file=str(exc.filename) if exc.filename else None,
+        ) from None
     finally:
         for tmp, _path in staged:
             with contextlib.suppress(FileNotFoundError):
@@ -91,7 +111,9 @@ def _stage_and_commit(files: Mapping[Path, str | bytes]) -> None:
 
 def _commit(staged: list[tuple[str, Path]]) -> None:
     """Rename every staged file into place; on a failure, undo the renames already done."""
-    backups: list[tuple[Path, str | None]] = []  # (target, hard-link backup of the old file or None)
+    backups: list[
+        tuple[Path, str | None]
+    ] = []  # (target, hard-link backup of the old file or None)
     try:
         for tmp, path in staged:
             backup = None
@@ -105,7 +127,9 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
                     shutil.copy2(path, backup)
             backups.append((path, backup))
             _put_in_place(tmp, path)
-    except BaseException:  # an error, or an exception raised by a signal handler: the old set comes back
+    except (
+        BaseException
+    ):  # an error, or an exception raised by a signal handler: the old set comes back
         for path, backup in reversed(backups):
             with contextlib.suppress(OSError):
                 if backup is not None:

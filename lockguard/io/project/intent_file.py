@@ -61,7 +61,9 @@ def choose_intent(start: Path) -> IntentChoice:
 
 def _has_table(pyproject: Path) -> bool:
     has_table = _pyproject_has_table(pyproject) if is_regular_file(pyproject) else False
-    if has_table is None:  # unparsable: an intent if it mentions lockguard at all (its error is then shown)
+    if (
+        has_table is None
+    ):  # unparsable: an intent if it mentions lockguard at all (its error is then shown)
         has_table = b"lockguard" in _peek(pyproject)
     return has_table
 
@@ -75,7 +77,11 @@ def _pyproject_or_none(start: Path, pyproject: Path, has_table: bool) -> IntentC
         + (f" ({unreadable})" if unreadable else ""),
         file=str(start),
         hint="create one with `lockguard init --python 3.11 --cuda 12.1 torch`, or pass --intent FILE"
-        + ("; or fix pyproject.toml if its [tool.lockguard] is what you meant" if unreadable else ""),
+        + (
+            "; or fix pyproject.toml if its [tool.lockguard] is what you meant"
+            if unreadable
+            else ""
+        ),
     )
 
 
@@ -84,7 +90,11 @@ def _why_unparsable(pyproject: Path) -> str | None:
     if not is_regular_file(pyproject):
         return None
     try:
-        parse_intent(read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT), pyproject, resolve_path=_resolved)
+        parse_intent(
+            read_text(pyproject, what="pyproject.toml", limit=INTENT_LIMIT),
+            pyproject,
+            resolve_path=_resolved,
+        )
     except InputError as exc:
         if "not valid TOML" in exc.message or "not UTF-8" in exc.message:
             return f"{PYPROJECT}" + (f":{exc.line}" if exc.line else "") + " cannot be read as TOML"
@@ -111,7 +121,9 @@ def find_intent(start: Path) -> Path:
     return choose_intent(start).path
 
 
-def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = None, validate: bool = True) -> Intent:
+def load_intent(
+    path: Path, *, validate_matchspec: MatchSpecValidator | None = None, validate: bool = True
+) -> Intent:
     """Parse and validate an intent file; raise InputError naming file, line and key.
     `validate=False` (the fast check path) skips PEP 508 parsing of requirements; the intent and
     its hash are the same either way."""
@@ -119,10 +131,14 @@ def load_intent(path: Path, *, validate_matchspec: MatchSpecValidator | None = N
     try:
         text = read_text(path, what="intent file", limit=INTENT_LIMIT)
     except FileNotFoundError:
-        raise InputError(f"intent file {path} does not exist", file=str(path),
-                         hint="create one with `lockguard init`") from None
-    return parse_intent(text, path, validate_matchspec=validate_matchspec, validate=validate,
-                        resolve_path=_resolved)
+        raise InputError(
+            f"intent file {path} does not exist",
+            file=str(path),
+            hint="create one with `lockguard init`",
+        ) from None
+    return parse_intent(
+        text, path, validate_matchspec=validate_matchspec, validate=validate, resolve_path=_resolved
+    )
 
 
 def _resolved(path: Path) -> str:
@@ -138,25 +154,42 @@ def source_of(intent: Intent) -> IntentSource:
     return intent.source
 
 
-def load_project(intent_path: Path | None, *, validate_matchspec: MatchSpecValidator | None = None,
-                 validate: bool = True, warn=None) -> Intent:
+def load_project(
+    intent_path: Path | None,
+    *,
+    validate_matchspec: MatchSpecValidator | None = None,
+    validate: bool = True,
+    warn=None,
+) -> Intent:
     """The intent of `--intent FILE`, else of the current folder."""
     choice = IntentChoice(Path(intent_path)) if intent_path else choose_intent(Path.cwd())
     return load_chosen(choice, validate_matchspec=validate_matchspec, validate=validate, warn=warn)
 
 
-def load_chosen(choice: IntentChoice, *, validate_matchspec: MatchSpecValidator | None = None,
-                validate: bool = True, warn=None) -> Intent:
+def load_chosen(
+    choice: IntentChoice,
+    *,
+    validate_matchspec: MatchSpecValidator | None = None,
+    validate: bool = True,
+    warn=None,
+) -> Intent:
     """Load the chosen intent; a shadowed [tool.lockguard] must still be valid, and is named."""
     intent = load_intent(choice.path, validate_matchspec=validate_matchspec, validate=validate)
     if choice.ignored is not None:
         try:
             load_intent(choice.ignored, validate=False)
         except InputError as exc:
-            raise InputError(f"{exc.message} (lockguard.toml is the intent in use; this [tool.lockguard] "
-                             "next to it is invalid)", file=exc.file, line=exc.line, key=exc.key,
-                             hint="delete one of the two intents: keep lockguard.toml or [tool.lockguard]") from None
+            raise InputError(
+                f"{exc.message} (lockguard.toml is the intent in use; this [tool.lockguard] "
+                "next to it is invalid)",
+                file=exc.file,
+                line=exc.line,
+                key=exc.key,
+                hint="delete one of the two intents: keep lockguard.toml or [tool.lockguard]",
+            ) from None
         if warn is not None:
-            warn(f"using {choice.path.name}; the [tool.lockguard] table in {choice.ignored.name} is ignored "
-                 "(keep one intent: delete the table, or delete lockguard.toml)")
+            warn(
+                f"using {choice.path.name}; the [tool.lockguard] table in {choice.ignored.name} is ignored "
+                "(keep one intent: delete the table, or delete lockguard.toml)"
+            )
     return intent

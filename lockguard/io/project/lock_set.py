@@ -32,7 +32,9 @@ _UNSUPPORTED = {errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL}
 class LockSet:
     """`with LockSet(folder, exclusive=..., command=...):` the project's lock set, held."""
 
-    def __init__(self, folder, *, exclusive: bool, command: str, wait: bool = True, on_wait=None, warn=None) -> None:
+    def __init__(
+        self, folder, *, exclusive: bool, command: str, wait: bool = True, on_wait=None, warn=None
+    ) -> None:
         self.folder = os.fspath(folder) or "."
         self.exclusive = exclusive
         self.command = command
@@ -40,7 +42,9 @@ class LockSet:
         self.on_wait = on_wait
         self.warn = warn
         self._fd: int | None = None
-        self._held: AbstractContextManager[None] | None = None  # io/kernel_lock.held's context, when the lock was busy at first
+        self._held: AbstractContextManager[None] | None = (
+            None  # io/kernel_lock.held's context, when the lock was busy at first
+        )
 
     def __enter__(self) -> LockSet:
         if self.exclusive:  # the resolve path: through kernel_lock at once (it imports more anyway)
@@ -76,17 +80,25 @@ class LockSet:
         if exc.errno not in _UNSUPPORTED:
             raise exc
         if self.warn is not None:
-            self.warn(f"cannot lock {self.folder} ({exc.strerror}): another lockguard run could change "
-                      "its lock files at the same time")
+            self.warn(
+                f"cannot lock {self.folder} ({exc.strerror}): another lockguard run could change "
+                "its lock files at the same time"
+            )
 
     def _enter_waiting(self) -> None:
         """Through io/kernel_lock.py: the holder named, waited for or refused (LockBusy, exit 2)."""
         # only when the lock set is busy: kernel_lock costs ~14 ms, off the cached check's path
         from lockguard.io.kernel_lock import Holder, held
 
-        context = held(self.folder, exclusive=self.exclusive, holder=Holder(self.command, os.getpid()),
-                       what=f"the lock set of {os.path.abspath(self.folder)}", wait=self.wait,
-                       on_wait=self.on_wait, note_path=_note_path(self.folder))
+        context = held(
+            self.folder,
+            exclusive=self.exclusive,
+            holder=Holder(self.command, os.getpid()),
+            what=f"the lock set of {os.path.abspath(self.folder)}",
+            wait=self.wait,
+            on_wait=self.on_wait,
+            note_path=_note_path(self.folder),
+        )
         context.__enter__()
         self._held = context
 

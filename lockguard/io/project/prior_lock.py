@@ -40,8 +40,11 @@ class LockTexts:
 
     def preference_digest(self) -> str:
         """The sha256 of the files a resolve takes preferences from (the memo key holds it)."""
-        parts = [f"{relative}\0{self.by_path.get(relative)}" for relative, (kind, _p) in sorted(self.kinds.items())
-                 if kind in PREFERENCE_KINDS]
+        parts = [
+            f"{relative}\0{self.by_path.get(relative)}"
+            for relative, (kind, _p) in sorted(self.kinds.items())
+            if kind in PREFERENCE_KINDS
+        ]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -82,8 +85,10 @@ def prior_lock(intent: Intent, texts: LockTexts) -> PriorLock:
     from lockguard.lockfiles.requirements_lock import parse
     from lockguard.lockfiles.syntax import LockSyntaxError
 
-    notes: list[str] = [f"{relative} is not a preference source ({why}); resolving without it"
-                        for relative, why in texts.unreadable.items()]
+    notes: list[str] = [
+        f"{relative} is not a preference source ({why}); resolving without it"
+        for relative, why in texts.unreadable.items()
+    ]
     conda = _conda_records(texts, notes)
     platforms: dict[str, LockedPlatform] = {}
     for platform in intent.platforms:
@@ -94,15 +99,19 @@ def prior_lock(intent: Intent, texts: LockTexts) -> PriorLock:
             relative, text = found[0], found[1]
             written_for = read_header(text).fields.get("platform")
             if written_for and written_for != platform:
-                notes.append(f"{relative} was written for {written_for}, not {platform}: not a preference "
-                             "source; its pip side is resolved from scratch")
+                notes.append(
+                    f"{relative} was written for {written_for}, not {platform}: not a preference "
+                    "source; its pip side is resolved from scratch"
+                )
             else:
                 try:
                     entries = parse(text).entries
                 except LockSyntaxError as exc:
                     where = f"{relative}:{exc.line}" if exc.line else relative
-                    notes.append(f"{where} does not parse ({exc.message}): not a preference source; its pip "
-                                 "side is resolved from scratch")
+                    notes.append(
+                        f"{where} does not parse ({exc.message}): not a preference source; its pip "
+                        "side is resolved from scratch"
+                    )
                     entries = {}
                 pip = {name: entry.version for name, entry in entries.items()}
                 via = {name: entry.via for name, entry in entries.items()}
@@ -126,12 +135,15 @@ def _conda_records(texts: LockTexts, notes: list[str]) -> dict[str, tuple[Locked
         packages = read(text)["package"]
     except LockSyntaxError as exc:
         where = f"{relative}:{exc.line}" if exc.line else relative
-        notes.append(f"{where} does not parse ({exc.message}): not a preference source; the conda side is "
-                     "solved from scratch")
+        notes.append(
+            f"{where} does not parse ({exc.message}): not a preference source; the conda side is "
+            "solved from scratch"
+        )
         return {}
     out: dict[str, list[LockedConda]] = {}
     for package in packages:
         if package.get("manager") == "conda" and package.get("build"):
             out.setdefault(str(package["platform"]), []).append(
-                LockedConda(str(package["name"]), str(package["version"]), str(package["build"])))
+                LockedConda(str(package["name"]), str(package["version"]), str(package["build"]))
+            )
     return {platform: tuple(records) for platform, records in out.items()}

@@ -22,8 +22,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 # kind -> the reader of that lock file's text
-_READERS = {"requirements": requirements_lock.parse, "environment": environment_yml.parse,
-            "conda-lock": conda_lock.read, "pylock": pylock.read}
+_READERS = {
+    "requirements": requirements_lock.parse,
+    "environment": environment_yml.parse,
+    "conda-lock": conda_lock.read,
+    "pylock": pylock.read,
+}
 
 
 def parse_lock(kind: str, text: str, path: str):
@@ -35,9 +39,13 @@ def parse_lock(kind: str, text: str, path: str):
     try:
         return reader(text)
     except LockSyntaxError as exc:
-        raise InputError(f"{path}" + (f":{exc.line}" if exc.line else "") + f": {exc.message}", file=path,
-                         line=exc.line, hint="lock files are written by lockguard: run `lockguard resolve` to "
-                                             "write them again (and do not edit them by hand)") from None
+        raise InputError(
+            f"{path}" + (f":{exc.line}" if exc.line else "") + f": {exc.message}",
+            file=path,
+            line=exc.line,
+            hint="lock files are written by lockguard: run `lockguard resolve` to "
+            "write them again (and do not edit them by hand)",
+        ) from None
 
 
 def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
@@ -48,18 +56,30 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     for relative, kind, platform in lock_paths(intent):
         text = read_lock_text(os.path.join(root, relative))
         header = read_header(text) if text is not None else None
-        if text is None or header is None or not header.intent_hash:  # missing, or without lockguard's header (LG104): not parsed
+        if (
+            text is None or header is None or not header.intent_hash
+        ):  # missing, or without lockguard's header (LG104): not parsed
             files.append(LockFile(relative, text, kind, platform))
             continue
-        view = {"requirements": "requirements", "environment": "environment", "conda-lock": "conda_lock",
-                "pylock": "pylock"}[kind]  # the LockFile field that holds the parsed file
+        view = {
+            "requirements": "requirements",
+            "environment": "environment",
+            "conda-lock": "conda_lock",
+            "pylock": "pylock",
+        }[kind]  # the LockFile field that holds the parsed file
         parsed = {view: parse_lock(kind, text, relative)}
         written = None
         if header.body_hash and header.body_hash != body_hash_of(text):
             # only for a hand-edited lock: the copy lockguard wrote, to show what changed
             written = written_copy(header.body_hash)
-        files.append(LockFile(relative, text, kind, platform, header=header, written=written, **parsed))
-    repo_files = repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)}) if scan_repo else {}
+        files.append(
+            LockFile(relative, text, kind, platform, header=header, written=written, **parsed)
+        )
+    repo_files = (
+        repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)})
+        if scan_repo
+        else {}
+    )
     return Snapshot(intent, source_of(intent).name, files, repo_files)
 
 
@@ -69,7 +89,9 @@ def repository_files(root: Path | str, exclude: set[str]) -> dict[str, str]:
         if relative in exclude:
             continue
         try:
-            found[relative] = read_text(os.path.join(root, relative), what="file", limit=REPO_FILE_LIMIT)
+            found[relative] = read_text(
+                os.path.join(root, relative), what="file", limit=REPO_FILE_LIMIT
+            )
         except (OSError, InputError):
             continue  # not a regular UTF-8 file of sane size: not one that pins anything
     return found

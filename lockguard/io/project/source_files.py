@@ -14,7 +14,9 @@ from lockguard.adopt.requirements_file import parse_requirements_text
 from lockguard.errors import InputError
 from lockguard.io.read import REPO_FILE_LIMIT, read_text
 
-KINDS = "requirements*.txt / *.in, pyproject.toml, environment.yml / *.yaml, Dockerfile / *.dockerfile"
+KINDS = (
+    "requirements*.txt / *.in, pyproject.toml, environment.yml / *.yaml, Dockerfile / *.dockerfile"
+)
 MAX_INCLUDE_DEPTH = 10
 
 
@@ -37,26 +39,39 @@ def read_sources(paths: list[Path]) -> SourceFacts:
     for path in paths:
         kind = kind_of(path)
         if kind is None:
-            raise InputError(f"{path}: cannot tell what kind of file this is", file=str(path),
-                             hint=f"--from reads {KINDS}")
+            raise InputError(
+                f"{path}: cannot tell what kind of file this is",
+                file=str(path),
+                hint=f"--from reads {KINDS}",
+            )
         _read(path, kind, out, seen, depth=0, named_by=None)
     return out
 
 
-def _read(path: Path, kind: str, out: SourceFacts, seen: set[Path], *, depth: int, named_by: Origin | None) -> None:
+def _read(
+    path: Path, kind: str, out: SourceFacts, seen: set[Path], *, depth: int, named_by: Origin | None
+) -> None:
     resolved = path.resolve()
     if resolved in seen:
         return
     seen.add(resolved)
     try:
-        text = read_text(path, what="file", limit=REPO_FILE_LIMIT)  # regular, bounded, UTF-8 (or exit 2)
+        text = read_text(
+            path, what="file", limit=REPO_FILE_LIMIT
+        )  # regular, bounded, UTF-8 (or exit 2)
     except FileNotFoundError:
         if named_by is not None:  # an include that is not here: say so, keep the rest
             out.skip(named_by, f"-r {path}", "the included file does not exist")
             return
-        raise InputError(f"{path} does not exist", file=str(path), hint=f"--from reads {KINDS}") from None
-    parser = {"requirements": parse_requirements_text, "pyproject": parse_pyproject,
-              "environment": parse_environment_yml, "dockerfile": parse_dockerfile}[kind]
+        raise InputError(
+            f"{path} does not exist", file=str(path), hint=f"--from reads {KINDS}"
+        ) from None
+    parser = {
+        "requirements": parse_requirements_text,
+        "pyproject": parse_pyproject,
+        "environment": parse_environment_yml,
+        "dockerfile": parse_dockerfile,
+    }[kind]
     facts, includes = parser(text, str(path))
     out.extend(facts)
     for include, origin in includes:
@@ -64,7 +79,15 @@ def _read(path: Path, kind: str, out: SourceFacts, seen: set[Path], *, depth: in
             out.skip(origin, f"-r {include}", f"includes nested deeper than {MAX_INCLUDE_DEPTH}")
             continue
         target = path.parent / include
-        if Path(include).is_absolute() and not target.exists() and (path.parent / Path(include).name).is_file():
-            target = path.parent / Path(include).name  # COPY requirements.txt /tmp/ ... pip install -r /tmp/...
-            out.notes.append(f"{origin}: read {target} for {include} (the file next to {path.name})")
+        if (
+            Path(include).is_absolute()
+            and not target.exists()
+            and (path.parent / Path(include).name).is_file()
+        ):
+            target = (
+                path.parent / Path(include).name
+            )  # COPY requirements.txt /tmp/ ... pip install -r /tmp/...
+            out.notes.append(
+                f"{origin}: read {target} for {include} (the file next to {path.name})"
+            )
         _read(target, "requirements", out, seen, depth=depth + 1, named_by=origin)
