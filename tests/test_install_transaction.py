@@ -300,7 +300,9 @@ def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(world, lg,
         )
     )
     project = make_project(world, tmp_path / "project", ["shipspyc==1.0"])
-    assert run(lg, project, "clean-install", "--prefix", str(venv), "--yes").exit_code == 0
+    installed = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    assert installed.exit_code == 0
+    assert "verified: every RECORD file of the 1 locked distribution is present" in installed.stderr
     compiled = site_packages(venv) / "shipspyc" / "__pycache__" / f"conv_template.{tag}.pyc"
     assert (
         compiled.read_bytes() != b"a pyc from the wheel builder's machine"

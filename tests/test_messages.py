@@ -454,3 +454,10 @@ def test_the_live_line_counts_requests_metadata_and_running_builds():
     ), text
     progress.build("end", "causal_conv1d-1.7.0.tar.gz")
     assert "building" not in progress.status_text()
+
+
+def test_one_requirement_is_said_in_the_singular(world, lg, tmp_path):
+    intent = world.intent(tmp_path / "p", cuda="none", pip=["jinja2"])
+    result = lg("resolve", "--intent", str(intent))
+    assert result.exit_code == 0, result.stderr
+    assert "resolving linux-64: pip side (1 requirement)" in result.stderr.splitlines()

@@ -168,7 +168,7 @@ def verify(plan: Plan, source: LockSource, q: Quarantine, progress: InstallProgr
         )
     locked = sum(1 for d in scan.dists if d.in_prefix and d.name in source.view.pip)
     progress.say(
-        f"verified: every RECORD file of the {locked} locked distributions is present"
+        f"verified: every RECORD file of the {counted(locked, 'locked distribution')} is present"
         + (f"; imported {', '.join(smoke.imported)}" if smoke.imported else "")
     )
     return smoke.imported

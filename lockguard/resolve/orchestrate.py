@@ -24,6 +24,7 @@ from lockguard.model.lock import CondaRecord, CondaSide, Lock, PlatformLock
 from lockguard.model.locked import LockedConda, LockedPlatform
 from lockguard.model.pip_lock import PipResolution
 from lockguard.model.target import MachineFacts, Target, targets_for
+from lockguard.model.wording import counted
 from lockguard.resolve.candidates import CandidateFilter
 from lockguard.resolve.conda_specs import knowledge_pins, merge_specs, virtual_packages
 from lockguard.resolve.knowledge_rules import name_rules
@@ -124,7 +125,7 @@ def _resolve_platform(
         )
         tried.add(stack.conda_specs)
         provided = _python_packages(knowledge, conda_side)
-        options.progress(f"{target.platform}: pip side ({len(intent.pip)} requirements)")
+        options.progress(f"{target.platform}: pip side ({counted(len(intent.pip), 'requirement')})")
         pip = resolve_pip(
             intent.pip,
             source,
