@@ -23,7 +23,7 @@ REQUIRES_PYTHON = "requires-python"  # a specifier that the chosen python must s
 ENV_NAME = "name"  # a conda environment's name (environment.yml `name:`)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Origin:
     file: str  # as the user named it (relative paths stay relative)
     line: int | None = None
@@ -32,7 +32,7 @@ class Origin:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fact:
     key: str
     value: str
@@ -45,7 +45,7 @@ class Fact:
         return f"{self.origin}" + (f" ({self.why})" if self.why else "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Skipped:
     origin: Origin
     text: str

@@ -35,7 +35,7 @@ PYTHONS = tuple(f"3.{minor}" for minor in range(8, 15))
 USABLE = (PYTHON, CUDA, PIP, CONDA, CHANNEL, GLIBC, REQUIRES_PYTHON)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Contradiction:
     key: str
     facts: tuple[Fact, ...]
@@ -48,7 +48,7 @@ class Contradiction:
         return f"{self.key}: {said}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Undecided:
     """A choice no source makes and lockguard must not guess (which CUDA build of torch)."""
 

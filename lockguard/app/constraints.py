@@ -28,7 +28,7 @@ def knowledge() -> Knowledge:
     return load_knowledge()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verified:
     checked: int  # torch patch rows
     toolkit_releases: int  # cuda-toolkit releases read

@@ -20,7 +20,7 @@ from lockguard.io.project.project_files import read_snapshot
 from lockguard.lockfiles.headers import body_hash_of
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Diagnosis:
     facts: Facts
     checks: list

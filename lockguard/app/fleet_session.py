@@ -22,7 +22,7 @@ from lockguard.io.read import INTENT_LIMIT, read_text
 from lockguard.lockfiles.headers import body_hash_of
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Project:
     intent: Path  # absolute
     files: dict[

@@ -25,7 +25,7 @@ from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.lock_paths import lock_file
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockSource:
     """What a clean-install applies: the lock as the inventory sees it, the entries pip installs
     (with hashes and index options) and where they come from."""

@@ -41,7 +41,7 @@ def newest_restorable(prefix: Path) -> str:
     return next((q.id for q in reversed(list_quarantines(prefix)) if q.state in RESTORABLE), "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Restored:
     id: str
     result: UndoResult
@@ -81,7 +81,7 @@ def runs(prefix: Path) -> list[tuple[QuarantineInfo, int]]:
     return [(q, run_size(prefix, q.id)) for q in list_quarantines(prefix)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pruning:
     going: list[QuarantineInfo]  # the runs whose quarantines go
     sizes: dict[str, int]  # what each frees

@@ -33,7 +33,7 @@ _LABEL = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JitToolkit:
     """The toolkit torch.utils.cpp_extension (and so DeepSpeed, flash-attn source builds) uses:
     CUDA_HOME, else CUDA_PATH, else the first nvcc on PATH (its folder's parent), else /usr/local/cuda."""

@@ -37,7 +37,7 @@ from lockguard.model.prefix import SHARED_LIBRARY, PrefixSnapshot, relative_path
 from lockguard.model.wording import counted
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuarantineItem:
     path: str  # relative to the prefix
     reason: str

@@ -15,7 +15,7 @@ from lockguard.model.prefix import PrefixSnapshot
 from lockguard.model.wording import counted
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockView:
     """The lock as the inventory needs it."""
 
@@ -29,7 +29,7 @@ class LockView:
     cudnn: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outgoing:
     """An installed distribution whose files all move into the quarantine (it leaves the prefix,
     changes version, or is reinstalled because files of it are missing or changed)."""

@@ -15,7 +15,7 @@ from lockguard.knowledge.tables import Knowledge, TorchPatch
 STACK_PREFIXES = ("nvidia-", "cuda-", "triton")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LiveWheel:
     """What PyPI says about one torch wheel now."""
 
@@ -25,7 +25,7 @@ class LiveWheel:
     requires: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Difference:
     version: str
     field: str

@@ -10,7 +10,7 @@ from packaging.version import Version
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CudaStack:
     """One consistent CUDA stack for one platform."""
 

@@ -29,7 +29,7 @@ class DistFile:
         return self.filename.endswith(".whl")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DistMetadata:
     """The parts of core metadata that resolution needs."""
 

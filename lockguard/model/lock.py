@@ -11,7 +11,7 @@ from lockguard.model.pip_lock import PipResolution
 from lockguard.model.target import Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CondaRecord:
     """One solved conda package, with what conda-lock and an installer need."""
 
@@ -35,7 +35,7 @@ class CondaRecord:
         return f"{self.name}={self.version}={self.build}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CondaSide:
     specs: tuple[str, ...]  # what was asked of the solver (or pinned from knowledge)
     records: tuple[CondaRecord, ...] = ()
@@ -47,7 +47,7 @@ class CondaSide:
         return next((r for r in self.records if r.name == name), None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlatformLock:
     target: Target
     stack: CudaStack
@@ -56,7 +56,7 @@ class PlatformLock:
     index_urls: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Lock:
     intent: Intent
     platforms: tuple[PlatformLock, ...] = field(default_factory=tuple)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from lockguard.model.dist import DistFile
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pin:
     name: str
     version: str
@@ -23,7 +23,7 @@ class Pin:
         return tuple(sorted({f.sha256 for f in self.files if f.sha256}))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PipResolution:
     platform: str
     pins: tuple[Pin, ...]

@@ -17,7 +17,7 @@ class RecordEntry(NamedTuple):  # a tuple: a CUDA environment has hundreds of th
     raw: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InstalledDist:
     name: str  # canonical
     version: str
@@ -53,7 +53,7 @@ class InstalledDist:
         return ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CondaInstalled:
     name: str
     version: str
@@ -61,7 +61,7 @@ class CondaInstalled:
     files: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PthFile:
     path: str  # absolute
     injected: tuple[str, ...]  # directories it adds to sys.path
@@ -79,7 +79,7 @@ def relative_path(path: str, start: str) -> str:
     return "/".join([".."] * (len(base) - common) + parts[common:]) or "."
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LibraryDir:
     """A directory the dynamic loader searches before the wheels' own RPATHs."""
 

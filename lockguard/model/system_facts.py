@@ -56,7 +56,7 @@ def version_prefix_equal(a: str, b: str) -> bool:
     return left[:width] == right[:width]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Toolkit:
     """A CUDA toolkit folder named by /usr/local/cuda, CUDA_HOME or CUDA_PATH."""
 
@@ -68,7 +68,7 @@ class Toolkit:
     nvcc: str | None = None  # its bin/nvcc, when present
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Nvcc:
     """One nvcc on PATH, in PATH order (the first is what a build runs)."""
 
@@ -79,7 +79,7 @@ class Nvcc:
     problem: str | None = None  # why there is no version
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SharedLibrary:
     """A CUDA-stack library the dynamic loader can find outside any environment."""
 
@@ -98,13 +98,13 @@ class SharedLibrary:
         return self.soname or self.path.rsplit("/", 1)[-1]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Compiler:
     path: str
     version: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SystemFacts:
     toolkits: tuple[Toolkit, ...] = ()
     nvcc: tuple[Nvcc, ...] = ()

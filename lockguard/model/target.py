@@ -22,7 +22,7 @@ _PLATFORMS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Target:
     platform: str
     python: PythonVersion
@@ -63,7 +63,7 @@ class Target:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MachineFacts:
     """What NVML (or an override) says about the local machine's NVIDIA driver and GPUs."""
 
@@ -78,14 +78,14 @@ class MachineFacts:
         return self.driver is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuProcess:
     pid: int
     used_memory: int  # bytes; 0 when NVML cannot tell
     name: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuInfo:
     index: int
     name: str

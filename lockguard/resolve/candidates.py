@@ -23,7 +23,7 @@ from lockguard.resolve.ports import Project
 from lockguard.resolve.tags import wheel_rank
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     name: str  # canonical
     version: Version

@@ -8,7 +8,7 @@ from typing import Protocol
 from lockguard.model.dist import DistFile, DistMetadata
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Project:
     name: str
     index_url: str

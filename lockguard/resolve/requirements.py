@@ -20,7 +20,7 @@ def parse_requirement(text: str) -> Requirement:
     return Requirement(text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Req:
     name: str  # canonical
     specifier: SpecifierSet = field(default_factory=SpecifierSet)

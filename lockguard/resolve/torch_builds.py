@@ -17,7 +17,7 @@ from packaging.version import Version
 PAIRED = frozenset({"torchvision", "torchaudio"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TorchBuild:
     version: str  # "2.1.2" (PyPI's own build) or "2.1.2+cu118"
     index_url: str | None  # None: PyPI; else the PyTorch index variant that alone publishes it

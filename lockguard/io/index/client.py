@@ -23,7 +23,7 @@ from lockguard.io.index.simple_index import JSON_ACCEPT, project_rows, row_to_fi
 from lockguard.model.dist import DistFile
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProjectPage:
     name: str
     index_url: str  # the index the files come from
