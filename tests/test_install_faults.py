@@ -410,16 +410,22 @@ def nobody_runs(argv: list[str], home: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(
-    world, project, open_folder, lg
-):
+def _skip_unless_nobody_runs_lockguard(home: Path) -> None:
+    """Skip where lockguard cannot run as uid 65534: no root or setpriv, or an interpreter that
+    user cannot start (e.g. one whose libpython lies in root's home)."""
     if _as_nobody() is None:
         pytest.skip("needs root and setpriv to run lockguard as an unprivileged user")
-    runs = nobody_runs([sys.executable, "-c", "pass"], open_folder)
-    if runs.returncode != 0:  # e.g. an interpreter whose libpython lies in root's home
+    runs = nobody_runs([sys.executable, "-c", "pass"], home)
+    if runs.returncode != 0:
         pytest.skip(
             f"the unprivileged user cannot run the tests' interpreter here: {runs.stderr[-200:]}"
         )
+
+
+def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(
+    world, project, open_folder, lg
+):
+    _skip_unless_nobody_runs_lockguard(open_folder)
     venv = (
         open_folder / "env"
     )  # its own copy of the interpreter: nothing of it behind root's folders
@@ -463,13 +469,7 @@ def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(
 def test_an_interpreter_behind_a_folder_the_user_cannot_enter_is_bad_input(
     project, venv, open_folder
 ):
-    if _as_nobody() is None:
-        pytest.skip("needs root and setpriv to run lockguard as an unprivileged user")
-    runs = nobody_runs([sys.executable, "-c", "pass"], open_folder)
-    if runs.returncode != 0:  # e.g. an interpreter whose libpython lies in root's home
-        pytest.skip(
-            f"the unprivileged user cannot run the tests' interpreter here: {runs.stderr[-200:]}"
-        )
+    _skip_unless_nobody_runs_lockguard(open_folder)
     env = copy_venv(venv, open_folder / "env")
     private = open_folder / "private"
     private.mkdir(mode=0o700)

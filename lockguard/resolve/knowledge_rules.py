@@ -47,29 +47,26 @@ def name_rules(knowledge: Knowledge, target: Target) -> Callable[[str], list[Req
             out.append(Req(clash.other, NOTHING, constraint_only=True, by=name, why=clash.why))
         rule = knowledge.gpu_rule(name)
         if rule is not None:
+
+            def refused(reason: str) -> Req:
+                """`name` refused on this target: its GPU rule does not hold (with the rule's row)."""
+                return Req(
+                    name,
+                    NOTHING,
+                    constraint_only=True,
+                    by=f"knowledge ({name} GPU rule)",
+                    why=f"{codes.GPU_RULE_BROKEN.code}: {reason}; {rule.origin}",
+                )
+
             for gpu in target.gpu_archs:
                 if gpu.capability < rule.min_arch.capability:
                     out.append(
-                        Req(
-                            name,
-                            NOTHING,
-                            constraint_only=True,
-                            by=f"knowledge ({name} GPU rule)",
-                            why=f"{codes.GPU_RULE_BROKEN.code}: {name} needs {rule.min_arch}+ but the intent has {gpu}: "
-                            f"{rule.why}; {rule.origin}",
+                        refused(
+                            f"{name} needs {rule.min_arch}+ but the intent has {gpu}: {rule.why}"
                         )
                     )
             if cuda is not None and cuda < rule.min_cuda:
-                out.append(
-                    Req(
-                        name,
-                        NOTHING,
-                        constraint_only=True,
-                        by=f"knowledge ({name} GPU rule)",
-                        why=f"{codes.GPU_RULE_BROKEN.code}: {name} needs CUDA >= {rule.min_cuda}, the intent has {cuda}; "
-                        f"{rule.origin}",
-                    )
-                )
+                out.append(refused(f"{name} needs CUDA >= {rule.min_cuda}, the intent has {cuda}"))
         return out
 
     return rules
