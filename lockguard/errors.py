@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if (
-    TYPE_CHECKING
-):  # the value lives in model/; every command loads this module, few need dataclasses
+# the value lives in model/; every command loads this module, few need dataclasses
+if TYPE_CHECKING:
     from lockguard.model.conflict import Conflict
 
 EXIT_OK = 0
@@ -84,9 +83,8 @@ class BuildFailed(InputError):
     ) -> None:
         super().__init__(message, hint=hint)
         self.filename = filename
-        self.lasting = (
-            lasting  # the sdist itself fails (its backend), not the network: worth remembering
-        )
+        # the sdist itself fails (its backend), not the network: worth remembering
+        self.lasting = lasting
 
 
 class UnknownProject(InputError):

@@ -89,17 +89,16 @@ def environment_findings(
     """The installed environment against the lock, read under the prefix's shared lock (a running
     clean-install or restore is waited for, or with wait=False is exit 2)."""
     root: Path | None
-    if (
-        prefix is not None
-    ):  # --env names an environment; --python may be any interpreter, a base one too
+    # --env names an environment; --python may be any interpreter, a base one too
+    if prefix is not None:
         root = must_be_environment(
             prefix,
             hint="--env takes a venv or a conda prefix; for another installation pass "
             "its interpreter with --python EXE",
         )
-    elif (
-        python is not None
-    ):  # the environment a --python lives in, if it is one (a base interpreter's folder is never locked)
+    # the environment a --python lives in, if it is one (a base interpreter's folder is never
+    # locked)
+    elif python is not None:
         guess = Path(os.path.realpath(Path(os.path.abspath(python)).parent.parent))
         try:
             root = (

@@ -35,9 +35,8 @@ class LockSource:
     label: str  # the file shown in the plan
     platform: str
     direct: list[str]  # names whose modules the import smoke imports
-    snapshot: Snapshot | None = (
-        None  # the project (the conda side); None for a pylock.toml on its own
-    )
+    # the project (the conda side); None for a pylock.toml on its own
+    snapshot: Snapshot | None = None
     links: tuple[str, ...] = ()  # file URLs pip may take (a pylock.toml names its files)
 
 

@@ -23,9 +23,8 @@ from lockguard.model.locked import LockedPlatform
 from lockguard.model.names import spec_name
 from lockguard.model.upgrades import UpgradeRequest
 
-if (
-    TYPE_CHECKING
-):  # the resolver's modules load with a resolution (app/resolution.py), never for a memo hit
+# the resolver's modules load with a resolution (app/resolution.py), never for a memo hit
+if TYPE_CHECKING:
     from lockguard.resolve.relock_notes import KeptYanked, RelockNotes, Vanished
 
 
@@ -84,9 +83,8 @@ class Relock:
             n for p in locked for n in p.pip
         }
         for name, version in self.upgrade.packages:
-            if (
-                version and name not in pip
-            ):  # a conda package: its version is the intent's conda spec
+            # a conda package: its version is the intent's conda spec
+            if version and name not in pip:
                 raise InputError(
                     f"--upgrade-package {name}=={version}: {name} is a conda package; a version "
                     "given here pins pip packages only",

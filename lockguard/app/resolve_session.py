@@ -28,9 +28,8 @@ from lockguard.model.intent_parse import PYPROJECT
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.toml_lines import TomlLines
 
-if (
-    TYPE_CHECKING
-):  # the resolution and the lock's model are imported by a resolution, not by a memo hit
+# the resolution and the lock's model are imported by a resolution, not by a memo hit
+if TYPE_CHECKING:
     from lockguard.app.resolution import Resolution
     from lockguard.model.lock import Lock
     from lockguard.model.upgrades import UpgradeRequest
@@ -101,12 +100,10 @@ class ResolveSession:
         self.watch = watch or (lambda _counts: SilentWatch())  # the cli's progress line, or nothing
         self._machine_facts: tuple | None = None
         self._memo: ResolveMemo | None = None
-        self._memo_after: ResolveMemo | None = (
-            None  # the same entry under the key of the lock it writes (app/relock.py)
-        )
-        self._to_remember: Remembered | None = (
-            None  # what `remember` stores once the gate has passed it
-        )
+        # the same entry under the key of the lock it writes (app/relock.py)
+        self._memo_after: ResolveMemo | None = None
+        # what `remember` stores once the gate has passed it
+        self._to_remember: Remembered | None = None
 
     # -- resolution, or the memo of an identical one -------------------------------------------
 

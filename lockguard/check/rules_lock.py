@@ -204,9 +204,8 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
             ):
                 specs = env.specs
                 candidates = {content_hash_of(intent.hash, lock.platform, specs)}
-                if (
-                    specs and specs[-1] == "pip"
-                ):  # the renderer adds a bare pip before the pip: section
+                # the renderer adds a bare pip before the pip: section
+                if specs and specs[-1] == "pip":
                     candidates.add(content_hash_of(intent.hash, lock.platform, specs[:-1]))
                 if hashes[lock.platform] not in candidates:
                     finding(

@@ -31,9 +31,8 @@ class LockFile:
     environment: EnvironmentFile | None = None
     conda_lock: CondaLockDocument | None = None
     pylock: PylockFile | None = None
-    written: str | None = (
-        None  # what lockguard wrote under the header's body hash (for LG102), if known
-    )
+    # what lockguard wrote under the header's body hash (for LG102), if known
+    written: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

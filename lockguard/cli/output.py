@@ -29,9 +29,8 @@ class Ui:
         self.command = command
         self.json_mode = json_mode
         self.verbose = verbose
-        self.command_line: tuple[str, ...] | None = (
-            None  # as given: the key of the check's result memo
-        )
+        # as given: the key of the check's result memo
+        self.command_line: tuple[str, ...] | None = None
         self._status: Status | None = None
 
     def __repr__(self) -> str:

@@ -168,9 +168,8 @@ def _group(
     errors, warnings = first.errors, first.warnings
     if errors:
         group.reasons.append(f"{errors} error{'s' * (errors != 1)}")
-    if (
-        warnings
-    ):  # without --strict, a node that matches the lock with no error matches, warnings and all
+    # without --strict, a node that matches the lock with no error matches, warnings and all
+    if warnings:
         (group.reasons if strict else group.notes).append(
             f"{warnings} warning{'s' * (warnings != 1)}"
         )

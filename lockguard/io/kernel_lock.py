@@ -71,9 +71,8 @@ def held(
         if note_path is None
         else os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
     )
-    if (
-        fd is None
-    ):  # a reader of state it cannot write (a read-only prefix): nobody can be changing it
+    # a reader of state it cannot write (a read-only prefix): nobody can be changing it
+    if fd is None:
         yield
         return
     try:

@@ -16,12 +16,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
 from lockguard.errors import InputError
-
-if TYPE_CHECKING:
-    pass
 
 # a file named by its text or by a Path: files are opened by name (os.open), without pathlib
 FilePath: TypeAlias = "str | os.PathLike[str]"

@@ -27,9 +27,8 @@ class Field:
     # its own kind of value, which one parameter type cannot say (hence Any)
     check: Callable[[Any], object] | None = None
     attr: str | None = None  # the row attribute, when it differs from the key
-    deep: bool = (
-        False  # `check` only validates (it is costly): the fast path skips it, keeps the raw value
-    )
+    # `check` only validates (it is costly): the fast path skips it, keeps the raw value
+    deep: bool = False
 
 
 def _list_of(convert: Callable[[Any], _T]) -> Callable[[list[object]], tuple[_T, ...]]:

@@ -34,9 +34,8 @@ class TorchRelease(Row):
     manylinux: str
     min_glibc: str
     cxx11_abi: bool
-    index_aarch64: tuple[str, ...] | None = (
-        None  # CUDA variants of the index's linux aarch64 wheels
-    )
+    # CUDA variants of the index's linux aarch64 wheels
+    index_aarch64: tuple[str, ...] | None = None
 
     def pypi_cuda_for(self, platform: str) -> CudaVersion | None:
         """The CUDA of PyPI's own wheel on a conda platform; None means a CPU build."""

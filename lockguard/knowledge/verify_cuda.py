@@ -16,9 +16,8 @@ from lockguard.knowledge.shared_files import WheelFiles
 from lockguard.knowledge.verify import Difference
 
 TOOLKIT = "cuda-toolkit"
-NAMESPACE_MARKER = (
-    "nvidia/__init__.py"  # the same empty file in many wheels: no clash (shared_files.toml)
-)
+# the same empty file in many wheels: no clash (shared_files.toml)
+NAMESPACE_MARKER = "nvidia/__init__.py"
 _WHEEL = re.compile(r"^nvidia-(?P<key>[a-z0-9-]+?)(?:-cu(?P<major>\d{2}))?$")
 _ALL = {
     "extra": "all",

@@ -132,8 +132,7 @@ def _facts(platform_lock: PlatformLock, intent_hash: str, python: str) -> dict[s
         facts["conda-side"] = "solved" if conda.solved else "knowledge-only (not solved)"
         facts["conda-specs"] = list(conda.specs)
         provided = platform_lock.pip.conda_provided
-        if (
-            provided
-        ):  # installed by the conda side: not in this file, which alone cannot make the env
+        # installed by the conda side: not in this file, which alone cannot make the env
+        if provided:
             facts["conda-provided"] = [f"{name}=={version}" for name, version in provided]
     return facts

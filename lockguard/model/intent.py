@@ -157,9 +157,8 @@ class Intent:
             "requirements": self.outputs.requirements,
             "conda-lock": self.outputs.conda_lock,
         }
-        if (
-            self.outputs.pylock is not None
-        ):  # only when asked for: existing intent hashes stay as they were
+        # only when asked for: existing intent hashes stay as they were
+        if self.outputs.pylock is not None:
             outputs["pylock"] = self.outputs.pylock
         return outputs
 

@@ -237,9 +237,8 @@ def _unclosed_bracket_line(text: str, upto: int | None) -> int | None:
     return stack[0] if stack else None
 
 
-_DEEP = (
-    100  # brackets deep: far beyond any intent, far below what the TOML parser's recursion allows
-)
+# brackets deep: far beyond any intent, far below what the TOML parser's recursion allows
+_DEEP = 100
 
 
 def deep_nesting_line(text: str) -> int | None:
@@ -700,9 +699,8 @@ class _Reader:
                 f"({EARLIEST_CUTOFF.date()}); nothing could be locked",
                 hint="use a recent date-time",
             )
-        if value - timedelta(days=1) > datetime.now(
-            timezone.utc
-        ):  # no OverflowError near 9999-12-31
+        # no OverflowError near 9999-12-31
+        if value - timedelta(days=1) > datetime.now(timezone.utc):
             raise self.fail(
                 "exclude-newer",
                 f"{value.isoformat()} is in the future: the lock would change as "

@@ -21,9 +21,8 @@ def lock_file(intent: Intent, kind: str, platform: str | None = None) -> str:
     if kind == "conda-lock" or len(intent.platforms) < 2:
         return filename
     path = Path(filename)
-    if (
-        kind == "pylock" and path.stem != "pylock"
-    ):  # PEP 751 allows one dot: pylock.gpu-linux-64.toml
+    # PEP 751 allows one dot: pylock.gpu-linux-64.toml
+    if kind == "pylock" and path.stem != "pylock":
         return str(path.with_name(f"{path.stem}-{platform}{path.suffix}"))
     return str(path.with_name(f"{path.stem}.{platform}{path.suffix}"))
 

@@ -105,9 +105,8 @@ class PrefixSnapshot:
     python: str
     python_version: str = ""
     sys_path: list[str] = field(default_factory=list)
-    real_sys_path: list[str] | None = (
-        None  # each sys.path entry with its links resolved (None: as listed)
-    )
+    # each sys.path entry with its links resolved (None: as listed)
+    real_sys_path: list[str] | None = None
     site_dirs: list[str] = field(default_factory=list)  # site-packages folders inside the prefix
     user_site: str | None = None
     dists: list[InstalledDist] = field(default_factory=list)

@@ -20,9 +20,8 @@ class ProbeResult:
     imports: list[dict[str, Any]] = field(
         default_factory=list
     )  # one per GPU package tried: dist, module, state, error, ...
-    importing: dict[str, Any] | None = (
-        None  # the import under way when the output ended (it killed the process)
-    )
+    # the import under way when the output ended (it killed the process)
+    importing: dict[str, Any] | None = None
     problems: list[str] = field(
         default_factory=list
     )  # records of the wrong shape, a timeout, no facts

@@ -188,8 +188,7 @@ class CandidateFilter:
                 url=file.url,
                 hint="the index serves a broken page; without exclude-newer the upload times are not read",
             ) from None
-        if (
-            uploaded.tzinfo is None
-        ):  # PEP 700 times are UTC; a page that leaves out the zone means it
+        # PEP 700 times are UTC; a page that leaves out the zone means it
+        if uploaded.tzinfo is None:
             uploaded = uploaded.replace(tzinfo=timezone.utc)
         return uploaded <= self.exclude_newer

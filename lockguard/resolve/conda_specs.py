@@ -132,9 +132,8 @@ def virtual_packages(
     out: list[tuple[str, str]] = []
     if stack.cuda is not None:
         cuda = stack.cuda
-        if (
-            target.driver is not None
-        ):  # the lock must run on the floor driver: solve for what it runs
+        # the lock must run on the floor driver: solve for what it runs
+        if target.driver is not None:
             ceiling = cuda_ceiling(knowledge, target.driver)
             cuda = ceiling if ceiling and ceiling.major == stack.cuda.major else stack.cuda
         out.append(("__cuda", str(cuda)))

@@ -402,17 +402,15 @@ class Provider(AbstractProvider[Req, Candidate, str]):
             # name[extra] depends on name at the same version, plus the extra's requirements
             deps.append(Req(candidate.name, SpecifierSet(f"=={candidate.version}"), parent=parent))
         best = candidate.best_file
-        if (
-            best is None
-        ):  # only the python, conda-provided and absent stand-ins (never asked) have no file
+        # only the python, conda-provided and absent stand-ins (never asked) have no file
+        if best is None:
             raise ValueError(
                 f"{candidate.name} {candidate.version} has no file to read metadata from"
             )
         metadata = self.source.metadata(candidate.name, str(candidate.version), best)
         if metadata.requires_python:
-            with contextlib.suppress(
-                InvalidSpecifier
-            ):  # a malformed Requires-Python: pip ignores it too
+            # a malformed Requires-Python: pip ignores it too
+            with contextlib.suppress(InvalidSpecifier):
                 deps.append(Req(PYTHON, SpecifierSet(metadata.requires_python), parent=parent))
         for text in metadata.requires_dist:
             try:

@@ -195,9 +195,8 @@ class _TorchQuery:
 
     def run(self) -> list[CudaStack]:
         asked = self.target.cuda.version
-        if (
-            self.target.cuda.mode == "version" and asked is not None
-        ):  # the "version" mode always has one
+        # the "version" mode always has one
+        if self.target.cuda.mode == "version" and asked is not None:
             _toolkit_or_fail(self.k, asked)
         patches = self.k.patches_matching(self.spec)
         if not patches:

@@ -23,9 +23,8 @@ class TorchBuild:
     index_url: str | None  # None: PyPI; else the PyTorch index variant that alone publishes it
     label: str  # "torch 2.1 cu118", for messages
     pypi_variant: str | None = None  # the variant PyPI's wheel of this release is, on this platform
-    released: str | None = (
-        None  # "2024-10-29": when this torch release came out (knowledge), for exclude-newer
-    )
+    # "2024-10-29": when this torch release came out (knowledge), for exclude-newer
+    released: str | None = None
 
     @property
     def local(self) -> str:

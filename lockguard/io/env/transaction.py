@@ -59,9 +59,8 @@ class UndoResult:
     gone: list[str] = field(
         default_factory=list
     )  # installed by the run, removed since by someone else
-    journal_error: str = (
-        ""  # why the journal could not record the undo (a full disk), if it could not
-    )
+    # why the journal could not record the undo (a full disk), if it could not
+    journal_error: str = ""
     resumed: bool = False  # an earlier undo of this run was interrupted: `gone` may be its work
 
     def gone_packages(self) -> list[str]:
@@ -187,9 +186,8 @@ def _link(source: Path, target: Path) -> None:
         return
     except OSError:
         pass
-    with contextlib.suppress(
-        OSError
-    ):  # no hard link here (another file system, protected links): a copy
+    # no hard link here (another file system, protected links): a copy
+    with contextlib.suppress(OSError):
         shutil.copy2(source, target, follow_symlinks=False)
 
 
@@ -404,9 +402,8 @@ def _remove_added(q: Quarantine, result: UndoResult) -> None:
         if any(a in gone for a in _ancestors(path)):
             result.removed += 1
         elif unchanged:
-            with contextlib.suppress(
-                FileNotFoundError
-            ):  # removed meanwhile by someone else: gone either way
+            # removed meanwhile by someone else: gone either way
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(safe_relative(q.prefix, path, seen))
             result.removed += 1
         else:

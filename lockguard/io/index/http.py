@@ -76,9 +76,8 @@ class HttpClient:
         self.deadline = self.timeout * DEADLINE_FACTOR
         self.retries = retries
         self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
-        self._client: httpx.Client | None = (
-            None  # created on the first request: a warm resolve makes none
-        )
+        # created on the first request: a warm resolve makes none
+        self._client: httpx.Client | None = None
         self._lock = threading.Lock()
         self._in_flight = 0  # requests between their start and their end (see the module's note)
         self._closed = False
@@ -89,9 +88,8 @@ class HttpClient:
     def _http(self):
         with self._lock:
             if self._client is None:
-                if (
-                    self._closed
-                ):  # a closed pool is never made again (a request in flight keeps it open)
+                # a closed pool is never made again (a request in flight keeps it open)
+                if self._closed:
                     raise _Closed()
                 self._client = httpx.Client(
                     timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT)),
@@ -171,9 +169,8 @@ class HttpClient:
         client = self._http()
         last_error = ""
         timeouts = 0
-        unreachable = (
-            False  # no connection at all (DNS, refused, connect timeout): the host is down
-        )
+        # no connection at all (DNS, refused, connect timeout): the host is down
+        unreachable = False
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * (2 ** (attempt - 1)))

@@ -103,13 +103,11 @@ class MetadataFetcher:
         on_build: Callable[[str, str], None] = lambda _event, _filename: None,
         known: Callable[[str, str], bytes | None] | None = None,
     ) -> None:
-        self.known = (
-            known  # (name, version) -> core metadata lockguard's knowledge gives an sdist of it
-        )
+        # (name, version) -> core metadata lockguard's knowledge gives an sdist of it
+        self.known = known
         self.failed_builds = failed_builds  # io/index/failed_builds.FailedBuilds, or None: no memo
-        self.on_build = (
-            on_build  # ("start" | "end", sdist file name): builds take long, progress says so
-        )
+        # ("start" | "end", sdist file name): builds take long, progress says so
+        self.on_build = on_build
         self.http = http
         self.cache = cache
         self.offline = offline
@@ -128,9 +126,8 @@ class MetadataFetcher:
         override = self.overrides.get((canonicalize_name(name), str(Version(version).public)))
         if override is not None:
             return self._count(parse_metadata(override, "override"))
-        if (
-            not file.is_wheel and self.known is not None
-        ):  # a wheel's own METADATA is cheaper and exact
+        # a wheel's own METADATA is cheaper and exact
+        if not file.is_wheel and self.known is not None:
             known = self.known(name, version)
             if known is not None:
                 return self._count(parse_metadata(known, "knowledge"))

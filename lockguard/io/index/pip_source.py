@@ -87,9 +87,8 @@ class IndexPackageSource:
         future = self._submit_metadata(name, version, file)
         with self._guard:
             job = self._jobs.get(future)
-        if (
-            job is not None
-        ):  # still queued: fetched here, now (a worker that gets to it later finds it claimed)
+        # still queued: fetched here, now (a worker that gets to it later finds it claimed)
+        if job is not None:
             self._fetch_into(future, *job)
         return future.result()
 
@@ -165,9 +164,8 @@ class IndexPackageSource:
     def _fetch_into(
         self, future: Future, name: str, version: str, file: DistFile, try_unadvertised: bool
     ) -> None:
-        with (
-            self._guard
-        ):  # whoever claims the job first runs it: a worker, or the resolver's thread
+        # whoever claims the job first runs it: a worker, or the resolver's thread
+        with self._guard:
             if self._jobs.pop(future, None) is None:
                 return
         if not future.set_running_or_notify_cancel():

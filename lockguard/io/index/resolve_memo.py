@@ -124,9 +124,8 @@ class ResolveMemo:
             "summary": remembered.summary,
             "messages": [list(m) for m in remembered.messages],
         }
-        with contextlib.suppress(
-            OSError
-        ):  # a memo not written only costs the next resolve its speed
+        # a memo not written only costs the next resolve its speed
+        with contextlib.suppress(OSError):
             self.cache.put_resolution(self.key, json.dumps(entry, sort_keys=True).encode())
 
 

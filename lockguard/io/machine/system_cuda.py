@@ -21,9 +21,8 @@ from lockguard.io.run import run_bounded
 from lockguard.model.system_facts import Compiler, Nvcc, SystemFacts, Toolkit
 
 ENV_NODE = "LOCKGUARD_NODE"
-TOOL_TIMEOUT = (
-    10.0  # seconds for nvcc --version, gcc -dumpfullversion, ldconfig -p, the version helper
-)
+# seconds for nvcc --version, gcc -dumpfullversion, ldconfig -p, the version helper
+TOOL_TIMEOUT = 10.0
 _RELEASE = re.compile(r"release (\d+\.\d+)")
 _FULL = re.compile(r"\bV(\d+\.\d+(?:\.\d+)?)")
 _VERSION_TXT = re.compile(r"CUDA Version\s+(\d+\.\d+(?:\.\d+)?)")

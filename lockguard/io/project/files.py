@@ -127,9 +127,8 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
                     shutil.copy2(path, backup)
             backups.append((path, backup))
             _put_in_place(tmp, path)
-    except (
-        BaseException
-    ):  # an error, or an exception raised by a signal handler: the old set comes back
+    # an error, or an exception raised by a signal handler: the old set comes back
+    except BaseException:
         for path, backup in reversed(backups):
             with contextlib.suppress(OSError):
                 if backup is not None:

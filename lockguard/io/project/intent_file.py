@@ -61,9 +61,8 @@ def choose_intent(start: Path) -> IntentChoice:
 
 def _has_table(pyproject: Path) -> bool:
     has_table = _pyproject_has_table(pyproject) if is_regular_file(pyproject) else False
-    if (
-        has_table is None
-    ):  # unparsable: an intent if it mentions lockguard at all (its error is then shown)
+    # unparsable: an intent if it mentions lockguard at all (its error is then shown)
+    if has_table is None:
         has_table = b"lockguard" in _peek(pyproject)
     return has_table
 

@@ -42,9 +42,8 @@ class LockSet:
         self.on_wait = on_wait
         self.warn = warn
         self._fd: int | None = None
-        self._held: AbstractContextManager[None] | None = (
-            None  # io/kernel_lock.held's context, when the lock was busy at first
-        )
+        # io/kernel_lock.held's context, when the lock was busy at first
+        self._held: AbstractContextManager[None] | None = None
 
     def __enter__(self) -> LockSet:
         if self.exclusive:  # the resolve path: through kernel_lock at once (it imports more anyway)

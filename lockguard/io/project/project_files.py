@@ -56,9 +56,8 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     for relative, kind, platform in lock_paths(intent):
         text = read_lock_text(os.path.join(root, relative))
         header = read_header(text) if text is not None else None
-        if (
-            text is None or header is None or not header.intent_hash
-        ):  # missing, or without lockguard's header (LG104): not parsed
+        # missing, or without lockguard's header (LG104): not parsed
+        if text is None or header is None or not header.intent_hash:
             files.append(LockFile(relative, text, kind, platform))
             continue
         view = {
