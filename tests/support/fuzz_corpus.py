@@ -375,11 +375,6 @@ def toml_syntax_cases(base: str) -> list[Case]:
         "dotted-clash": base + 'outputs.environment = "e.yml"\n[outputs]\n',
         "inline-table-trailing": base + "outputs = { environment = 'e.yml', }\n",
     }
-    try:  # TOML 1.1 allows the trailing comma: tomli >= 2.3 (Python 3.10) and tomllib from 3.15 accept it
-        tomllib.loads(damages["inline-table-trailing"])
-        del damages["inline-table-trailing"]
-    except tomllib.TOMLDecodeError:
-        pass
     for label, text in damages.items():
         cases.append(
             Case(
