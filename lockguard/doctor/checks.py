@@ -7,7 +7,8 @@ LG301 a GPU's arch is not in torch's build     LG309 torch sees no CUDA while NV
 LG302 a CUDA library loaded (error) or reachable (warning) from outside the wheels: system NCCL
 LG303 the toolkit JIT builds use (/usr/local/cuda, CUDA_HOME) is another CUDA than the lock's
 LG304 nvcc does not match torch.version.cuda   LG310 installed versions differ from the lock
-LG305 gcc newer than that nvcc accepts         LG311 the probe failed, or an installed GPU package fails to import
+LG305 gcc newer than that nvcc accepts         LG311 the probe failed, or an installed GPU package
+                                                     fails to import
 LG306 -cu11 and -cu12 nvidia packages together LG312 no NVIDIA driver on this machine
 LG307 /dev/shm smaller than 1 GiB              LG313 the smoke matmul failed
                                                LG314 cuDNN in use differs from the installed wheel
@@ -28,7 +29,8 @@ GIB = 1 << 30
 
 
 def decode_cudnn(value: int | None) -> str | None:
-    """torch.backends.cudnn.version(): cuDNN 9 is M*10000+m*100+p (91002), cuDNN 8 is M*1000+m*100+p (8902)."""
+    """torch.backends.cudnn.version(): cuDNN 9 is M*10000+m*100+p (91002), cuDNN 8 is
+    M*1000+m*100+p (8902)."""
     if not value or not isinstance(value, int):
         return None
     if value >= 10000:
@@ -65,8 +67,8 @@ def _driver(facts: Facts) -> Check:
                 codes.NO_DRIVER.code,
                 INFO,
                 f"no NVIDIA driver on this machine ({problem})",
-                "GPU checks are skipped; set LOCKGUARD_CUDA_DRIVER / LOCKGUARD_GPU_ARCH to check a lock "
-                "against a target machine",
+                "GPU checks are skipped; set LOCKGUARD_CUDA_DRIVER / LOCKGUARD_GPU_ARCH to check "
+                "a lock against a target machine",
             ),
         )
     cuda = facts.torch_cuda or (cuda_of(facts.lock.cuda) if facts.lock else None)
@@ -82,8 +84,10 @@ def _driver(facts: Facts) -> Check:
             codes.DRIVER_TOO_OLD.code,
             title,
             ERROR,
-            f"driver {machine.driver} is older than CUDA {cuda} needs (>= {toolkit.min_driver}; {toolkit.origin})",
-            f"upgrade the NVIDIA driver to >= {toolkit.min_driver}, or lock a torch built for an older CUDA",
+            f"driver {machine.driver} is older than CUDA {cuda} needs "
+            f"(>= {toolkit.min_driver}; {toolkit.origin})",
+            f"upgrade the NVIDIA driver to >= {toolkit.min_driver}, "
+            "or lock a torch built for an older CUDA",
         )
     if machine.cuda_max and machine.cuda_max.major < cuda.major:
         return bad(
@@ -126,7 +130,8 @@ def _arch(facts: Facts) -> Check:
             codes.ARCH_NOT_IN_BUILD.code,
             title,
             ERROR,
-            f"{names}: torch {torch.get('version')} was built for {' '.join(map(str, archs))}: expect "
+            f"{names}: torch {torch.get('version')} was built for "
+            f"{' '.join(map(str, archs))}: expect "
             "'CUDA error: no kernel image is available for execution on the device'",
             "lock a torch build for this GPU (`lockguard constraints show torch X.Y` lists them)",
         )
@@ -150,7 +155,8 @@ def _families(dists: dict) -> Check:
             "nvidia wheels",
             ERROR,
             f"several CUDA majors installed ({listed})",
-            "they overwrite each other in nvidia/; `lockguard clean-install` keeps only the locked ones",
+            "they overwrite each other in nvidia/; `lockguard clean-install` keeps only the "
+            "locked ones",
         )
     return ok(
         codes.MIXED_NVIDIA_FAMILIES.code,
@@ -171,7 +177,8 @@ def _zombies(facts: Facts) -> Check:
             "GPU memory",
             WARNING,
             f"memory held by processes that no longer exist: {listed}",
-            "a crashed job's context; it frees when its parent exits (or `nvidia-smi --gpu-reset` on an idle GPU)",
+            "a crashed job's context; it frees when its parent exits "
+            "(or `nvidia-smi --gpu-reset` on an idle GPU)",
         )
     if not machine.gpus:
         return skip(codes.GPU_MEMORY_HELD.code, "GPU memory", "no GPU visible")
@@ -202,7 +209,8 @@ def _available(facts: Facts) -> Check:
             ERROR,
             f"torch.cuda.is_available() is False while NVML sees {len(machine.gpus)} GPU(s)"
             + (f": {torch['cuda_error']}" if torch.get("cuda_error") else ""),
-            f"check CUDA_VISIBLE_DEVICES, the driver version ({codes.DRIVER_TOO_OLD.code}) and the container's GPU access",
+            f"check CUDA_VISIBLE_DEVICES, the driver version ({codes.DRIVER_TOO_OLD.code}) "
+            "and the container's GPU access",
         )
     return ok(
         codes.TORCH_SEES_NO_CUDA.code,
@@ -229,13 +237,15 @@ def _against_lock(facts: Facts) -> Check:
             codes.INSTALLED_DIFFERS.code,
             "lock",
             ERROR,
-            f"{counted(len(wrong), 'package')} {'differs' if len(wrong) == 1 else 'differ'} from the lock: {shown}",
+            f"{counted(len(wrong), 'package')} {'differs' if len(wrong) == 1 else 'differ'} "
+            f"from the lock: {shown}",
             "`lockguard clean-install` makes the environment the lock",
         )
     return ok(
         codes.INSTALLED_DIFFERS.code,
         "lock",
-        f"{counted(len(lock.pip), 'package')} {'matches' if len(lock.pip) == 1 else 'match'} the lock",
+        f"{counted(len(lock.pip), 'package')} "
+        f"{'matches' if len(lock.pip) == 1 else 'match'} the lock",
     )
 
 
@@ -283,7 +293,8 @@ def _smoke(facts: Facts) -> Check:
             title,
             ERROR,
             "; ".join(f"GPU {r.get('index')}: {r.get('error')}" for r in failed),
-            f"see the error; {codes.DRIVER_TOO_OLD.code}/{codes.ARCH_NOT_IN_BUILD.code} explain the usual causes",
+            f"see the error; {codes.DRIVER_TOO_OLD.code}/{codes.ARCH_NOT_IN_BUILD.code} "
+            "explain the usual causes",
         )
     if not results:
         return skip(codes.SMOKE_FAILED.code, title, "torch sees no CUDA device")

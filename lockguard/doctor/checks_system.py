@@ -36,7 +36,8 @@ _LABEL = {
 @dataclass(frozen=True, slots=True)
 class JitToolkit:
     """The toolkit torch.utils.cpp_extension (and so DeepSpeed, flash-attn source builds) uses:
-    CUDA_HOME, else CUDA_PATH, else the first nvcc on PATH (its folder's parent), else /usr/local/cuda."""
+    CUDA_HOME, else CUDA_PATH, else the first nvcc on PATH (its folder's parent), else
+    /usr/local/cuda."""
 
     how: str
     home: str
@@ -82,7 +83,7 @@ def system_checks(facts: Facts) -> list[Check]:
     ]
 
 
-# -- LG302: CUDA libraries torch mapped, and those the loader reaches outside the environment --------
+# -- LG302: CUDA libraries torch mapped, and those the loader reaches outside the environment ------
 
 
 def expected_versions(facts: Facts) -> dict[str, tuple[str, str]]:
@@ -114,8 +115,9 @@ def _libraries(facts: Facts) -> Check:
             title,
             ERROR,
             f"torch loaded from outside its wheels: {shown}",
-            "a system copy (ld.so.conf.d or LD_LIBRARY_PATH) shadows the wheel's; unset LD_LIBRARY_PATH or "
-            "remove that directory from it (NCCL shadowing shows as 'NCCL error: unhandled system error')",
+            "a system copy (ld.so.conf.d or LD_LIBRARY_PATH) shadows the wheel's; unset "
+            "LD_LIBRARY_PATH or remove that directory from it (NCCL shadowing shows as "
+            "'NCCL error: unhandled system error')",
         )
     expected = expected_versions(facts)
     clashes, notes = [], []
@@ -133,8 +135,8 @@ def _libraries(facts: Facts) -> Check:
         # torch's own RPATH finds its wheel's copy first; the shadowing happens when something opens
         # this SONAME by name before torch (cupy, mpi4py, a custom op): torch then reuses that copy
         lines = [
-            f"{lib.path} ({_LABEL[lib.family]} {lib.version}, via {lib.via}) is the {lib.lookup_name} a "
-            f"process finds by name; {whose} is {version}"
+            f"{lib.path} ({_LABEL[lib.family]} {lib.version}, via {lib.via}) is the "
+            f"{lib.lookup_name} a process finds by name; {whose} is {version}"
             for lib, version, whose in clashes
         ]
         return bad(
@@ -146,14 +148,16 @@ def _libraries(facts: Facts) -> Check:
         )
     if mapped:
         extra = (
-            f"; reachable outside: {', '.join(_short(*clash) for clash in clashes)} (not used by torch)"
+            f"; reachable outside: {', '.join(_short(*clash) for clash in clashes)} "
+            "(not used by torch)"
             if clashes
             else ""
         )
         return ok(
             codes.LIBRARY_OUTSIDE_WHEELS.code,
             title,
-            f"torch loaded {counted(len(mapped), 'library', 'libraries')}, all from the environment's wheels{extra}",
+            f"torch loaded {counted(len(mapped), 'library', 'libraries')}, all from the "
+            f"environment's wheels{extra}",
         )
     if not expected:
         reachable = [lib for lib in facts.system.libraries if lib.family in LIBRARY_FAMILIES]
@@ -203,14 +207,18 @@ def _shadow_fix(lib: SharedLibrary) -> str:
     elif lib.via.startswith("/etc/ld.so.conf.d/"):
         where = f"remove {folder} from {lib.via} and run ldconfig"
     else:
-        where = f"remove {lib.path} from the loader's cache (its directory is in /etc/ld.so.conf or a file under it; run ldconfig after)"
+        where = (
+            f"remove {lib.path} from the loader's cache (its directory is in /etc/ld.so.conf or "
+            "a file under it; run ldconfig after)"
+        )
     return (
-        f"{where}: loaded before torch (by cupy, mpi4py, a custom op), it replaces the wheel's copy in "
-        "torch too (NCCL shows this as 'NCCL error: unhandled system error' or an undefined ncclComm* symbol)"
+        f"{where}: loaded before torch (by cupy, mpi4py, a custom op), it replaces the wheel's "
+        "copy in torch too (NCCL shows this as 'NCCL error: unhandled system error' or an "
+        "undefined ncclComm* symbol)"
     )
 
 
-# -- LG303: the toolkit JIT builds use, against the lock's CUDA -------------------------------------
+# -- LG303: the toolkit JIT builds use, against the lock's CUDA ------------------------------------
 
 
 def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
@@ -220,7 +228,8 @@ def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
         return skip(
             codes.JIT_TOOLKIT_MISMATCH.code,
             title,
-            "no CUDA toolkit: /usr/local/cuda, CUDA_HOME, CUDA_PATH and nvcc on PATH are all absent",
+            "no CUDA toolkit: /usr/local/cuda, CUDA_HOME, CUDA_PATH and nvcc on PATH "
+            "are all absent",
         )
     if not jit.exists:
         return bad(
@@ -267,8 +276,9 @@ def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
             title,
             WARNING,
             "; ".join(parts + [f"{whose} CUDA is {cuda}"]),
-            f"point CUDA_HOME at a CUDA {cuda} toolkit before DeepSpeed or flash-attn build anything: with conda, "
-            f"`export CUDA_HOME=$CONDA_PREFIX` (cuda-nvcc={cuda} from the lock); else a CUDA {cuda} install, "
+            f"point CUDA_HOME at a CUDA {cuda} toolkit before DeepSpeed or flash-attn build "
+            "anything: with conda, `export CUDA_HOME=$CONDA_PREFIX` "
+            f"(cuda-nvcc={cuda} from the lock); else a CUDA {cuda} install, "
             f"e.g. /usr/local/cuda-{cuda}",
         )
     unused = (
@@ -305,16 +315,18 @@ def _nvcc(facts: Facts, jit: JitToolkit | None) -> Check:
             codes.NVCC_TORCH_MISMATCH.code,
             title,
             ERROR,
-            f"{where} vs torch.version.cuda {torch_cuda}: {rule.package}'s JIT ops refuse this pair ({rule.origin})",
-            f"use a CUDA {torch_cuda} toolkit (CUDA_HOME), or {rule.override_env}=1 at your own risk",
+            f"{where} vs torch.version.cuda {torch_cuda}: {rule.package}'s JIT ops refuse "
+            f"this pair ({rule.origin})",
+            f"use a CUDA {torch_cuda} toolkit (CUDA_HOME), or {rule.override_env}=1 "
+            "at your own risk",
         )
     if nvcc.major != torch_cuda.major:
         return bad(
             codes.NVCC_TORCH_MISMATCH.code,
             title,
             WARNING,
-            f"{where} vs torch.version.cuda {torch_cuda}: torch's cpp_extension refuses to build extensions "
-            "with another CUDA major",
+            f"{where} vs torch.version.cuda {torch_cuda}: torch's cpp_extension refuses to build "
+            "extensions with another CUDA major",
             f"use a CUDA {torch_cuda} toolkit (CUDA_HOME) for extension builds",
         )
     if nvcc != torch_cuda:
@@ -352,7 +364,8 @@ def _gcc(facts: Facts, jit: JitToolkit | None) -> Check:
             ERROR,
             f"gcc {gcc.version} ({gcc.path}) is newer than nvcc {nvcc} accepts "
             f"(<= {toolkit.max_gcc}; {toolkit.origin})",
-            f"install gcc {toolkit.max_gcc} and point CC/CXX at it (conda: gxx_linux-64={toolkit.max_gcc})",
+            f"install gcc {toolkit.max_gcc} and point CC/CXX at it "
+            f"(conda: gxx_linux-64={toolkit.max_gcc})",
         )
     return ok(
         codes.GCC_NEWER_THAN_NVCC.code,
@@ -371,6 +384,7 @@ def _shm(facts: Facts) -> Check:
             "/dev/shm",
             WARNING,
             f"/dev/shm is {size / (1 << 20):.0f} MiB",
-            "DataLoader workers and NCCL need more: run containers with --shm-size=8g (or --ipc=host)",
+            "DataLoader workers and NCCL need more: run containers with --shm-size=8g "
+            "(or --ipc=host)",
         )
     return ok(codes.DEV_SHM_SMALL.code, "/dev/shm", f"{size / GIB:.1f} GiB")

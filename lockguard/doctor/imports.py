@@ -24,7 +24,8 @@ GPU_IMPORTS = (
     ("bitsandbytes", "bitsandbytes"),
 )
 
-# The pip wheel family that ships a CUDA library, by the library's stem (libcudnn_ops_infer.so.8 -> cudnn).
+# The pip wheel family that ships a CUDA library, by the library's stem
+# (libcudnn_ops_infer.so.8 -> cudnn).
 _WHEEL_OF_STEM = {
     "cudnn": "nvidia-cudnn-",
     "nccl": "nvidia-nccl-",
@@ -78,9 +79,11 @@ def _probe_check(facts: Facts) -> Check:
                 codes.IMPORT_FAILS.code,
                 f"import {module}",
                 ERROR,
-                f"{installed} is installed but `import {module}` hangs: {'; '.join(probe.problems)}",
-                f"run `{probe.python} -c 'import {module}'` to see where it waits (a network filesystem, a "
-                "lock file, a GPU that does not answer); give it longer with --timeout SECONDS",
+                f"{installed} is installed but `import {module}` hangs: "
+                f"{'; '.join(probe.problems)}",
+                f"run `{probe.python} -c 'import {module}'` to see where it waits "
+                "(a network filesystem, a lock file, a GPU that does not answer); give it longer "
+                "with --timeout SECONDS",
                 stderr,
             )
         last = stderr[-1] if stderr else "no stderr"
@@ -88,9 +91,11 @@ def _probe_check(facts: Facts) -> Check:
             codes.IMPORT_FAILS.code,
             f"import {module}",
             ERROR,
-            f"{installed} is installed but `import {module}` killed the probe ({crashed}); stderr: {last}",
-            f"run `{probe.python} -c 'import {module}'` to see the crash; a crash on import usually means stale "
-            ".so files or a library shadowed by LD_LIBRARY_PATH (`lockguard check --env`)",
+            f"{installed} is installed but `import {module}` killed the probe ({crashed}); "
+            f"stderr: {last}",
+            f"run `{probe.python} -c 'import {module}'` to see the crash; a crash on import "
+            "usually means stale .so files or a library shadowed by LD_LIBRARY_PATH "
+            "(`lockguard check --env`)",
             stderr,
         )
     if crashed:
@@ -124,8 +129,10 @@ def _probe_check(facts: Facts) -> Check:
             codes.IMPORT_FAILS.code,
             title,
             WARNING,
-            f"python {version} at {probe.python} also printed lines that are not the probe's: {'; '.join(probe.noise)}",
-            "something in the environment writes to stdout at start-up (a .pth file or sitecustomize)",
+            f"python {version} at {probe.python} also printed lines that are not the probe's: "
+            f"{'; '.join(probe.noise)}",
+            "something in the environment writes to stdout at start-up "
+            "(a .pth file or sitecustomize)",
             stderr,
         )
     return ok(codes.IMPORT_FAILS.code, title, f"python {version} at {probe.python}")
@@ -151,8 +158,9 @@ def _import_check(facts: Facts, result: dict) -> Check:
         " ".join(fixes)
         if fixes
         else (
-            f"run `{facts.probe.python} -c 'import {module}'`; an undefined symbol means a library of another version "
-            "was loaded first (LD_LIBRARY_PATH, stale files: `lockguard check --env`)"
+            f"run `{facts.probe.python} -c 'import {module}'`; an undefined symbol means a "
+            "library of another version was loaded first (LD_LIBRARY_PATH, stale files: "
+            "`lockguard check --env`)"
         )
     )
     return bad(
@@ -182,12 +190,14 @@ def _provider_fix(facts: Facts, library: str, providers: list) -> str:
         )
         if item.get("present"):
             return (
-                f"{library} is {item.get('file')} of {who}: the file is there but the loader does not find it "
-                "(a moved environment, or LD_LIBRARY_PATH): `lockguard check --env`."
+                f"{library} is {item.get('file')} of {who}: the file is there but the loader "
+                "does not find it (a moved environment, or LD_LIBRARY_PATH): "
+                "`lockguard check --env`."
             )
         return (
-            f"{library} belongs to {who}, whose RECORD lists {item.get('file')}, but the file is missing: reinstall "
-            f"it with `lockguard clean-install`, or `pip install --force-reinstall --no-deps {dist}=={pin or item.get('version')}`."
+            f"{library} belongs to {who}, whose RECORD lists {item.get('file')}, but the file "
+            "is missing: reinstall it with `lockguard clean-install`, or "
+            f"`pip install --force-reinstall --no-deps {dist}=={pin or item.get('version')}`."
         )
     match = _STEM.match(library)
     if match:
@@ -195,12 +205,16 @@ def _provider_fix(facts: Facts, library: str, providers: list) -> str:
         for dist, pin in sorted(lock.items()):
             if dist.startswith(prefix) and (not major or pin.split(".")[0] == major):
                 return (
-                    f"{library} comes from the lock's {dist} {pin}, which is not installed: `lockguard clean-install`"
+                    f"{library} comes from the lock's {dist} {pin}, which is not installed: "
+                    "`lockguard clean-install`"
                     f" (or `pip install --no-deps {dist}=={pin}`)."
                 )
     if lock:
-        return f"{library}: no locked or installed distribution provides it; the lock expects it from the system."
+        return (
+            f"{library}: no locked or installed distribution provides it; the lock expects it "
+            "from the system."
+        )
     return (
-        f"{library}: no installed distribution lists it in its RECORD; with a lock (--intent) doctor names the "
-        "distribution that should provide it."
+        f"{library}: no installed distribution lists it in its RECORD; with a lock (--intent) "
+        "doctor names the distribution that should provide it."
     )

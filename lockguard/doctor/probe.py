@@ -5,7 +5,8 @@ target may lack.
 It prints JSON lines, each {"kind": ..., "data": ...}, flushed one by one so that an import that
 kills the process still leaves what came before: "base" (facts that need no import), then for each
 GPU package an "importing" line and its result ("torch" facts, "import" results), then "smoke".
-version_code() is also what io/machine/library_probe.py calls on the libraries outside any environment.
+version_code() is also what io/machine/library_probe.py calls on the libraries outside any
+environment.
 """
 
 import importlib

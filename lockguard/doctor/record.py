@@ -18,7 +18,8 @@ from lockguard.model.system_facts import decode_library_version
 
 DOCTOR_SCHEMA = 1
 
-# drift keys that must agree across a fleet (with the installed distributions): the fingerprint's input
+# drift keys that must agree across a fleet (with the installed distributions): the fingerprint's
+# input
 FINGERPRINT_KEYS = (
     "driver",
     "gpu_models",
@@ -145,7 +146,8 @@ def drift_columns(facts: Facts, checks: list[Check], lock_meta: dict | None) -> 
 
 
 def _library_columns(facts: Facts, family: str, prefix: str) -> dict:
-    """`family`, `family_how` (loaded | reachable), `family_from` (the file), `family_origin` (wheel | system)."""
+    """`family`, `family_how` (loaded | reachable), `family_from` (the file), `family_origin`
+    (wheel | system)."""
     torch = facts.torch
     version = path = how = None
     mapped = [

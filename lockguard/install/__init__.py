@@ -1,1 +1,2 @@
-"""Installing a lock: inventory of a prefix (pure), the plan, quarantine + journal, apply, verify."""
+"""Installing a lock: inventory of a prefix (pure), the plan, quarantine + journal, apply,
+verify."""

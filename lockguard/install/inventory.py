@@ -7,13 +7,16 @@ LG203 a file no longer matches its RECORD  LG215 nvidia -cuNN families of severa
 LG204 a RECORD file is missing (or a shared library has another size)
 LG205 a locked package installed as a legacy .egg-info (no RECORD: reinstalled as a wheel)
 LG210 an unowned shared library            LG216 two files with one SONAME on the search path
-LG211 an unowned file in an owned folder   LG217 the loader's path holds another copy of a locked lib
+LG211 an unowned file in an owned folder   LG217 the loader's path holds another copy of a locked
+                                                 lib
 LG218 /usr/local/cuda points at another CUDA than the lock's
 LG219 a RECORD lists paths outside the prefix (never used)
 LG220 a symlink points out of the prefix
 LG221 a kept installer tool (pip, setuptools, wheel) requires another version of a locked package
-LG222 an interrupted clean-install or restore left its transaction (found by the caller, which reads the state folder)
-LG223 compiled bytecode (__pycache__/*.pyc) whose source is gone; an error where it is all a folder holds
+LG222 an interrupted clean-install or restore left its transaction (found by the caller, which
+      reads the state folder)
+LG223 compiled bytecode (__pycache__/*.pyc) whose source is gone; an error where it is all a
+      folder holds
       (the folder still imports, as a namespace package, where a fresh install has nothing)
 LG230 a locked conda record is missing or different
 
@@ -90,7 +93,7 @@ def take_inventory(
     return inv
 
 
-# -- ownership -----------------------------------------------------------------------------------------
+# -- ownership -------------------------------------------------------------------------------------
 
 # A prefix has hundreds of thousands of files: no path -> owner map of them all is built (hashing
 # every path once more), only the set difference that finds the unowned ones, in C, and the owners
@@ -117,7 +120,8 @@ def _asked_owners(snap: PrefixSnapshot) -> set[str]:
 
 
 def _owners_of(snap: PrefixSnapshot, paths: set[str]) -> dict[str, str]:
-    """path -> owner for `paths`: the first distribution that lists it, else the first conda record."""
+    """path -> owner for `paths`: the first distribution that lists it, else the first conda
+    record."""
     owners: dict[str, str] = {}
     if not paths:
         return owners
@@ -144,7 +148,7 @@ def _ignorable(path: str, present: set[str]) -> bool:
     return path.endswith(".pyc") and path[:-1] in present or "/.lockguard/" in path
 
 
-# -- rules ---------------------------------------------------------------------------------------------
+# -- rules -----------------------------------------------------------------------------------------
 
 
 def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
@@ -156,8 +160,10 @@ def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
                 Finding(
                     codes.RECORD_OUTSIDE_PREFIX.code,
                     ERROR,
-                    f"the RECORD of {dist.name} {dist.version} lists paths outside the prefix: {shown}",
-                    "lockguard never touches those paths; reinstall the package from a trusted wheel",
+                    f"the RECORD of {dist.name} {dist.version} lists paths outside the prefix: "
+                    f"{shown}",
+                    "lockguard never touches those paths; "
+                    "reinstall the package from a trusted wheel",
                     os.path.join(dist.dist_info, "RECORD"),
                 )
             )
@@ -250,7 +256,8 @@ def _orphan_bytecode(
     """LG223: __pycache__/NAME.TAG.pyc that no distribution lists and whose NAME.py is gone. Python
     never imports it as a module, but a package folder holding nothing else still imports as a
     namespace package (`import torch.ao.sparsity` works where a fresh torch has no such module):
-    an error there, a warning elsewhere. clean-install quarantines it; the folders it leaves empty go too."""
+    an error there, a warning elsewhere. clean-install quarantines it; the folders it leaves empty
+    go too."""
     by_folder: dict[str, list[str]] = {}
     for path in compiled:
         folder, _, name = path.rpartition("/__pycache__/")
@@ -262,10 +269,11 @@ def _orphan_bytecode(
     for folder, paths in sorted(by_folder.items()):
         alone = _only_bytecode(ordered, folder)
         message = (
-            f"{folder}/__pycache__ holds {counted(len(paths), 'compiled file')} whose source is gone"
+            f"{folder}/__pycache__ holds {counted(len(paths), 'compiled file')} "
+            "whose source is gone"
             + (
-                f"; they are all {folder} holds, so `import {_dotted(snap, folder)}` still succeeds (a namespace "
-                "package) where a fresh install has no such module"
+                f"; they are all {folder} holds, so `import {_dotted(snap, folder)}` still "
+                "succeeds (a namespace package) where a fresh install has no such module"
                 if alone
                 else ""
             )
@@ -346,7 +354,8 @@ def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
         where = ", ".join(f"{d.version} in {d.site}" for d in losers)
         outside = [d for d in copies if not d.in_prefix]
         hint = (
-            f"remove the copy outside the environment (pip uninstall --user {name}), or run with PYTHONNOUSERSITE=1"
+            f"remove the copy outside the environment (pip uninstall --user {name}), "
+            "or run with PYTHONNOUSERSITE=1"
             if outside
             else "uninstall the extra copy"
         )
@@ -413,7 +422,8 @@ def _sonames(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> No
                 Finding(
                     codes.DUPLICATE_SONAME.code,
                     ERROR,
-                    f"{counted(len(paths), 'file')} {'has' if len(paths) == 1 else 'have'} the SONAME {name}: {listed}",
+                    f"{counted(len(paths), 'file')} {'has' if len(paths) == 1 else 'have'} "
+                    f"the SONAME {name}: {listed}",
                     "which one loads depends on RPATH and search order; keep only the locked one",
                     os.path.join(snap.prefix, sorted(paths)[0]),
                 )
@@ -443,9 +453,10 @@ def _loader_path(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
                     Finding(
                         codes.LOADER_PATH_COPY.code,
                         ERROR,
-                        f"{entry.path} ({entry.origin}) holds {filename} (SONAME {wanted}, the name the lock's {lib} "
-                        f"{want} is loaded by)",
-                        f"the loader can pick it before the wheel's own copy; remove {entry.path} from {entry.origin}",
+                        f"{entry.path} ({entry.origin}) holds {filename} (SONAME {wanted}, "
+                        f"the name the lock's {lib} {want} is loaded by)",
+                        "the loader can pick it before the wheel's own copy; "
+                        f"remove {entry.path} from {entry.origin}",
                         entry.origin if entry.origin != "LD_LIBRARY_PATH" else None,
                     )
                 )
@@ -464,7 +475,8 @@ def _cuda_link(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
                 f"{link} points at {target} (CUDA {match.group(1)}); the lock's "
                 f"CUDA is {lock.cuda}",
                 "extension builds that use /usr/local/cuda will mismatch "
-                "torch; set CUDA_HOME to the lock's toolkit (lockguard changes nothing outside the prefix)",
+                "torch; set CUDA_HOME to the lock's toolkit "
+                "(lockguard changes nothing outside the prefix)",
                 link,
             )
         )

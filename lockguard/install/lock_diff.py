@@ -103,7 +103,8 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
                     codes.LEGACY_EGG_INFO.code,
                     WARNING,
                     f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
-                    f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo them exactly",
+                    f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo "
+                    "them exactly",
                     f"`lockguard clean-install` reinstalls {name}=={version} from the "
                     "lock as a wheel (its .egg-info install moves into the quarantine)",
                     dist.dist_info,
@@ -229,11 +230,13 @@ def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
         what = []
         if missing:
             what.append(
-                f"{counted(len(missing), 'file')} of its RECORD {'is' if len(missing) == 1 else 'are'} missing: {_shown(missing)}"
+                f"{counted(len(missing), 'file')} of its RECORD "
+                f"{'is' if len(missing) == 1 else 'are'} missing: {_shown(missing)}"
             )
         if dist.resized:
             what.append(
-                f"{len(dist.resized)} shared libraries differ in size from the RECORD: {_shown(list(dist.resized))}"
+                f"{len(dist.resized)} shared libraries differ in size from the RECORD: "
+                f"{_shown(list(dist.resized))}"
             )
         out.append(
             Finding(
@@ -250,7 +253,8 @@ def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
             Finding(
                 codes.FILE_DIFFERS.code,
                 ERROR,
-                f"{dist.name} {dist.version}: {counted(len(files), 'file')} {'differs' if len(files) == 1 else 'differ'} from its RECORD "
+                f"{dist.name} {dist.version}: {counted(len(files), 'file')} "
+                f"{'differs' if len(files) == 1 else 'differ'} from its RECORD "
                 f"({_shown(files)})",
                 fix.replace("clean-install`", "clean-install --verify-files`"),
                 dist.dist_info,

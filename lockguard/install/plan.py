@@ -128,8 +128,8 @@ class Plan:
             lines.append("  nothing to change: the environment matches the lock")
         if self.blocked:
             lines.append(
-                f"  cannot move {counted(len(self.blocked), 'file')} into the quarantine: the run stops "
-                "before it changes anything:"
+                f"  cannot move {counted(len(self.blocked), 'file')} into the quarantine: "
+                "the run stops before it changes anything:"
             )
             lines += [f"    {path}: {why}" for path, why in self.blocked[: None if verbose else 20]]
             if len(self.blocked) > 20 and not verbose:
@@ -137,8 +137,8 @@ class Plan:
         if self.quarantine:
             lines.append(
                 f"  quarantine {counted(len(self.quarantine), 'stale file')}, "
-                f"{human_size(self.size_of(q.path for q in self.quarantine))} (moved, never deleted; "
-                "`lockguard restore` undoes):"
+                f"{human_size(self.size_of(q.path for q in self.quarantine))} "
+                "(moved, never deleted; `lockguard restore` undoes):"
             )
             for (folder, reason), items in self._stale_groups():
                 size = human_size(self.size_of(q.path for q in items))
@@ -150,8 +150,8 @@ class Plan:
                     ]
         if self.outgoing:
             lines.append(
-                f"  take out {counted(len(self.outgoing), 'distribution')} (all their files move into the "
-                "quarantine before pip runs; pip uninstalls nothing):"
+                f"  take out {counted(len(self.outgoing), 'distribution')} (all their files move "
+                "into the quarantine before pip runs; pip uninstalls nothing):"
             )
             for o in self.outgoing:
                 files = self.outgoing_files.get(o.dist_info, ())
@@ -167,7 +167,8 @@ class Plan:
             )
             lines += [f"    {pin}" for pin in self.install]
             lines.append(
-                "    (a file of a staying package that pip writes over is kept by a hard link and joins the quarantine)"
+                "    (a file of a staying package that pip writes over is kept by a hard link "
+                "and joins the quarantine)"
             )
         if self.conda:
             lines.append("  conda records to install:")

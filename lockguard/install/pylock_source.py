@@ -34,11 +34,13 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
         where = f"{path}:{package.line}" if package.line else path
         if not package.hashes:
             raise InputError(
-                f"{where}: {package.name} {package.version} has no wheel or sdist with a sha256 hash",
+                f"{where}: {package.name} {package.version} has no wheel or sdist "
+                "with a sha256 hash",
                 file=path,
                 line=package.line,
-                hint="clean-install installs only hashed files from an index (pip --require-hashes); "
-                "lock it from an index (e.g. `uv pip compile -o pylock.toml`) or leave it out",
+                hint="clean-install installs only hashed files from an index "
+                "(pip --require-hashes); lock it from an index "
+                "(e.g. `uv pip compile -o pylock.toml`) or leave it out",
             )
         out.requirements.entries[package.name] = LockedRequirement(
             package.name, package.version, package.hashes, (), package.line or 0
@@ -51,8 +53,8 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
                 out.links.append(f"{location}#sha256={file.hashes['sha256']}")
         if not package.index and not any(f.url or f.path for f in package.files):
             raise InputError(
-                f"{where}: {package.name} {package.version} names neither an index nor a URL or path "
-                "for its files",
+                f"{where}: {package.name} {package.version} names neither an index nor a URL "
+                "or path for its files",
                 file=path,
                 line=package.line,
                 hint="pip needs to know where to download it: add `index` or the files' `url`",
@@ -67,7 +69,8 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
 def links_page(links: list[str]) -> str:
     """An HTML page pip reads with --find-links (PEP 503's anchor form)."""
     rows = [
-        f'<a href="{html.escape(url, quote=True)}">{html.escape(url.split("#", 1)[0].rsplit("/", 1)[-1])}</a><br>'
+        f'<a href="{html.escape(url, quote=True)}">'
+        f"{html.escape(url.split('#', 1)[0].rsplit('/', 1)[-1])}</a><br>"
         for url in links
     ]
     return "<!DOCTYPE html>\n<html><body>\n" + "\n".join(rows) + "\n</body></html>\n"
@@ -79,7 +82,8 @@ def _file_url(path: str, folder: str) -> str:
 
 
 def disagreements(pylock: PylockFile, locked: dict[str, str]) -> list[str]:
-    """Where a pylock.toml and the project's lock pin different things ("torch 2.1.1 (the lock: 2.1.2)")."""
+    """Where a pylock.toml and the project's lock pin different things
+    ("torch 2.1.1 (the lock: 2.1.2)")."""
     pins = {p.name: p.version for p in pylock.packages.values()}
     out = []
     for name in sorted(set(pins) | set(locked)):

@@ -36,8 +36,9 @@ def tool_conflicts(snap: PrefixSnapshot, locked: dict[str, str]) -> list[Finding
         if d.in_prefix and d.name in INSTALLER_TOOLS and d.name not in locked and d.requires
     ]
     if not kept:
-        return []  # nothing to read: packaging's requirement parser (a tenth of a scan) is not imported
-    # here, not at the top, for that reason: most prefixes keep no installer tool the lock leaves out
+        return []  # nothing to read: packaging's requirement parser (a tenth of a scan) is not
+    # imported here, not at the top, for that reason: most prefixes keep no installer tool the
+    # lock leaves out
     from packaging.requirements import InvalidRequirement, Requirement
 
     environment = _marker_environment(snap.python_version)
@@ -59,9 +60,10 @@ def tool_conflicts(snap: PrefixSnapshot, locked: dict[str, str]) -> list[Finding
                 Finding(
                     codes.KEPT_TOOL_CONFLICT.code,
                     WARNING,
-                    f"{dist.name} {dist.version} is kept (the lock does not pin it) and requires {requirement}, "
-                    f"but the lock pins {name} {locked[name]}",
-                    f"add `{dist.name}` to the intent's pip list and run `lockguard resolve`: the resolver then picks a "
+                    f"{dist.name} {dist.version} is kept (the lock does not pin it) and requires "
+                    f"{requirement}, but the lock pins {name} {locked[name]}",
+                    f"add `{dist.name}` to the intent's pip list and run `lockguard resolve`: "
+                    "the resolver then picks a "
                     f"{dist.name} that accepts {name} {locked[name]} and clean-install installs it "
                     f"(or remove it: `python -m pip uninstall {dist.name}`)",
                     dist.dist_info,
