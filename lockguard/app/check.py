@@ -156,16 +156,17 @@ def _below_here(root) -> str | None:
 
 
 def shown_path(path) -> str:
-    """The intent as the user would type it from here (sub/lockguard.toml from a monorepo's root)."""
+    """The intent as the user would type it from here (sub/lockguard.toml from a monorepo's
+    root)."""
     folder = _below_here(os.path.dirname(os.fspath(path)))
     name = os.path.basename(os.fspath(path))
     return os.path.join(folder, name) if folder else name
 
 
 def from_here(findings: list, root) -> list:
-    """Findings name files relative to the project; run from a folder above the project (a monorepo's
-    root, where CI runs) they are named from there, so `--intent sub/lockguard.toml --format github`
-    annotates sub/Dockerfile, a file that exists in the repository."""
+    """Findings name files relative to the project; run from a folder above the project (a
+    monorepo's root, where CI runs) they are named from there, so `--intent sub/lockguard.toml
+    --format github` annotates sub/Dockerfile, a file that exists in the repository."""
     folder = _below_here(root)
     if folder is None:
         return findings

@@ -1,6 +1,6 @@
-"""`lockguard constraints`' session: the knowledge loaded for `show`, and for `verify` its facts read
-again from the index (wheel METADATA and RECORD by range requests, no wheel download) and compared
-with the rows."""
+"""`lockguard constraints`' session: the knowledge loaded for `show`, and for `verify` its facts
+read again from the index (wheel METADATA and RECORD by range requests, no wheel download) and
+compared with the rows."""
 
 from __future__ import annotations
 
@@ -40,8 +40,9 @@ class Verified:
 
 def verify(index_url: str, say: Callable[[str], None]) -> Verified:
     """Every torch [[patch]] row against torch's wheel METADATA, every [[cuda-release]] row against
-    NVIDIA's cuda-toolkit METADATA, every [[shared-files]] row against the CUDA wheels' RECORD, every
-    [[sdist-metadata]] row against the PKG-INFO (or egg-info/requires.txt) of the sdists it covers."""
+    NVIDIA's cuda-toolkit METADATA, every [[shared-files]] row against the CUDA wheels' RECORD,
+    every [[sdist-metadata]] row against the PKG-INFO (or egg-info/requires.txt) of the sdists it
+    covers."""
     known = load_knowledge()
     with HttpClient() as client:
         files = project_files(client, index_url, "torch")
@@ -56,7 +57,8 @@ def verify(index_url: str, say: Callable[[str], None]) -> Verified:
         say(f"reading the RECORD of {len(names)} CUDA wheels by range requests...")
         paths = read_wheel_paths(client, index_url, names)
         say(
-            f"reading PKG-INFO of the sdists {counted(len(known.sdist_metadata.rows), '[[sdist-metadata]] row')} "
+            "reading PKG-INFO of the sdists "
+            f"{counted(len(known.sdist_metadata.rows), '[[sdist-metadata]] row')} "
             "cover..."
         )
         sdists = read_sdist_facts(client, index_url, known.sdist_metadata)

@@ -47,8 +47,8 @@ def files_pairs(old: Path, new: Path) -> list:
     kind = kind_of(old.name, old_text)
     if kind_of(new.name, new_text) != kind:
         raise InputError(
-            f"{old} is a {kind} file and {new} a {kind_of(new.name, new_text)} file: they cannot be "
-            "compared",
+            f"{old} is a {kind} file and {new} a {kind_of(new.name, new_text)} file: they "
+            "cannot be compared",
             hint="compare two lock files of one kind",
         )
     before, after = _views(kind, old_text, str(old)), _views(kind, new_text, str(new))

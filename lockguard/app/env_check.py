@@ -144,21 +144,28 @@ def environment_exit_code(
 
 
 def interrupted_runs(prefix: Path) -> list[Finding]:
-    """LG222: a clean-install (or a restore of one) that was killed left the environment half changed."""
+    """LG222: a clean-install (or a restore of one) that was killed left the environment half
+    changed."""
     out = []
     for q in interrupted_quarantines(prefix):
         if q.state == "restore-interrupted":
             message = (
-                f"the restore of clean-install {q.id} was interrupted ({q.put_back} of {q.count} quarantined "
-                "files put back): the environment is half restored"
+                f"the restore of clean-install {q.id} was interrupted ({q.put_back} of {q.count} "
+                "quarantined files put back): the environment is half restored"
             )
-            fix = f"`lockguard restore {q.id} --prefix {prefix}` finishes it (a clean-install finishes it first, too)"
+            fix = (
+                f"`lockguard restore {q.id} --prefix {prefix}` finishes it "
+                "(a clean-install finishes it first, too)"
+            )
         else:
             message = (
-                f"clean-install {q.id} was interrupted (last step: {q.phase or 'begin'}): the environment is "
-                "half changed"
+                f"clean-install {q.id} was interrupted (last step: {q.phase or 'begin'}): the "
+                "environment is half changed"
             )
-            fix = f"`lockguard restore {q.id} --prefix {prefix}` undoes it (a new clean-install undoes it first, too)"
+            fix = (
+                f"`lockguard restore {q.id} --prefix {prefix}` undoes it "
+                "(a new clean-install undoes it first, too)"
+            )
         out.append(
             Finding(
                 codes.INTERRUPTED_RUN.code,

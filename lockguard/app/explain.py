@@ -48,6 +48,7 @@ def explain_package(package: str, intent_path: Path | None, platform: str | None
         raise InputError(
             f"{clip(package)} is not in {req_path.name}"
             + (f" or {env_path.name}" if env_text else ""),
-            hint="`lockguard explain` reads the lock; run `lockguard resolve` if the intent changed",
+            hint="`lockguard explain` reads the lock; run `lockguard resolve` if the intent "
+            "changed",
         )
     return found, platform

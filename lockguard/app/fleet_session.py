@@ -157,7 +157,8 @@ def _runtime_env(settings: dict) -> dict | None:
 def manifest_options(settings: dict, project: Project | None, *, run_id: str):
     if not settings.get("image"):
         raise InputError(
-            "--via kubectl needs --image IMAGE: an image with lockguard and the environment to check",
+            "--via kubectl needs --image IMAGE: an image with lockguard and the environment "
+            "to check",
             key="--image",
             hint="e.g. --image registry.example.com/train:2024-03",
         )

@@ -51,8 +51,9 @@ def adopted_values(
                 else ""
             ),
             file=sources[0] if len(sources) == 1 else None,
-            hint="pass the files that install the environment (requirements.txt, environment.yml, Dockerfile, "
-            "pyproject.toml), or write the intent with `lockguard init --python X.Y --cuda X.Y PKG...`",
+            hint="pass the files that install the environment (requirements.txt, environment.yml, "
+            "Dockerfile, pyproject.toml), or write the intent with "
+            "`lockguard init --python X.Y --cuda X.Y PKG...`",
         )
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     adopted = adopt(facts, python=python, cuda=cuda, indexes=indexes, running_python=running)
@@ -75,12 +76,14 @@ def adopted_values(
     for message in adopted.messages:
         ui.info(f"note: {message}")
     header = [
-        f"Adopted from {', '.join(sources)} by `lockguard init`; each value names where it came from."
+        f"Adopted from {', '.join(sources)} by `lockguard init`; each value names where it came "
+        "from."
     ]
     if facts.skipped:
         count = len(facts.skipped)
         header.append(
-            f"{count} {'line was' if count == 1 else 'lines were'} not carried over (listed by `lockguard init`):"
+            f"{count} {'line was' if count == 1 else 'lines were'} not carried over "
+            "(listed by `lockguard init`):"
         )
         header += [f"  {s}" for s in facts.skipped[:20]]
         if len(facts.skipped) > 20:

@@ -95,7 +95,8 @@ def undo_interrupted(prefix: Path, progress: InstallProgress) -> list[str]:
             else f"clean-install {info.id} was interrupted; undone"
         )
         progress.warn(
-            f"{what}: removed {counted(result.removed, 'file')} it had installed, put back {counted(result.put_back, 'file')}"
+            f"{what}: removed {counted(result.removed, 'file')} it had installed, put back "
+            f"{counted(result.put_back, 'file')}"
         )
         undone.append(info.id)
     return undone
@@ -184,7 +185,8 @@ def apply_plan(
         try:
             if moves:
                 progress.say(
-                    f"hashing {counted(len(moves), 'file')} ({human_size(plan.size_of(m.path for m in moves))}) "
+                    f"hashing {counted(len(moves), 'file')} "
+                    f"({human_size(plan.size_of(m.path for m in moves))}) "
                     "for the quarantine manifest"
                 )
             t = Transaction.begin(
@@ -206,7 +208,8 @@ def apply_plan(
             applied.quarantined_bytes = sum(e.get("size") or 0 for e in q.manifest()["entries"])
             if moved:
                 progress.say(
-                    f"quarantined {counted(moved, 'file')} ({human_size(applied.quarantined_bytes)}) in {q.root}"
+                    f"quarantined {counted(moved, 'file')} "
+                    f"({human_size(applied.quarantined_bytes)}) in {q.root}"
                 )
             t.record_before()
             if plan.conda:
@@ -216,13 +219,14 @@ def apply_plan(
             installed = t.record_installed(plan.owners)
             if installed.replaced:
                 progress.say(
-                    f"pip wrote over {counted(len(installed.replaced), 'file')} that staying packages share "
-                    "with the new ones; their old copies are in the quarantine"
+                    f"pip wrote over {counted(len(installed.replaced), 'file')} that staying "
+                    "packages share with the new ones; their old copies are in the quarantine"
                 )
             if installed.modified:
                 applied.warnings.append(
                     f"pip changed {counted(len(installed.modified), 'file')} in place "
-                    f"({', '.join(installed.modified[:3])}); restore cannot give back their old bytes"
+                    f"({', '.join(installed.modified[:3])}); restore cannot give back their old "
+                    "bytes"
                 )
             applied.imported = verify(plan, source, q, progress)
             q.log(event="verified")
@@ -291,11 +295,14 @@ def _roll_back(t: Transaction) -> str:
         line = "nothing in the environment was changed"
     else:
         line = (
-            f"rolled back: removed {counted(result.removed, 'file')} the run had installed, put back "
-            f"{counted(result.put_back, 'quarantined file')}"
+            f"rolled back: removed {counted(result.removed, 'file')} the run had installed, "
+            f"put back {counted(result.put_back, 'quarantined file')}"
         )
     if result.displaced:
-        line += f"; {counted(len(result.displaced), 'file')} that changed meanwhile were kept in {q.root / 'displaced'}"
+        line += (
+            f"; {counted(len(result.displaced), 'file')} that changed meanwhile were kept in "
+            f"{q.root / 'displaced'}"
+        )
     if journal_error:
         line += f" (its journal could not record every step: {journal_error})"
     return line

@@ -91,8 +91,8 @@ def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -
             f"{path} pins other versions than the project's lock: {', '.join(differ[:5])}"
             + (f" and {len(differ) - 5} more" if len(differ) > 5 else ""),
             file=str(path),
-            hint="run `lockguard resolve` (with `[outputs] pylock`) to write both from the intent, or "
-            "run clean-install outside the project to apply the pylock.toml on its own",
+            hint="run `lockguard resolve` (with `[outputs] pylock`) to write both from the intent, "
+            "or run clean-install outside the project to apply the pylock.toml on its own",
         )
     return replace(source, requirements=requirements, label=str(path), links=links)
 

@@ -132,7 +132,8 @@ def install_conda(plan: Plan, source: LockSource, progress: InstallProgress) -> 
 
 
 def _full_conda_lock(snapshot: Snapshot) -> list[dict]:
-    """conda-lock.yml with its dependencies and hashes (the check's fast reader keeps names only)."""
+    """conda-lock.yml with its dependencies and hashes (the check's fast reader keeps names
+    only)."""
     lock = snapshot.of_kind("conda-lock")
     return read_document(lock.text or "").get("package", []) if lock else []
 

@@ -40,7 +40,7 @@ class Relock:
             str
         ] = []  # the notes printed: a plain resolve of the same lock does not say them
 
-    # -- the resolution memo ------------------------------------------------------------------------
+    # -- the resolution memo -----------------------------------------------------------------------
 
     def memo_options(self) -> dict[str, str]:
         """What the memo key must hold besides the intent: the lock a resolve starts from (by the
@@ -65,7 +65,8 @@ class Relock:
         """--upgrade-package NAME of a name neither in the lock nor in the intent is exit 2."""
         if not self.upgrade.packages:
             return
-        # the resolver's requirement helpers, for --upgrade-package only (a plain memo hit needs none)
+        # the resolver's requirement helpers, for --upgrade-package only (a plain memo hit needs
+        # none)
         from lockguard.resolve.pip_resolve import merged_requirements
         from lockguard.resolve.preferences import unknown_names
 
@@ -88,7 +89,8 @@ class Relock:
                 raise InputError(
                     f"--upgrade-package {name}=={version}: {name} is a conda package; a version "
                     "given here pins pip packages only",
-                    hint=f"put {name}=={version} in the intent's conda list, or give the name alone",
+                    hint=f"put {name}=={version} in the intent's conda list, or give the name "
+                    "alone",
                 )
 
     def locked(self, platform: str) -> LockedPlatform | None:
@@ -110,7 +112,8 @@ class Relock:
                 info(self.said[-1])
         for record in self.missing_conda:
             warn(
-                f"conda {record} is locked, but no channel lists it any more; the conda side was solved without it"
+                f"conda {record} is locked, but no channel lists it any more; the conda side was "
+                "solved without it"
             )
 
     def changes(self, outputs: dict[Path, str]) -> ChangeReport:
@@ -135,8 +138,10 @@ class Relock:
         return report(pairs, knowledge)
 
     def _view(self, platform: str, texts: dict[str, str | None]):
-        """requirements.lock's pip side and environment.yml's conda side (None: no readable lock)."""
-        # the lock file readers, only for a lock that changed (a memo hit's bytes are compared above)
+        """requirements.lock's pip side and environment.yml's conda side (None: no readable
+        lock)."""
+        # the lock file readers, only for a lock that changed (a memo hit's bytes are compared
+        # above)
         from lockguard.check.lock_views import merged, views_of
         from lockguard.lockfiles.syntax import LockSyntaxError
 

@@ -178,7 +178,8 @@ class Resolution:
             )
             torch_note = f", torch {torch.version} ({platform.stack.variant})" if torch else ""
             self.ui.info(
-                f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; {conda_note}"
+                f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; "
+                f"{conda_note}"
             )
         if conda is not None:
             self.relock.missing_conda = list(conda.missing_locked)
@@ -186,10 +187,12 @@ class Resolution:
         return lock
 
     def preferences(self, platform: str) -> Preferences | None:
-        """What the existing lock (and the upgrade asked) makes the resolver prefer on `platform`."""
+        """What the existing lock (and the upgrade asked) makes the resolver prefer on
+        `platform`."""
         if platform not in self._preferences:
             locked = self.relock.locked(platform)
-            # no lock and no upgrade asked: nothing to prefer, nothing to say (a resolve from scratch)
+            # no lock and no upgrade asked: nothing to prefer, nothing to say (a resolve from
+            # scratch)
             nothing = locked is None and not self.relock.upgrade.packages
             self._preferences[platform] = (
                 None if nothing else preferences_for(locked, self.relock.upgrade)
@@ -273,8 +276,8 @@ class Resolution:
                 )
             else:  # conda-lock.yml holds every platform: a subset would drop the others
                 self.ui.warn(
-                    f"--platform resolves a subset: {intent.outputs.conda_lock} (all platforms) is not "
-                    "rewritten; resolve without --platform to update it"
+                    f"--platform resolves a subset: {intent.outputs.conda_lock} (all platforms) "
+                    "is not rewritten; resolve without --platform to update it"
                 )
         return files
 

@@ -189,7 +189,8 @@ class ResolveSession:
 
     def remember(self) -> None:
         """Keep the resolution just made for the next resolve of the same inputs; called once
-        its lock files passed the check gate (a memo hit skips the gate: same inputs, same files)."""
+        its lock files passed the check gate (a memo hit skips the gate: same inputs, same
+        files)."""
         if self._to_remember is not None and self._memo is not None:
             self._memo.store(self._to_remember)
             if self._memo_after is not None and self._memo_after.key != self._memo.key:

@@ -68,8 +68,8 @@ def restore_run(prefix: Path, quarantine_id: str | None) -> Restored:
     newer = [q.id for q in candidates if q.id > quarantine_id]
     if newer:
         raise InputError(
-            f"clean-install {quarantine_id} is older than {', '.join(newer)}, which changed the same "
-            "environment afterwards",
+            f"clean-install {quarantine_id} is older than {', '.join(newer)}, which changed the "
+            "same environment afterwards",
             hint=f"restore {newer[-1]} first (runs are undone newest first)",
         )
     run = Transaction.of(prefix, quarantine_id)
@@ -102,7 +102,8 @@ def prune_plan(prefix: Path, keep: int) -> Pruning:
 
 
 def prune(prefix: Path, pruning: Pruning) -> tuple[list[str], int, list[str]]:
-    """Delete those quarantines: (the runs gone, as checked after; the bytes freed; the runs left)."""
+    """Delete those quarantines: (the runs gone, as checked after; the bytes freed; the runs
+    left)."""
     for r in pruning.going:
         drop_run(prefix, r.id)
     left = {r.id for r in list_quarantines(prefix)}

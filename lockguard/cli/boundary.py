@@ -37,7 +37,8 @@ def run(argv: list[str]) -> int:
         if ui.json_mode:
             ui.emit_json(None, ok=False, exit_code=EXIT_INTERNAL)
         if ui.verbose:
-            import traceback  # only here: its import (tokenize, linecache) costs a third of a start-up
+            # only here: its import (tokenize, linecache) costs a third of a start-up
+            import traceback
 
             traceback.print_exc()
         ui.error(
@@ -67,7 +68,8 @@ def _tolerant_streams() -> None:
     UnicodeEncodeError in the middle of a report."""
     for stream in (sys.stdout, sys.stderr):
         try:  # noqa: SIM105 (contextlib imports collections: the cached check path avoids it)
-            # a TextIOWrapper's method; sys.stdout is typed TextIO (another stream: AttributeError below)
+            # a TextIOWrapper's method; sys.stdout is typed TextIO (another stream: AttributeError
+            # below)
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
         except (AttributeError, ValueError, OSError):  # a stream that cannot: left as it is
             pass

@@ -43,8 +43,8 @@ from lockguard.model.wording import counted, human_size
     "from_file",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="Install from this pylock.toml (PEP 751) instead of requirements.lock. Inside a project it must "
-    "pin what the project's lock pins; outside one it is the whole lock.",
+    help="Install from this pylock.toml (PEP 751) instead of requirements.lock. Inside a project "
+    "it must pin what the project's lock pins; outside one it is the whole lock.",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Print the plan; change nothing (-v lists every stale file)."
@@ -160,14 +160,16 @@ def clean_install(
         if applied.quarantined:
             progress.say(
                 f"the quarantine holds {counted(applied.quarantined, 'file')}, "
-                f"{human_size(applied.quarantined_bytes)}, in {applied.root}; `lockguard restore --prune "
-                f"--prefix {scan.prefix}` deletes it once you no longer need to undo this run"
+                f"{human_size(applied.quarantined_bytes)}, in {applied.root}; "
+                f"`lockguard restore --prune --prefix {scan.prefix}` deletes it once you no "
+                "longer need to undo this run"
             )
     return failing
 
 
 def _report_interrupted(ui, root: Path, previews: list[dict], as_json: bool) -> int:
-    """A dry run changes nothing, not even an interrupted run's leftovers: it says what restore does."""
+    """A dry run changes nothing, not even an interrupted run's leftovers: it says what restore
+    does."""
     if as_json:
         ui.emit_json({"interrupted": previews, "plan": None, "applied": False}, exit_code=1)
         return 1
@@ -179,8 +181,9 @@ def _report_interrupted(ui, root: Path, previews: list[dict], as_json: bool) -> 
         )
         ui.out(
             f"{what} (last step: {item['phase']}).\n"
-            f"  `lockguard restore {item['id']} --prefix {root}` (or a clean-install without --dry-run, which "
-            f"finishes it first) would remove {counted(item['remove'], 'file')} the interrupted run installed and put back "
+            f"  `lockguard restore {item['id']} --prefix {root}` (or a clean-install without "
+            "--dry-run, which finishes it first) would remove "
+            f"{counted(item['remove'], 'file')} the interrupted run installed and put back "
             f"{item['put_back']} quarantined files."
         )
     ui.out("no plan: it depends on the environment after that undo; nothing was changed.")

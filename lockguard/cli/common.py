@@ -23,8 +23,8 @@ def _json_mode(ctx: click.Context, _param, value):
 
 
 def json_option(func):
-    """`--json`, or `--format text|json`: the command prints a versioned envelope on stdout instead of
-    text. Both spellings work on every command (check and fleet spell it --format)."""
+    """`--json`, or `--format text|json`: the command prints a versioned envelope on stdout instead
+    of text. Both spellings work on every command (check and fleet spell it --format)."""
 
     @functools.wraps(func)
     def command(*args, as_json: bool = False, output_format: str | None = None, **kwargs):

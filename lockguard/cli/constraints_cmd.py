@@ -81,7 +81,8 @@ def verify(ctx, index_url, as_json) -> int:
     """Re-read the knowledge's facts from the index (range requests, no wheel download) and report
     differences: every torch [[patch]] row from torch's wheel METADATA, every [[cuda-release]] row
     from NVIDIA's cuda-toolkit METADATA, every [[shared-files]] row from the CUDA wheels' RECORD,
-    every [[sdist-metadata]] row from the PKG-INFO (or egg-info/requires.txt) of the sdists it covers."""
+    every [[sdist-metadata]] row from the PKG-INFO (or egg-info/requires.txt) of the sdists it
+    covers."""
     ui = get_ui(ctx, "constraints verify")
     found = verify_knowledge(index_url, ui.info)
     differences, read, fetched = found.differences, found.wheels_read, found.bytes_fetched
@@ -101,18 +102,21 @@ def verify(ctx, index_url, as_json) -> int:
         )
     else:
         ui.info(
-            f"checked {found.checked} patch rows, {found.toolkit_releases} cuda-toolkit releases, the RECORD of "
-            f"{read} CUDA wheels and the metadata of {counted(found.sdists_read, 'sdist')}; "
+            f"checked {found.checked} patch rows, {found.toolkit_releases} cuda-toolkit releases, "
+            f"the RECORD of {read} CUDA wheels and the metadata of "
+            f"{counted(found.sdists_read, 'sdist')}; "
             f"fetched {fetched / 1e6:.1f} MB"
         )
         if differences:
             ui.table(
                 ["what", "field", "knowledge", "live", "row"],
                 [(d.version, d.field, d.knowledge, d.live, d.origin or "") for d in differences],
-                title=f"{counted(len(differences), 'difference')} between constraints/ and {index_url}",
+                title=f"{counted(len(differences), 'difference')} between constraints/ and "
+                f"{index_url}",
             )
         else:
             ui.out(
-                "the torch rows, the CUDA components, the shared files and the sdist metadata match the index"
+                "the torch rows, the CUDA components, the shared files and the sdist metadata "
+                "match the index"
             )
     return 1 if differences else 0

@@ -1,8 +1,9 @@
 """`lockguard diff`: what changed between two locks, for review (the CUDA stack first).
 
-    lockguard diff OLD NEW              two lock files of one kind (requirements.lock, environment.yml,
-                                        conda-lock.yml, pylock.toml)
-    lockguard diff --git REV [FILE]     the project's lock files (or FILE) at REV against the working tree
+    lockguard diff OLD NEW              two lock files of one kind (requirements.lock,
+                                        environment.yml, conda-lock.yml, pylock.toml)
+    lockguard diff --git REV [FILE]     the project's lock files (or FILE) at REV against the
+                                        working tree
     lockguard diff                      the same as --git HEAD
 
 Exit 0 when nothing changed, 1 when something did (as diff(1) does), 2 for bad input.
@@ -28,7 +29,8 @@ from lockguard.errors import InputError
     "revision",
     default=None,
     metavar="REV",
-    help="Compare the lock files at this git revision with the working tree (default HEAD without OLD NEW).",
+    help="Compare the lock files at this git revision with the working tree (default HEAD "
+    "without OLD NEW).",
 )
 @intent_option
 @click.option(

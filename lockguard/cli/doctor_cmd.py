@@ -27,7 +27,8 @@ SMOKE_TIMEOUT = 180  # plus a CUDA context and a matmul on every GPU
     default=None,
     metavar="EXE",
     help="The environment's interpreter: a path (relative to the working directory when it has a "
-    "slash), or a name looked up on PATH (default: $VIRTUAL_ENV's or $CONDA_PREFIX's python, else this one).",
+    "slash), or a name looked up on PATH (default: $VIRTUAL_ENV's or $CONDA_PREFIX's python, "
+    "else this one).",
 )
 @intent_option
 @click.option(
@@ -39,14 +40,15 @@ SMOKE_TIMEOUT = 180  # plus a CUDA context and a matmul on every GPU
     type=click.FloatRange(min=1),
     default=None,
     metavar="SECONDS",
-    help=f"How long the probe may take (default {PROBE_TIMEOUT} s, {SMOKE_TIMEOUT} s with --smoke).",
+    help=f"How long the probe may take (default {PROBE_TIMEOUT} s, {SMOKE_TIMEOUT} s with "
+    "--smoke).",
 )
 @json_option
 @click.pass_context
 def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
-    """Check the NVIDIA driver, the GPUs, the system CUDA toolkits and libraries, the libraries torch
-    actually loads, nvcc and gcc, /dev/shm and the installed packages against the lock; say what is
-    wrong and how to fix it. Exit 1 when an error-level problem is found."""
+    """Check the NVIDIA driver, the GPUs, the system CUDA toolkits and libraries, the libraries
+    torch actually loads, nvcc and gcc, /dev/shm and the installed packages against the lock; say
+    what is wrong and how to fix it. Exit 1 when an error-level problem is found."""
     ui = get_ui(ctx, "doctor")
     python = target_python(python_value)
     limit = timeout or (SMOKE_TIMEOUT if smoke else PROBE_TIMEOUT)
@@ -105,7 +107,8 @@ def target_python(value: str | None) -> str:
             raise InputError(
                 f"--python {value}: no {value} on PATH",
                 key="--python",
-                hint=f"give a path (./{value} for one in this directory), or the environment's bin/python",
+                hint=f"give a path (./{value} for one in this directory), or the environment's "
+                "bin/python",
             )
         path = Path(found)
     if path.is_dir() or not os.access(path, os.X_OK):

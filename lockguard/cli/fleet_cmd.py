@@ -58,7 +58,8 @@ def _node_options(func):
                 "env_prefix",
                 default=None,
                 metavar="PREFIX",
-                help="The environment to check on each node (a prefix there): doctor on its python, and `check --env`.",
+                help="The environment to check on each node (a prefix there): doctor on its "
+                "python, and `check --env`.",
             ),
             click.option(
                 "--python",
@@ -72,8 +73,8 @@ def _node_options(func):
                 "lockguard_cmd",
                 default=None,
                 metavar="CMD",
-                help="How to run lockguard on the nodes (default: the node's `python -m lockguard` under "
-                "Ray, else `lockguard` on PATH), e.g. /shared/venv/bin/lockguard.",
+                help="How to run lockguard on the nodes (default: the node's `python -m lockguard` "
+                "under Ray, else `lockguard` on PATH), e.g. /shared/venv/bin/lockguard.",
             ),
             intent_option,
         ]
@@ -101,7 +102,8 @@ def fleet() -> None:
     "runtime_env",
     default=None,
     metavar="JSON",
-    help='ray: the tasks\' runtime_env, e.g. \'{"pip": ["lockguard"]}\' to install lockguard on the nodes.',
+    help='ray: the tasks\' runtime_env, e.g. \'{"pip": ["lockguard"]}\' to install lockguard on '
+    "the nodes.",
 )
 @click.option(
     "--nodes",
@@ -221,9 +223,9 @@ def run(
 @_format_options
 @click.pass_context
 def report(ctx, paths, intent_path, fmt, output, strict) -> int:
-    """Merge per-node reports (folders of *.json from `fleet run --out`, or `doctor --json` files) into
-    groups of identical nodes and one drift table. Exit 0 when every node matches the lock with no
-    error (--strict: no warning either), 1 otherwise, 2 when a report cannot be read (the others
+    """Merge per-node reports (folders of *.json from `fleet run --out`, or `doctor --json` files)
+    into groups of identical nodes and one drift table. Exit 0 when every node matches the lock with
+    no error (--strict: no warning either), 1 otherwise, 2 when a report cannot be read (the others
     are still merged)."""
     ui = get_ui(ctx, "fleet report")
     ui.json_mode = fmt == "json"
@@ -249,7 +251,8 @@ def report(ctx, paths, intent_path, fmt, output, strict) -> int:
     type=click.Choice(["daemonset", "job"]),
     default="daemonset",
     show_default=True,
-    help="A one-shot DaemonSet (every selected node) or an Indexed Job of --nodes pods, one per node.",
+    help="A one-shot DaemonSet (every selected node) or an Indexed Job of --nodes pods, one per "
+    "node.",
 )
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="job: how many nodes.")
 @click.option("--namespace", default=None)
@@ -298,7 +301,8 @@ def manifest(
 ) -> int:
     """Print the Kubernetes manifest `fleet run --via kubectl` applies, for `kubectl apply -f`:
     the node script in a one-shot DaemonSet (or a Job), LOCKGUARD_NODE from spec.nodeName, the
-    project's intent and lock in a ConfigMap. Read the reports with `kubectl logs` and `fleet report`."""
+    project's intent and lock in a ConfigMap. Read the reports with `kubectl logs` and
+    `fleet report`."""
     ui = get_ui(ctx, "fleet manifest")
     if kind == "job" and not nodes:
         raise click.UsageError("--kind job needs --nodes N")

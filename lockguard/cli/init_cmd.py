@@ -40,7 +40,8 @@ from lockguard.model.wording import counted
     "from_files",
     multiple=True,
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Adopt an existing requirements.txt/.in, pyproject.toml, environment.yml or Dockerfile (repeatable).",
+    help="Adopt an existing requirements.txt/.in, pyproject.toml, environment.yml or Dockerfile "
+    "(repeatable).",
 )
 @click.option(
     "--from-env",
@@ -74,9 +75,10 @@ def init(
 ) -> None:
     """Write the intent: what to lock (Python, CUDA, pip and conda packages).
 
-    PACKAGES are pip requirements, e.g. `lockguard init --python 3.11 --cuda 12.1 "torch==2.1.*" deepspeed`.
-    With --from, the values come from the files (`lockguard init --from requirements.txt --from Dockerfile`);
-    files that disagree are refused until --python/--cuda decide.
+    PACKAGES are pip requirements, e.g.
+    `lockguard init --python 3.11 --cuda 12.1 "torch==2.1.*" deepspeed`. With --from, the values
+    come from the files (`lockguard init --from requirements.txt --from Dockerfile`); files that
+    disagree are refused until --python/--cuda decide.
     """
     ui = get_ui(ctx, "init")
     root = Path.cwd()
@@ -139,7 +141,10 @@ def init(
         raise _blame_the_source(exc, notes, written=target) from None
     write_intent(target, text)
     where = f"{target.name} [tool.lockguard]" if pyproject else target.name
-    summary = f"python {values['python']}, cuda {values['cuda']}, {counted(len(values.get('pip') or []), 'pip requirement')}"
+    summary = (
+        f"python {values['python']}, cuda {values['cuda']}, "
+        f"{counted(len(values.get('pip') or []), 'pip requirement')}"
+    )
     if values.get("conda"):
         summary += f", {counted(len(values['conda']), 'conda spec')}"
     ui.info(f"wrote {where} ({summary}); next: lockguard resolve")

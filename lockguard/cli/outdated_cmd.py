@@ -46,7 +46,8 @@ def outdated(ctx, intent_path, offline, as_json) -> int:
         rows = found["outdated"]
         if not rows:
             ui.info(
-                f"{name}: all {found['locked']} locked packages are at the newest release the index has for them"
+                f"{name}: all {found['locked']} locked packages are at the newest release the "
+                "index has for them"
             )
             continue
         newer = sum(1 for r in rows if r["allowed"] and r["allowed"] != r["locked"])

@@ -23,13 +23,15 @@ from lockguard.model.upgrades import upgrade_request
 @click.option(
     "--refresh",
     is_flag=True,
-    help="Ignore cached index pages and the resolution memo (metadata stays cached: it never changes).",
+    help="Ignore cached index pages and the resolution memo (metadata stays cached: it never "
+    "changes).",
 )
 @click.option(
     "--check",
     "check_only",
     is_flag=True,
-    help="Exit 1 if a resolve that keeps the locked versions would write other lock files; write nothing.",
+    help="Exit 1 if a resolve that keeps the locked versions would write other lock files; write "
+    "nothing.",
 )
 @click.option(
     "--upgrade",
@@ -41,7 +43,8 @@ from lockguard.model.upgrades import upgrade_request
     "upgrade_packages",
     multiple=True,
     metavar="NAME[==VERSION]",
-    help="Let NAME move (to VERSION, if given); torch, torchvision or torchaudio frees the whole torch family. Repeatable.",
+    help="Let NAME move (to VERSION, if given); torch, torchvision or torchaudio frees the whole "
+    "torch family. Repeatable.",
 )
 @click.option(
     "--conda-from-knowledge",

@@ -71,8 +71,8 @@ class ResolveProgress:
             return
         elif event == "start":
             self._line(
-                f"building the metadata of {filename} (an sdist whose dependencies only its build knows; "
-                "this can take minutes)"
+                f"building the metadata of {filename} (an sdist whose dependencies only its build "
+                "knows; this can take minutes)"
             )
         elif started is not None:
             self._line(f"built the metadata of {filename} in {time.monotonic() - started:.1f} s")

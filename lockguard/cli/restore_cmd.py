@@ -112,8 +112,8 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
             }
         )
     ui.info(
-        f"undid clean-install {quarantine_id}: removed {counted(result.removed, 'file')} it had installed, put "
-        f"back {counted(result.put_back, 'file')}"
+        f"undid clean-install {quarantine_id}: removed {counted(result.removed, 'file')} it had "
+        f"installed, put back {counted(result.put_back, 'file')}"
     )
     if result.gone:
         packages = result.gone_packages()
@@ -123,19 +123,22 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
             else "removed since, by `pip uninstall` or by hand"
         )
         ui.info(
-            f"note: {counted(len(result.gone), 'file')} the run had installed were already gone ({why})"
+            (
+                f"note: {counted(len(result.gone), 'file')} the run had installed were already "
+                f"gone ({why})"
+            )
             + (f": {', '.join(packages)}" if packages else "")
             + "; skipped"
         )
     if result.displaced:
         ui.warn(
-            f"{counted(len(result.displaced), 'file')} changed after the run were kept in {restored.displaced_folder}: "
-            f"{', '.join(result.displaced[:5])}"
+            f"{counted(len(result.displaced), 'file')} changed after the run were kept in "
+            f"{restored.displaced_folder}: {', '.join(result.displaced[:5])}"
         )
     if result.journal_error:
         ui.warn(
-            f"the run's journal could not record every step of the restore ({result.journal_error}); the "
-            "environment is restored all the same"
+            "the run's journal could not record every step of the restore "
+            f"({result.journal_error}); the environment is restored all the same"
         )
 
 
@@ -164,8 +167,8 @@ def _list(ui, prefix: Path, as_json: bool) -> None:
             ],
         )
         ui.info(
-            f"the quarantines take {human_size(sum(sizes.values()))} in {prefix / '.lockguard' / 'quarantine'}; "
-            "`lockguard restore --prune` gives it back"
+            f"the quarantines take {human_size(sum(sizes.values()))} in "
+            f"{prefix / '.lockguard' / 'quarantine'}; `lockguard restore --prune` gives it back"
         )
 
 
@@ -194,7 +197,8 @@ def _prune(
         total = sum(sizes.values())
         if not as_json:
             ui.info(
-                f"pruning deletes the quarantines of {counted(len(going), 'run')}, {human_size(total)}:"
+                f"pruning deletes the quarantines of {counted(len(going), 'run')}, "
+                f"{human_size(total)}:"
             )
             for r in going:
                 after = (
