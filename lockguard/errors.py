@@ -1,8 +1,8 @@
 """The one exception root and its exit codes.
 
 Subclasses carry fields, never markup; the CLI's error boundary renders them and maps them to the
-exit codes of the contract (the README's "Commands" section): 1 findings, 2 bad input, 3 unsatisfiable intent,
-4 package source unreachable, 5 install failed and rolled back.
+exit codes of the contract (the README's "Commands" section): 1 findings, 2 bad input,
+3 unsatisfiable intent, 4 package source unreachable, 5 install failed and rolled back.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ class UnknownProject(InputError):
         super().__init__(
             f"no index has a project named {name}",
             key="pip",
-            hint=f"check the spelling of {requirement!r} in the intent's pip list, or add the index "
+            hint=f"check the spelling of {requirement!r} in the intent's pip list, "
+            "or add the index "
             "that publishes it to `indexes`",
         )
         self.name = name
@@ -145,7 +146,8 @@ class InstallFailed(LockguardError):
 
 
 class EngineUnreachable(LockguardError):
-    """A cluster engine (a Ray cluster, the Kubernetes API) could not be reached (`lockguard fleet run`)."""
+    """A cluster engine (a Ray cluster, the Kubernetes API) could not be reached
+    (`lockguard fleet run`)."""
 
     exit_code = EXIT_UNREACHABLE
     kind = "engine-unreachable"

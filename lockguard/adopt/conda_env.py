@@ -130,7 +130,8 @@ def conda_spec(text: str, origin: Origin, out: SourceFacts) -> None:
             cuda = ".".join(version.group(0).split(".")[:2])
             out.add(CUDA, cuda, origin, text)
             out.notes.append(
-                f'{origin}: {text} became cuda = "{cuda}" (lockguard plans the CUDA packages from it)'
+                f'{origin}: {text} became cuda = "{cuda}" '
+                "(lockguard plans the CUDA packages from it)"
             )
         else:
             out.skip(origin, text, f"{name} without a major.minor version says no CUDA version")

@@ -1,10 +1,13 @@
-"""Dockerfiles: the CUDA of the base image, the Python the image installs, and its pip/conda installs.
+"""Dockerfiles: the CUDA of the base image, the Python the image installs, and its pip/conda
+installs.
 
 A small parser (the instruction grammar is line-based): continuation lines are joined, comments
 dropped, `ARG`/`ENV` defaults substituted into `FROM` and `RUN`. What it reads:
-- `FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu20.04` -> cuda 12.1; `FROM pytorch/pytorch:2.1.0-cuda12.1-...`
-  -> cuda 12.1 and torch==2.1.0; `FROM python:3.9-slim` -> python 3.9;
-- `python3.9` anywhere in a RUN (apt-get install, update-alternatives, `python3.9 -m pip`) -> python 3.9;
+- `FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu20.04` -> cuda 12.1;
+  `FROM pytorch/pytorch:2.1.0-cuda12.1-...` -> cuda 12.1 and torch==2.1.0;
+  `FROM python:3.9-slim` -> python 3.9;
+- `python3.9` anywhere in a RUN (apt-get install, update-alternatives, `python3.9 -m pip`)
+  -> python 3.9;
 - `pip install ...` arguments, as in a requirements file (`-r file` is followed by the reader);
 - `conda install`/`mamba install` packages and `-c` channels.
 Every other instruction says nothing about the intent and is not listed.

@@ -42,7 +42,8 @@ def environment_facts(
         where = Origin(label)
         if name in INSTALLER_TOOLS and name in top:
             out.notes.append(
-                f"{label}: {name} {dist['version']} left out (the environment's own installer tools)"
+                f"{label}: {name} {dist['version']} left out "
+                "(the environment's own installer tools)"
             )
             continue
         if conda_prefix and dist.get("installer") == "conda":
@@ -73,7 +74,8 @@ def environment_facts(
 
 
 def _public(name: str, version: str) -> str:
-    """torch 2.1.2+cu121 -> 2.1.2: lockguard picks the variant from cuda (the label is a CUDA fact)."""
+    """torch 2.1.2+cu121 -> 2.1.2: lockguard picks the variant from cuda (the label is a CUDA
+    fact)."""
     if name in ("torch", "torchvision", "torchaudio"):
         return version.split("+")[0]
     return version
@@ -89,7 +91,8 @@ def _source(direct: dict) -> str:
 
 
 def _requirers(dists: dict[str, dict], markers: dict) -> dict[str, set[str]]:
-    """name -> the installed distributions that require it (markers and requested extras evaluated)."""
+    """name -> the installed distributions that require it (markers and requested extras
+    evaluated)."""
     parents: dict[str, set[str]] = {}
     extras: dict[str, set[str]] = {name: {""} for name in dists}
     done: set[tuple[str, str]] = set()
@@ -129,7 +132,8 @@ def _cuda(dists: dict[str, dict], origin: Origin, out: SourceFacts) -> None:
             CUDA,
             ".".join(cuda.split(".")[:2]) if cuda else "none",
             origin,
-            f"torch {torch['version']} is a {'CUDA ' + cuda if cuda else 'CPU'} build (torch/version.py)",
+            f"torch {torch['version']} is a {'CUDA ' + cuda if cuda else 'CPU'} build "
+            "(torch/version.py)",
         )
         return
     if torch is not None and "+" in torch["version"]:

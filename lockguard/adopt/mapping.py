@@ -162,7 +162,8 @@ def _python(facts: SourceFacts, chosen: str | None, running: str, out: Adopted) 
             out.values["python"] = allowed[0]
             out.notes["python"] = f"the oldest Python that {_note(bounds)} allows"
             out.messages.append(
-                f"python = {allowed[0]}: no source names one; the oldest that {_note(bounds)} allows "
+                f"python = {allowed[0]}: no source names one; "
+                f"the oldest that {_note(bounds)} allows "
                 "(pass --python to choose another)"
             )
         elif decided is None:
@@ -178,7 +179,8 @@ def _python(facts: SourceFacts, chosen: str | None, running: str, out: Adopted) 
             Contradiction(
                 "python",
                 tuple(outside) + tuple(f for f in found if f.value == out.values["python"]),
-                f"Python {out.values['python']} is outside requires-python: choose one with --python X.Y",
+                f"Python {out.values['python']} is outside requires-python: "
+                "choose one with --python X.Y",
             )
         )
 

@@ -71,7 +71,8 @@ def markdown(report: ChangeReport, *, title: str = "Lock changes") -> str:
             for group, changes in (("CUDA stack", platform.cuda_stack), ("other", platform.other)):
                 for change in changes:
                     out.append(
-                        f"| {group} | {change.kind} | `{_name(change)}` | {change.old or ''} | {change.new or ''} |"
+                        f"| {group} | {change.kind} | `{_name(change)}` | "
+                        f"{change.old or ''} | {change.new or ''} |"
                     )
             out.append("")
         if platform.facts:

@@ -1,9 +1,9 @@
 """CUDA coherence inside one lock: the stack must hold together.
 
-LG120 conda's CUDA differs from torch's CUDA    LG125 a knowledge hazard is broken (NumPy ABI, ...)
-LG121 two wheels that install the same files    LG126 DeepSpeed JIT: nvcc does not match torch's CUDA
-LG122 gcc newer than nvcc accepts               LG127 a package's exact torch pin is broken (xformers)
-LG123 driver floor below what the CUDA needs    LG128 flash-attn cannot run on an intent GPU / CUDA
+LG120 conda's CUDA differs from torch's CUDA  LG125 a knowledge hazard is broken (NumPy ABI, ...)
+LG121 two wheels that install the same files  LG126 DeepSpeed JIT: nvcc does not match torch's CUDA
+LG122 gcc newer than nvcc accepts             LG127 a package's exact torch pin is broken (xformers)
+LG123 driver floor below what the CUDA needs  LG128 flash-attn cannot run on an intent GPU / CUDA
 LG124 a GPU of the intent is missing from the torch build
 LG129 a CUDA component wheel of another CUDA release (check/rules_components.py)
 """
@@ -168,9 +168,11 @@ def _extension_rules(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> 
                 Finding(
                     codes.DEEPSPEED_NVCC.code,
                     ERROR,
-                    f"{name}'s JIT ops need nvcc to match torch.version.cuda: conda's nvcc is {nvcc}, "
+                    f"{name}'s JIT ops need nvcc to match torch.version.cuda: "
+                    f"conda's nvcc is {nvcc}, "
                     f"torch is {facts.torch_cuda} ({rule.origin})",
-                    f"lock cuda-nvcc {facts.torch_cuda}, or set {rule.override_env}=1 at your own risk",
+                    f"lock cuda-nvcc {facts.torch_cuda}, "
+                    f"or set {rule.override_env}=1 at your own risk",
                     facts.requirements_path,
                     facts.pip_lines.get(name),
                 )

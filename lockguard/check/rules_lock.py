@@ -66,8 +66,8 @@ def lock_state(snapshot: Snapshot) -> list[Finding]:
 
 
 def views_agree(snapshot: Snapshot) -> list[Finding]:
-    """environment.yml's pip section, requirements.lock, conda-lock.yml and pylock.toml hold the same
-    pins; the conda records of environment.yml and conda-lock.yml are the same."""
+    """environment.yml's pip section, requirements.lock, conda-lock.yml and pylock.toml hold the
+    same pins; the conda records of environment.yml and conda-lock.yml are the same."""
     out: list[Finding] = []
     conda_lock = snapshot.of_kind("conda-lock")
     for platform in snapshot.intent.platforms:
@@ -96,7 +96,8 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
                             Finding(
                                 codes.PIP_VIEWS_DIFFER.code,
                                 ERROR,
-                                f"{name}: {requirements.path} has {_show(req_pins.get(name))}, {path} has {_show(pins.get(name))}",
+                                f"{name}: {requirements.path} has {_show(req_pins.get(name))}, "
+                                f"{path} has {_show(pins.get(name))}",
                                 RELOCK,
                                 path,
                                 lines.get(name),
@@ -122,7 +123,8 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
                         Finding(
                             codes.CONDA_VIEWS_DIFFER.code,
                             ERROR,
-                            f"{name}: {environment.path} has {_show(env_conda.get(name))}, {conda_lock.path} has "
+                            f"{name}: {environment.path} has {_show(env_conda.get(name))}, "
+                            f"{conda_lock.path} has "
                             f"{_show(lock_conda.get(name))}",
                             RELOCK,
                             environment.path,
@@ -163,14 +165,16 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
         if lock.platform and fields.get("platform") not in (None, lock.platform):
             finding(
                 lock,
-                f"its header says platform {fields['platform']}, the file is the {lock.platform} lock",
+                f"its header says platform {fields['platform']}, "
+                f"the file is the {lock.platform} lock",
                 _line_of(lock.text, "lockguard-platform"),
             )
         if lock.kind == "requirements" and lock.requirements is not None:
             if fields.get("python") not in (None, str(intent.python)):
                 finding(
                     lock,
-                    f"its header says Python {fields['python']}, the intent asks for {intent.python}",
+                    f"its header says Python {fields['python']}, "
+                    f"the intent asks for {intent.python}",
                     _line_of(lock.text, "lockguard-python"),
                 )
             urls = [
@@ -184,7 +188,8 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
             if env.name != intent.name:
                 finding(
                     lock,
-                    f"the environment name is {env.name or 'missing'}, the intent's is {intent.name}",
+                    f"the environment name is {env.name or 'missing'}, "
+                    f"the intent's is {intent.name}",
                     _line_of(lock.text, "name:"),
                 )
             if env.channels != [*intent.channels, "nodefaults"]:
@@ -210,7 +215,8 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
                 if hashes[lock.platform] not in candidates:
                     finding(
                         lock,
-                        "its conda specs are not the ones resolve pinned (conda-lock.yml's content_hash "
+                        "its conda specs are not the ones resolve pinned "
+                        "(conda-lock.yml's content_hash "
                         f"for {lock.platform} was computed from other specs)",
                         _line_of(lock.text, "dependencies:"),
                     )
@@ -221,7 +227,10 @@ def _index_problem(urls: list[str], intent: Intent) -> str | None:
     """resolve writes the intent's indexes first, then only PyTorch-index variants."""
     wanted = list(intent.indexes)
     if urls[: len(wanted)] != wanted:
-        return f"its index options are {', '.join(urls) or 'missing'}; the intent's indexes are {', '.join(wanted)}"
+        return (
+            f"its index options are {', '.join(urls) or 'missing'}; "
+            f"the intent's indexes are {', '.join(wanted)}"
+        )
     extra = [
         u for u in urls[len(wanted) :] if not u.startswith(intent.pytorch_index.rstrip("/") + "/")
     ]
@@ -240,7 +249,8 @@ def strict(snapshot: Snapshot) -> list[Finding]:
                 Finding(
                     codes.CONDA_FROM_KNOWLEDGE.code,
                     WARNING,
-                    f"the conda side of {lock.path} was pinned from lockguard's knowledge, not solved "
+                    f"the conda side of {lock.path} was pinned "
+                    "from lockguard's knowledge, not solved "
                     "(versions only, no builds or hashes)",
                     "run `lockguard resolve` where the intent's channels can be reached",
                     lock.path,
@@ -263,7 +273,7 @@ def strict(snapshot: Snapshot) -> list[Finding]:
     return out
 
 
-# -- helpers -----------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 
 
 def _pins(lock: LockFile | None) -> dict[str, str] | None:
@@ -341,7 +351,8 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
             codes.LOCK_HAND_EDITED.code,
             ERROR,
             f"{lock.path} was edited by hand: its pins are not the ones lockguard wrote "
-            "(which ones changed cannot be told without lockguard's copy of the file, kept only on the "
+            "(which ones changed cannot be told without lockguard's copy of the file, "
+            "kept only on the "
             "machine that wrote it)",
             hint,
             lock.path,
@@ -408,7 +419,8 @@ def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
             if len(old_lines) != len(new_lines):
                 number = min(len(old_lines), len(new_lines)) + 1
                 changes.append(
-                    f"lines from {number} on were {'added' if len(new_lines) > len(old_lines) else 'removed'}"
+                    f"lines from {number} on were "
+                    f"{'added' if len(new_lines) > len(old_lines) else 'removed'}"
                 )
                 first = number
     return changes, first

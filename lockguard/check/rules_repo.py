@@ -55,8 +55,8 @@ def repo_files(files: dict[str, str], facts: LockFacts) -> list[Finding]:
 def _check(
     req_text: str, facts: LockFacts, code: str, path: str, line: int, what: str
 ) -> Finding | None:
-    # only when the repository has such files: parsing requirements costs the check ~10 ms of imports
-    # (packaging.markers, packaging.tags), which a lock-only repository never pays
+    # only when the repository has such files: parsing requirements costs the check ~10 ms of
+    # imports (packaging.markers, packaging.tags), which a lock-only repository never pays
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:

@@ -123,7 +123,8 @@ def explain_conda(
     if library:
         out.rules.append(
             _rule(
-                f"{name} is the same library as {', '.join(library.pypi)} on PyPI: only one side may bring it",
+                f"{name} is the same library as {', '.join(library.pypi)} on PyPI: "
+                "only one side may bring it",
                 library,
             )
         )

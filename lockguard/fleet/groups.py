@@ -17,7 +17,8 @@ from lockguard.fleet.records import OK, UNREACHABLE, NodeReport
 
 MATCHES, DEVIATES = "matches", "deviates"
 NO_LOCK_HINT = (
-    "run doctor against the project's lock: `lockguard fleet run --intent PATH` with a lockguard.toml "
+    "run doctor against the project's lock: `lockguard fleet run --intent PATH` "
+    "with a lockguard.toml "
     "the nodes can read (a shared filesystem), or `lockguard doctor --intent PATH` on the node"
 )
 OTHER_LOCK_HINT = (
@@ -202,7 +203,10 @@ def _fixes(members: list[NodeReport]) -> list[Fix]:
         counted = messages[(code, severity, hint)]
         message = min(counted, key=lambda m: (-counted[m], m))
         if len(counted) > 1:
-            message += f" (and {len(counted) - 1} other message{'s' * (len(counted) > 2)}: see each node's details)"
+            message += (
+                f" (and {len(counted) - 1} other message{'s' * (len(counted) > 2)}: "
+                "see each node's details)"
+            )
         fixes.append(
             Fix(code, severity, message, hint, None if len(names) == len(members) else fold(names))
         )
@@ -231,7 +235,8 @@ def _latest_per_node(reports: list[NodeReport]) -> tuple[list[NodeReport], list[
         items.sort(key=lambda r: (r.status == OK, r.time or "", r.file))
         kept[node] = items[-1]
         notes.append(
-            f"{node} is reported {len(items)} times ({', '.join(r.file for r in items)}): {items[-1].file} is used"
+            f"{node} is reported {len(items)} times ({', '.join(r.file for r in items)}): "
+            f"{items[-1].file} is used"
         )
     return list(kept.values()), sorted(notes)
 

@@ -94,12 +94,18 @@ def _find_lockguard(command: str | None) -> list[str]:
             "fi",
         ]
     return [
-        f'if [ -n "${{{PYTHON_VARIABLE}:-}}" ] && "${PYTHON_VARIABLE}" -c "import lockguard" >/dev/null 2>&1; then',
+        (
+            f'if [ -n "${{{PYTHON_VARIABLE}:-}}" ] && '
+            f'"${PYTHON_VARIABLE}" -c "import lockguard" >/dev/null 2>&1; then'
+        ),
         f'  set -- "${PYTHON_VARIABLE}" -m lockguard',
         "elif command -v lockguard >/dev/null 2>&1; then",
         "  set -- lockguard",
         "else",
-        f'  echo "{MARK} missing no lockguard on PATH${{{PYTHON_VARIABLE}:+ and none importable by ${PYTHON_VARIABLE}}}"',
+        (
+            f'  echo "{MARK} missing no lockguard on '
+            f'PATH${{{PYTHON_VARIABLE}:+ and none importable by ${PYTHON_VARIABLE}}}"'
+        ),
         "  exit 127",
         "fi",
     ]

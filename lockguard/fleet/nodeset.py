@@ -22,8 +22,8 @@ def fold(names: Iterable[str]) -> str:
     if not names:
         return ""
     if all(len(_DIGITS.findall(name)) <= 1 for name in names):
-        # one number per name: the plain folding prints what ClusterShell prints (tested against it),
-        # ten times faster on 10,000 names
+        # one number per name: the plain folding prints what ClusterShell prints (tested against
+        # it), ten times faster on 10,000 names
         return fold_plain(names)
     folded = _clustershell_fold(names)
     return folded if folded is not None else fold_plain(names)

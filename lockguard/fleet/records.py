@@ -105,7 +105,8 @@ def node_report(data: object, *, file: str, default_node: str) -> NodeReport:
 def _fleet_node(data: dict, file: str) -> NodeReport:
     if data.get("fleet_node") != FLEET_NODE_SCHEMA:
         raise Malformed(
-            f"fleet_node {data.get('fleet_node')!r}: this lockguard reads fleet_node {FLEET_NODE_SCHEMA}"
+            f"fleet_node {data.get('fleet_node')!r}: "
+            f"this lockguard reads fleet_node {FLEET_NODE_SCHEMA}"
         )
     node = _text(data, "node")
     status = data.get("status")

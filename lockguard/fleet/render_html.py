@@ -62,7 +62,8 @@ def _groups(groups: list[Group]) -> list[str]:
     ]
     for group in groups:
         out.append(
-            f'<tr class="{group.status}"><td>{group.label}</td><td><code>{escape(group.nodeset)}</code></td>'
+            f'<tr class="{group.status}"><td>{group.label}</td>'
+            f"<td><code>{escape(group.nodeset)}</code></td>"
             f"<td>{len(group.nodes)}</td><td>{escape(status_text(group))}</td>"
             f"<td><code>{escape(columns.short_hash(group.fingerprint))}</code></td></tr>"
         )
@@ -111,7 +112,8 @@ def _fixes(groups: list[Group]) -> list[str]:
             where = f" (on <code>{escape(fix.nodes)}</code>)" if fix.nodes else ""
             hint = f"<br>fix: {escape(fix.hint)}" if fix.hint else ""
             out.append(
-                f'<li><span class="{escape(fix.severity)}">{escape(fix.code)} {escape(fix.severity)}</span>'
+                f'<li><span class="{escape(fix.severity)}">{escape(fix.code)} '
+                f"{escape(fix.severity)}</span>"
                 f"{where}: {escape(fix.message)}{hint}</li>"
             )
         out.append("</ul>")
@@ -151,6 +153,7 @@ def _node(node: NodeReport, group: Group) -> str:
         for f in node.findings
     )
     return (
-        f'<details><summary><span class="{css}">{escape(node.node)}</span> ({group.label})</summary>'
+        f'<details><summary><span class="{css}">{escape(node.node)}</span> '
+        f"({group.label})</summary>"
         f"<dl>{items}</dl>" + (f"<ul>{findings}</ul>" if findings else "") + "</details>"
     )

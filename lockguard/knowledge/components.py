@@ -102,9 +102,10 @@ class Components:
     def _span(
         self, row: ComponentRelease, key: str
     ) -> tuple[str, str | None, bool, tuple[str, ...]] | None:
-        """(lowest, upper, upper included, versions of other releases inside) of a release's versions
-        of `key`: from its first version to the next release's first (excluded) or, where its own
-        versions reach past that, to its last (included), less what another release lists."""
+        """(lowest, upper, upper included, versions of other releases inside) of a release's
+        versions of `key`: from its first version to the next release's first (excluded) or, where
+        its own versions reach past that, to its last (included), less what another release
+        lists."""
         versions = _sorted(row.versions.get(key, ()))
         if not versions:
             return None

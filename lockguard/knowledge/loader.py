@@ -26,7 +26,8 @@ else:  # pragma: no cover - Python 3.10: the backport
     import tomli as tomllib
 
 _Row = TypeVar("_Row")
-# a row's values by attribute name, checked against the schema: the keyword arguments of its table's class
+# a row's values by attribute name, checked against the schema: the keyword arguments of its
+# table's class
 RowValues: TypeAlias = dict[str, object]
 
 # schema.SCHEMA's files, in its order (a test holds them equal)
@@ -70,7 +71,8 @@ def knowledge_from_files(
 
 
 def parse_file(text: str) -> Parsed:
-    """A knowledge file's TOML data and the line of each row of each array of tables. Raises ValueError (tomllib's TOMLDecodeError) on bad TOML."""
+    """A knowledge file's TOML data and the line of each row of each array of tables. Raises
+    ValueError (tomllib's TOMLDecodeError) on bad TOML."""
     data: dict[str, object] = tomllib.loads(text)
     lines = TomlLines(text)
     origins = {
@@ -168,7 +170,9 @@ def _check_row(
         if key not in fields:
             raise fail(key, "is not a key of this table (known: " + ", ".join(fields) + ")")
     row: RowValues = {
-        "origin": f"constraints/{os.path.basename(os.fspath(path))}:{lines.row(table, index) or '?'}"
+        "origin": (
+            f"constraints/{os.path.basename(os.fspath(path))}:{lines.row(table, index) or '?'}"
+        )
     }
     for key, spec in fields.items():
         attr = spec.attr or key.replace("-", "_")

@@ -39,7 +39,8 @@ class Clash:
     @property
     def why(self) -> str:
         return (
-            f"{codes.SHARED_FILES.code}: {self.name} and {self.other} both install {self.path}, so each overwrites the other's "
+            f"{codes.SHARED_FILES.code}: {self.name} and {self.other} both install {self.path}, "
+            "so each overwrites the other's "
             f"files; {self.origin}"
         )
 

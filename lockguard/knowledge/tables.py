@@ -222,7 +222,8 @@ class Knowledge:
     def arch_row(
         self, variant: str, torch_version: str, platform: str | None = None
     ) -> ArchRow | None:
-        """The GPU architectures of a torch build; a platform's own row wins over the general one."""
+        """The GPU architectures of a torch build; a platform's own row wins over the general
+        one."""
         public = Version(torch_version).public
         rows = [
             a

@@ -28,8 +28,8 @@ _ALL = {
 
 
 def toolkit_pins(metadata: str) -> dict[str, str]:
-    """wheel name -> version that a cuda-toolkit METADATA pins under its extra "all" (the lower bound
-    of nvJitLink's range)."""
+    """wheel name -> version that a cuda-toolkit METADATA pins under its extra "all" (the lower
+    bound of nvJitLink's range)."""
     message = HeaderParser().parsestr(metadata)
     out = {}
     for text in message.get_all("Requires-Dist") or ():

@@ -147,7 +147,8 @@ def sdist_metadata_differences(
 
 
 def _requirements(texts: Sequence[str]) -> frozenset[tuple[object, ...]]:
-    """A spelling-independent set: canonical names, sorted extras and specifiers, normalized markers."""
+    """A spelling-independent set: canonical names, sorted extras and specifiers, normalized
+    markers."""
     out: set[tuple[object, ...]] = set()
     for text in texts:
         try:

@@ -62,7 +62,8 @@ def pins_digest_of(entries: PinEntries) -> str:
 
 def seal(text: str, entries: PinEntries | None = None) -> str:
     """Fill in the pins digest of `entries` (the pins the rendered file holds, as its own reader
-    finds them) and then the body hash of a rendered file (their header lines hold the placeholder)."""
+    finds them) and then the body hash of a rendered file (their header lines hold the
+    placeholder)."""
     if entries is not None:
         pins = pins_digest_of(entries)
         text, count = _PINS.subn(lambda m: m.group(1) + pins, text, count=1)

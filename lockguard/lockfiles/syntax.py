@@ -39,7 +39,10 @@ def pip_version_problem(version: str) -> str | None:
     except InvalidVersion:
         return f"{clip(version)!r} is not a PEP 440 version"
     if local is not None and local not in _LOCAL_LABELS and not _is_cuda_label(local):
-        return f"+{clip(local)} is not a PyTorch build label (lockguard writes +cpu or +cuXYZ, e.g. +cu121)"
+        return (
+            f"+{clip(local)} is not a PyTorch build label "
+            "(lockguard writes +cpu or +cuXYZ, e.g. +cu121)"
+        )
     return None
 
 

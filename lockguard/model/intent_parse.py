@@ -142,7 +142,10 @@ def output_path_problem(value: str, key: str, intent_name: str) -> str | None:
     normalized = posixpath.normpath(value)
     folders = normalized.split("/")[:-1]
     if any(part in PROTECTED_FOLDERS for part in folders):
-        return f"{_q(value)} is inside {next(p for p in folders if p in PROTECTED_FOLDERS)}/, which lockguard never writes"
+        return (
+            f"{_q(value)} is inside {next(p for p in folders if p in PROTECTED_FOLDERS)}/, "
+            "which lockguard never writes"
+        )
     name = normalized.rsplit("/", 1)[-1]
     if normalized == intent_name or name in PROTECTED_FILES:
         return f"{_q(value)} would overwrite {name}"
@@ -242,7 +245,8 @@ _DEEP = 100
 
 
 def deep_nesting_line(text: str) -> int | None:
-    """The line where `[`/`{` brackets first open more than _DEEP deep (quotes and comments aside)."""
+    """The line where `[`/`{` brackets first open more than _DEEP deep (quotes and comments
+    aside)."""
     depth = 0
     for number, line in enumerate(text.splitlines(), start=1):
         quote = None
@@ -611,7 +615,8 @@ class _Reader:
     def pip_requirements(self, data: TomlTable) -> tuple[str, ...]:
         values = self.string_list(data, "pip")
         if self.validate:
-            # packaging's requirement parser only where requirements are validated (see _check_dependency_metadata)
+            # packaging's requirement parser only where requirements are validated (see
+            # _check_dependency_metadata)
             from packaging.requirements import InvalidRequirement, Requirement
 
             for item in values:
@@ -652,7 +657,8 @@ class _Reader:
             raise self.fail(
                 "pytorch-index",
                 f"{_q(text)} {problem}",
-                hint="the base under which cuXYZ/ and cpu/ indexes live, e.g. https://download.pytorch.org/whl",
+                hint="the base under which cuXYZ/ and cpu/ indexes live, "
+                "e.g. https://download.pytorch.org/whl",
             )
         return text.rstrip("/")
 
@@ -758,7 +764,8 @@ class _Reader:
                     f"{prefix}name",
                     f"{_q(entry['name'])} is not a project name",
                     array_index=index,
-                    hint="a name as PyPI spells it: letters, digits, '.', '_' and '-', e.g. deepspeed",
+                    hint="a name as PyPI spells it: letters, digits, '.', '_' and '-', "
+                    "e.g. deepspeed",
                 )
             requires = entry.get("requires-dist", [])
             if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
@@ -859,7 +866,8 @@ class _Reader:
             raise self.fail(
                 "outputs.pylock",
                 f"{_q(pylock)} is not a PEP 751 lock file name",
-                hint='uv and pip read only pylock.toml or pylock.<name>.toml, e.g. pylock = "pylock.toml"',
+                hint="uv and pip read only pylock.toml or pylock.<name>.toml, "
+                'e.g. pylock = "pylock.toml"',
             )
         return Outputs(values["environment"], values["requirements"], values["conda-lock"], pylock)
 

@@ -1,9 +1,9 @@
 """Write an intent with tomlkit, keeping an existing pyproject.toml's comments and layout.
 
 `values` holds the keys to write (python, cuda, glibc, channels, conda, pip, indexes,
-pytorch-index, outputs); `notes` may give each value a trailing comment: a string for a scalar key, a list of
-strings (one per element) for a list key. `lockguard init --from` uses them to say which file and
-line every value came from.
+pytorch-index, outputs); `notes` may give each value a trailing comment: a string for a scalar key,
+a list of strings (one per element) for a list key. `lockguard init --from` uses them to say which
+file and line every value came from.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from lockguard.model.toml_lines import TomlLines
 
 SCALARS = ("python", "cuda", "glibc", "name", "pytorch-index")
 LISTS = ("channels", "conda", "pip", "indexes")
-# a trailing comment per key: a string for a scalar key, one per element (or one for all) for a list key
+# a trailing comment per key: a string for a scalar key, one per element (or one for all) for a
+# list key
 Notes: TypeAlias = Mapping[str, "str | list[str]"]
 
 
@@ -117,7 +118,8 @@ def add_intent_to_pyproject(
             file=str(path),
             line=line,
             key="tool",
-            hint="make `tool` a table ([tool.something] sections), then run `lockguard init --pyproject` again",
+            hint="make `tool` a table ([tool.something] sections), "
+            "then run `lockguard init --pyproject` again",
         )
     if "lockguard" in tool:
         if not force:

@@ -81,7 +81,8 @@ def canonical_requirement_text(text: str) -> str:
 
 @dataclass(frozen=True)  # not slotted: a cached_property keeps its value in __dict__
 class NamedSpec:
-    """`torch<2.3`: a name and a version specifier, parsed without packaging's requirement parser."""
+    """`torch<2.3`: a name and a version specifier, parsed without packaging's requirement
+    parser."""
 
     name: str
     spec: str

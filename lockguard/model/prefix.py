@@ -11,7 +11,8 @@ SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$")  # libfoo.so, libfoo.so.2, libfoo.
 
 
 class RecordEntry(NamedTuple):  # a tuple: a CUDA environment has hundreds of thousands of these
-    path: str  # relative to the prefix, normalized ("lib/python3.11/site-packages/torch/lib/libc10.so")
+    # relative to the prefix, normalized ("lib/python3.11/site-packages/torch/lib/libc10.so")
+    path: str
     sha256: str | None = None  # urlsafe-b64 digest as RECORD writes it
     outside: bool = False  # the RECORD line points outside the prefix (".." or an absolute path)
     raw: str = ""
@@ -91,8 +92,9 @@ class LibraryDir:
 
 
 class Unrecorded(NamedTuple):
-    """The listed files that no in-prefix RECORD lists, found by the scan in passing (it checks every
-    RECORD path against the listing anyway); valid for as many files and distributions as it saw."""
+    """The listed files that no in-prefix RECORD lists, found by the scan in passing (it checks
+    every RECORD path against the listing anyway); valid for as many files and distributions as it
+    saw."""
 
     files: int
     dists: int

@@ -11,7 +11,8 @@ from typing import Any
 @dataclass
 class ProbeResult:
     python: str
-    # decoded JSON records from the probe (Any: JSON's values; doctor/checks.py checks each shape it reads)
+    # decoded JSON records from the probe (Any: JSON's values; doctor/checks.py checks each shape
+    # it reads)
     base: dict[str, Any] = field(default_factory=dict)
     torch: dict[str, Any] | None = None  # {"state": "ok" | "broken" | "missing", ...torch's facts}
     smoke: list[dict[str, Any]] | None = None

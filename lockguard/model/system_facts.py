@@ -33,7 +33,8 @@ VERSION_CALLS = {
 def decode_library_version(family: str, code: object) -> str | None:
     """The integer a library reports, as a dotted version (None when it cannot be read).
 
-    ncclGetVersion: 21805 -> 2.18.5 (NCCL >= 2.9: X*10000+Y*100+Z), 2708 -> 2.7.8 (older: X*1000+Y*100+Z);
+    ncclGetVersion: 21805 -> 2.18.5 (NCCL >= 2.9: X*10000+Y*100+Z),
+      2708 -> 2.7.8 (older: X*1000+Y*100+Z);
     cudaRuntimeGetVersion: 12010 -> 12.1; cudnnGetVersion: 8902 -> 8.9.2, 90100 -> 9.1.0;
     cublasLtGetVersion: 120103 -> 12.1.3; cublasGetProperty: [12, 1, 3] -> 12.1.3."""
     if isinstance(code, list) and code and all(isinstance(p, int) for p in code):
@@ -120,7 +121,8 @@ class SystemFacts:
         return next((t for t in self.toolkits if t.via == via), None)
 
     def first_reachable(self, name: str) -> SharedLibrary | None:
-        """What `dlopen(name)` finds first outside an RPATH: LD_LIBRARY_PATH, then the loader's cache."""
+        """What `dlopen(name)` finds first outside an RPATH: LD_LIBRARY_PATH, then the loader's
+        cache."""
         return next((lib for lib in self.libraries if lib.lookup_name == name), None)
 
     def to_dict(self) -> dict[str, object]:

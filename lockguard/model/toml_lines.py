@@ -13,7 +13,8 @@ from typing import TypeAlias
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(#.*)?$")
 _KEY = re.compile(
-    r"""^\s*((?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*="""
+    r"""^\s*((?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+)"""
+    r"""(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*="""
 )
 # (table path, array-of-tables index, key path, line number) of one key or header line
 _Entry: TypeAlias = tuple[tuple[str, ...], int | None, tuple[str, ...], int]

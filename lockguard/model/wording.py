@@ -1,4 +1,5 @@
-"""How counts and sizes read in messages: "1 package", "21,905 files" (never "1 packages"), "5.52 GB"."""
+"""How counts and sizes read in messages: "1 package", "21,905 files" (never "1 packages"),
+"5.52 GB"."""
 
 from __future__ import annotations
 

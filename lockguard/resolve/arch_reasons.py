@@ -69,9 +69,15 @@ def arch_reason(
                 f"({_join(older)}; {gpu} is {family(gpu)})"
             )
         else:
-            what = f"torch {release.minor}'s {variant} build starts at {sass[0]} ({built}); {gpu} is {family(gpu)}"
+            what = (
+                f"torch {release.minor}'s {variant} build starts at {sass[0]} ({built}); "
+                f"{gpu} is {family(gpu)}"
+            )
     else:
-        what = f"torch {release.minor}'s {variant} build ({built}) does not run on {gpu} ({family(gpu)})"
+        what = (
+            f"torch {release.minor}'s {variant} build ({built}) "
+            f"does not run on {gpu} ({family(gpu)})"
+        )
         needs = _first_support(knowledge, platform, gpu, published)
         if needs and not keepers:
             what += f"; {gpu} needs a torch built with CUDA >= {needs[0]} (torch >= {needs[1]})"
@@ -79,12 +85,16 @@ def arch_reason(
         plural = len(keepers) > 1
         cudas = " or ".join(f'"{CudaVersion.from_variant(v)}"' for v in keepers)
         return (
-            f"{what}; the {_join(keepers)} build{'s' if plural else ''} of torch {release.minor} still "
+            f"{what}; the {_join(keepers)} build{'s' if plural else ''} "
+            f"of torch {release.minor} still "
             f"{'have' if plural else 'has'} {gpu} (cuda = {cudas})"
         )
     last = _last_with(knowledge, platform, release, gpu, published)
     if last and gpu < (sass[0] if sass else gpu):
-        return f"{what}; no build of torch {release.minor} has {gpu}; the newest torch that has it is {last}"
+        return (
+            f"{what}; no build of torch {release.minor} has {gpu}; "
+            f"the newest torch that has it is {last}"
+        )
     return what
 
 

@@ -163,7 +163,8 @@ class CandidateFilter:
         return self._python_ok(file)
 
     def fits_time(self, file: DistFile) -> bool:
-        """Uploaded no later than exclude-newer (a file without an upload time counts as fitting)."""
+        """Uploaded no later than exclude-newer (a file without an upload time counts as
+        fitting)."""
         return self._time_ok(file)
 
     def _python_ok(self, file: DistFile) -> bool:
@@ -183,10 +184,12 @@ class CandidateFilter:
         except ValueError:  # read only with a cut-off: a page without one never pays for the parse
             page = file.url.rsplit("/", 1)[0] + "/" if "://" in file.url else file.url
             raise SourceUnreachable(
-                f"the index page for {file.filename} ({page}) is not a valid PEP 691 page: its 'upload-time' "
+                f"the index page for {file.filename} ({page}) is not a valid PEP 691 page: "
+                "its 'upload-time' "
                 f"{file.upload_time[:40]!r} is not an ISO 8601 date-time (PEP 700)",
                 url=file.url,
-                hint="the index serves a broken page; without exclude-newer the upload times are not read",
+                hint="the index serves a broken page; "
+                "without exclude-newer the upload times are not read",
             ) from None
         # PEP 700 times are UTC; a page that leaves out the zone means it
         if uploaded.tzinfo is None:

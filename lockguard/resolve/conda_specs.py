@@ -44,7 +44,8 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
             pypi_name, version = brought
             if constraint and not _agrees(constraint, version):
                 raise Unsatisfiable(
-                    f"the intent asks conda for {spec}, but torch {stack.torch} brings {pypi_name} {version} "
+                    f"the intent asks conda for {spec}, "
+                    f"but torch {stack.torch} brings {pypi_name} {version} "
                     f"from PyPI: both would be loaded",
                     conflicts=[
                         Conflict(f"conda = [{spec!r}]", "intent"),
@@ -54,7 +55,8 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
                         ),
                         Conflict(f"{name} and {pypi_name} are the same library", library.origin),
                     ],
-                    hint=f"drop {name} from conda = [...] (torch's wheel brings it), or pin {name}={version}",
+                    hint=f"drop {name} from conda = [...] (torch's wheel brings it), "
+                    f"or pin {name}={version}",
                 )
             spec = f"{name}={version}"
         elif name in by_name:
@@ -62,7 +64,8 @@ def merge_specs(knowledge: Knowledge, stack: CudaStack, intent_specs: tuple[str,
                 origin = _origin_of(knowledge, stack.platform, name)
                 rule = next((code for prefix, code in _RULES if name.startswith(prefix)), None)
                 raise Unsatisfiable(
-                    f"the intent's conda spec {spec!r} contradicts the CUDA stack's {by_name[name]!r}"
+                    f"the intent's conda spec {spec!r} "
+                    f"contradicts the CUDA stack's {by_name[name]!r}"
                     + (
                         f" ({rule}: `lockguard check` rejects such a lock; {origin})"
                         if rule

@@ -117,7 +117,8 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
         return forced
 
     def _options(self, key: str, reqs: list[Req], limit: int = MAX_OPTIONS + 1) -> list[Candidate]:
-        """Candidates that meet `reqs` (an sdist counts without being built: a proof never builds)."""
+        """Candidates that meet `reqs` (an sdist counts without being built: a proof never
+        builds)."""
         out: list[Candidate] = []
         for candidate in self.provider.candidates_matching(key, reqs):
             if candidate.absent:
@@ -185,7 +186,8 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
             if matches and not all(self._dead(c, forced) for c in matches):
                 return None
             needs.append(
-                f"{option.name} {option.version} needs {_specs([d for d in mine if not d.constraint_only] or mine)}"
+                f"{option.name} {option.version} needs "
+                f"{_specs([d for d in mine if not d.constraint_only] or mine)}"
             )
             rules += [
                 fact(d, d.by or f"{option.name} {option.version}")
@@ -196,7 +198,8 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
             lines = [f"{needs[0]} (the only {parent} that {_allowed(forced[parent])} allows)"]
         else:
             lines = [
-                f"every {parent} that {_allowed(forced[parent])} allows ({_versions(options)}) needs "
+                f"every {parent} that {_allowed(forced[parent])} allows "
+                f"({_versions(options)}) needs "
                 f"{_summary(key, options, self.provider)}: {'; '.join(needs)}"
             ]
         if forced.get(key):
@@ -263,7 +266,10 @@ def _versions(options: list[Candidate]) -> str:
 
 def _every(key: str, options: list[Candidate], why: list[str | None]) -> str:
     reasons = list(dict.fromkeys(w for w in why if w))
-    return f"every candidate of {key} ({_versions(options)}) {reasons[0] if len(reasons) == 1 else '; '.join(reasons)}"
+    return (
+        f"every candidate of {key} ({_versions(options)}) "
+        f"{reasons[0] if len(reasons) == 1 else '; '.join(reasons)}"
+    )
 
 
 def _summary(key: str, options: list[Candidate], provider: Provider) -> str:

@@ -1,4 +1,5 @@
-"""The order in which a candidate's dependencies reach resolvelib: the ones that decide fastest first.
+"""The order in which a candidate's dependencies reach resolvelib: the ones that decide fastest
+first.
 
 resolvelib adds a candidate's dependencies one by one and, for each, asks whether any candidate
 is left (`find_matches`, up to its first match); the first dependency with none rejects the

@@ -43,7 +43,8 @@ def refuse_what_check_rejects(
     errors = list(dict.fromkeys(errors))
     first = errors[0]
     raise Unsatisfiable(
-        f"the resolution breaks a rule `lockguard check` enforces, so no lock was written: {first.code} {first.message}"
+        f"the resolution breaks a rule `lockguard check` enforces, so no lock was written: "
+        f"{first.code} {first.message}"
         + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
         conflicts=[
             Conflict(f"{f.code} {f.message}", f"{f.file}:{f.line}" if f.line else f.file)

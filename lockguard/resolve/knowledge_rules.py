@@ -49,7 +49,8 @@ def name_rules(knowledge: Knowledge, target: Target) -> Callable[[str], list[Req
         if rule is not None:
 
             def refused(reason: str) -> Req:
-                """`name` refused on this target: its GPU rule does not hold (with the rule's row)."""
+                """`name` refused on this target: its GPU rule does not hold (with the rule's
+                row)."""
                 return Req(
                     name,
                     NOTHING,

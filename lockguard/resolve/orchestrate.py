@@ -291,7 +291,8 @@ def _check_libraries(knowledge: Knowledge, side: CondaSide | None, pip: PipResol
         for pin in pip.pins:
             if pin.name in library.pypi and not _same_release(pin.version, record.version):
                 raise Unsatisfiable(
-                    f"the conda side installs {record.name} {record.version} but the pip side installs "
+                    f"the conda side installs {record.name} {record.version} "
+                    "but the pip side installs "
                     f"{pin.name} {pin.version}: two copies of one library would be loaded",
                     conflicts=[
                         Conflict(f"{record.name} {record.version} (conda)", "conda solve"),
@@ -303,7 +304,8 @@ def _check_libraries(knowledge: Knowledge, side: CondaSide | None, pip: PipResol
                             f"{record.name} and {pin.name} are the same library", library.origin
                         ),
                     ],
-                    hint=f"drop {record.name} from the intent's conda list, or pin it to {pin.version}",
+                    hint=f"drop {record.name} from the intent's conda list, "
+                    f"or pin it to {pin.version}",
                 )
 
 

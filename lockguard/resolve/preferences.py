@@ -71,7 +71,8 @@ class Preferences:
         return self.pip.get(name)
 
     def demands(self) -> list[Req]:
-        """NAME==VERSION as constraints: they bound NAME wherever it is required, install nothing."""
+        """NAME==VERSION as constraints: they bound NAME wherever it is required, install
+        nothing."""
         return [
             Req(
                 name,

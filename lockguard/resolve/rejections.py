@@ -56,7 +56,10 @@ class NewerRejected:
         rest = len(self.newer) - len(shown)
         more = f"; and {rest} more (lockguard -v resolve names them all)" if rest else ""
         count = f"{len(self.newer)} newer version{'s' if len(self.newer) > 1 else ''}"
-        return f"{self.name} {self.chosen}, not newer: {count} the intent allows passed over: {'; '.join(parts)}{more}"
+        return (
+            f"{self.name} {self.chosen}, not newer: {count} the intent allows passed over: "
+            f"{'; '.join(parts)}{more}"
+        )
 
 
 def newer_rejected(
@@ -169,7 +172,10 @@ def _torch_reason(provider: Provider, reqs: list[Req], explain_torch: ExplainTor
     for missed in provider.unreached.values():
         labels = [b.label for b in missed.builds if b in fits]
         if labels:
-            return f"{labels[0]} is published only on the PyTorch index ({missed.index_url}), which cannot be reached"
+            return (
+                f"{labels[0]} is published only on the PyTorch index ({missed.index_url}), "
+                "which cannot be reached"
+            )
     cut = [b for b in provider.after_cutoff.values() if b in fits]
     if cut:
         return f"{cut[0].label} came out {cut[0].released}, after exclude-newer"
@@ -203,7 +209,8 @@ def unfit_reason(files: list[DistFile], candidate_filter: CandidateFilter, targe
         have = tuple(int(p) for p in target.glibc.split("."))
         if needed > have:
             return (
-                f"its wheels need glibc {needed[0]}.{needed[1]} (manylinux_{needed[0]}_{needed[1]}), "
+                f"its wheels need glibc {needed[0]}.{needed[1]} "
+                f"(manylinux_{needed[0]}_{needed[1]}), "
                 f"the target's is {target.glibc}"
             )
     return f"no file of it fits {target.platform} with Python {target.python}"

@@ -60,7 +60,8 @@ class KeptYanked:
 
     def text(self) -> str:
         return (
-            f"{self.name} {self.version} is locked and was yanked from the index ({self.reason}); it is kept: "
+            f"{self.name} {self.version} is locked and was yanked from the index ({self.reason}); "
+            "it is kept: "
             f"`lockguard resolve --upgrade-package {self.name}` moves it"
         )
 

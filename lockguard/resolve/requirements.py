@@ -53,7 +53,8 @@ class Req:
 
 
 def fact(req: Req, who: str) -> str:
-    """'the intent needs torch==2.2.*' / 'knowledge (flash-attn GPU rule) allows no flash-attn [...]'."""
+    """'the intent needs torch==2.2.*' /
+    'knowledge (flash-attn GPU rule) allows no flash-attn [...]'."""
     if str(req.specifier) == "<0":
         text = f"{who} allows no {req.key}"
     else:

@@ -51,7 +51,8 @@ def query_stacks(
     """Every consistent stack for `target`, newest torch first. Raises Unsatisfiable."""
     if target.cuda.mode != "none" and target.system == "Darwin":
         raise Unsatisfiable(
-            f"CUDA {target.cuda} was asked for, but {target.platform} has no CUDA (NVIDIA dropped macOS after CUDA 10.2)",
+            f"CUDA {target.cuda} was asked for, but {target.platform} has no CUDA "
+            "(NVIDIA dropped macOS after CUDA 10.2)",
             conflicts=[
                 Conflict(f"cuda = {target.cuda}", "intent"),
                 Conflict(f"platform {target.platform}", "intent"),
@@ -115,14 +116,16 @@ def _toolkit_or_fail(knowledge: Knowledge, cuda: CudaVersion) -> Toolkit:
 def _check_driver(toolkit: Toolkit, target: Target) -> None:
     if target.driver and target.driver < toolkit.min_driver:
         raise Unsatisfiable(
-            f"CUDA {toolkit.version} needs driver >= {toolkit.min_driver}; the floor is {target.driver}",
+            f"CUDA {toolkit.version} needs driver >= {toolkit.min_driver}; "
+            f"the floor is {target.driver}",
             conflicts=[
                 Conflict(
                     f"CUDA {toolkit.version} needs driver >= {toolkit.min_driver}", toolkit.origin
                 ),
                 Conflict(f"driver = {target.driver}", "intent"),
             ],
-            hint="lower cuda to one the driver runs (11.8 needs >= 450.80.02), or raise the driver floor",
+            hint="lower cuda to one the driver runs (11.8 needs >= 450.80.02), "
+            "or raise the driver floor",
         )
 
 
@@ -225,7 +228,8 @@ class _TorchQuery:
 
     def _hint(self) -> str:
         return (
-            "change python, cuda, the torch requirement, the driver floor or the GPU list so they agree "
+            "change python, cuda, the torch requirement, the driver floor or the GPU list "
+            "so they agree "
             "(`lockguard constraints show torch X.Y` lists what exists)"
         )
 
@@ -329,7 +333,8 @@ class _TorchQuery:
             fits = [pair for pair in offered if pair[0] <= ceiling]
             if not fits:
                 raise _Reject(
-                    f"torch {release.minor} needs CUDA >= {min(c for c, _ in offered)}; the driver runs up to {ceiling}",
+                    f"torch {release.minor} needs CUDA >= {min(c for c, _ in offered)}; "
+                    f"the driver runs up to {ceiling}",
                     [
                         Conflict(f"torch {release.minor} CUDA builds", release.origin),
                         Conflict("cuda = auto", "intent"),
@@ -361,7 +366,8 @@ class _TorchQuery:
         glibc = self.target.glibc
         if glibc and _glibc_key(release.min_glibc) > _glibc_key(glibc):
             raise _Reject(
-                f"torch {release.minor} wheels need glibc >= {release.min_glibc} ({release.manylinux}); the target glibc is {glibc}",
+                f"torch {release.minor} wheels need glibc >= {release.min_glibc} "
+                f"({release.manylinux}); the target glibc is {glibc}",
                 [
                     Conflict(f"torch {release.minor}: {release.manylinux}", release.origin),
                     Conflict(f"glibc = {glibc}", "intent"),

@@ -34,7 +34,10 @@ def unreached_text(missed: Unreached) -> str:
     labels = list(dict.fromkeys(b.label for b in missed.builds)) or sorted(missed.names)
     what = ", ".join(labels)
     only = "is" if len(labels) == 1 else "are"
-    return f"{what} {only} published only on the PyTorch index ({missed.index_url}), which cannot be reached"
+    return (
+        f"{what} {only} published only on the PyTorch index ({missed.index_url}), "
+        "which cannot be reached"
+    )
 
 
 def _meets(build: TorchBuild, reqs: Sequence[Req]) -> bool:
@@ -48,7 +51,8 @@ def _meets(build: TorchBuild, reqs: Sequence[Req]) -> bool:
 
 
 def _needed(missed_list: list[Unreached], reqs_by_name: dict[str, list[Req]]) -> list[Unreached]:
-    """The unreached indexes whose builds (or pages of a paired name) would meet the requirements."""
+    """The unreached indexes whose builds (or pages of a paired name) would meet the
+    requirements."""
     out: list[Unreached] = []
     for missed in missed_list:
         torch_reqs = reqs_by_name.get("torch")

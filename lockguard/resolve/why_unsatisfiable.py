@@ -161,13 +161,15 @@ def _after_cutoff(name: str, reqs: list[Req], provider: Provider, target: Target
             uploaded = sorted(f.upload_time for f in candidate.files if f.upload_time)
             when = f" on {uploaded[0][:10]}" if uploaded else ""
             return [
-                f"{name} {version} was uploaded{when}, after exclude-newer {cutoff.date().isoformat()}"
+                f"{name} {version} was uploaded{when}, "
+                f"after exclude-newer {cutoff.date().isoformat()}"
             ]
     return []
 
 
 def _cut_off(provider: Provider) -> list[str]:
-    """The index-only torch builds the cut-off excluded (by their release date, from the knowledge)."""
+    """The index-only torch builds the cut-off excluded (by their release date, from the
+    knowledge)."""
     cut = list(provider.after_cutoff.values())
     cutoff = provider.files.exclude_newer
     if not cut or cutoff is None:
@@ -192,5 +194,8 @@ def why_none(name: str, provider: Provider, target: Target) -> str:
         for project in projects:
             versions = ProjectVersions(project, untimed)
             if any(versions.candidate(v) for v in versions.versions):
-                return f"{name} has no release before exclude-newer {files.exclude_newer.date().isoformat()}"
+                return (
+                    f"{name} has no release before exclude-newer "
+                    f"{files.exclude_newer.date().isoformat()}"
+                )
     return f"no file of {name} fits {target.platform} with Python {target.python}"
