@@ -26,7 +26,8 @@ DEFERRED = tuple(
 class DeferredSignals:
     def __init__(self) -> None:
         self.received: list[int] = []
-        # what signal.signal returned: a handler, SIG_DFL/SIG_IGN (ints), or None (not set from Python)
+        # what signal.signal returned: a handler, SIG_DFL/SIG_IGN (ints), or None
+        # (not set from Python)
         self._previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
 
     def __enter__(self) -> DeferredSignals:

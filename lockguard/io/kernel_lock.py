@@ -4,8 +4,8 @@ while resolve writes it (shared while check reads it).
 
 The kernel drops a lock when the process holding it dies, so a lock left by a dead run is simply
 taken over: no pid file can go stale. An exclusive holder writes who it is into the lock file, so a
-second run can say whom it waits for ("waiting for clean-install 20261201-1203 (pid 4242) on .venv");
-it empties the file again before it lets go.
+second run can say whom it waits for ("waiting for clean-install 20261201-1203 (pid 4242) on
+.venv"); it empties the file again before it lets go.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def held(
     `what` names the locked thing in messages ("the prefix .venv"). Busy: without `wait`, raise
     LockBusy (exit 2); with it, tell `on_wait` once whom we wait for, then block until free.
     `note_path`: lock `lock_path` as it is, read-only (a folder can be locked so), and name the
-    exclusive holder in the file `note_path` instead (best effort: unnamed when it cannot be written).
+    exclusive holder in the file `note_path` instead
+    (best effort: unnamed when it cannot be written).
     """
     fd = (
         _open(lock_path, exclusive=exclusive)

@@ -32,7 +32,8 @@ PARSES = Store("knowledge-parse", version=1)
 
 
 def parses_key(texts: Mapping[str, str]) -> str:
-    """Everything the parses depend on: lockguard (version and code), Python, each file's name and text."""
+    """Everything the parses depend on: lockguard (version and code), Python, each file's name and
+    text."""
     files = hashlib.sha256()
     for name, text in texts.items():
         files.update(f"{name}\0{len(text)}\0{text}\0".encode("utf-8", "surrogatepass"))

@@ -27,7 +27,8 @@ def default_dir() -> Path:
 
 
 def _shipped_dir() -> str:
-    import lockguard.constraints as shipped  # its folder (importlib.resources costs 10 ms to import)
+    # its folder (importlib.resources costs 10 ms to import)
+    import lockguard.constraints as shipped
 
     return os.path.dirname(shipped.__file__)
 
@@ -58,5 +59,6 @@ def _read(path: Path) -> str:
         raise InputError(
             f"knowledge file {path} is missing",
             file=str(path),
-            hint="reinstall lockguard, or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder",
+            hint="reinstall lockguard, "
+            "or point LOCKGUARD_CONSTRAINTS at a full constraints/ folder",
         ) from None

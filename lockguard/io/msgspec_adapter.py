@@ -21,7 +21,8 @@ if msgspec is not None:
 
     class PageFile(msgspec.Struct, gc=False):
         """The fields of a PEP 691 file entry that lockguard reads (others are skipped unparsed).
-        gc=False: tens of thousands per resolve, never part of a cycle (strings, dicts of strings)."""
+        gc=False: tens of thousands per resolve, never part of a cycle
+        (strings, dicts of strings)."""
 
         filename: str
         url: str

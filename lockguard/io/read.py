@@ -87,8 +87,8 @@ def open_regular(
         if limit is not None and info.st_size > limit:
             if what is not None:
                 raise InputError(
-                    f"{what} {_shown(path)} is {info.st_size:,} bytes; more than the {limit:,} a {what} "
-                    "can be",
+                    f"{what} {_shown(path)} is {info.st_size:,} bytes; "
+                    f"more than the {limit:,} a {what} can be",
                     file=_shown(path),
                     hint="is this the right file?",
                 )
@@ -190,7 +190,7 @@ def is_regular_file(path: FilePath) -> bool:
         return False
 
 
-# -- an environment's files (named by their path; never the user's to fix by hand) -------------------
+# -- an environment's files (named by their path; never the user's to fix by hand) -----------------
 
 
 def read_regular(
@@ -207,7 +207,8 @@ def read_regular(
 def read_env_bytes(
     path: FilePath, limit: int = ENV_FILE_LIMIT, *, missing_ok: bool = True
 ) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes (b"" when it is missing and missing_ok)."""
+    """The bytes of a regular file of at most `limit` bytes (b"" when it is missing and
+    missing_ok)."""
     try:
         return read_regular(path, limit)
     except (FileNotFoundError, NotADirectoryError):
@@ -219,7 +220,8 @@ def read_env_bytes(
 
 
 def read_env_text(path: FilePath, limit: int = ENV_FILE_LIMIT, *, missing_ok: bool = True) -> str:
-    """read_env_bytes as text (a byte that is not UTF-8 becomes U+FFFD: these are parsed, not shown)."""
+    """read_env_bytes as text (a byte that is not UTF-8 becomes U+FFFD: these are parsed, not
+    shown)."""
     return read_env_bytes(path, limit, missing_ok=missing_ok).decode("utf-8", errors="replace")
 
 

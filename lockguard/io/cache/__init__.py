@@ -6,14 +6,16 @@ key and the payload's length and CRC-32, then the payload. One store (store.py) 
 atomically (a temporary file in the same folder, fsync, rename, fsync of the folder) and validates
 every read: an entry that is absent, truncated, garbled, of another version or key (a file copied or
 renamed under another name), or that is not a regular file (a FIFO, a folder, a symlink) is a miss,
-removed when possible, never trusted and never waited on. An unusable cache folder (a file, /dev/null,
-read-only, full) costs one warning on stderr and the cache for the rest of the run, never the command.
+removed when possible, never trusted and never waited on. An unusable cache folder (a file,
+/dev/null, read-only, full) costs one warning on stderr and the cache for the rest of the run, never
+the command.
 
 Using it (a new memo is a Store of its own kind; nothing else writes into the cache folder)::
 
     from lockguard.io.cache.store import Store
 
-    FAILED_BUILDS = Store("failed-build", version=1)   # kind: [a-z0-9-]+, bump version on any change of shape
+    FAILED_BUILDS = Store("failed-build", version=1)   # kind: [a-z0-9-]+, bump version on any
+                                                         change of shape
 
     data = FAILED_BUILDS.get(key)      # bytes, or None for any kind of miss
     FAILED_BUILDS.put(key, payload)    # bytes; never raises (an unusable cache warns once)
@@ -28,6 +30,6 @@ through this package before anything else is imported.
 The entries of lockguard today: index pages, their bodies, parsed rows and file METADATA
 (io/index/cache.py), whole resolutions (io/index/resolve_memo.py), check results
 (io/project/check_cache.py), the parse of constraints/*.toml (io/knowledge_cache.py), copies of
-written locks (io/project/written.py), the environment scan's parses (io/env/scan_memo.py). rattler keeps its own caches (repodata, packages) in
-`tools_folder()` (root.py).
+written locks (io/project/written.py), the environment scan's parses (io/env/scan_memo.py). rattler
+keeps its own caches (repodata, packages) in `tools_folder()` (root.py).
 """

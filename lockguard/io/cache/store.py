@@ -149,7 +149,8 @@ def _read(path: str) -> bytes | None:
 
 
 def _remove(path: str) -> None:
-    """Remove whatever is at `path` (a folder with its contents; a symlink itself, never its target)."""
+    """Remove whatever is at `path` (a folder with its contents; a symlink itself, never its
+    target)."""
     try:
         if stat.S_ISDIR(os.lstat(path).st_mode):
             import shutil  # a damaged folder entry only: shutil stays off the cached check's path

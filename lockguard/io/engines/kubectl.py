@@ -23,7 +23,10 @@ from lockguard.fleet.k8s import (
 from lockguard.fleet.node_protocol import NodeOutput
 from lockguard.io.engines import require_program
 
-HINT = "install kubectl and point it at the cluster (KUBECONFIG), or apply `lockguard fleet manifest` yourself"
+HINT = (
+    "install kubectl and point it at the cluster (KUBECONFIG), or apply "
+    "`lockguard fleet manifest` yourself"
+)
 POLL = 2.0
 
 

@@ -2,8 +2,9 @@
 NodeAffinitySchedulingStrategy (soft=False), all submitted at once and awaited together.
 
 The node is named by the LOCKGUARD_NODE its raylet's environment sets, else by its host name, or by
-its Ray node id when two nodes share a host name (a cluster of several raylets on one machine). The task itself is standard-library code shipped by
-value (lockguard.io.engines.ray_task), so a node without lockguard answers that it has none.
+its Ray node id when two nodes share a host name (a cluster of several raylets on one machine). The
+task itself is standard-library code shipped by value (lockguard.io.engines.ray_task), so a node
+without lockguard answers that it has none.
 """
 
 from __future__ import annotations

@@ -12,7 +12,10 @@ from lockguard.fleet.launch import SlurmOptions, split_labelled, srun_command
 from lockguard.fleet.node_protocol import NodeOutput
 from lockguard.io.engines import require_program
 
-HINT = "run `lockguard fleet run --via slurm` on a Slurm login node (where srun is on PATH), or use --via clush"
+HINT = (
+    "run `lockguard fleet run --via slurm` on a Slurm login node (where srun is on PATH), "
+    "or use --via clush"
+)
 
 
 def run(script: str, *, options: SlurmOptions, timeout: float) -> list[NodeOutput]:

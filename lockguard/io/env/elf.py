@@ -31,7 +31,8 @@ def soname(path: Path) -> str | None:
                 if isinstance(section, DynamicSection):
                     for tag in section.iter_tags():
                         if tag.entry.d_tag == "DT_SONAME":
-                            # DynamicTag sets .soname with setattr for a DT_SONAME tag: its annotations cannot say so
+                            # DynamicTag sets .soname with setattr for a DT_SONAME tag:
+                            # its annotations cannot say so
                             return tag.soname  # type: ignore[attr-defined]
     except (OSError, ELFError, ValueError, EOFError):
         return None

@@ -67,8 +67,8 @@ class FileListing:
                     stdout=self._files,
                     stderr=subprocess.DEVNULL,
                     pass_fds=(links, libraries),
-                    # byte-wise -name matching: a third faster than in a UTF-8 locale, and every name
-                    # with ".so" in it counts as a library, valid UTF-8 or not
+                    # byte-wise -name matching: a third faster than in a UTF-8 locale, and every
+                    # name with ".so" in it counts as a library, valid UTF-8 or not
                     env={**os.environ, "LC_ALL": "C"},
                 )
             except OSError:
@@ -91,7 +91,8 @@ class FileListing:
             _walk(snap, top, top[len(self.root) + 1 :])
 
     def _collect_found(self, snap: PrefixSnapshot) -> bool:
-        """What find printed, into the snapshot; False when there is nothing to use (then a walk)."""
+        """What find printed, into the snapshot; False when there is nothing to use (then a
+        walk)."""
         if self.process is None:
             return False
         self.process.wait(timeout=600)

@@ -14,7 +14,10 @@ from lockguard.io.read import read_env_text
 from lockguard.model.prefix import LibraryDir, PrefixSnapshot
 
 # The CUDA stack and torch, as library names: what the loader's path must not shadow.
-_CUDA_STACK = r"cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink|torch[a-z_]*|c10[a-z_]*"
+_CUDA_STACK = (
+    r"cudart|cudnn[a-z_]*|nccl|cublas(Lt)?|cufft|curand|cusolver|cusparse|nvrtc|nvJitLink|"
+    r"torch[a-z_]*|c10[a-z_]*"
+)
 CUDA_STACK_LIBS = re.compile(rf"^lib({_CUDA_STACK})\.so")
 # Libraries whose duplicates break processes (loaded into one global namespace): the CUDA stack,
 # torch, and the compiler runtimes. Their SONAMEs are read when a name occurs twice.

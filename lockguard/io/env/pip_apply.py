@@ -1,5 +1,5 @@
-"""Run the target environment's own pip: `pip install --no-deps --require-hashes -r FILE` of what the
-plan installs (the lock's own entries, hashes and index options). pip never uninstalls anything:
+"""Run the target environment's own pip: `pip install --no-deps --require-hashes -r FILE` of what
+the plan installs (the lock's own entries, hashes and index options). pip never uninstalls anything:
 the transaction moved every outgoing file away before, and kept a hard link of everything else.
 
 An sdist is always built as a wheel in an isolated build environment (--use-pep517): older pips

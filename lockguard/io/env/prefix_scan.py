@@ -3,7 +3,8 @@ conda-meta record, list the files under site-packages and lib/, the .pth files, 
 search directories outside the prefix (LD_LIBRARY_PATH, /etc/ld.so.conf.d). Reads only.
 
 Nothing in an environment is trusted: its interpreter runs with a timeout and its answer is checked
-for shape; RECORD, METADATA and .pth files are read only when they are regular files, with bounds."""
+for shape; RECORD, METADATA and .pth files are read only when they are regular files,
+with bounds."""
 
 from __future__ import annotations
 
@@ -240,7 +241,9 @@ def scan_prefix(
             # interpreter then says decides what is used (a wrong guess is thrown away).
             early = _EarlyScan(Path(os.path.realpath(guess)), lambda: ask_interpreter(exe, environ))
             facts = early.facts()
-        else:  # a base interpreter (check --python /usr/bin/python3): never list a system folder on a guess
+        # a base interpreter (check --python /usr/bin/python3):
+        # never list a system folder on a guess
+        else:
             facts = ask_interpreter(exe, environ)
     root = Path(os.path.realpath(prefix or facts.prefix))
     snap = PrefixSnapshot(
@@ -291,7 +294,8 @@ def scan_prefix(
     return snap
 
 
-# a site-packages folder read: its dists, and each dist-info's shared libraries with their RECORD size
+# a site-packages folder read: its dists, and each dist-info's shared libraries
+# with their RECORD size
 _SiteRead = tuple[list[InstalledDist], dict[str, list[tuple[str, int]]]]
 
 
@@ -570,8 +574,8 @@ def _csv_rows(text: str, path: str) -> list[list[str]]:
             f"{path}:{reader.line_num}: this RECORD cannot be read ({exc})",
             file=path,
             line=reader.line_num,
-            hint="the distribution's RECORD is damaged: reinstall it (pip install --force-reinstall "
-            "--no-deps NAME==VERSION), or remove its .dist-info folder",
+            hint="the distribution's RECORD is damaged: reinstall it (pip install "
+            "--force-reinstall --no-deps NAME==VERSION), or remove its .dist-info folder",
         ) from None
 
 
@@ -677,7 +681,8 @@ def conda_records(root: Path) -> list[CondaInstalled]:
             raise InputError(
                 f"{path} is not valid UTF-8 JSON ({str(exc)[:200]})",
                 file=str(path),
-                hint="a damaged conda record: reinstall that package with conda, or move the file away",
+                hint="a damaged conda record: reinstall that package with conda, "
+                "or move the file away",
             ) from None
         files = data.get("files") if isinstance(data, dict) else None
         if (
@@ -693,7 +698,8 @@ def conda_records(root: Path) -> list[CondaInstalled]:
                 f"{path} is not a conda package record (a JSON object with text name, version, "
                 "build and a list of files)",
                 file=str(path),
-                hint="a damaged conda record: reinstall that package with conda, or move the file away",
+                hint="a damaged conda record: reinstall that package with conda, "
+                "or move the file away",
             )
         out.append(
             CondaInstalled(

@@ -72,7 +72,8 @@ def _file_problem(full: str, info: os.stat_result) -> str | None:
 
 
 def _flags(path: str, mode: int) -> int:
-    """The file system's inode flags; 0 where it has none to give (tmpfs, overlayfs on some kernels)."""
+    """The file system's inode flags; 0 where it has none to give (tmpfs, overlayfs on some
+    kernels)."""
     try:
         fd = os.open(path, mode | os.O_CLOEXEC)
     except OSError:

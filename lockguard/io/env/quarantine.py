@@ -135,7 +135,7 @@ class Quarantine:
         self._manifest: dict | None = None
         self._journal: int | None = None  # the journal, opened for appending on the first event
 
-    # -- creating ------------------------------------------------------------------------------------
+    # -- creating ----------------------------------------------------------------------------------
 
     @classmethod
     def create(
@@ -254,7 +254,7 @@ class Quarantine:
             os.rename(source, target)
             self.log(event="moved", path=path, sync=False)
 
-    # -- reading (nothing here is trusted: a damaged state folder is bad input naming the file) --------
+    # -- reading (nothing here is trusted: a damaged state folder is bad input naming the file) ----
 
     def manifest(self) -> dict:
         if self._manifest is None:
@@ -284,8 +284,8 @@ class Quarantine:
                 entry.get(k) is None or isinstance(entry[k], str) for k in ("sha256", "symlink")
             ):
                 raise InputError(
-                    f"{where}: entry {number} is not a quarantined file (path, sha256, mode, symlink, "
-                    "owner, reason)",
+                    f"{where}: entry {number} is not a quarantined file "
+                    "(path, sha256, mode, symlink, owner, reason)",
                     file=where,
                     hint=_DAMAGED,
                 )
@@ -405,7 +405,7 @@ class Quarantine:
             os.close(self._journal)
             self._journal = None
 
-    # -- moving --------------------------------------------------------------------------------------
+    # -- moving ------------------------------------------------------------------------------------
 
     def move_all(self) -> int:
         """Move every manifest entry not moved yet into the quarantine, then remove the folders
@@ -457,7 +457,7 @@ class Quarantine:
                     break
                 folder = os.path.dirname(folder)
 
-    # -- state ---------------------------------------------------------------------------------------
+    # -- state -------------------------------------------------------------------------------------
 
     def state(self, events: list[dict] | None = None) -> str:
         """complete, incomplete (the run was interrupted), restored, aborted (rolled back), or

@@ -52,7 +52,8 @@ def changed_files(dist: InstalledDist, root: str) -> list[str]:
 
 
 def verify_records(snap: PrefixSnapshot, names: set[str] | None = None) -> dict[str, list[str]]:
-    """dist-info folder -> its changed files, for the distributions of the prefix (named ones only)."""
+    """dist-info folder -> its changed files, for the distributions of the prefix (named ones
+    only)."""
     out = {}
     for dist in snap.dists:
         if not dist.in_prefix or dist.legacy or (names is not None and dist.name not in names):

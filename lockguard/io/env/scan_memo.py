@@ -77,7 +77,8 @@ class Memo:
         return memo[1] if memo is not None and memo[0] == self.header else {}
 
     def get(self, name: str, keys: tuple[FileKey | None, ...]):
-        """(True, the parse) when `name` was parsed from files with these keys; (False, None) else."""
+        """(True, the parse) when `name` was parsed from files with these keys; (False, None)
+        else."""
         entry = self._old.get(name)
         if entry is None or None in keys or entry[0] != keys:
             return False, None

@@ -116,7 +116,10 @@ class Transaction:
             back = (
                 "everything moved so far was put back"
                 if not rolled.journal_error
-                else f"everything moved so far was put back (its journal could not record that: {rolled.journal_error})"
+                else (
+                    "everything moved so far was put back (its journal could not record that: "
+                    f"{rolled.journal_error})"
+                )
             )
             raise InstallFailed(
                 f"cannot move {failed.path} into quarantine: {os_cause(failed.error)}; {back}",
@@ -204,7 +207,8 @@ def _load(path: Path) -> dict:
         raise InputError(
             f"{path} is not a lockguard file listing",
             file=str(path),
-            hint="the quarantine folder is damaged; move it out of .lockguard/quarantine/ and run again",
+            hint="the quarantine folder is damaged; "
+            "move it out of .lockguard/quarantine/ and run again",
         )
     return data
 

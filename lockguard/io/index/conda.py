@@ -17,14 +17,16 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    import rattler  # imported where used at run time (native, heavy: only a conda solve or install needs it)
+    # imported where used at run time (native, heavy: only a conda solve or install needs it)
+    import rattler
 
     from lockguard.model.locked import LockedConda
 
 
 def matchspec_problem(text: str) -> str | None:
     """None when `text` is a valid conda MatchSpec, else rattler's reason."""
-    import rattler  # rattler (native, heavy) only when a conda spec is checked or solved, here and below
+    # rattler (native, heavy) only when a conda spec is checked or solved, here and below
+    import rattler
 
     try:
         rattler.MatchSpec(text)
@@ -82,7 +84,8 @@ class RattlerSolver:
                 else []
             )
             return await rattler.solve(
-                # the intent's platform names (validated there); rattler annotates its names as Literals
+                # the intent's platform names (validated there);
+                # rattler annotates its names as Literals
                 sources,
                 specs,
                 gateway=gateway,
@@ -95,16 +98,18 @@ class RattlerSolver:
             )
 
         try:
-            import asyncio  # here, not at the top: matchspec_problem is on every command's path (60 ms)
+            # here, not at the top: matchspec_problem is on every command's path (60 ms)
+            import asyncio
 
             records = asyncio.run(solve_with_preferences())
         except (GatewayError, FetchRepoDataError) as exc:
             raise SourceUnreachable(
-                f"cannot read conda channel(s) {', '.join(channels)} for {platform}: {_first_line(exc)}",
+                f"cannot read conda channel(s) {', '.join(channels)} for {platform}: "
+                f"{_first_line(exc)}",
                 url=channels[0] if channels else None,
                 hint="check the channel names or the network; where the channels are out of reach, "
-                "`lockguard resolve --conda-from-knowledge` (or conda-from-knowledge = true in the intent) "
-                "pins the conda side from lockguard's knowledge without a solve",
+                "`lockguard resolve --conda-from-knowledge` (or conda-from-knowledge = true in "
+                "the intent) pins the conda side from lockguard's knowledge without a solve",
             ) from None
         except SolverError as exc:
             raise Unsatisfiable(

@@ -40,7 +40,8 @@ def read_toolkit_manifests(
 def read_wheel_paths(
     client: HttpClient, index_url: str, names: Iterable[str]
 ) -> dict[str, tuple[str, ...] | None]:
-    """wheel name -> the paths the newest linux x86_64 wheel of it installs (None: no such wheel)."""
+    """wheel name -> the paths the newest linux x86_64 wheel of it installs (None: no such
+    wheel)."""
     client.prepare()
     import_worker_modules()
 

@@ -57,7 +57,8 @@ def start(intent_path, *, refresh: bool, offline: bool) -> None:
 
 
 def _ready_client():
-    """The client and the Accept header, with every module a GET loads imported (see the module's note)."""
+    """The client and the Accept header, with every module a GET loads imported (see the module's
+    note)."""
     # the network client only when there is something to fetch: a warm resolve (every page cached)
     # never imports httpx
     import encodings.idna  # noqa: F401  (the socket layer encodes the host name with it on the first connect)
@@ -98,7 +99,8 @@ def _fetch(client, url: str, headers: dict[str, str]) -> None:
     slot = _ANSWERS[url]
     try:
         slot[1] = client.get(url, headers=headers)
-    except BaseException as exc:  # take() raises a LockguardError as the client's own; after anything else the client asks again
+    # take() raises a LockguardError as the client's own; after anything else the client asks again
+    except BaseException as exc:
         slot[2] = exc
     finally:
         slot[0].set()

@@ -5,7 +5,8 @@ environment and backend before the same exit 2, issue 23). A failure the sdist i
 project or build backend, not the network or a timeout: io/index/metadata.py decides) is kept
 under the sdist's sha256 and the build environment (interpreter, platform, the `build` and pip that
 make the isolated environment, the PIP_* settings that choose what it installs): any change there
-may change the outcome, so it is another entry. `--refresh` builds again (and keeps the new outcome).
+may change the outcome, so it is another entry. `--refresh` builds again
+(and keeps the new outcome).
 
 One entry of the cache layer (io/cache: written atomically, checksummed and versioned) per sdist and
 environment, its JSON checked again when read (fields, the same sdist and environment): anything
@@ -77,7 +78,8 @@ class FailedBuilds:
         return f"{sdist_sha256}\0{self.environment.key}"
 
     def recall(self, sdist_sha256: str) -> str | None:
-        """Why the build of this sdist failed in this environment before; None: not known to fail."""
+        """Why the build of this sdist failed in this environment before; None: not known to
+        fail."""
         if self.refresh or not sdist_sha256:
             return None
         data = STORE.get(self._key(sdist_sha256))

@@ -1,12 +1,13 @@
-"""The one adapter around httpx: bounded time and size per request, bounded retries, byte accounting.
+"""The one adapter around httpx: bounded time and size per request, bounded retries,
+byte accounting.
 
 Every GET has a connect timeout, an idle-read timeout and an overall deadline past which the
 answer must keep arriving at MIN_RATE (a server that trickles bytes cannot hold a resolve; a big
 sdist on a good link is fine), and a size limit (an endless body is cut off). Connection
 errors and 5xx/429 answers are retried with backoff, a timeout once; a host that could not be
 connected to at all is not asked again in this session, so an unreachable PyTorch index costs one
-failure, not one per variant page. `bytes_fetched` counts body bytes so benchmarks can report what a resolve
-downloaded.
+failure, not one per variant page. `bytes_fetched` counts body bytes so benchmarks can report what a
+resolve downloaded.
 
 `close()` never closes a connection a request is still reading from: fetch threads (prefetches
 nobody waits for any more) may still be in `get` when a resolve ends, and a socket closed under
@@ -186,7 +187,8 @@ class HttpClient:
                     else f"no answer within {self.timeout:.0f} s"
                 )
                 if timeouts >= 2:
-                    break  # a timeout is retried once: an index that never answers must not cost minutes
+                    # a timeout is retried once: an index that never answers must not cost minutes
+                    break
                 continue
             except _TooLarge:
                 raise SourceUnreachable(
@@ -246,8 +248,9 @@ class HttpClient:
 
     def _hint(self) -> str:
         return (
-            f"check the network or the index URL (each request waits {self.timeout:.0f} s for an answer; "
-            f"{ENV_TIMEOUT}=SECONDS waits longer); with a filled cache, --offline resolves without it"
+            f"check the network or the index URL (each request waits {self.timeout:.0f} s for an "
+            f"answer; {ENV_TIMEOUT}=SECONDS waits longer); with a filled cache, --offline resolves "
+            "without it"
         )
 
     @staticmethod

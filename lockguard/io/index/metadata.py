@@ -1,11 +1,11 @@
 """Core metadata of a distribution file, fetched as cheaply as possible and cached forever.
 
 Order: `dependency-metadata` overrides (no fetch), for an sdist the knowledge's metadata of its
-version (constraints/sdist_metadata.toml: no fetch, no build), the cache (by the file's sha256), PEP 658
-metadata (advertised, or the `<file>.metadata` URL tried directly), HTTP range requests into the
-wheel, an sdist's static metadata (PKG-INFO of Metadata-Version >= 2.2 whose Requires-Dist is not
-Dynamic, or pyproject.toml's static [project] table: io/index/sdist_static.py), and last a PEP 517
-`prepare_metadata_for_build_wheel` in an isolated build environment. A build that failed is
+version (constraints/sdist_metadata.toml: no fetch, no build), the cache (by the file's sha256),
+PEP 658 metadata (advertised, or the `<file>.metadata` URL tried directly), HTTP range requests into
+the wheel, an sdist's static metadata (PKG-INFO of Metadata-Version >= 2.2 whose Requires-Dist is
+not Dynamic, or pyproject.toml's static [project] table: io/index/sdist_static.py), and last a
+PEP 517 `prepare_metadata_for_build_wheel` in an isolated build environment. A build that failed is
 remembered (io/index/failed_builds.py) and not tried again until --refresh.
 """
 
@@ -71,7 +71,10 @@ def metadata_problem(metadata: DistMetadata, name: str, version: str) -> str | N
         try:
             Requirement(text)
         except InvalidRequirement as exc:
-            return f"its Requires-Dist {text[:120]!r} does not parse ({str(exc).splitlines()[0][:160]})"
+            return (
+                f"its Requires-Dist {text[:120]!r} does not parse "
+                f"({str(exc).splitlines()[0][:160]})"
+            )
     if metadata.requires_python:
         try:
             SpecifierSet(metadata.requires_python)
@@ -137,7 +140,8 @@ class MetadataFetcher:
             None,
             hashlib.sha256(cached).hexdigest(),
         ):
-            # not the METADATA the index vouches for (PEP 658's hash), as pip and uv check it: fetched again
+            # not the METADATA the index vouches for (PEP 658's hash),
+            # as pip and uv check it: fetched again
             self.cache.discard_metadata(key)
             cached = None
         if cached is not None:
@@ -169,10 +173,11 @@ class MetadataFetcher:
             )
         if problem:
             raise SourceUnreachable(
-                f"the metadata of {file.filename} ({_how(how)}, {_where(file)}) is unusable: {problem}",
+                f"the metadata of {file.filename} ({_how(how)}, {_where(file)}) is unusable: "
+                f"{problem}",
                 url=file.url,
-                hint="the index serves broken metadata: use another index or mirror, or give this version's "
-                "metadata in the intent with [[dependency-metadata]]",
+                hint="the index serves broken metadata: use another index or mirror, "
+                "or give this version's metadata in the intent with [[dependency-metadata]]",
             )
         self.cache.put_metadata(key, raw)
         return self._count(metadata)
@@ -238,7 +243,8 @@ class MetadataFetcher:
         expected = _advertised_sha256(file)
         if expected and hashlib.sha256(answer.content).hexdigest() != expected:
             self.warn(
-                f"{file.filename}.metadata does not match its advertised sha256; reading the wheel instead"
+                f"{file.filename}.metadata does not match its advertised sha256; "
+                "reading the wheel instead"
             )
             return None
         return answer.content
@@ -353,8 +359,8 @@ def _prepare_metadata(filename: str, archive: bytes) -> bytes:
             ) from None
         tops = [p for p in root.iterdir() if p.is_dir()]
         source = tops[0] if len(tops) == 1 else root
-        # what failed decides whether the failure lasts: the sdist's own project and backend fail the
-        # same way next time; installing build requirements (the network) or a timeout may not
+        # what failed decides whether the failure lasts: the sdist's own project and backend fail
+        # the same way next time; installing build requirements (the network) or a timeout may not
         stage = "project"
         try:
             with DefaultIsolatedEnv() as env:
@@ -376,7 +382,10 @@ def _prepare_metadata(filename: str, archive: bytes) -> bytes:
             Exception,
         ) as exc:
             last = next((line.strip() for line in reversed(output) if line.strip()), "")
-            reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+            reason = (
+                f"{type(exc).__name__}: "
+                f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+            )
             timed_out = any(line.startswith("timed out after") for line in output)
             raise _build_failed(
                 filename,

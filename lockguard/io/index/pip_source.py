@@ -46,7 +46,8 @@ class IndexPackageSource:
         self._pool.shutdown()
         with self._guard:
             for future in self._metadata.values():
-                future.cancel()  # still queued: nobody will run it (running ones cannot be cancelled)
+                # still queued: nobody will run it (running ones cannot be cancelled)
+                future.cancel()
             self._jobs.clear()
 
     def __enter__(self) -> IndexPackageSource:
@@ -105,7 +106,8 @@ class IndexPackageSource:
     # -- speculation -------------------------------------------------------------------------------
 
     def _speculate_page(self, name: str, specifier) -> None:
-        """In a worker: load a page, then the metadata of the candidate the resolver will likely pick."""
+        """In a worker: load a page, then the metadata of the candidate the resolver will likely
+        pick."""
         for page in self._load_projects(name):
             guess = self.speculator.best_file(page, specifier)
             if guess is not None and not guess[1].is_wheel:

@@ -11,7 +11,10 @@ from lockguard.errors import SourceUnreachable
 from lockguard.io.msgspec_adapter import UNSET, page_files
 from lockguard.model.dist import DistFile
 
-JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
+JSON_ACCEPT = (
+    "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, "
+    "text/html;q=0.1"
+)
 
 
 def parse_project_page(body: bytes, content_type: str, page_url: str, keep=None) -> list[DistFile]:
@@ -27,7 +30,8 @@ def _bad(page_url: str, what: str) -> BadPage:
     return BadPage(
         f"the index page {page_url} is not a valid simple-repository page: {what}",
         url=page_url,
-        hint="the index serves a broken page: check the index URL in the intent, or use another mirror",
+        hint="the index serves a broken page: check the index URL in the intent, "
+        "or use another mirror",
     )
 
 

@@ -162,12 +162,15 @@ def _ask_libraries(entries: list[dict], timeout: float) -> tuple[dict[str, dict]
             break
         if done.returncode == 0 or done.timed_out or not pending:
             if pending:
-                problem = (
-                    done.problem
-                    or f"could not read the versions of {counted(len(pending), 'library', 'libraries')}"
+                problem = done.problem or (
+                    "could not read the versions of "
+                    f"{counted(len(pending), 'library', 'libraries')}"
                 )
             break
-        problem = f"loading {pending[0][1]} killed the helper ({_how(done.returncode)}); its version is from its file name"
+        problem = (
+            f"loading {pending[0][1]} killed the helper ({_how(done.returncode)}); "
+            "its version is from its file name"
+        )
         pending = pending[1:]
     return answers, problem
 

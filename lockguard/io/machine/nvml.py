@@ -29,7 +29,8 @@ class NvmlSource(Protocol):
 class PynvmlSource:
     def read(self) -> MachineFacts:
         try:
-            import pynvml  # the NVML binding, only when the machine is asked (and it may be missing)
+            # the NVML binding, only when the machine is asked (and it may be missing)
+            import pynvml
         except ImportError:
             return MachineFacts(problem="nvidia-ml-py is not installed")
         try:

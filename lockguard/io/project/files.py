@@ -55,7 +55,8 @@ def check_targets(paths, root: Path | None) -> None:
                 f"refusing to write {path}: it resolves to {where}, outside the project folder "
                 f"{real_root}",
                 file=str(path),
-                hint="lock files are written inside the project; remove the symlink or change [outputs]",
+                hint="lock files are written inside the project; "
+                "remove the symlink or change [outputs]",
             )
         try:
             info = os.stat(path)
@@ -122,7 +123,8 @@ def _commit(staged: list[tuple[str, Path]]) -> None:
                 try:
                     os.link(path, backup)
                 except OSError:  # a file system without hard links
-                    import shutil  # rare: shutil (with bz2 and lzma) stays off a warm resolve's path
+                    # rare: shutil (with bz2 and lzma) stays off a warm resolve's path
+                    import shutil
 
                     shutil.copy2(path, backup)
             backups.append((path, backup))

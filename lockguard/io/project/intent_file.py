@@ -75,7 +75,10 @@ def _pyproject_or_none(start: Path, pyproject: Path, has_table: bool) -> IntentC
         f"no intent found in {start}: neither {INTENT_FILE} nor [tool.lockguard] in {PYPROJECT}"
         + (f" ({unreadable})" if unreadable else ""),
         file=str(start),
-        hint="create one with `lockguard init --python 3.11 --cuda 12.1 torch`, or pass --intent FILE"
+        hint=(
+            "create one with `lockguard init --python 3.11 --cuda 12.1 torch`, "
+            "or pass --intent FILE"
+        )
         + (
             "; or fix pyproject.toml if its [tool.lockguard] is what you meant"
             if unreadable
@@ -188,7 +191,7 @@ def load_chosen(
             ) from None
         if warn is not None:
             warn(
-                f"using {choice.path.name}; the [tool.lockguard] table in {choice.ignored.name} is ignored "
-                "(keep one intent: delete the table, or delete lockguard.toml)"
+                f"using {choice.path.name}; the [tool.lockguard] table in {choice.ignored.name} "
+                "is ignored (keep one intent: delete the table, or delete lockguard.toml)"
             )
     return intent

@@ -1,5 +1,6 @@
 """Read what `lockguard check` looks at: the lock files of an intent (pylock.toml included), and
-the repository's other files that can contradict them (requirements*.txt/.in, Dockerfiles, pyproject.toml, setup.cfg)."""
+the repository's other files that can contradict them (requirements*.txt/.in, Dockerfiles,
+pyproject.toml, setup.cfg)."""
 
 from __future__ import annotations
 

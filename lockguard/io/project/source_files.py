@@ -1,6 +1,7 @@
 """Read the files `lockguard init --from` adopts: requirements.txt/.in, pyproject.toml, a conda
-environment.yml, Dockerfiles. The kind comes from the file name; the parsing is pure (lockguard.adopt);
-this module reads the files and follows `-r` includes (relative to the file that names them)."""
+environment.yml, Dockerfiles. The kind comes from the file name; the parsing is pure
+(lockguard.adopt); this module reads the files and follows `-r` includes (relative to the file that
+names them)."""
 
 from __future__ import annotations
 
