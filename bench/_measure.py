@@ -66,4 +66,7 @@ def run(
 def machine() -> str:
     cpus = os.cpu_count()
     mem = int(Path("/proc/meminfo").read_text().split()[1]) // (1024 * 1024)
-    return f"{platform.node() or 'host'}: {platform.machine()}, {cpus} CPUs, {mem} GiB RAM, Python {platform.python_version()}"
+    return (
+        f"{platform.node() or 'host'}: {platform.machine()}, {cpus} CPUs, {mem} GiB RAM, "
+        f"Python {platform.python_version()}"
+    )

@@ -57,7 +57,8 @@ def main() -> None:
     ]
     for label, best, median, cpu in rows:
         print(
-            f"{label}: best {best * 1000:.1f} ms, median {median * 1000:.1f} ms, CPU {cpu * 1000:.1f} ms",
+            f"{label}: best {best * 1000:.1f} ms, median {median * 1000:.1f} ms, "
+            f"CPU {cpu * 1000:.1f} ms",
             flush=True,
         )
     base_wall, base_cpu = rows[0][2], rows[0][3]
@@ -66,8 +67,8 @@ def main() -> None:
         "|---|---|---|---|---|---|",
     ]
     table += [
-        f"| {label} | {best * 1000:.1f} | {median * 1000:.1f} | {median / base_wall:.2f}x | {cpu * 1000:.1f} | "
-        f"{cpu / base_cpu:.2f}x |"
+        f"| {label} | {best * 1000:.1f} | {median * 1000:.1f} | {median / base_wall:.2f}x | "
+        f"{cpu * 1000:.1f} | {cpu / base_cpu:.2f}x |"
         for label, best, median, cpu in rows
     ]
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -44,8 +44,8 @@ def main() -> None:
     for label, _argv in commands:
         median = statistics.median(walls[label])
         print(
-            f"| {label} | {min(walls[label]) * 1000:.1f} | {median * 1000:.1f} | {median / base:.2f}x | "
-            f"{statistics.median(cpus[label]) * 1000:.1f} |"
+            f"| {label} | {min(walls[label]) * 1000:.1f} | {median * 1000:.1f} | "
+            f"{median / base:.2f}x | {statistics.median(cpus[label]) * 1000:.1f} |"
         )
 
 

@@ -76,7 +76,8 @@ def main() -> None:
             best, median, cpu_best, cpu_median = measure(argv, args.runs, work)
             rows.append((label, best, median, cpu_best, cpu_median))
             print(
-                f"{label}: wall best {best:.3f} s, median {median:.3f} s; cpu median {cpu_median:.3f} s",
+                f"{label}: wall best {best:.3f} s, median {median:.3f} s; "
+                f"cpu median {cpu_median:.3f} s",
                 flush=True,
             )
     table = [
@@ -87,9 +88,10 @@ def main() -> None:
         ratio = f"{median / rows[index - 1][2]:.2f}x" if index % 2 else ""
         table.append(f"| {label} | {best:.3f} | {median:.3f} | {cpu_median:.3f} | {ratio} |")
     note = (
-        f"Targets: without torch under 0.5 s; with torch under 3 s (most of it `import torch`). {args.runs} runs "
-        f"each, warm file cache, no lock in the folder. Load average at start: {load} (other work shared the "
-        "2 CPUs: wall times are inflated by it, CPU times much less)."
+        "Targets: without torch under 0.5 s; with torch under 3 s (most of it `import torch`). "
+        f"{args.runs} runs each, warm file cache, no lock in the folder. Load average at start: "
+        f"{load} (other work shared the 2 CPUs: wall times are inflated by it, CPU times much "
+        "less)."
     )
     text = (
         f"## doctor (bench/doctor.py, {date.today()})\n\n{machine()}\n\n{note}\n\n"

@@ -170,7 +170,8 @@ def bench_report(count: int) -> list[str]:
     try:
         size = make_reports(folder, count, template())
         lines = [
-            f"### report: {count:,} node reports ({size / 1e6:.0f} MB of JSON, {size // count:,} bytes each)",
+            f"### report: {count:,} node reports ({size / 1e6:.0f} MB of JSON, "
+            f"{size // count:,} bytes each)",
             "",
             "| command | wall s (best of 3) | CPU s | peak MB | exit |",
             "|---|---|---|---|---|",
@@ -197,8 +198,8 @@ def bench_report(count: int) -> list[str]:
                 key=lambda r: r.seconds,
             )
             lines.append(
-                f"| `lockguard fleet report DIR --format {fmt}` | {best.seconds:.2f} | {best.cpu:.2f} | "
-                f"{best.peak_mb:.0f} | {best.code} |"
+                f"| `lockguard fleet report DIR --format {fmt}` | {best.seconds:.2f} | "
+                f"{best.cpu:.2f} | {best.peak_mb:.0f} | {best.code} |"
             )
             out.unlink(missing_ok=True)
         return lines
@@ -209,7 +210,8 @@ def bench_report(count: int) -> list[str]:
 def bench_run(nodes: int) -> list[str]:
     """The fan-out: N nodes cost about one node when the engine runs them at once. On this 2-CPU VM
     the doctors themselves compete for the CPUs, so each engine also runs a node that first waits
-    3 s (a cold `import torch` from a network filesystem): N of those take 3 s at once, 3N in a loop."""
+    3 s (a cold `import torch` from a network filesystem): N of those take 3 s at once, 3N in a
+    loop."""
     from ray.cluster_utils import Cluster
 
     lockguard = str(Path(sys.executable).parent / "lockguard")
@@ -227,7 +229,8 @@ def bench_run(nodes: int) -> list[str]:
     lines = [
         f"### run: {nodes} nodes",
         "",
-        f"One `lockguard doctor --json` here: {one:.2f} s; a node that first waits 3 s: {one + 3:.2f} s.",
+        f"One `lockguard doctor --json` here: {one:.2f} s; "
+        f"a node that first waits 3 s: {one + 3:.2f} s.",
         "",
         "| command | s | a loop over the nodes would take | exit |",
         "|---|---|---|---|",

@@ -176,19 +176,22 @@ def main() -> None:
         )
         freed = statistics.median(r["freed"] for r in runs)
         table.append(
-            f"| &nbsp;&nbsp;until its background deletion of the removed files ended | {freed:.1f} | |"
+            "| &nbsp;&nbsp;until its background deletion of the removed files "
+            f"ended | {freed:.1f} | |"
         )
         identical = all(r["identical"] for r in runs)
         text = (
             f"## install (bench/install.py, {date.today()})\n\n{machine()}\n\n"
-            f"The example lock ({EXAMPLE.name}: 45 packages, torch 2.1.2 cu121) into a fresh Python "
+            f"The example lock ({EXAMPLE.name}: 45 packages, torch 2.1.2 cu121) "
+            "into a fresh Python "
             f"{subprocess.run([args.python, '-c', 'import platform; print(platform.python_version())'], capture_output=True, text=True).stdout.strip()} "
-            f"venv, warm pip cache, median of {args.rounds} alternating rounds. Goals: clean-install <= 1.15x pip "
+            f"venv, warm pip cache, median of {args.rounds} alternating rounds. "
+            "Goals: clean-install <= 1.15x pip "
             f"({'met' if lg <= 1.15 * pip else 'not met'}: {lg / pip:.2f}x), restore under 10 s "
-            f"({'met' if restore < 10 else 'not met'}: {restore:.1f} s). After each restore the venv's tree hash "
-            f"(paths, bytes, modes) was {'identical to' if identical else 'DIFFERENT from'} the fresh venv's.\n\n"
-            + "\n".join(table)
-            + "\n"
+            f"({'met' if restore < 10 else 'not met'}: {restore:.1f} s). "
+            "After each restore the venv's tree hash "
+            f"(paths, bytes, modes) was {'identical to' if identical else 'DIFFERENT from'} "
+            "the fresh venv's.\n\n" + "\n".join(table) + "\n"
         )
         replace_section(Path(__file__).parent / "RESULTS.md", "## install", text)
         print(text)

@@ -1,5 +1,6 @@
-"""Inventory of a synthetic prefix (200k files, 2k distributions, each with a RECORD; some .so files)
-against `find PREFIX -name '*.so*'` on the same tree. Target: under 2x find. Writes RESULTS.md."""
+"""Inventory of a synthetic prefix (200k files, 2k distributions, each with a RECORD; some .so
+files) against `find PREFIX -name '*.so*'` on the same tree. Target: under 2x find. Writes
+RESULTS.md."""
 
 from __future__ import annotations
 
@@ -80,7 +81,8 @@ def main() -> None:
         scan = [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from lockguard.io.env.prefix_scan import scan_prefix; "
+            "import sys; from pathlib import Path; "
+            "from lockguard.io.env.prefix_scan import scan_prefix; "
             "from lockguard.install.inventory import take_inventory; "
             "take_inventory(scan_prefix(Path(sys.argv[1])), None)",
             str(prefix),
@@ -99,10 +101,9 @@ def main() -> None:
             for label, v in rows
         ]
         text = (
-            f"## inventory (bench/inventory.sh, {date.today()})\n\n{machine()}\n\nSynthetic prefix: {count} files, "
-            f"{args.dists} distributions with RECORDs, warm page cache, {args.runs} alternated rounds.\n\n"
-            + "\n".join(table)
-            + "\n"
+            f"## inventory (bench/inventory.sh, {date.today()})\n\n{machine()}\n\n"
+            f"Synthetic prefix: {count} files, {args.dists} distributions with RECORDs, "
+            f"warm page cache, {args.runs} alternated rounds.\n\n" + "\n".join(table) + "\n"
         )
         replace_section(Path(__file__).parent / "RESULTS.md", "## inventory", text)
         print(text)

@@ -1,5 +1,6 @@
-"""Alternated rounds of find, the base tree's inventory and this tree's (memo warm and cold), with and
-without a lock, on an existing prefix: wall and CPU (wait4 rusage: the process and its children).
+"""Alternated rounds of find, the base tree's inventory and this tree's (memo warm and cold), with
+and without a lock, on an existing prefix: wall and CPU (wait4 rusage: the process and its
+children).
 
     python bench/inventory_rounds.py PREFIX BASE_TREE [--rounds 11]
 
@@ -22,7 +23,8 @@ import time
 CODE = (
     "import sys; from pathlib import Path; from lockguard.io.env.prefix_scan import scan_prefix; "
     "from lockguard.install.inventory import take_inventory, LockView; "
-    "lock = LockView(pip={'pkg0001': '1.0', 'torch': '2.1.0'}, cuda='12.1', nccl='2.18.1', cudnn='8.9.2') "
+    "lock = LockView(pip={'pkg0001': '1.0', 'torch': '2.1.0'}, cuda='12.1', "
+    "nccl='2.18.1', cudnn='8.9.2') "
     "if sys.argv[2] == 'lock' else None; take_inventory(scan_prefix(Path(sys.argv[1])), lock)"
 )
 
@@ -87,7 +89,8 @@ def main() -> None:
         f"{args.rounds} alternated rounds; 1-minute load average {min(loads):.2f}-{max(loads):.2f}"
     )
     print(
-        "| command | best wall s | median wall s | median CPU s | vs find (best / median) |\n|---|---|---|---|---|"
+        "| command | best wall s | median wall s | median CPU s | vs find (best / median) |\n"
+        "|---|---|---|---|---|"
     )
     for name, values in times.items():
         walls = [w for w, _ in values]

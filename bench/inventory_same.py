@@ -4,9 +4,10 @@ without a lock, on the bad-input corpus's damaged environments and on a damaged 
 
     python bench/inventory_same.py BASE_TREE [--keep DIR]
 
-BASE_TREE holds the reference `lockguard/` package (e.g. `git archive main lockguard | tar -x -C DIR`);
-this checkout is the other. Each tree scans each prefix twice with its own cache folder (a second
-scan may use what the first remembered) and every answer must equal the base's first."""
+BASE_TREE holds the reference `lockguard/` package (e.g.
+`git archive main lockguard | tar -x -C DIR`); this checkout is the other. Each tree scans each
+prefix twice with its own cache folder (a second scan may use what the first remembered) and every
+answer must equal the base's first."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def answer(tree: Path, prefix: Path, ld_conf: Path, pins: dict, cache: Path, env
     return json.loads(done.stdout)
 
 
-# -- the prefixes ------------------------------------------------------------------------------------
+# -- the prefixes ----------------------------------------------------------------------------------
 
 
 def corpus_prefixes(work: Path) -> list[tuple[str, Path]]:
@@ -225,7 +226,8 @@ def main() -> None:
                     or len(reference["lock"]["findings"])
                 )
                 print(
-                    f"{time.perf_counter() - started:6.1f} {'same  ' if same else 'DIFFER'} {label} {'LD' if env else '  '} {str(shown)[:90]}"
+                    f"{time.perf_counter() - started:6.1f} {'same  ' if same else 'DIFFER'} "
+                    f"{label} {'LD' if env else '  '} {str(shown)[:90]}"
                 )
                 if not same:
                     show_difference(reference, next(a for a in answers if a != reference), "")

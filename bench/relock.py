@@ -1,6 +1,6 @@
 """Benchmark a relock after adding one package (issue 21): it must cost about a warm resolve plus
-that package's pages, far less than a cold resolve. Needs network (live PyPI). Writes bench/RESULTS.md's
-relock section.
+that package's pages, far less than a cold resolve. Needs network (live PyPI). Writes
+bench/RESULTS.md's relock section.
 
 Per round, in a fresh cache: a cold resolve of the intent; a warm resolve (answered by the
 resolution memo); a warm resolve without the memo (its entries deleted: the resolver runs on cached
@@ -129,25 +129,29 @@ def main() -> None:
     for label in labels:
         mb, requests = fetched(rounds[-1][label].stderr)
         table.append(
-            f"| {label} | {median[label]:.2f} | {', '.join(f'{r[label].seconds:.2f}' for r in rounds)} | "
+            f"| {label} | {median[label]:.2f} | "
+            f"{', '.join(f'{r[label].seconds:.2f}' for r in rounds)} | "
             f"{mb:.1f} MB, {requests} requests | {median[label] / median['cold']:.2f}x | "
             f"{median[label] / median['warm, no memo']:.2f}x |"
         )
     kept = all(r["kept"] for r in rounds)
     text = (
         f"## relock after adding one package (bench/relock.py, {date.today()})\n\n{machine()}\n\n"
-        f"Intent `{' '.join(requirements)}` (Python 3.11, cuda 12.1, exclude-newer as in bench/resolve.py), "
-        f"live PyPI, {args.rounds} rounds, each in a fresh cache. The relock adds `{args.add}` to the intent "
+        f"Intent `{' '.join(requirements)}` (Python 3.11, cuda 12.1, "
+        f"exclude-newer as in bench/resolve.py), live PyPI, {args.rounds} rounds, each in a fresh "
+        f"cache. The relock adds `{args.add}` to the intent "
         f"(the memo cannot answer: the intent changed); every earlier pin was kept in every round: "
         f"{'yes' if kept else 'NO'} (new names: {', '.join(rounds[-1]['new names'])}).\n\n"
         + "\n".join(table)
         + f"\n\nA relock costs {median[relock] / median['cold']:.2f}x a cold resolve and "
-        f"{median[relock] / median['warm, no memo']:.2f}x a warm resolve without the memo (the resolver on "
-        f"cached pages and metadata), {median[relock] / median['warm, memo']:.2f}x one the memo answers; "
-        "what it fetched is the new package's page and metadata (the fetched column), and with those "
-        f"cached the same relock takes {median[relock + ', its pages cached'] / median['warm, no memo']:.2f}x "
-        "the warm resolve: the rest of a relock's cost is the network round trips (and the HTTP client "
-        "they need) for that one package.\n"
+        f"{median[relock] / median['warm, no memo']:.2f}x a warm resolve without the memo "
+        "(the resolver on cached pages and metadata), "
+        f"{median[relock] / median['warm, memo']:.2f}x one the memo answers; "
+        "what it fetched is the new package's page and metadata (the fetched column), and with "
+        "those cached the same relock takes "
+        f"{median[relock + ', its pages cached'] / median['warm, no memo']:.2f}x "
+        "the warm resolve: the rest of a relock's cost is the network round trips (and the HTTP "
+        "client they need) for that one package.\n"
     )
     replace_section(HERE / "RESULTS.md", "## relock after adding one package", text)
     print(text)

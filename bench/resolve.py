@@ -203,23 +203,28 @@ def bench_realworld(tools: Path, uv: Path) -> str:
             took = time_of(label, commands[label], work)
             ratio = cold.seconds / uvr.seconds if uvr.seconds else 0
             table.append(
-                f"| {name} | {label} | {cold.code} | {cold.seconds:.2f} | {took:.2f} | {ratio:.2f}x | {said} | "
-                f"{same if label.startswith('lockguard') else ''} |"
+                f"| {name} | {label} | {cold.code} | {cold.seconds:.2f} | {took:.2f} | "
+                f"{ratio:.2f}x | {said} | {same if label.startswith('lockguard') else ''} |"
             )
             print(
-                f"  {name}: {label} exit {cold.code} in {cold.seconds:.2f}s (warm {took:.2f}s); {said} {own}",
+                f"  {name}: {label} exit {cold.code} in {cold.seconds:.2f}s "
+                f"(warm {took:.2f}s); {said} {own}",
                 flush=True,
             )
         shutil.rmtree(work, ignore_errors=True)
     return (
-        f"## resolve, real-world intents (bench/resolve.py --realworld, {date.today()})\n\n{machine()}\n\n"
-        f"Python 3.11, linux x86_64, cuda 12.1 for lockguard, exclude-newer {REALWORLD_CUTOFF} for both, cold "
-        "and warm caches (network bytes are not compared: the machine is shared, /proc/net/dev counts every "
-        "process); uv knows nothing of CUDA (it answers for PyPI's wheels). `unsatisfiable`: "
-        f"`{' '.join(REALWORLD['unsatisfiable'])}`; `vllm`: `{' '.join(REALWORLD['vllm, torch unpinned'])}` "
-        "(torch comes from vllm's pin, PyPI's build is the cu121 variant: no PyTorch index needed). Most of "
-        "lockguard's cold vllm time is building pyairports' sdist for its metadata in an isolated pip "
-        "environment (about 12 s; `lockguard -v resolve` shows it).\n\n" + "\n".join(table) + "\n"
+        f"## resolve, real-world intents (bench/resolve.py --realworld, {date.today()})\n\n"
+        f"{machine()}\n\n"
+        "Python 3.11, linux x86_64, cuda 12.1 for lockguard, "
+        f"exclude-newer {REALWORLD_CUTOFF} for both, cold and warm caches (network bytes are not "
+        "compared: the machine is shared, /proc/net/dev counts every process); uv knows nothing "
+        "of CUDA (it answers for PyPI's wheels). `unsatisfiable`: "
+        f"`{' '.join(REALWORLD['unsatisfiable'])}`; "
+        f"`vllm`: `{' '.join(REALWORLD['vllm, torch unpinned'])}` "
+        "(torch comes from vllm's pin, PyPI's build is the cu121 variant: no PyTorch index "
+        "needed). Most of lockguard's cold vllm time is building pyairports' sdist for its "
+        "metadata in an isolated pip environment (about 12 s; `lockguard -v resolve` shows "
+        "it).\n\n" + "\n".join(table) + "\n"
     )
 
 
@@ -281,9 +286,11 @@ def main() -> None:
             )
         sections.append(f"### {name}: `{' '.join(requirements)}`\n\n" + "\n".join(table))
     text = (
-        f"## resolve (bench/resolve.py, {date.today()})\n\n{machine()}\n\nSame intent for all three tools "
-        f"(Python 3.11, linux x86_64). lockguard and uv use exclude-newer {EXCLUDE_NEWER} and hashes; "
-        "pip-compile has no exclude-newer and runs without --generate-hashes (with it, it downloads every "
+        f"## resolve (bench/resolve.py, {date.today()})\n\n{machine()}\n\n"
+        "Same intent for all three tools (Python 3.11, linux x86_64). "
+        f"lockguard and uv use exclude-newer {EXCLUDE_NEWER} and hashes; "
+        "pip-compile has no exclude-newer and runs without --generate-hashes (with it, it "
+        "downloads every "
         "wheel of every platform). Network bytes are measured machine-wide from /proc/net/dev.\n\n"
         + "\n\n".join(sections)
         + "\n"

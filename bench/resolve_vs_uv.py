@@ -46,7 +46,10 @@ DEEPSPEED = [
 def write_inputs(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "requirements.in").write_text("\n".join(REQUIREMENTS) + "\n")
-    metadata = f'[[dependency-metadata]]\nname = "deepspeed"\nversion = "0.13.1"\nrequires-dist = {json.dumps(DEEPSPEED)}\n'
+    metadata = (
+        '[[dependency-metadata]]\nname = "deepspeed"\nversion = "0.13.1"\n'
+        f"requires-dist = {json.dumps(DEEPSPEED)}\n"
+    )
     (folder / "lockguard.toml").write_text(
         f'python = "3.11"\ncuda = "12.1"\nchannels = []\npip = {json.dumps(REQUIREMENTS)}\n'
         + metadata
@@ -127,8 +130,8 @@ def main() -> None:
                     result = timed(argv, work, {cache_var: str(cache)})
                     runs[label][kind].append(result)
                     print(
-                        f"round {round_ + 1} {label} {kind}: wall {result[0]:.2f}s cpu {result[1]:.2f}s "
-                        f"peak {result[2]:.0f} MB exit {result[3]}",
+                        f"round {round_ + 1} {label} {kind}: wall {result[0]:.2f}s "
+                        f"cpu {result[1]:.2f}s peak {result[2]:.0f} MB exit {result[3]}",
                         flush=True,
                     )
                     if result[3]:
@@ -155,18 +158,21 @@ def main() -> None:
         for label, kinds in runs.items()
     }
     table = [
-        "| tool | cold wall s | cold CPU s | warm wall s | warm CPU s | peak MB (cold) | cold wall vs uv | cold CPU vs uv |",
+        "| tool | cold wall s | cold CPU s | warm wall s | warm CPU s | peak MB (cold) | "
+        "cold wall vs uv | cold CPU vs uv |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for label, kinds in med.items():
         cold, warm = kinds["cold"], kinds["warm"]
         table.append(
-            f"| {label} | {cold[0]:.2f} | {cold[1]:.2f} | {warm[0]:.2f} | {warm[1]:.2f} | {cold[2]:.0f} | "
-            f"{cold[0] / med[uv]['cold'][0]:.2f}x | {cold[1] / med[uv]['cold'][1]:.2f}x |"
+            f"| {label} | {cold[0]:.2f} | {cold[1]:.2f} | {warm[0]:.2f} | {warm[1]:.2f} | "
+            f"{cold[2]:.0f} | {cold[0] / med[uv]['cold'][0]:.2f}x | "
+            f"{cold[1] / med[uv]['cold'][1]:.2f}x |"
         )
     text = (
         f"## resolve vs uv (bench/resolve_vs_uv.py, {date.today()})\n\n{machine()}\n\n"
-        f"`{' '.join(REQUIREMENTS)}`, Python 3.11 linux x86_64, no cut-off, hashes; {args.rounds} rounds, the "
+        f"`{' '.join(REQUIREMENTS)}`, Python 3.11 linux x86_64, no cut-off, hashes; "
+        f"{args.rounds} rounds, the "
         "tools alternating in each; medians (peak: the highest). Load average at the end: "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}.\n\n" + "\n".join(table) + "\n"
     )

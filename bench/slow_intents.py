@@ -28,7 +28,16 @@ from _measure import machine, run  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TARGET = 3.0  # issue 23: no intent slower than 3x uv cold
-NOTE = "uv reads the Requires-Dist of a PKG-INFO that marks it `Dynamic: requires-dist` (setuptools writes the name in lower case; uv compares case-sensitively: astral-sh/uv#18667, the fix #18669 was reverted in #18692), so it builds neither causal-conv1d nor flash-attn. lockguard does not build them either, for another reason: their Requires-Dist comes from its knowledge (constraints/sdist_metadata.toml, read from every release's sdist on PyPI and checked by `constraints verify`); a release no row covers is built, as pip does (PEP 643: a Dynamic field may differ in the built wheel; slepc4py is a real case where uv's reading drops a dependency). mamba-ssm 2.3.x is read from its static PKG-INFO/pyproject.toml, not built."
+NOTE = (
+    "uv reads the Requires-Dist of a PKG-INFO that marks it `Dynamic: requires-dist` (setuptools "
+    "writes the name in lower case; uv compares case-sensitively: astral-sh/uv#18667, the fix "
+    "#18669 was reverted in #18692), so it builds neither causal-conv1d nor flash-attn. lockguard "
+    "does not build them either, for another reason: their Requires-Dist comes from its knowledge "
+    "(constraints/sdist_metadata.toml, read from every release's sdist on PyPI and checked by "
+    "`constraints verify`); a release no row covers is built, as pip does (PEP 643: a Dynamic "
+    "field may differ in the built wheel; slepc4py is a real case where uv's reading drops a "
+    "dependency). mamba-ssm 2.3.x is read from its static PKG-INFO/pyproject.toml, not built."
+)
 
 # name: (python, cuda, glibc, requirements)
 INTENTS = {
@@ -49,7 +58,8 @@ def write_inputs(folder: Path, python: str, cuda: str, glibc: str, requirements:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "requirements.in").write_text("\n".join(requirements) + "\n")
     (folder / "lockguard.toml").write_text(
-        f'python = "{python}"\ncuda = "{cuda}"\nglibc = "{glibc}"\nchannels = []\npip = {json.dumps(requirements)}\n'
+        f'python = "{python}"\ncuda = "{cuda}"\nglibc = "{glibc}"\nchannels = []\n'
+        f"pip = {json.dumps(requirements)}\n"
     )
 
 
@@ -137,8 +147,8 @@ def main() -> int:
         )
         time.sleep(1)
     table = [
-        "| intent | lockguard exit | cold s | warm s | uv exit | uv cold s | uv warm s | cold vs uv | "
-        f"within {TARGET:.0f}x | lockguard pins | uv pins |",
+        "| intent | lockguard exit | cold s | warm s | uv exit | uv cold s | uv warm s | "
+        f"cold vs uv | within {TARGET:.0f}x | lockguard pins | uv pins |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, code, lg_c, lg_w, uv_code, uv_c, uv_w, ratio, lg_pins, uv_pins, _tail in rows:
@@ -148,8 +158,8 @@ def main() -> int:
         )
     text = (
         f"## slow intents vs uv (bench/slow_intents.py, {date.today()})\n\n{machine()}\n\n"
-        f"Issue 23's slow intents, cold (empty lockguard, uv and pip caches) and warm; {args.rounds} round(s), "
-        "medians. Load average at the end: "
+        "Issue 23's slow intents, cold (empty lockguard, uv and pip caches) and warm; "
+        f"{args.rounds} round(s), medians. Load average at the end: "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}.\n\n"
         + "\n".join(table)
         + "\n\n"

@@ -98,8 +98,9 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
-        f"\n{sum(codes.values())} runs, {args.loops} loops in parallel: exit codes {dict(sorted(codes.items()))}; "
-        f"{len(failures)} not exit {args.expect}; median {sorted(seconds)[len(seconds) // 2]:.1f} s a run"
+        f"\n{sum(codes.values())} runs, {args.loops} loops in parallel: "
+        f"exit codes {dict(sorted(codes.items()))}; {len(failures)} not exit {args.expect}; "
+        f"median {sorted(seconds)[len(seconds) // 2]:.1f} s a run"
     )
     for index, code, tail in failures:
         print(f"--- run {index + 1}: exit {code}\n{tail}")

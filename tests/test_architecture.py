@@ -1,5 +1,5 @@
-"""The layering of docs/architecture.md, read from the code's own imports (ast; module-level and function-level
-imports alike, TYPE_CHECKING ones included):
+"""The layering of docs/architecture.md, read from the code's own imports (ast; module-level and
+function-level imports alike, TYPE_CHECKING ones included):
 
 - dependencies point one way: cli -> app -> core (model, knowledge, resolve, check, lockfiles,
   install, doctor, fleet, adopt) and io; io and the core never import app or cli; app never
@@ -95,7 +95,8 @@ CLI_TO_IO: set[str] = set()
 
 
 def _module_name(path: Path, package: Path = PACKAGE) -> str:
-    """lockguard.io.env.quarantine for <package>/io/env/quarantine.py (`package`: the lockguard folder)."""
+    """lockguard.io.env.quarantine for <package>/io/env/quarantine.py (`package`: the lockguard
+    folder)."""
     parts = list(path.relative_to(package.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 

@@ -202,7 +202,10 @@ def test_a_lock_file_that_is_not_utf8_names_the_line(project, lg, name):
         ("version: 1\npackage:\n  name: jinja2\n", "`package` is a mapping"),
         ("version: 1\npackage:\n- jinja2\n- numpy\n", "package entry 1 is a string"),
         (
-            "version: 1\npackage:\n- name: 12\n  manager: pip\n  platform: linux-64\n  version: 1\n",
+            (
+                "version: 1\npackage:\n- name: 12\n  manager: pip\n"
+                "  platform: linux-64\n  version: 1\n"
+            ),
             "no name",
         ),
         ("version: 1\nversion: 2\npackage: []\n", "duplicate key 'version'"),
@@ -388,7 +391,7 @@ def test_lg102_without_the_copy_compares_with_the_other_views(project, lg, monke
     assert "entries that differ from the other lock files: numpy==1.26.4" in finding["message"]
 
 
-# -- what `pip install lockguard` brings ------------------------------------------------------------
+# -- what `pip install lockguard` brings -----------------------------------------------------------
 
 
 def test_runtime_dependencies_are_the_ones_lockguard_imports():

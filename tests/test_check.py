@@ -273,7 +273,8 @@ def test_exact_text_github_and_json_formats():
     )
     assert render.github(ordered) == (
         "::warning file=environment.yml,line=5,title=LG140::conda side not solved\n"
-        "::error file=requirements-dev.txt,line=2,title=LG130::requirements-dev.txt asks for numpy==2.0.0, "
+        "::error file=requirements-dev.txt,line=2,title=LG130::requirements-dev.txt "
+        "asks for numpy==2.0.0, "
         "the lock has numpy==1.26.4 (hint: make the file agree with the lock)\n"
     )
     assert render.json_data(ordered, checked="x")["counts"] == {"error": 1, "warning": 1, "info": 0}
@@ -346,7 +347,8 @@ def test_an_intent_link_pointed_elsewhere_is_checked_again(templates, tmp_path, 
 
 
 def test_an_empty_intent_option_is_bad_input_on_both_paths(project, lg, monkeypatch):
-    """`--intent ''` names the folder "." (as click reads it), never "no --intent": exit 2, cached or not."""
+    """`--intent ''` names the folder "." (as click reads it), never "no --intent": exit 2, cached
+    or not."""
     monkeypatch.chdir(project)
     for args in (
         ("check", "--intent", ""),
@@ -392,7 +394,8 @@ def test_an_empty_intent_option_is_bad_input_on_both_paths(project, lg, monkeypa
     ],
 )
 def test_the_torch_facts_of_a_lock(platform, torch, cuda, variant, why):
-    """What the coherence rules know of a lock's torch: from its local label, else from the knowledge."""
+    """What the coherence rules know of a lock's torch: from its local label, else from the
+    knowledge."""
     from lockguard.check.lock_facts import facts_of
     from lockguard.io.knowledge_files import load_knowledge
 

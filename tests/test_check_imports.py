@@ -30,7 +30,8 @@ def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:
         f"sys.path[:0] = [{str(REPO)!r}]\n"
         f"sys.path.append({sysconfig.get_paths()['purelib']!r})\n"
         f"sys.path.append({sysconfig.get_paths()['platlib']!r})\n"
-        f"import lockguard; lockguard.__path__.append({str(REPO)!r})\n"  # constraints/ is lockguard.constraints
+        # constraints/ is lockguard.constraints
+        f"import lockguard; lockguard.__path__.append({str(REPO)!r})\n"
         "out = sys.argv[1]\n"
         "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
         "sys.argv = ['lockguard'] + sys.argv[2:]\n"
@@ -109,8 +110,9 @@ def test_no_module_of_lockguard_imports_a_private_cpython_module():
 
 def test_the_private_import_finder_sees_every_spelling():
     source = (
-        "import _sha2\nfrom _datetime import date\ntry:\n    import _sha256 as s\nexcept ImportError:\n"
-        "    pass\ndef f():\n    from _thread import get_ident\nfrom __future__ import annotations\n"
+        "import _sha2\nfrom _datetime import date\ntry:\n    import _sha256 as s\n"
+        "except ImportError:\n    pass\ndef f():\n    from _thread import get_ident\n"
+        "from __future__ import annotations\n"
         "from . import _private\nimport os._x\n"
     )
     assert _private_imports(source) == [

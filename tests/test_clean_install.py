@@ -23,7 +23,8 @@ from tests.support.envs import (
 
 @pytest.fixture
 def project(world, tmp_path) -> Path:
-    """A pip-only lock (channels = []) of a small CUDA-shaped set, resolved against the local index."""
+    """A pip-only lock (channels = []) of a small CUDA-shaped set, resolved against the local
+    index."""
     return world.locked(
         tmp_path / "project", cuda="12.1", pip=["jinja2", "oldlib", "nvidia-nccl-cu12==2.18.1"]
     )

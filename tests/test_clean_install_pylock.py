@@ -153,8 +153,10 @@ def test_a_pylock_written_by_uv_is_applied(world, venv, lg, tmp_path, monkeypatc
 def test_a_package_without_hashed_files_is_refused_with_its_line(venv, lg, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pylock.toml").write_text(
-        'lock-version = "1.0"\ncreated-by = "hand"\n\n[[packages]]\nname = "acme"\nversion = "1.0"\n'
-        '[packages.vcs]\ntype = "git"\nurl = "https://example.invalid/acme.git"\ncommit-id = "0123abcd"\n'
+        'lock-version = "1.0"\ncreated-by = "hand"\n\n'
+        '[[packages]]\nname = "acme"\nversion = "1.0"\n'
+        '[packages.vcs]\ntype = "git"\n'
+        'url = "https://example.invalid/acme.git"\ncommit-id = "0123abcd"\n'
     )
     before = tree_hashes(venv)
     result = lg("clean-install", "--from", "pylock.toml", "--prefix", str(venv), "--yes")
@@ -171,9 +173,11 @@ def test_local_paths_and_urls_become_one_links_page():
     from lockguard.lockfiles.pylock import read
 
     text = (
-        'lock-version = "1.0"\ncreated-by = "hand"\n\n[[packages]]\nname = "Acme_Lib"\nversion = "1.0"\n'
+        'lock-version = "1.0"\ncreated-by = "hand"\n\n'
+        '[[packages]]\nname = "Acme_Lib"\nversion = "1.0"\n'
         'wheels = [{ path = "wheels/acme_lib-1.0-py3-none-any.whl", hashes = { sha256 = "aa" } },\n'
-        '          { url = "https://files.example/x/acme_lib-1.0-cp311-cp311-linux_x86_64.whl?a=1&b=2", '
+        "          { url = "
+        '"https://files.example/x/acme_lib-1.0-cp311-cp311-linux_x86_64.whl?a=1&b=2", '
         'hashes = { sha256 = "bb" } }]\n'
     )
     found = install_from_pylock(read(text), "pylock.toml", "/srv/lock")
@@ -196,7 +200,8 @@ def test_the_packages_indexes_become_the_index_options_in_their_order():
 
     package = (
         '[[packages]]\nname = "{name}"\nversion = "1.0"\nindex = "{index}"\n'
-        'wheels = [{{ url = "https://files.example/{name}-1.0-py3-none-any.whl", hashes = {{ sha256 = "{h}" }} }}]\n'
+        'wheels = [{{ url = "https://files.example/{name}-1.0-py3-none-any.whl", '
+        'hashes = {{ sha256 = "{h}" }} }}]\n'
     )
     text = 'lock-version = "1.0"\ncreated-by = "hand"\n\n' + "".join(
         package.format(name=name, index=index, h=h)

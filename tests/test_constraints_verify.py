@@ -1,4 +1,5 @@
-"""`lockguard constraints verify`: compares torch rows with wheel METADATA read by range requests."""
+"""`lockguard constraints verify`: compares torch rows with wheel METADATA read by range
+requests."""
 
 from __future__ import annotations
 

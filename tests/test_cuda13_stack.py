@@ -104,7 +104,8 @@ def index(local_index, tmp_path):
         )
     )
     add(build_wheel(w, "ncclcu12user", "1.0", requires=["nvidia-nccl-cu12"]))
-    # components outside the eleven of old: CCCL (pulled by nvshmem) and nvJPEG (pulled by nvimgcodec)
+    # components outside the eleven of old: CCCL (pulled by nvshmem) and nvJPEG (pulled by
+    # nvimgcodec)
     for version in ("12.6.77", "12.9.27"):
         add(
             wheel(
@@ -144,7 +145,7 @@ def pins(folder: Path) -> dict[str, str]:
     return {n: e.version for n, e in lock.entries.items()}
 
 
-# -- 1: LG121 from the files, never from the name ---------------------------------------------------------
+# -- 1: LG121 from the files, never from the name --------------------------------------------------
 
 
 def test_a_cu12_wheel_outside_nvidia_sits_next_to_a_cuda13_stack(tmp_path, index, lg):
@@ -199,12 +200,12 @@ def test_check_reports_a_lock_with_two_wheels_that_install_one_path(tmp_path, in
     assert result.exit_code == 1
     assert "LG121" in result.stdout
     assert (
-        "nvidia-nccl-cu12 2.27.5 and nvidia-nccl-cu13 2.30.7 both install nvidia/nccl/lib/libnccl.so.2"
-        in result.stdout
-    )
+        "nvidia-nccl-cu12 2.27.5 and nvidia-nccl-cu13 2.30.7 both install "
+        "nvidia/nccl/lib/libnccl.so.2"
+    ) in result.stdout
 
 
-# -- 2: CUDA 13's split nvcc ---------------------------------------------------------------------------------
+# -- 2: CUDA 13's split nvcc -----------------------------------------------------------------------
 
 
 def test_split_nvcc_gets_nvvm_and_crt_of_the_intents_release(tmp_path, index, lg):
@@ -219,7 +220,8 @@ def test_split_nvcc_gets_nvvm_and_crt_of_the_intents_release(tmp_path, index, lg
     )  # not 13.5.37
     # why not the newer nvcc: the rule that bounds it, with its row
     assert (
-        "nvidia-cuda-nvcc 13.0.88, not newer: 1 newer version the intent allows passed over: 13.5.37 (the "
+        "nvidia-cuda-nvcc 13.0.88, not newer: 1 newer version the intent allows passed over: "
+        "13.5.37 (the "
         'intent\'s cuda = "13.0" needs nvidia-cuda-nvcc<13.1.80,>=13.0.48 [LG129: CUDA 13.0 ships'
     ) in result.stderr
     edit(project / "requirements.lock", "nvidia-nvvm==13.0.88", "nvidia-nvvm==13.5.37", reseal=True)
@@ -238,7 +240,7 @@ def test_split_nvcc_gets_nvvm_and_crt_of_the_intents_release(tmp_path, index, lg
     assert pins(newer)["nvidia-nvvm"] == "13.5.37" and pins(newer)["nvidia-cuda-crt"] == "13.5.37"
 
 
-# -- 3: every component of NVIDIA's manifest ----------------------------------------------------------------
+# -- 3: every component of NVIDIA's manifest -------------------------------------------------------
 
 
 def test_components_outside_the_eleven_follow_the_intents_release(tmp_path, index, lg):
@@ -284,7 +286,7 @@ def test_a_component_of_another_cuda_major_is_refused_by_its_release(tmp_path, i
     )
 
 
-# -- live PyPI (opt-in: -m network); download.pytorch.org may or may not be reachable -----------------------
+# -- live PyPI (opt-in: -m network); download.pytorch.org may or may not be reachable --------------
 
 
 def live(tmp_path: Path, name: str, body: str) -> Path:
@@ -334,7 +336,10 @@ def test_live_cuda13_stacks_resolve(tmp_path, lg, name, body, wanted):
     [
         (
             "tokenizers",
-            'python = "3.11"\ncuda = "12.1"\npip = ["torch", "transformers==4.36.2", "tokenizers>=0.20"]\n',
+            (
+                'python = "3.11"\ncuda = "12.1"\n'
+                'pip = ["torch", "transformers==4.36.2", "tokenizers>=0.20"]\n'
+            ),
             "transformers 4.36.2 needs tokenizers<0.19,>=0.14",
         ),
         (

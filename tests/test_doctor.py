@@ -183,7 +183,7 @@ def test_doctor_on_this_machine_reports_no_driver_cleanly(venv, lg, tmp_path, mo
     assert "skip   driver" in text.stdout and "0 errors" in text.stdout
 
 
-# -- every check, triggered and not -----------------------------------------------------------------
+# -- every check, triggered and not ----------------------------------------------------------------
 
 
 def test_lg300_driver_too_old():
@@ -242,7 +242,8 @@ def test_lg304_lg305_nvcc_and_gcc():
 
     checks = run("11.8", "11.4.0", deepspeed="0.13.1")
     assert status(checks, "LG304") == "error" and status(checks, "LG305") == "ok"
-    # without a package that builds CUDA code at run time, a major mismatch only matters for extension builds
+    # without a package that builds CUDA code at run time, a major mismatch only matters for
+    # extension builds
     assert status(run("11.8", "11.4.0"), "LG304") == "warn"
     checks = run("12.4", "13.2.0", deepspeed="0.13.1")
     assert (

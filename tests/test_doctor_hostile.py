@@ -1,6 +1,7 @@
 """doctor against interpreters that misbehave (issue 16): one that never exits is killed with its
 children after a timeout stated in seconds; one that prints garbage, a JSON list or partial JSON is
-a clear LG311 error, never a traceback; `--python ./python3` is the file in the working directory."""
+a clear LG311 error, never a traceback; `--python ./python3` is the file in the working
+directory."""
 
 from __future__ import annotations
 
@@ -67,7 +68,10 @@ def test_the_default_timeout_is_stated_and_bounded():
         ('echo \'{"kind": "torch", "data": {"state": "ok"}}\'', "its output held no facts"),
         ("exit 0", "it printed no facts"),
         (
-            "echo '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['",
+            (
+                "echo "
+                "'[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['"
+            ),
             "not JSON",
         ),
     ],
@@ -208,9 +212,9 @@ def test_an_nvcc_that_hangs_is_killed_and_named(tmp_path):
         timeout=1,
     )
     assert facts.nvcc[0].version is None
-    assert (
-        facts.nvcc[0].problem
-        == f"{bin_dir}/nvcc --version did not finish within 1 s; it was killed with its child processes"
+    assert facts.nvcc[0].problem == (
+        f"{bin_dir}/nvcc --version did not finish within 1 s; "
+        "it was killed with its child processes"
     )
     assert facts.nvcc[0].problem in facts.problems
 

@@ -56,7 +56,8 @@ def venv(template, tmp_path) -> Path:
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    """The example project's lock: torch 2.1.2, nvidia-cudnn-cu12 8.9.2.26, nvidia-nccl-cu12 2.18.1, CUDA 12.1."""
+    """The example project's lock: torch 2.1.2, nvidia-cudnn-cu12 8.9.2.26, nvidia-nccl-cu12 2.18.1,
+    CUDA 12.1."""
     return Path(shutil.copytree(REPO / "examples" / "gpu-training", tmp_path / "project"))
 
 
@@ -80,7 +81,7 @@ def check(body: dict, code: str, title: str | None = None) -> dict:
     )
 
 
-# -- 1. installed but broken is an error ------------------------------------------------------------
+# -- 1. installed but broken is an error -----------------------------------------------------------
 
 
 def test_no_torch_distribution_is_a_skip_with_that_reason(venv, lg, quiet_machine):
@@ -127,7 +128,8 @@ def test_the_fix_names_the_locked_distribution_whose_record_lists_the_library(
     assert "libcudnn.so.8 belongs to nvidia-cudnn-cu12 8.9.2.26 (locked)" in hint
     assert "nvidia/cudnn/lib/libcudnn.so.8" in hint and "file is missing" in hint
     assert "pip install --force-reinstall --no-deps nvidia-cudnn-cu12==8.9.2.26" in hint
-    # no RECORD lists it (the wheel is not installed at all): the lock's wheel of that library is named
+    # no RECORD lists it (the wheel is not installed at all): the lock's wheel of that library is
+    # named
     shutil.rmtree(site / "nvidia_cudnn_cu12-8.9.2.26.dist-info")
     code, body = doctor_json(
         lg, "--python", str(venv / "bin" / "python"), "--intent", str(project / "lockguard.toml")
@@ -157,7 +159,10 @@ def test_other_gpu_packages_that_fail_to_import_are_errors_too(venv, lg, quiet_m
         "torchvision",
         "0.16.2",
         "torchvision",
-        "raise ImportError('libc10_cuda.so: cannot open shared object file: No such file or directory')\n",
+        (
+            "raise ImportError('libc10_cuda.so: cannot open shared object file: "
+            "No such file or directory')\n"
+        ),
     )
     add_package(site, "flash-attn", "2.5.6", "flash_attn", "VERSION = '2.5.6'\n")
     code, body = doctor_json(lg, "--python", str(venv / "bin" / "python"))
@@ -171,7 +176,7 @@ def test_other_gpu_packages_that_fail_to_import_are_errors_too(venv, lg, quiet_m
     assert check(body, "LG311", "import torchvision")["status"] == "skip"
 
 
-# -- 2. facts first, without torch ------------------------------------------------------------------
+# -- 2. facts first, without torch -----------------------------------------------------------------
 
 
 def test_a_cuda_home_folder_with_version_json_is_reported_with_its_version(
@@ -398,7 +403,7 @@ def test_the_probe_and_the_model_agree_on_the_version_calls():
     assert probe.VERSION_CALLS == VERSION_CALLS
 
 
-# -- 3. one reason per skip -------------------------------------------------------------------------
+# -- 3. one reason per skip ------------------------------------------------------------------------
 
 NO_DRIVER = MachineFacts(problem="no NVIDIA driver (NVML Shared Library Not Found)")
 

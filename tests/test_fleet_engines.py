@@ -182,21 +182,21 @@ def test_a_bad_node_set_is_exit_2(lg):
     assert result.exit_code == 2 and "--hosts 'gpu[01-' is not a node set" in result.stderr
 
 
-# -- the node script and its output -----------------------------------------------------------------
+# -- the node script and its output ----------------------------------------------------------------
 
 
 def test_the_node_script_runs_doctor_then_check_between_markers():
     text = node_script(NodeRequest(intent="/shared/p/lockguard.toml", env="/opt/env"))
     assert "%" not in text
     doctor = next(line for line in text.splitlines() if " doctor --json" in line)
-    assert (
-        doctor
-        == '"$@" doctor --json --python /opt/env/bin/python --intent /shared/p/lockguard.toml </dev/null'
+    assert doctor == (
+        '"$@" doctor --json --python /opt/env/bin/python '
+        "--intent /shared/p/lockguard.toml </dev/null"
     )
     assert (
-        '"$@" check --env /opt/env --format json --no-cache --intent /shared/p/lockguard.toml </dev/null'
-        in text
-    )
+        '"$@" check --env /opt/env --format json --no-cache '
+        "--intent /shared/p/lockguard.toml </dev/null"
+    ) in text
     other = node_script(NodeRequest(python="/opt/env/bin/python3"))
     assert '"$@" doctor --json --python /opt/env/bin/python3 </dev/null' in other
     assert " check " not in other and " check " not in node_script(NodeRequest())
@@ -265,7 +265,7 @@ def test_ssh_failures_are_unreachable_with_ssh_s_words():
     assert record["status"] == "unreachable" and "No route to host" in record["message"]
 
 
-# -- Slurm: srun's command line and its labelled output ---------------------------------------------
+# -- Slurm: srun's command line and its labelled output --------------------------------------------
 
 
 def test_srun_command_line_passes_the_options_through():
@@ -323,7 +323,7 @@ def test_clush_remote_command_runs_the_script_under_sh():
     assert remote_command("echo 'a b'") == "sh -c 'echo '\"'\"'a b'\"'\"''"
 
 
-# -- Kubernetes: the manifests and the pods read back -----------------------------------------------
+# -- Kubernetes: the manifests and the pods read back ----------------------------------------------
 
 
 def test_the_daemonset_manifest_names_the_node_through_the_downward_api(lg, tmp_path):
@@ -433,7 +433,7 @@ def test_pod_states_say_which_nodes_answered():
     ]
 
 
-# -- what is missing here is exit 2, saying so --------------------------------------------------------
+# -- what is missing here is exit 2, saying so -----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -469,7 +469,7 @@ def test_slurm_needs_a_node_count(lg, monkeypatch, tmp_path):
     assert result.exit_code == 2 and "--nodes N or --nodelist" in result.stderr
 
 
-# -- Slurm end to end with a stand-in srun (this machine has no Slurm) ------------------------------
+# -- Slurm end to end with a stand-in srun (this machine has no Slurm) -----------------------------
 
 FAKE_SRUN = r"""
 # stands in for srun --nodes=N --label ... sh -c SCRIPT: N tasks at once, SLURMD_NODENAME set,

@@ -277,7 +277,8 @@ def test_folding_examples():
 
 
 def test_one_number_names_fold_exactly_as_clustershell_prints_them():
-    """fold() skips ClusterShell for names with one number (10x faster): the output must not change."""
+    """fold() skips ClusterShell for names with one number (10x faster): the output must not
+    change."""
     import random
 
     NodeSet = pytest.importorskip("ClusterShell.NodeSet").NodeSet
@@ -372,7 +373,8 @@ def _fleet_node_with_check(doctor_findings, check_findings, python="/opt/env/bin
 
 
 def test_with_check_env_a_drift_is_listed_once_not_also_as_the_doctors_summary():
-    """Issue 25: `fleet --env` listed one drift twice, as the doctor's LG310 and check --env's LG201."""
+    """Issue 25: `fleet --env` listed one drift twice, as the doctor's LG310 and check --env's
+    LG201."""
     from lockguard.fleet.records import node_report
 
     report = node_report(

@@ -198,7 +198,7 @@ def test_the_corpus_is_wide_and_distinct(corpus):
     assert {c.family for c in corpus} == set(FAMILIES)
 
 
-# -- the index family: one small index whose page, metadata or connection misbehaves -----------------
+# -- the index family: one small index whose page, metadata or connection misbehaves ---------------
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +239,8 @@ def test_index_family(small_index, tmp_path, lg, monkeypatch):
         project = tmp_path / f"case-{number}"
         project.mkdir()
         (project / "lockguard.toml").write_text(
-            f'python = "3.11"\ncuda = "none"\nchannels = []\nindexes = ["{small_index.url}"]\npip = ["jinja2"]\n'
+            'python = "3.11"\ncuda = "none"\nchannels = []\n'
+            f'indexes = ["{small_index.url}"]\npip = ["jinja2"]\n'
         )
         monkeypatch.setenv(
             "LOCKGUARD_CACHE_DIR", str(tmp_path / f"cache-{number}")

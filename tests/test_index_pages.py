@@ -109,7 +109,10 @@ def test_a_bad_entry_is_named_even_when_the_target_would_drop_it(files, fragment
 
 def test_what_msgspec_refuses_goes_to_the_standard_reader():
     # NaN and a lone surrogate: json.loads reads both, msgspec refuses them; the answer is the same
-    body = b'{"files": [{"filename": "demo-1.0.tar.gz", "url": "https://f/\\ud800", "size": null, "x": NaN}]}'
+    body = (
+        b'{"files": [{"filename": "demo-1.0.tar.gz", "url": "https://f/\\ud800", '
+        b'"size": null, "x": NaN}]}'
+    )
     assert page_json.page_files(body) is None
     fast, slow = both(body)
     assert fast == slow and fast[0][1] == "https://f/\ud800"

@@ -1,5 +1,6 @@
-"""`lockguard init --from FILE... / --from-env PREFIX`: existing files and working environments become
-an intent whose every value names the file and line it came from; contradictions are refused."""
+"""`lockguard init --from FILE... / --from-env PREFIX`: existing files and working environments
+become an intent whose every value names the file and line it came from; contradictions are
+refused."""
 
 from __future__ import annotations
 
@@ -315,7 +316,8 @@ def test_pyproject_dependencies_and_requires_python(tmp_path, monkeypatch, lg):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "app"\nversion = "1"\nrequires-python = ">=3.10"\n'
-        'dependencies = [\n  "numpy<2",\n  "jinja2",\n]\n[project.optional-dependencies]\ndev = ["pytest"]\n'
+        'dependencies = [\n  "numpy<2",\n  "jinja2",\n]\n'
+        '[project.optional-dependencies]\ndev = ["pytest"]\n'
     )
     result = lg("init", "--from", "pyproject.toml", "--pyproject")
     assert result.exit_code == 0, result.stderr
@@ -491,8 +493,10 @@ def test_from_env_round_trips_through_resolve_and_clean_install(world, tmp_path,
 
 def _dists(venv: Path) -> dict[str, str]:
     script = (
-        "import json; from importlib import metadata; print(json.dumps({d.metadata['Name'].lower(): d.version "
-        "for d in metadata.distributions() if d.metadata['Name'].lower() not in ('pip', 'setuptools', 'wheel')}))"
+        "import json; from importlib import metadata; "
+        "print(json.dumps({d.metadata['Name'].lower(): d.version "
+        "for d in metadata.distributions() "
+        "if d.metadata['Name'].lower() not in ('pip', 'setuptools', 'wheel')}))"
     )
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-I", "-c", script],

@@ -289,12 +289,18 @@ def test_json_nested_past_the_recursion_limit_is_bad_input(project, lg, tmp_path
         (b'{"entries": [], "id": "\xff"}', '{"event": "begin"}\n'),
         ('{"entries": []}', b'{"event": "\xfe"}\n{"event": "begin"}\n'),
         (
-            '{"entries": [{"path": "../../x", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}]}',
+            (
+                '{"entries": [{"path": "../../x", "sha256": null, "mode": 420, '
+                '"symlink": null, "owner": "x", "reason": "y"}]}'
+            ),
             '{"event": "begin"}\n',
         ),
         (
-            '{"entries": [{"path": "a", "sha256": null, "mode": 1180591620717411303424, "symlink": null, "owner": "x", '
-            '"reason": "y"}]}',
+            (
+                '{"entries": [{"path": "a", "sha256": null, "mode": 1180591620717411303424, '
+                '"symlink": null, "owner": "x", '
+                '"reason": "y"}]}'
+            ),
             '{"event": "begin"}\n',
         ),
         ('{"entries": []}', '{"event": "begin"}\n{"event": "moved", "path": "/etc/hostname"}\n'),
@@ -331,7 +337,10 @@ def test_a_refused_restore_through_a_link_out_of_the_prefix_changes_nothing(venv
     folder = venv / ".lockguard" / "quarantine" / "20240101-000000-000000-aa"
     (folder / "files" / "out").mkdir(parents=True)
     (folder / "files" / "out" / "x.txt").write_text("quarantined\n")
-    entry = '{"path": "out/x.txt", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}'
+    entry = (
+        '{"path": "out/x.txt", "sha256": null, "mode": 420, "symlink": null, '
+        '"owner": "x", "reason": "y"}'
+    )
     (folder / "manifest.json").write_text('{"entries": [' + entry + "]}")
     (folder / "journal.jsonl").write_text(
         '{"event": "begin"}\n{"event": "moved", "path": "out/x.txt"}\n'

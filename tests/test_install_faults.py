@@ -32,7 +32,8 @@ from tests.support.envs import (
 from tests.support.faults import fault_env, release, wait_paused
 from tests.support.wheels import build_wheel
 
-RECORD_BEFORE = "lockguard.io.env.transaction:record_before"  # inside the transaction: after the moves, before pip
+# inside the transaction: after the moves, before pip
+RECORD_BEFORE = "lockguard.io.env.transaction:record_before"
 
 
 @pytest.fixture
@@ -42,7 +43,8 @@ def project(world, tmp_path) -> Path:
 
 @pytest.fixture
 def dirty(world, venv) -> Path:
-    """A venv the lock changes: oldlib 1.0 (the lock has 2.0), hjson (not in the lock), a stray library."""
+    """A venv the lock changes: oldlib 1.0 (the lock has 2.0), hjson (not in the lock), a stray
+    library."""
     pip_install(venv, world.pypi.url, "oldlib==1.0", "hjson")
     (site_packages(venv) / "libstray.so.1").write_bytes(b"\x7fELF stray")
     return venv
@@ -224,7 +226,7 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_journal_undone(
     assert lg("restore", "--prefix", str(venv)).exit_code == 0 and tree_hashes(venv) == before
 
 
-# -- faults end in the documented exit code ---------------------------------------------------------
+# -- faults end in the documented exit code --------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -385,7 +387,7 @@ def test_an_immutable_file_is_reported_by_the_dry_run_and_refused_before_anythin
         subprocess.run(["chattr", "-i", str(victim)], check=False)
 
 
-# -- an unprivileged user: a mode-000 file, an interpreter behind a folder it cannot enter ------------
+# -- an unprivileged user: a mode-000 file, an interpreter behind a folder it cannot enter ---------
 
 
 def _as_nobody() -> list[str] | None:
@@ -492,7 +494,7 @@ def test_an_interpreter_behind_a_folder_the_user_cannot_enter_is_bad_input(
         assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
-# -- restore after the user removed what the run installed ------------------------------------------
+# -- restore after the user removed what the run installed -----------------------------------------
 
 
 @pytest.mark.parametrize("removal", ["pip uninstall", "rm -rf"])
@@ -534,7 +536,8 @@ def test_restore_skips_what_the_user_removed_since_and_puts_the_quarantine_back(
 
 def test_a_journal_line_cut_short_by_a_full_disk_is_taken_back(tmp_path, monkeypatch):
     """A part line in the middle of the journal made every later reading refuse the run (seen on a
-    real full tmpfs): an event written in part is cut off again, so the journal holds whole lines."""
+    real full tmpfs): an event written in part is cut off again, so the journal holds whole
+    lines."""
     from lockguard.io.env import quarantine
 
     q = quarantine.Quarantine(tmp_path, "20261201-000000-000000-aa")

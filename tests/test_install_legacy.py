@@ -132,9 +132,12 @@ def test_bytecode_whose_source_is_gone_is_reported_and_quarantined(project, venv
     assert check_env(lg, project, venv) == (0, [])
 
 
-# -- 2. legacy .egg-info installs -------------------------------------------------------------------
+# -- 2. legacy .egg-info installs ------------------------------------------------------------------
 
-SETUP_PY = "from setuptools import setup\nsetup(name='legacy-pkg', version='{version}', packages=['legacy_pkg'])\n"
+SETUP_PY = (
+    "from setuptools import setup\n"
+    "setup(name='legacy-pkg', version='{version}', packages=['legacy_pkg'])\n"
+)
 
 
 def setuptools_install(venv: Path, root: Path, version: str) -> None:
@@ -296,7 +299,7 @@ def test_pip_23_0_1_legacy_install_with_installed_files_txt_is_repaired(
     assert lg("restore", "--prefix", str(venv)).exit_code == 0 and tree_hashes(venv) == before
 
 
-# -- 3. an interrupted restore ----------------------------------------------------------------------
+# -- 3. an interrupted restore ---------------------------------------------------------------------
 
 
 def test_an_interrupted_restore_is_lg222_first_and_clean_install_finishes_it(
@@ -361,7 +364,7 @@ def test_check_env_with_only_warnings_exits_0_and_1_with_strict(project, venv, l
     assert text.exit_code == 0 and "LG214 warning" in text.stdout
 
 
-# -- 5. the disk a quarantine costs, and prune -------------------------------------------------------
+# -- 5. the disk a quarantine costs, and prune -----------------------------------------------------
 
 
 def folder_bytes(folder: Path) -> int:
@@ -410,7 +413,7 @@ def test_the_quarantine_size_is_said_and_prune_gives_it_back(world, project, ven
     assert runs(lg, venv) == [] and not any(quarantine.iterdir())
 
 
-# -- 6. a plan a person can read; what pip really installed ------------------------------------------
+# -- 6. a plan a person can read; what pip really installed ----------------------------------------
 
 
 def test_the_plan_groups_stale_files_and_lists_one_package_a_line(world, project, venv, lg):

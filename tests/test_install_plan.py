@@ -121,12 +121,14 @@ def test_kept_tools_conflicting_with_a_pin_and_their_markers():
 
 def test_kept_tools_without_requirements_never_import_packagings_requirement_parser():
     """Most environments keep pip alone (no Requires-Dist): the inventory against a lock then
-    reads no requirement, and packaging.requirements (a tenth of a 100k-file scan) stays unimported."""
+    reads no requirement, and packaging.requirements (a tenth of a 100k-file scan) stays
+    unimported."""
     script = (
         "import sys\n"
         "from tests.test_install_plan import dist, snapshot\n"
         "from lockguard.install.inventory import LockView, take_inventory\n"
-        "take_inventory(snapshot(dist('pip', '24.0', ['pip/__init__.py'])), LockView(pip={'numpy': '1.26.4'}))\n"
+        "take_inventory(snapshot(dist('pip', '24.0', ['pip/__init__.py'])), "
+        "LockView(pip={'numpy': '1.26.4'}))\n"
         "print('packaging.requirements' in sys.modules)\n"
     )
     done = subprocess.run(

@@ -71,7 +71,9 @@ def add_wheels(world) -> None:
             "brokenpkg",
             "1.0",
             files={
-                "brokenpkg/__init__.py": b"raise ImportError('libmissing.so.3: cannot open shared object file')\n"
+                "brokenpkg/__init__.py": (
+                    b"raise ImportError('libmissing.so.3: cannot open shared object file')\n"
+                )
             },
         )
     )
@@ -110,7 +112,8 @@ def check_env(lg, project: Path, venv: Path, *args: str):
 def lockguard_process(
     project: Path, venv: Path, *args: str, faults=()
 ) -> subprocess.CompletedProcess:
-    """A command in a child process, faults injected through the tests' seam (tests/support/fault_plugin)."""
+    """A command in a child process, faults injected through the tests' seam
+    (tests/support/fault_plugin)."""
     from tests.support.faults import fault_env
 
     return subprocess.run(
@@ -295,7 +298,9 @@ def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(world, lg,
             files={
                 "shipspyc/__init__.py": b"",
                 "shipspyc/conv_template.py": b"X = 1\n",
-                f"shipspyc/__pycache__/conv_template.{tag}.pyc": b"a pyc from the wheel builder's machine",
+                f"shipspyc/__pycache__/conv_template.{tag}.pyc": (
+                    b"a pyc from the wheel builder's machine"
+                ),
             },
         )
     )

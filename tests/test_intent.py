@@ -167,14 +167,21 @@ def test_good_intent_parses_into_frozen_values(tmp_path):
             "did you mean 'environment'?",
         ),
         (
-            'python = "3.11"\ncuda = "12.1"\n\n[[dependency-metadata]]\nname = "a"\nversion = "1"\n\n[[dependency-metadata]]\nname = "b"\nversion = "1"\nrequires_dist = []\n',
+            (
+                'python = "3.11"\ncuda = "12.1"\n\n'
+                '[[dependency-metadata]]\nname = "a"\nversion = "1"\n\n'
+                '[[dependency-metadata]]\nname = "b"\nversion = "1"\nrequires_dist = []\n'
+            ),
             11,
             "dependency-metadata.requires_dist",
             "not a valid key",
             "did you mean 'requires-dist'?",
         ),
         (
-            'python = "3.11"\ncuda = "12.1"\n\n[[dependency-metadata]]\nname = "a"\nversion = "one"\n',
+            (
+                'python = "3.11"\ncuda = "12.1"\n\n'
+                '[[dependency-metadata]]\nname = "a"\nversion = "one"\n'
+            ),
             6,
             "dependency-metadata.version",
             "not a PEP 440 version",

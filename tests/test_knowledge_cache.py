@@ -83,7 +83,8 @@ def test_an_unusable_entry_is_a_miss_and_the_toml_is_parsed(constraints_copy, da
         entry.mkdir()
     knowledge_files._load.cache_clear()
     assert load_knowledge(constraints_copy) == fresh
-    # parsed again and kept again (marshal's bytes depend on reference counts: compare what they hold)
+    # parsed again and kept again (marshal's bytes depend on reference counts: compare what they
+    # hold)
     assert entry.is_file() and marshal.loads(PARSES.get(key)) == kept
     assert (
         capsys.readouterr().err == ""

@@ -1,6 +1,6 @@
-"""The change report between two locks (issue 21): `lockguard diff OLD NEW` and `lockguard diff --git
-REV` in text, JSON and Markdown, the CUDA stack first with the facts that move with it (torch's
-CUDA, the driver floor, the GPU architectures, the cuDNN major)."""
+"""The change report between two locks (issue 21): `lockguard diff OLD NEW` and
+`lockguard diff --git REV` in text, JSON and Markdown, the CUDA stack first with the facts that
+move with it (torch's CUDA, the driver floor, the GPU architectures, the cuDNN major)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def test_text_lists_the_cuda_stack_first_and_the_facts_that_move(locks, lg):
         "    downgraded  jinja2             3.1.4 -> 3.1.2",
         "    added       requests           2.31.0",
         "    removed     six                1.16.0",
-        "  CUDA facts: CUDA 11.8 -> 12.6; driver floor 450.80.02 -> 525.60.13; cuDNN major none -> 9; "
+        "  CUDA facts: CUDA 11.8 -> 12.6; driver floor 450.80.02 -> 525.60.13; "
+        "cuDNN major none -> 9; "
         "GPU architectures -sm_37 -sm_61",
     ]
 

@@ -1,6 +1,6 @@
-"""Every message true and useful (issue 25): crashes on bad input become exit 2 naming the file, line
-or option; inputs that were wrongly accepted are refused; messages say what is known, where the user
-runs, in the words (and the count) that are right. Each test fails without its fix."""
+"""Every message true and useful (issue 25): crashes on bad input become exit 2 naming the file,
+line or option; inputs that were wrongly accepted are refused; messages say what is known, where the
+user runs, in the words (and the count) that are right. Each test fails without its fix."""
 
 from __future__ import annotations
 
@@ -328,7 +328,8 @@ def test_a_project_no_index_has_is_bad_input_at_its_intent_line(world, lg, tmp_p
     result = lg("resolve", "--intent", str(intent))
     bad_input(
         result,
-        f"lockguard.toml:7: pip: no index has a project named transformerz ({world.pypi.url}/transformerz/: "
+        "lockguard.toml:7: pip: no index has a project named transformerz "
+        f"({world.pypi.url}/transformerz/: "
         "not found)",
         "check the spelling of 'transformerz>=1'",
     )

@@ -43,7 +43,8 @@ def test_lockguard_check_hook_passes_then_fails_after_a_hand_edit(tmp_path, worl
     wheels = wheelhouse()
     if wheels is None:
         pytest.skip(
-            "no .wheelhouse: run the README's test command (it builds one) or set LOCKGUARD_WHEELHOUSE"
+            "no .wheelhouse: run the README's test command (it builds one) "
+            "or set LOCKGUARD_WHEELHOUSE"
         )
     channel = build_channel(tmp_path / "conda")
     template = make_locked_project(tmp_path / "t", world, channel)

@@ -212,7 +212,10 @@ def test_knowledge_only_conda_side_is_named_in_tool_lockguard(world, tmp_path, l
 def test_several_platforms_get_one_pylock_each_with_pep751_names(world, tmp_path):
     from lockguard.model.lock_paths import lock_file, lock_paths
 
-    text = 'python = "3.11"\ncuda = "none"\nplatforms = ["linux-64", "linux-aarch64"]\n[outputs]\npylock = "{}"\n'
+    text = (
+        'python = "3.11"\ncuda = "none"\nplatforms = ["linux-64", "linux-aarch64"]\n'
+        '[outputs]\npylock = "{}"\n'
+    )
     intent = parse_intent(text.format("pylock.toml"), tmp_path / "lockguard.toml")
     assert lock_file(intent, "pylock", "linux-64") == "pylock.linux-64.toml"
     assert ("pylock.linux-aarch64.toml", "pylock", "linux-aarch64") in lock_paths(intent)

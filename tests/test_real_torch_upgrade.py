@@ -2,8 +2,8 @@
 4 GB of wheels, minutes): a venv with PyPI's torch 1.13.1 (cu117, `nvidia-*-cu11` wheels that share
 126 paths with the cu12 family) upgraded to a torch 2.1.2 cu121 lock by clean-install must end
 with a torch that imports and every locked file present, and restore must give back the old
-tree byte for byte. The offline tests rebuild this shape from fixtures (test_install_transaction.py);
-this one keeps them honest against PyPI's own wheels.
+tree byte for byte. The offline tests rebuild this shape from fixtures
+(test_install_transaction.py); this one keeps them honest against PyPI's own wheels.
 
 This machine caps torch through /etc/xdg/pip: PIP_CONFIG_FILE=/dev/null lifts the cap for the
 pip runs here (never in CI, which does not run network tests)."""
@@ -43,7 +43,10 @@ def tree_hash(root: Path) -> str:
             elif full.is_dir():
                 item = f"D {full.relative_to(root)} {info.st_mode & 0o7777:o}"
             else:
-                item = f"F {full.relative_to(root)} {info.st_mode & 0o7777:o} {hashlib.sha256(full.read_bytes()).hexdigest()}"
+                item = (
+                    f"F {full.relative_to(root)} {info.st_mode & 0o7777:o} "
+                    f"{hashlib.sha256(full.read_bytes()).hexdigest()}"
+                )
             digest.update(item.encode() + b"\n")
     return digest.hexdigest()
 

@@ -94,7 +94,8 @@ def test_a_changed_specifier_moves_what_it_forces_and_nothing_else(
     write_intent(project, releases.index.url, ["app>=1.1", "extra-tool"])
     result = resolve(lg, project, "--json")
     assert result.exit_code == 0, result.stderr
-    # app moves because the intent says so; lib 1.0 still fits app 1.1 (lib<3): kept, like the others
+    # app moves because the intent says so; lib 1.0 still fits app 1.1 (lib<3): kept, like the
+    # others
     assert pins(project) == {"app": "1.1", "lib": "1.0", "certs": "2023.1", "extra-tool": "1.0"}
     other = json.loads(result.stdout)["data"]["changes"]["platforms"]["linux-64"]["other"]
     assert other == [

@@ -88,9 +88,9 @@ def test_a_yanked_locked_version_is_kept_with_the_index_reason(
     check = resolve(lg, project, "--check")
     assert check.exit_code == 0, check.stderr
     assert (
-        "warning: linux-64: lib 1.1 is locked and was yanked from the index (CVE-2099-0001: do not use)"
-        in check.stderr
-    )
+        "warning: linux-64: lib 1.1 is locked and was yanked from the index "
+        "(CVE-2099-0001: do not use)"
+    ) in check.stderr
     relock = resolve(lg, project)
     assert (
         relock.exit_code == 0 and pins(project)["lib"] == "1.1" and "CVE-2099-0001" in relock.stderr
@@ -113,16 +113,16 @@ def test_a_vanished_locked_version_fails_the_check_naming_it_and_is_never_replac
         {"name": "lib", "locked": "1.1", "now": "1.0"}
     ]
     assert (
-        "out of date: lib 1.1 is locked, but the index no longer has it; a resolve takes 1.0 instead"
-        in check.stderr
-    )
+        "out of date: lib 1.1 is locked, but the index no longer has it; "
+        "a resolve takes 1.0 instead"
+    ) in check.stderr
     assert (project / "requirements.lock").read_bytes() == before
     relock = resolve(lg, project)
     assert relock.exit_code == 0
     assert (
-        "warning: linux-64: lib 1.1 is locked, but the index no longer has it; a resolve takes 1.0 instead"
-        in relock.stderr
-    )
+        "warning: linux-64: lib 1.1 is locked, but the index no longer has it; "
+        "a resolve takes 1.0 instead"
+    ) in relock.stderr
     assert any(
         line.split() == ["downgraded", "lib", "1.1", "->", "1.0"]
         for line in relock.stderr.splitlines()

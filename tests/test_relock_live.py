@@ -1,6 +1,7 @@
 """Issue 21's example on live PyPI (opt-in: -m network): a lock made with an exclude-newer cut-off
 keeps every pin when the cut-off goes and one package is added, `resolve --check` then passes
-although newer releases of all of them exist, and `--upgrade-package urllib3` moves urllib3 alone."""
+although newer releases of all of them exist, and `--upgrade-package urllib3` moves urllib3
+alone."""
 
 from __future__ import annotations
 

@@ -56,7 +56,8 @@ def resolve(lg, project: Path, *args: str):
 @pytest.fixture
 def project(tmp_path, releases, lg, monkeypatch) -> Path:
     """Locked when torch 2.1 was current; months later torch 2.2 (with its own NCCL, triton and
-    torchvision), a newer nvJitLink and a newer jinja2 are out, and the intent no longer caps torch."""
+    torchvision), a newer nvJitLink and a newer jinja2 are out, and the intent no longer caps
+    torch."""
     project = tmp_path / "p"
     write_intent(project, releases.index.url, ["torch<2.2", "torchvision", "jinja2"], cuda="12.1")
     first = resolve(lg, project)

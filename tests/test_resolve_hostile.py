@@ -39,7 +39,10 @@ def fast_timeouts(monkeypatch):
         (JSON, b'{"files": [null]}', "file #1: an entry must be an object"),
         (
             JSON,
-            b'{"files": [{"filename": "jinja2-1.0-py3-none-any.whl", "url": "x.whl", "hashes": "abc"}]}',
+            (
+                b'{"files": [{"filename": "jinja2-1.0-py3-none-any.whl", "url": "x.whl", '
+                b'"hashes": "abc"}]}'
+            ),
             "'hashes' of jinja2-1.0-py3-none-any.whl must map",
         ),
         (JSON, b"[1, 2, 3]", "'files' is a list"),
@@ -198,7 +201,8 @@ def test_5000_copies_of_one_requirement_are_one_requirement(tmp_path, world, lg,
     )
     result = resolve(lg, project)
     assert result.exit_code == 0, result.output
-    # resolvelib asks once per requirement it merges: the repeats and the 500 bounds reach it as one each
+    # resolvelib asks once per requirement it merges: the repeats and the 500 bounds reach it as one
+    # each
     assert calls.count("jinja2") < 10 and calls.count("markupsafe") < 10
     lock = requirements_lock.parse((project / "requirements.lock").read_text())
     assert set(lock.entries) == {"jinja2", "markupsafe"}

@@ -382,7 +382,8 @@ def test_live_pypi_torch_2_1_0_transformers_deepspeed(tmp_path, lg):
         'pip = ["torch==2.1.0", "transformers==4.36.2", "deepspeed==0.13.1"]\n'
         'exclude-newer = "2024-03-01T00:00:00Z"\n'
         '[[dependency-metadata]]\nname = "deepspeed"\nversion = "0.13.1"\n'
-        'requires-dist = ["hjson", "ninja", "numpy", "packaging>=20.0", "psutil", "py-cpuinfo", "pydantic", "pynvml", "torch", "tqdm"]\n'
+        'requires-dist = ["hjson", "ninja", "numpy", "packaging>=20.0", "psutil", "py-cpuinfo", '
+        '"pydantic", "pynvml", "torch", "tqdm"]\n'
     )
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr

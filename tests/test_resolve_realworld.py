@@ -110,7 +110,7 @@ def more(world, tmp_path):
     return world
 
 
-# -- 1 and 8: the PyTorch index only when a build needs it --------------------------------------------
+# -- 1 and 8: the PyTorch index only when a build needs it -----------------------------------------
 
 
 def test_pypi_answers_need_no_pytorch_index(tmp_path, more, lg):
@@ -159,9 +159,9 @@ def test_unreachable_pytorch_index_with_no_pypi_answer_says_why_it_was_needed(tm
     result = resolve(lg, project)
     assert result.exit_code == 4, result.stderr
     assert (
-        f"torch 2.1 cu118 is published only on the PyTorch index ({down}/cu118), which cannot be reached"
-        in result.stderr
-    )
+        f"torch 2.1 cu118 is published only on the PyTorch index ({down}/cu118), "
+        "which cannot be reached"
+    ) in result.stderr
     assert (
         "pytorch-index = " in result.stderr and 'cu121: cuda = "12.1"' in result.stderr
     )  # mirror, or PyPI's variant
@@ -194,7 +194,7 @@ def test_aarch64_cuda_build_needs_the_pytorch_index(tmp_path, more, lg):
     assert "torch 2.7 cu128 is published only on the PyTorch index" in result.stderr
 
 
-# -- 2: unsatisfiable intents end at once, with the requirements that clash ---------------------------
+# -- 2: unsatisfiable intents end at once, with the requirements that clash ------------------------
 
 
 def test_torch_and_torchvision_that_cannot_pair_end_at_the_first_conflict(tmp_path, more, lg):
@@ -216,9 +216,9 @@ def test_torch_and_torchvision_that_cannot_pair_end_at_the_first_conflict(tmp_pa
     result = resolve(lg, project)
     assert result.exit_code == 3, result.stderr
     assert (
-        "every torchvision that the intent (torchvision==0.16.*) allows (0.16.0, 0.16.2) needs torch 2.1.x"
-        in result.stderr
-    )
+        "every torchvision that the intent (torchvision==0.16.*) allows (0.16.0, 0.16.2) "
+        "needs torch 2.1.x"
+    ) in result.stderr
     assert "the intent needs torch==2.7.*" in result.stderr
     assert not [p for _m, p, _r in more.pypi.requests if p.endswith(".tar.gz")]  # nothing was built
 
@@ -243,9 +243,9 @@ def test_a_package_with_no_release_before_the_cutoff_is_named(tmp_path, more, lg
     result = resolve(lg, project)
     assert result.exit_code == 3, result.stderr
     assert (
-        "every outlines that llm 0.6.3 (outlines<0.1,>=0.0.43) allows (0.0.43, 0.0.46) needs airports"
-        in result.stderr
-    )
+        "every outlines that llm 0.6.3 (outlines<0.1,>=0.0.43) allows (0.0.43, 0.0.46) "
+        "needs airports"
+    ) in result.stderr
     assert "airports has no release before exclude-newer 2024-10-20" in result.stderr
 
 
@@ -291,7 +291,7 @@ def test_the_sdist_of_an_intent_pin_that_cannot_be_built_is_the_answer(tmp_path,
     assert "Traceback" not in result.output and "BuildBackendWarning" not in result.output
 
 
-# -- 3: every rule check enforces is a refusal at resolve time ------------------------------------------
+# -- 3: every rule check enforces is a refusal at resolve time -------------------------------------
 
 RULE_CASES = {
     # code: (intent keywords, fragment the refusal must contain)
@@ -335,7 +335,10 @@ RULE_CASES = {
     "LG127": (
         {
             "pip": ["torch==2.1.2", "xformers==0.0.22.post7"],
-            "extra": '[[dependency-metadata]]\nname = "xformers"\nversion = "0.0.22.post7"\nrequires-dist = ["numpy"]\n',
+            "extra": (
+                '[[dependency-metadata]]\nname = "xformers"\nversion = "0.0.22.post7"\n'
+                'requires-dist = ["numpy"]\n'
+            ),
         },
         "LG127 xformers 0.0.22.post7 pins torch==2.1.0",
     ),
@@ -373,7 +376,7 @@ def test_resolve_refuses_what_check_would_reject(code, tmp_path, more, lg):
     assert not (project / "requirements.lock").exists()  # nothing written
 
 
-# -- 6: the intent's CUDA holds for every CUDA component wheel ------------------------------------------
+# -- 6: the intent's CUDA holds for every CUDA component wheel -------------------------------------
 
 
 def test_cuda_component_wheels_belong_to_the_intents_release(tmp_path, more, lg):
@@ -431,7 +434,8 @@ def test_the_gate_refuses_a_lock_check_would_reject(tmp_path, more):
     project = tmp_path / "p"
     intent = load_intent(more.intent(project, cuda="12.4", pip=["jaxlike"]))
     text = (
-        "# lockguard-version: 0.1.0\n# lockguard-intent-hash: sha256:x\n# lockguard-platform: linux-64\n"
+        "# lockguard-version: 0.1.0\n# lockguard-intent-hash: sha256:x\n"
+        "# lockguard-platform: linux-64\n"
         "nvidia-cuda-nvcc-cu12==12.9.86\n"
     )
     with pytest.raises(Unsatisfiable) as info:
@@ -445,7 +449,7 @@ def test_the_gate_refuses_a_lock_check_would_reject(tmp_path, more):
     assert "LG129" in info.value.message and "constraints/components.toml:" in info.value.message
 
 
-# -- 7: no traceback noise ----------------------------------------------------------------------------------
+# -- 7: no traceback noise -------------------------------------------------------------------------
 
 
 def test_cancelled_prefetches_are_silent(tmp_path, capfd, caplog):
@@ -503,7 +507,7 @@ def test_exit_3_in_a_real_process_has_no_traceback(tmp_path, more):
         assert noise not in proc.stderr
 
 
-# -- live PyPI (opt-in: -m network); download.pytorch.org may or may not be reachable ----------------
+# -- live PyPI (opt-in: -m network); download.pytorch.org may or may not be reachable --------------
 
 
 def live(tmp_path: Path, name: str, body: str) -> Path:
@@ -549,7 +553,10 @@ def test_live_pypi_answers_need_no_pytorch_index(tmp_path, lg, name, body, pins)
         ),
         (
             "pyairports",
-            'cuda = "12.1"\npip = ["vllm==0.6.3.post1", "torch==2.4.0"]\nexclude-newer = "2024-10-20T00:00:00Z"\n',
+            (
+                'cuda = "12.1"\npip = ["vllm==0.6.3.post1", "torch==2.4.0"]\n'
+                'exclude-newer = "2024-10-20T00:00:00Z"\n'
+            ),
             "pyairports has no release before exclude-newer 2024-10-20",
         ),
         (
@@ -599,7 +606,8 @@ def test_live_jax_cuda12_components_follow_the_intents_cuda(tmp_path, lg):
     ],
 )
 def test_live_builds_only_the_pytorch_index_has(tmp_path, lg, name, body, label):
-    """A lock where download.pytorch.org answers; exit 4 saying why it was needed where it does not."""
+    """A lock where download.pytorch.org answers; exit 4 saying why it was needed where it does
+    not."""
     project = live(tmp_path, name, body)
     result = resolve(lg, project)
     assert result.exit_code in (0, 4), result.stderr

@@ -39,7 +39,8 @@ extra = ["ninja; python_version >= '3.8'"]
 def intent(folder: Path, index, pip: list[str], cuda: str = "12.1") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "lockguard.toml").write_text(
-        f'python = "3.11"\ncuda = "{cuda}"\nchannels = []\nindexes = ["{index.url}"]\npip = {json.dumps(pip)}\n'
+        f'python = "3.11"\ncuda = "{cuda}"\nchannels = []\n'
+        f'indexes = ["{index.url}"]\npip = {json.dumps(pip)}\n'
     )
     return folder / "lockguard.toml"
 
@@ -224,9 +225,9 @@ def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(
     line = next(x for x in result.stderr.splitlines() if "sgl 1.0, not newer" in x)
     assert "4 newer versions the intent allows passed over" in line
     assert (
-        "3.2 (its wheels need glibc 2.34 (manylinux_2_34), the target's is 2.28); 3.1 (the same); 3.0 (the same)"
-        in line
-    )
+        "3.2 (its wheels need glibc 2.34 (manylinux_2_34), the target's is 2.28); "
+        "3.1 (the same); 3.0 (the same)"
+    ) in line
     assert line.endswith(
         "and 1 more (lockguard -v resolve names them all)"
     )  # the three newest, by default

@@ -97,7 +97,8 @@ def test_the_intents_dependency_metadata_wins_over_the_knowledge(tmp_path, kerne
         project,
         pip=["torch==2.1.0", "causal-conv1d==1.7.0"],
         extra=(
-            '[[dependency-metadata]]\nname = "causal-conv1d"\nversion = "1.7.0"\nrequires-dist = ["torch", "hjson"]\n'
+            '[[dependency-metadata]]\nname = "causal-conv1d"\nversion = "1.7.0"\n'
+            'requires-dist = ["torch", "hjson"]\n'
         ),
     )
     result = lg("-v", "resolve", "--intent", str(intent))
@@ -300,7 +301,8 @@ def test_verify_reports_sdists_whose_metadata_differs_from_a_row(tmp_path, local
     assert extra["live"] == 'torch, packaging, ninja, pytest; extra == "dev"'
     python = diffs[("causal-conv1d 1.3.0.post1", "requires-python (PKG-INFO)")]
     assert python["knowledge"] == ">=3.7" and python["live"] == ">=3.8"
-    # rows that cover no sdist here: causal-conv1d's first two, and every flash-attn and mamba-ssm row
+    # rows that cover no sdist here: causal-conv1d's first two, and every flash-attn and mamba-ssm
+    # row
     uncovered = {k[0] for k in diffs if k[1] == "sdists"}
     assert "causal-conv1d ==1.0.0" in uncovered and "flash-attn >=1.0.5,<=2.5.8" in uncovered
     assert len(uncovered) == len(table.rows) - 3

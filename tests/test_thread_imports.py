@@ -1,6 +1,7 @@
 """The commands that run threads next to the main one (doctor's probe and system facts, the
-environment scan's interpreter question) import nothing in those threads: tests/support/thread_imports.py
-says why. The resolve's own threads are covered in tests/test_index_pages.py."""
+environment scan's interpreter question) import nothing in those threads:
+tests/support/thread_imports.py says why. The resolve's own threads are covered in
+tests/test_index_pages.py."""
 
 from __future__ import annotations
 

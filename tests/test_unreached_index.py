@@ -61,7 +61,8 @@ def test_a_cut_off_older_than_the_index_build_is_exit_3_naming_the_cut_off(tmp_p
         result.stderr
     )  # not "cannot be reached": no build could be taken anyway
     assert (
-        "torch 2.1 cu118 (PyTorch index builds) came out 2023-10-04 to 2023-12-14, after exclude-newer "
+        "torch 2.1 cu118 (PyTorch index builds) came out 2023-10-04 to 2023-12-14, "
+        "after exclude-newer "
         "2023-06-01" in result.stderr
     )
     assert "cannot be reached" not in result.stderr

@@ -28,7 +28,8 @@ def payload(path: Path) -> bytes:
 
 
 def rewrite(path: Path, new_payload: bytes) -> None:
-    """Replace the payload of the entry at `path`, keeping it valid (version and key digest kept)."""
+    """Replace the payload of the entry at `path`, keeping it valid (version and key digest
+    kept)."""
     data = path.read_bytes()
     at = len(MAGIC)
     version, digest = int.from_bytes(data[at : at + 4], "big"), data[at + 4 : at + 36]

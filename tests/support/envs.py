@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-# The target environments stand for a user's prefix that the tests' locks (python = "3.11") fit; when the
-# tests themselves run on another Python (CI's 3.10 run), lockguard still manages a 3.11 prefix.
+# The target environments stand for a user's prefix that the tests' locks (python = "3.11") fit;
+# when the tests themselves run on another Python (CI's 3.10 run), lockguard still manages a 3.11
+# prefix.
 ENV_PYTHON = (
     sys.executable
     if sys.version_info[:2] == (3, 11)

@@ -122,7 +122,8 @@ def add_dist(site: Path, name: str, version: str, files: tuple[str, ...] = ()) -
 
 
 def add_package(site: Path, dist: str, version: str, module: str, body: str) -> None:
-    """A distribution with one module whose __init__ runs `body` (a GPU package that fails to import)."""
+    """A distribution with one module whose __init__ runs `body` (a GPU package that fails to
+    import)."""
     add_dist(site, dist, version, (f"{module}/__init__.py",))
     (site / module).mkdir(exist_ok=True)
     (site / module / "__init__.py").write_text(body)

@@ -26,7 +26,8 @@ TORCH = {
 
 
 def healthy_venv(folder: Path, lock: Path = EXAMPLE / "requirements.lock") -> Path:
-    """A venv whose distributions are the lock's pins (torch the fake one, at the lock's version)."""
+    """A venv whose distributions are the lock's pins (torch the fake one, at the lock's
+    version)."""
     venv = make_venv(folder)
     site = site_packages(venv)
     for name, entry in requirements_lock.parse(lock.read_text()).entries.items():

@@ -49,7 +49,8 @@ def reseal_text(text: str) -> str:
 
 
 def _replace_key(text: str, key: str, literal: str) -> str:
-    """The intent with `key = literal` (replacing the key's line, or appending it before any table)."""
+    """The intent with `key = literal` (replacing the key's line, or appending it before any
+    table)."""
     lines = text.splitlines()
     for index, line in enumerate(lines):
         if re.match(rf"^{re.escape(key)}\s*=", line):
@@ -401,7 +402,7 @@ def toml_syntax_cases(base: str) -> list[Case]:
     return cases
 
 
-# -- 3. hostile [outputs] ---------------------------------------------------------------------------
+# -- 3. hostile [outputs] --------------------------------------------------------------------------
 
 HOSTILE_OUTPUTS = [
     ".git/config",
@@ -531,7 +532,7 @@ def _special(path: Path, kind: str) -> None:
             handle.truncate(80 * 1024 * 1024)  # sparse: big to stat, cheap on disk
 
 
-# -- 4. lock files damaged, with and without a recomputed body hash ---------------------------------
+# -- 4. lock files damaged, with and without a recomputed body hash --------------------------------
 
 BENIGN = {
     "requirements.lock": {"swap-case"},
@@ -607,9 +608,10 @@ def lock_damage_cases(template: Path) -> list[Case]:
                 content = reseal_text(damaged) if sealed else damaged
                 if content == text:
                     continue
-                # a changed lock file never passes: a hand edit (1) or a file lockguard cannot read (2);
-                # an edit that means the same (a name's case, a blank line in YAML, a BOM before YAML)
-                # and was re-sealed is no finding at all, and unsealed it is only the hand edit
+                # a changed lock file never passes: a hand edit (1) or a file lockguard cannot read
+                # (2); an edit that means the same (a name's case, a blank line in YAML, a BOM
+                # before YAML) and was re-sealed is no finding at all, and unsealed it is only the
+                # hand edit
                 if label in BENIGN.get(lock, ()):
                     expect = frozenset({0}) if sealed else frozenset({1})
                 else:
@@ -644,13 +646,30 @@ def lock_damage_cases(template: Path) -> list[Case]:
         "null": "~\n",
         "package-mapping": "version: 1\npackage:\n  name: x\n",
         "package-strings": "version: 1\npackage:\n- x\n- y\n",
-        "package-null-names": "version: 1\npackage:\n- name: null\n  manager: pip\n  platform: linux-64\n  version: 1\n",
-        "name-list": "version: 1\npackage:\n- name: [a]\n  manager: pip\n  platform: linux-64\n  version: 1\n",
-        "manager-odd": "version: 1\npackage:\n- name: a\n  manager: npm\n  platform: linux-64\n  version: 1\n",
-        "version-mapping": "version: 1\npackage:\n- name: a\n  manager: pip\n  platform: linux-64\n  version: {x: 1}\n",
-        "duplicate-keys": "version: 1\npackage:\n- name: a\n  name: b\n  manager: pip\n  platform: linux-64\n  version: 1\n",
+        "package-null-names": (
+            "version: 1\npackage:\n- name: null\n  manager: pip\n"
+            "  platform: linux-64\n  version: 1\n"
+        ),
+        "name-list": (
+            "version: 1\npackage:\n- name: [a]\n  manager: pip\n"
+            "  platform: linux-64\n  version: 1\n"
+        ),
+        "manager-odd": (
+            "version: 1\npackage:\n- name: a\n  manager: npm\n  platform: linux-64\n  version: 1\n"
+        ),
+        "version-mapping": (
+            "version: 1\npackage:\n- name: a\n  manager: pip\n"
+            "  platform: linux-64\n  version: {x: 1}\n"
+        ),
+        "duplicate-keys": (
+            "version: 1\npackage:\n- name: a\n  name: b\n  manager: pip\n"
+            "  platform: linux-64\n  version: 1\n"
+        ),
         "duplicate-top": "version: 1\nversion: 2\npackage: []\n",
-        "anchors": "version: 1\npackage:\n- &a {name: a, manager: pip, platform: linux-64, version: 1}\n- *a\n",
+        "anchors": (
+            "version: 1\npackage:\n"
+            "- &a {name: a, manager: pip, platform: linux-64, version: 1}\n- *a\n"
+        ),
         "tagged": "version: 1\npackage: !!python/object:os.system x\n",
         "deep": "version: 1\npackage: " + "[" * 600 + "]" * 600 + "\n",
         "tabs": "version: 1\npackage:\n\t- name: a\n",
@@ -678,7 +697,7 @@ def lock_damage_cases(template: Path) -> list[Case]:
     return cases
 
 
-# -- 5. files that are not regular files ------------------------------------------------------------
+# -- 5. files that are not regular files -----------------------------------------------------------
 
 
 def special_file_cases() -> list[Case]:
@@ -699,7 +718,8 @@ def special_file_cases() -> list[Case]:
             )
     for repo_file in ("requirements.txt", "Dockerfile", "pyproject.toml"):
         for kind in ("fifo", "dev-zero", "huge", "loop"):
-            # a repository file lockguard cannot read pins nothing: skipped, and the check still answers
+            # a repository file lockguard cannot read pins nothing: skipped, and the check still
+            # answers
             cases.append(
                 Case(
                     "special-file",
@@ -713,7 +733,7 @@ def special_file_cases() -> list[Case]:
     return cases
 
 
-# -- 6. command lines ---------------------------------------------------------------------------------
+# -- 6. command lines ------------------------------------------------------------------------------
 
 
 def cli_cases() -> list[Case]:
@@ -780,7 +800,7 @@ def cli_cases() -> list[Case]:
     return cases
 
 
-# -- 7. pyproject.toml next to (or instead of) lockguard.toml ------------------------------------------
+# -- 7. pyproject.toml next to (or instead of) lockguard.toml --------------------------------------
 
 
 def pyproject_cases(base: str) -> list[Case]:
@@ -795,8 +815,10 @@ def pyproject_cases(base: str) -> list[Case]:
         "utf8": b'[tool.lockguard]\npython = "3.11\xff"\n',
     }
     for label, text in tables.items():
-        # with lockguard.toml present: the invalid shadowed table is an error (the valid one a warning)
-        # (a pyproject without a lockguard table is not an intent: `tool = "x"` beside lockguard.toml is fine)
+        # with lockguard.toml present: the invalid shadowed table is an error (the valid one a
+        # warning)
+        # (a pyproject without a lockguard table is not an intent: `tool = "x"` beside
+        # lockguard.toml is fine)
         cases.append(
             Case(
                 "pyproject",

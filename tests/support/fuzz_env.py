@@ -12,9 +12,10 @@ Each EnvCase damages its own copy of a small environment and runs one command on
 The commands are read-only or dry runs (check --env, clean-install --dry-run, restore --list,
 doctor) or a `restore` that must refuse: tests/test_fuzz.py asserts the exit code, no traceback,
 a message naming the damaged file (exit 2), no hang, and an unchanged tree (prefix and project).
-What each case expects follows the contract (the README's exit codes: 0 ok, 1 findings, 2 bad input), not what
-the code happened to do: 2 where lockguard cannot trust what it reads, 1 where the damage is a
-finding the environment really has (an unowned file, a RECORD path out of the prefix: LG219)."""
+What each case expects follows the contract (the README's exit codes: 0 ok, 1 findings, 2 bad
+input), not what the code happened to do: 2 where lockguard cannot trust what it reads, 1 where the
+damage is a finding the environment really has (an unowned file, a RECORD path out of the prefix:
+LG219)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ class EnvCase:
         return [a.replace("{prefix}", str(prefix)).replace("{intent}", str(intent)) for a in argv]
 
 
-# -- building the environments ----------------------------------------------------------------------
+# -- building the environments ---------------------------------------------------------------------
 
 
 def _digest(data: bytes) -> str:
@@ -77,13 +78,16 @@ def site_of(prefix: Path) -> Path:
 
 
 def install_dist(site: Path, name: str, version: str, module: str | None = None) -> Path:
-    """A dist-info as pip writes it: METADATA, INSTALLER, a module, and a RECORD with true hashes."""
+    """A dist-info as pip writes it: METADATA, INSTALLER, a module, and a RECORD with true
+    hashes."""
     module = module or name.replace("-", "_").lower()
     info = site / f"{module}-{version}.dist-info"
     info.mkdir(parents=True)
     files = {
         f"{module}/__init__.py": f"__version__ = {version!r}\n".encode(),
-        f"{info.name}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n".encode(),
+        f"{info.name}/METADATA": (
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n"
+        ).encode(),
         f"{info.name}/INSTALLER": b"pip\n",
     }
     rows = []
@@ -172,7 +176,8 @@ def _write(path: Path, data: str | bytes) -> None:
 # -- 1. interpreters that misbehave (a fake environment's bin/python) -----------------------------
 
 _FACTS = (
-    '{"prefix": "%s", "path": [], "version": "3.11.7", "purelib": "%s/lib/python3.11/site-packages", '
+    '{"prefix": "%s", "path": [], "version": "3.11.7", '
+    '"purelib": "%s/lib/python3.11/site-packages", '
     '"platlib": "%s/lib/python3.11/site-packages"}'
 )
 
@@ -356,7 +361,7 @@ def conda_cases() -> list[EnvCase]:
     return cases
 
 
-# -- 3. quarantine state of the wrong shape -----------------------------------------------------------
+# -- 3. quarantine state of the wrong shape --------------------------------------------------------
 
 BEGIN = '{"event": "begin"}\n'
 _ENTRY = '{"path": "%s", "sha256": null, "mode": 420, "symlink": null, "owner": "x", "reason": "y"}'
@@ -575,7 +580,9 @@ METADATA_BODIES: dict[str, bytes] = {
     "binary": b"\x00\x01\x02\xff\xfe" * 1000,
     "not-utf8-name": b"Metadata-Version: 2.1\nName: markupsafe-\xff\nVersion: 2.1.5\n",
     "nul-bytes": b"Metadata-Version: 2.1\nName: markup\x00safe\nVersion: 2.1\x005\n",
-    "requires-garbage": b"Metadata-Version: 2.1\nName: markupsafe\nVersion: 2.1.5\nRequires-Dist: ===\n",
+    "requires-garbage": (
+        b"Metadata-Version: 2.1\nName: markupsafe\nVersion: 2.1.5\nRequires-Dist: ===\n"
+    ),
     "long-header": b"Metadata-Version: 2.1\nName: markupsafe\nVersion: 2.1.5\nSummary: "
     + b"s" * (2 * MIB)
     + b"\n",
@@ -650,7 +657,8 @@ def dist_file_cases() -> list[EnvCase]:
             )
         for name, body in METADATA_BODIES.items():
             # no name, no version or an invalid one: the locked package is missing or at another
-            # version (a finding), or bad input naming the file; the header block is all that is read
+            # version (a finding), or bad input naming the file; the header block is all that is
+            # read
             expect = (
                 frozenset({0, 1})
                 if name in ("requires-garbage", "long-header")

@@ -56,7 +56,8 @@ def page_cases() -> list[IndexCase]:
                 _set(broken, path, value)
                 index.faults.replace["/simple/jinja2/"] = (JSON, json.dumps(broken).encode())
 
-            # an optional field of the wrong type may be ignored (exit 0 with a complete lock) or refused (4)
+            # an optional field of the wrong type may be ignored (exit 0 with a complete lock) or
+            # refused (4)
             cases.append(
                 IndexCase(f"page-{'.'.join(map(str, path))}={label}", arm, frozenset({0, 3, 4}))
             )
@@ -90,7 +91,10 @@ def page_cases() -> list[IndexCase]:
                     }
                 ).encode()
             elif label == "bad-link-hash":
-                body = f'<a href="{page["files"][0]["url"]}#sha256=nothex">jinja2-1.0-py3-none-any.whl</a>'.encode()
+                body = (
+                    f'<a href="{page["files"][0]["url"]}#sha256=nothex">'
+                    "jinja2-1.0-py3-none-any.whl</a>"
+                ).encode()
             index.faults.replace["/simple/jinja2/"] = (content_type, body)
 
         cases.append(IndexCase(f"raw-{label}", arm, frozenset({0, 3, 4})))
@@ -102,13 +106,16 @@ METADATA = {
     "no-version": b"Metadata-Version: 2.1\nName: jinja2\n",
     "other-name": b"Metadata-Version: 2.1\nName: other\nVersion: 1.0\n",
     "other-version": b"Metadata-Version: 2.1\nName: jinja2\nVersion: 7.7\n",
-    "bad-requires": b"Metadata-Version: 2.1\nName: jinja2\nVersion: 1.0\nRequires-Dist: markupsafe (>=>2\n",
+    "bad-requires": (
+        b"Metadata-Version: 2.1\nName: jinja2\nVersion: 1.0\nRequires-Dist: markupsafe (>=>2\n"
+    ),
     "bad-python": b"Metadata-Version: 2.1\nName: jinja2\nVersion: 1.0\nRequires-Python: 3..\n",
     "binary": b"\x00\xff" * 100,
     "huge": b"Metadata-Version: 2.1\nName: jinja2\nVersion: 1.0\n" + b"X: y\n" * 3_000_000,
-    "latin1": "Metadata-Version: 2.1\nName: jinja2\nVersion: 1.0\nSummary: caf\xe9\nRequires-Dist: markupsafe\n".encode(
-        "latin-1"
-    ),
+    "latin1": (
+        "Metadata-Version: 2.1\nName: jinja2\nVersion: 1.0\nSummary: caf\xe9\n"
+        "Requires-Dist: markupsafe\n"
+    ).encode("latin-1"),
     "headers-only-garbage": b"::::\n::::\n",
 }
 
@@ -134,8 +141,8 @@ def metadata_cases() -> list[IndexCase]:
 
 def connection_cases() -> list[IndexCase]:
     cases = []
-    # (trickling and endless bodies take the full deadline or size limit each: tests/test_resolve_hostile.py
-    # has them once; here the modes that end quickly)
+    # (trickling and endless bodies take the full deadline or size limit each:
+    # tests/test_resolve_hostile.py has them once; here the modes that end quickly)
     for mode in ("hang", "redirect_loop"):
         for where in ("/simple/jinja2/", "/files/"):
 
@@ -151,8 +158,9 @@ def connection_cases() -> list[IndexCase]:
             def arm(index, page, status=status, where=where):
                 index.faults.status[where] = status
 
-            # no such page is "no such project": bad input for a requirement of the intent (2, naming its
-            # line), a conflict for a dependency (3); any other refusal is an unreachable source (4)
+            # no such page is "no such project": bad input for a requirement of the intent (2,
+            # naming its line), a conflict for a dependency (3); any other refusal is an
+            # unreachable source (4)
             expect = (
                 {2, 3}
                 if status == 404 and where.startswith("/simple")

@@ -125,7 +125,8 @@ class LocalIndex:
                 index._handle(self, head=True)
 
         class QuietServer(ThreadingHTTPServer):
-            request_queue_size = 256  # socketserver's 5 drops the SYNs of concurrent resolves' bursts (1-3 s retransmits)
+            # socketserver's 5 drops the SYNs of concurrent resolves' bursts (1-3 s retransmits)
+            request_queue_size = 256
 
             def handle_error(self, request, client_address):
                 pass  # clients abandon requests on purpose (raced .metadata probes): not an error

@@ -32,7 +32,8 @@ class Releases:
         self.index.yank_reasons[self._file(name, version).name] = reason
 
     def withdraw(self, name: str, version: str) -> None:
-        """The release disappears from the index (deleted by its author, or a mirror that lost it)."""
+        """The release disappears from the index (deleted by its author, or a mirror that lost
+        it)."""
         self._file(name, version).unlink()
 
 

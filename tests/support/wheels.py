@@ -63,8 +63,8 @@ def build_wheel(
         metadata or metadata_text(name, version, requires, requires_python)
     ).encode()
     contents[f"{info}/WHEEL"] = (
-        f"Wheel-Version: 1.0\nGenerator: lockguard-tests\nRoot-Is-Purelib: true\nTag: {tag}\n".encode()
-    )
+        f"Wheel-Version: 1.0\nGenerator: lockguard-tests\nRoot-Is-Purelib: true\nTag: {tag}\n"
+    ).encode()
     record_lines = [f"{path},{_record_hash(data)},{len(data)}" for path, data in contents.items()]
     record_lines.append(f"{info}/RECORD,,")
     contents[f"{info}/RECORD"] = ("\n".join(record_lines) + "\n").encode()

@@ -62,7 +62,8 @@ class World:
         return target
 
     def locked(self, path: Path, **intent_fields) -> Path:
-        """`path` with an intent (the fields of `intent`) resolved against this world, in-process."""
+        """`path` with an intent (the fields of `intent`) resolved against this world,
+        in-process."""
         from lockguard.cli.boundary import run
 
         target = self.intent(path, **intent_fields)
