@@ -180,11 +180,16 @@ def main() -> None:
             f"ended | {freed:.1f} | |"
         )
         identical = all(r["identical"] for r in runs)
+        version = subprocess.run(
+            [args.python, "-c", "import platform; print(platform.python_version())"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         text = (
             f"## install (bench/install.py, {date.today()})\n\n{machine()}\n\n"
             f"The example lock ({EXAMPLE.name}: 45 packages, torch 2.1.2 cu121) "
             "into a fresh Python "
-            f"{subprocess.run([args.python, '-c', 'import platform; print(platform.python_version())'], capture_output=True, text=True).stdout.strip()} "
+            f"{version} "
             f"venv, warm pip cache, median of {args.rounds} alternating rounds. "
             "Goals: clean-install <= 1.15x pip "
             f"({'met' if lg <= 1.15 * pip else 'not met'}: {lg / pip:.2f}x), restore under 10 s "

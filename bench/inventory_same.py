@@ -44,7 +44,8 @@ def plain(value):
         return value.to_dict()
     return value
 
-try:  # the prefixes were built just now: let them be memoized, so that the second scan uses the memos
+# the prefixes were built just now: let them be memoized, so that the second scan uses the memos
+try:
     from lockguard.io.env import scan_memo
     scan_memo.RACY_NS = 0
 except ImportError:
@@ -52,7 +53,8 @@ except ImportError:
 prefix, ld_conf = Path(sys.argv[1]), Path(sys.argv[2])
 lock = LockView(pip=json.loads(sys.argv[3]), cuda="12.1", nccl="2.18.1", cudnn="8.9.2")
 try:
-    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the tree is no part of the prefix
+    # the tree is no part of the prefix
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     snap = scan_prefix(prefix, ld_conf_dir=ld_conf, environ=environ)
 except InputError as exc:
     print(json.dumps({"error": [type(exc).__name__, str(exc)]}))
@@ -60,9 +62,11 @@ except InputError as exc:
 out = {}
 for label, view in (("no-lock", None), ("lock", lock)):
     inv = take_inventory(snap, view)
-    out[label] = {k: plain(getattr(inv, k)) for k in ("findings", "quarantine", "outgoing", "missing", "conda_missing")}
+    kept = ("findings", "quarantine", "outgoing", "missing", "conda_missing")
+    out[label] = {k: plain(getattr(inv, k)) for k in kept}
 shown = plain(snap)
-shown.pop("unrecorded", None)  # the scan's by-product for the inventory: compared through its findings
+# the scan's by-product for the inventory: compared through its findings
+shown.pop("unrecorded", None)
 shown["files"] = sorted(shown["files"])  # a list, but read as a set by every rule
 shown["files_count"] = len(snap.files)
 out["snapshot"] = shown

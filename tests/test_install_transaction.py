@@ -343,8 +343,10 @@ WHEEL_BACKEND = """\
 import base64, hashlib, zipfile
 
 FILES = {"fromsdist/__init__.py": b"BUILT = True\\n",
-         "fromsdist-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\\nName: fromsdist\\nVersion: 1.0\\n",
-         "fromsdist-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"}
+         "fromsdist-1.0.dist-info/METADATA":
+             b"Metadata-Version: 2.1\\nName: fromsdist\\nVersion: 1.0\\n",
+         "fromsdist-1.0.dist-info/WHEEL":
+             b"Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"}
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
@@ -355,7 +357,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             archive.writestr(path, data)
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
             rows.append(f"{path},sha256={digest},{len(data)}")
-        archive.writestr("fromsdist-1.0.dist-info/RECORD", "\\n".join(rows + ["fromsdist-1.0.dist-info/RECORD,,"]) + "\\n")
+        record = "\\n".join(rows + ["fromsdist-1.0.dist-info/RECORD,,"]) + "\\n"
+        archive.writestr("fromsdist-1.0.dist-info/RECORD", record)
     return name
 """
 

@@ -23,8 +23,8 @@ def hold_in_child(lock, *, exclusive=True, until=None):
     code = textwrap.dedent(f"""
         import os, sys, time
         from lockguard.io.kernel_lock import Holder, held
-        with held({str(lock)!r}, exclusive={exclusive}, holder=Holder("clean-install", os.getpid(), "20261201-1203"),
-                  what="the prefix"):
+        holder = Holder("clean-install", os.getpid(), "20261201-1203")
+        with held({str(lock)!r}, exclusive={exclusive}, holder=holder, what="the prefix"):
             print("held", flush=True)
             while {str(until)!r} == "None" or not os.path.exists({str(until)!r}):
                 time.sleep(0.02)

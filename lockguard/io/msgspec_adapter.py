@@ -12,7 +12,8 @@ may refuse more than the standard one, never accept more.
 try:  # a dependency of lockguard; a platform without its wheel still resolves, more slowly
     import msgspec
 except ImportError:  # pragma: no cover - exercised by forcing DECODER to None in the tests
-    msgspec = None  # type: ignore[assignment]  # the optional-import idiom: mypy types the name as the module
+    # the optional-import idiom: mypy types the name as the module
+    msgspec = None  # type: ignore[assignment]
 
 # no `from __future__ import annotations` here: msgspec reads these annotations at class creation
 

@@ -16,7 +16,9 @@ if _config.get("crash") == "segfault":
 if _config.get("crash") == "raise":
     raise OSError("libcudnn.so.8: cannot open shared object file: No such file or directory")
 if _config.get("crash") == "import_error":
-    raise ImportError(_config.get("message", "libcudnn.so.8: cannot open shared object file: No such file or directory"))
+    raise ImportError(_config.get(
+        "message", "libcudnn.so.8: cannot open shared object file: No such file or directory"
+    ))
 for _lib in _config.get("libs", []):
     ctypes.CDLL(_lib, mode=ctypes.RTLD_GLOBAL)
 __version__ = _config["version"]

@@ -318,7 +318,8 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     info = os.path.join(metadata_directory, "built_sdist-1.0.dist-info")
     os.makedirs(info)
     with open(os.path.join(info, "METADATA"), "w") as f:
-        f.write("Metadata-Version: 2.1\\nName: built-sdist\\nVersion: 1.0\\nRequires-Dist: hjson\\nRequires-Dist: ninja\\n")
+        f.write("Metadata-Version: 2.1\\nName: built-sdist\\nVersion: 1.0\\n"
+                "Requires-Dist: hjson\\nRequires-Dist: ninja\\n")
     return "built_sdist-1.0.dist-info"
 
 

@@ -61,7 +61,8 @@ def _ready_client():
     note)."""
     # the network client only when there is something to fetch: a warm resolve (every page cached)
     # never imports httpx
-    import encodings.idna  # noqa: F401  (the socket layer encodes the host name with it on the first connect)
+    # the socket layer encodes the host name with it on the first connect
+    import encodings.idna  # noqa: F401
 
     from lockguard.io.index.http import HttpClient
     from lockguard.io.index.simple_index import JSON_ACCEPT

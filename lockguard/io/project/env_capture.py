@@ -15,17 +15,16 @@ from pathlib import Path
 from lockguard.errors import InputError
 from lockguard.io.env.prefix_scan import interpreter_of
 
-_SCRIPT = (
-    r"""
+_SCRIPT = r"""
 import json, os, platform, re, sys
 from importlib import metadata
-out = {"version": "%d.%d.%d" % sys.version_info[:3], "prefix": sys.prefix, "executable": """
-    r"""sys.executable,
-       "markers": {"os_name": os.name, "sys_platform": sys.platform, "platform_machine": """
-    r"""platform.machine(),
+out = {"version": "%d.%d.%d" % sys.version_info[:3], "prefix": sys.prefix,
+       "executable": sys.executable,
+       "markers": {"os_name": os.name, "sys_platform": sys.platform,
+                   "platform_machine": platform.machine(),
                    "platform_system": platform.system(), "platform_release": platform.release(),
-                   "platform_version": platform.version(), "python_version": "%d.%d" % """
-    r"""sys.version_info[:2],
+                   "platform_version": platform.version(),
+                   "python_version": "%d.%d" % sys.version_info[:2],
                    "python_full_version": platform.python_version(),
                    "implementation_name": sys.implementation.name,
                    "platform_python_implementation": platform.python_implementation(),
@@ -38,8 +37,8 @@ for dist in metadata.distributions():
         continue
     seen.add(name.lower())
     item = {"name": name, "version": dist.version, "requires": list(dist.requires or []),
-            "installer": (dist.read_text("INSTALLER") or "").strip(), "direct_url": """
-    r"""None, "torch_cuda": "?"}
+            "installer": (dist.read_text("INSTALLER") or "").strip(), "direct_url": None,
+            "torch_cuda": "?"}
     direct = dist.read_text("direct_url.json")
     if direct:
         try:
@@ -53,14 +52,14 @@ for dist in metadata.distributions():
                     text = file.read_text()
                 except OSError:
                     break
-                match = re.search(r"^cuda\s*(?::\s*[^=]+)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", """
-    r"""text, re.M)
+                match = re.search(
+                    r"^cuda\s*(?::\s*[^=]+)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", text, re.M
+                )
                 item["torch_cuda"] = (match.group(1) or match.group(2)) if match else "?"
                 break
     out["dists"].append(item)
 print(json.dumps(out))
 """
-)
 
 
 def capture_environment(target: Path) -> tuple[dict, list[dict]]:

@@ -17,7 +17,9 @@ from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirement
 from lockguard.lockfiles.headers import body_hash_of, read_header
 from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.intent import Intent
-from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401 (lock_file: re-used by callers)
+
+# lock_file: re-used by callers
+from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401
 
 if TYPE_CHECKING:
     from pathlib import Path
