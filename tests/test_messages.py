@@ -203,6 +203,23 @@ def test_toml_nested_too_deeply_names_its_line(lg, tmp_path, monkeypatch):
     )
 
 
+def test_a_trailing_comma_in_an_inline_table_is_named_as_toml_1_1_on_every_python(
+    lg, tmp_path, monkeypatch
+):
+    """TOML 1.1 allows it; tomllib (3.11-3.14) and tomli below 2.4 (3.10) do not: the same exit 2
+    on every Python, and the message says why a valid-looking line is refused."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lockguard.toml").write_text(
+        'python = "3.11"\ncuda = "none"\noutputs = { environment = "env.yml", }\n'
+    )
+    bad_input(
+        lg("check"),
+        "lockguard.toml:3 is not valid TOML",
+        "a comma before an inline table's `}` is TOML 1.1",
+        "remove the comma",
+    )
+
+
 def test_an_inline_table_where_a_string_belongs_is_named_with_its_line(lg, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text(

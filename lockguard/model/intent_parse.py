@@ -216,7 +216,26 @@ def toml_error_line(text: str, message: str) -> tuple[int | None, str]:
         )
     ):
         return opened, f" (the bracket opened on line {opened} is not closed before line {line})"
+    if _trailing_comma_in_inline_table(text, message):
+        return line, (
+            " (a comma before an inline table's `}` is TOML 1.1; Python reads TOML 1.0, which "
+            "allows none there: remove the comma)"
+        )
     return line, ""
+
+
+def _trailing_comma_in_inline_table(text: str, message: str) -> bool:
+    """Whether the parser stopped at the `}` of an inline table right after a comma: TOML 1.1
+    allows that comma, the TOML 1.0 of tomllib (Python 3.11-3.14) and of tomli < 2.4 does not."""
+    match = re.search(r"at line (\d+), column (\d+)", message)
+    if match is None:
+        return False
+    lines = text.splitlines()
+    row, column = int(match.group(1)), int(match.group(2))
+    if not 1 <= row <= len(lines) or column < 1:
+        return False
+    line = lines[row - 1]
+    return line[column - 1 : column] == "}" and line[: column - 1].rstrip().endswith(",")
 
 
 def _unclosed_bracket_line(text: str, upto: int | None) -> int | None:
