@@ -3,15 +3,11 @@
 Subclasses carry fields, never markup; the CLI's error boundary renders them and maps them to the
 exit codes of the contract (the README's "Commands" section): 1 findings, 2 bad input,
 3 unsatisfiable intent, 4 package source unreachable, 5 install failed and rolled back.
+`Unsatisfiable` lives beside the values it carries, in model/conflict.py: every command loads
+this module (the cached check too, which needs neither dataclasses nor typing).
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-# the value lives in model/; every command loads this module, few need dataclasses
-if TYPE_CHECKING:
-    from lockguard.model.conflict import Conflict
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -38,6 +34,10 @@ class LockguardError(Exception):
         if self.hint:
             data["hint"] = self.hint
         return data
+
+    def details(self) -> list[str]:
+        """Lines shown under the message (an error with facts to list overrides it)."""
+        return []
 
 
 class InputError(LockguardError):
@@ -101,24 +101,6 @@ class UnknownProject(InputError):
         )
         self.name = name
         self.requirement = requirement
-
-
-class Unsatisfiable(LockguardError):
-    """The intent cannot be met; `conflicts` names the facts that clash."""
-
-    exit_code = EXIT_UNSATISFIABLE
-    kind = "unsatisfiable"
-
-    def __init__(
-        self, message: str, *, conflicts: list[Conflict] | None = None, hint: str | None = None
-    ):
-        super().__init__(message, hint=hint)
-        self.conflicts = list(conflicts or [])
-
-    def to_dict(self) -> dict:
-        data = super().to_dict()
-        data["conflicts"] = [{"fact": c.fact, "source": c.source} for c in self.conflicts]
-        return data
 
 
 class SourceUnreachable(LockguardError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from lockguard.errors import Unsatisfiable
 from lockguard.io.knowledge_files import load_knowledge
+from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.intent import CudaRequest
 from lockguard.model.target import Target
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion

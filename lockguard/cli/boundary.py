@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from lockguard.cli.output import Ui
-from lockguard.errors import EXIT_INTERNAL, InputError, LockguardError, Unsatisfiable
+from lockguard.errors import EXIT_INTERNAL, InputError, LockguardError
 
 
 def run(argv: list[str]) -> int:
@@ -85,12 +85,7 @@ def report(ui: Ui, exc: LockguardError) -> None:
         import traceback
 
         traceback.print_exc()
-    details: list[str] = []
-    if isinstance(exc, Unsatisfiable) and exc.conflicts:
-        details.append("conflicting facts:")
-        details += [
-            f"  - {c.fact}" + (f"  ({c.source})" if c.source else "") for c in exc.conflicts
-        ]
+    details = exc.details()
     message = exc.message
     if isinstance(exc, InputError) and exc.location and exc.location not in message:
         message = f"{exc.location}: {message}"

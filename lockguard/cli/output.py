@@ -7,14 +7,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from lockguard import __version__
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from rich.status import Status  # rich itself is imported only when it draws (the module note)
 
 JSON_SCHEMA_VERSION = 1
 
@@ -31,7 +26,7 @@ class Ui:
         self.verbose = verbose
         # as given: the key of the check's result memo
         self.command_line: tuple[str, ...] | None = None
-        self._status: Status | None = None
+        self._status: StatusLine | None = None
 
     def __repr__(self) -> str:
         return (
@@ -43,10 +38,7 @@ class Ui:
     def progress(self, message: str) -> None:
         if color_enabled(sys.stderr) and not self.json_mode:
             if self._status is None:
-                from rich.console import Console  # rich only when it draws (the module note)
-
-                self._status = Console(stderr=True).status(message)
-                self._status.start()
+                self._status = StatusLine(message)
             else:
                 self._status.update(message)
         elif self.verbose:
@@ -139,3 +131,19 @@ class Ui:
             print(f"  {line}", file=sys.stderr)
         if hint:
             print(self._style("  hint: ", "bold") + hint, file=sys.stderr)
+
+
+class StatusLine:
+    """The one status line on a terminal: rich's spinner, shown until stopped."""
+
+    def __init__(self, message: str) -> None:
+        from rich.console import Console  # rich only when it draws (the module note)
+
+        self._status = Console(stderr=True).status(message)
+        self._status.start()
+
+    def update(self, message: str) -> None:
+        self._status.update(message)
+
+    def stop(self) -> None:
+        self._status.stop()

@@ -16,12 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from typing import TypeAlias
 
 from lockguard.errors import InputError
 
 # a file named by its text or by a Path: files are opened by name (os.open), without pathlib
-FilePath: TypeAlias = "str | os.PathLike[str]"
+FilePath = str | os.PathLike[str]
 
 KIB = 1024
 MIB = 1024 * KIB

@@ -7,10 +7,9 @@ import re
 
 from packaging.requirements import Requirement
 
-from lockguard.errors import Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model import codes
-from lockguard.model.conflict import Conflict
+from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.names import spec_name
 from lockguard.model.target import Target

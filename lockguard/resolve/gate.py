@@ -8,10 +8,9 @@ from __future__ import annotations
 from lockguard.check.lock_facts import lock_facts
 from lockguard.check.rules_cuda import cuda_coherence
 from lockguard.check.snapshot import LockFile, Snapshot
-from lockguard.errors import Unsatisfiable
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
-from lockguard.model.conflict import Conflict
+from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.finding import ERROR
 from lockguard.model.intent import Intent
 

@@ -15,9 +15,9 @@ from typing import Protocol
 
 from packaging.specifiers import SpecifierSet
 
-from lockguard.errors import InputError, Unsatisfiable
+from lockguard.errors import InputError
 from lockguard.knowledge.tables import Knowledge
-from lockguard.model.conflict import Conflict
+from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.intent import Intent
 from lockguard.model.lock import CondaRecord, CondaSide, Lock, PlatformLock

@@ -11,8 +11,8 @@ from packaging.version import Version
 from resolvelib import Resolver
 from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep, Result
 
-from lockguard.errors import Unsatisfiable
 from lockguard.knowledge.tables import Hazard
+from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.names import INTENT
 from lockguard.model.pip_lock import Pin, PipResolution
 from lockguard.model.target import Target

@@ -11,9 +11,8 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from lockguard.errors import Unsatisfiable
 from lockguard.knowledge.tables import Knowledge, Toolkit, TorchPatch, TorchRelease
-from lockguard.model.conflict import Conflict
+from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.target import Target
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, build_runs_on

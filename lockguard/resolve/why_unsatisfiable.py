@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 
 from packaging.specifiers import SpecifierSet
 
-from lockguard.errors import UnknownProject, Unsatisfiable
-from lockguard.model.conflict import Conflict
+from lockguard.errors import UnknownProject
+from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.target import Target
 from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
 from lockguard.resolve.provider import Cause, Provider

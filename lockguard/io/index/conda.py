@@ -10,7 +10,8 @@ import gc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lockguard.errors import InstallFailed, SourceUnreachable, Unsatisfiable
+from lockguard.errors import InstallFailed, SourceUnreachable
+from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.lock import CondaRecord
 
 if TYPE_CHECKING:
