@@ -67,12 +67,8 @@ def main() -> None:
             ]
         load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
         rows = []
-        for (
-            label,
-            argv,
-        ) in (
-            commands
-        ):  # in a folder without lockguard.toml: the lock checks skip, as on a fresh node
+        # in a folder without lockguard.toml: the lock checks skip, as on a fresh node
+        for label, argv in commands:
             best, median, cpu_best, cpu_median = measure(argv, args.runs, work)
             rows.append((label, best, median, cpu_best, cpu_median))
             print(

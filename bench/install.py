@@ -117,9 +117,8 @@ def lockguard_round(work: Path, python: str) -> dict:
     )
     started = time.perf_counter() - restore
     identical = code == 0 and tree_hash(target) == fresh
-    while list(
-        target.glob(".lockguard/quarantine/*/trash-*")
-    ):  # the removed files, deleted in the background
+    # the removed files, deleted in the background
+    while list(target.glob(".lockguard/quarantine/*/trash-*")):
         time.sleep(0.2)
     freed = time.perf_counter() - started
     shutil.rmtree(target)
@@ -143,9 +142,8 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="lockguard-install-bench-"))
     try:
-        pip_round(
-            work, args.python
-        )  # warm-up: fills pip's cache (and its wheel cache for the sdist)
+        # warm-up: fills pip's cache (and its wheel cache for the sdist)
+        pip_round(work, args.python)
         pips, runs = [], []
         for i in range(args.rounds):
             if i % 2:

@@ -106,9 +106,8 @@ def corpus_prefixes(work: Path) -> list[tuple[str, Path]]:
     fuzz_env.fill_venv(template, {"markupsafe": "2.1.5", "jinja2": "3.1.3", "numpy": "1.26.4"})
     out = []
     for case in fuzz_env.dist_file_cases() + fuzz_env.conda_cases():
-        if case.command != "check" or (
-            case.kind == "pth" and case.process
-        ):  # one per damage; no hangs
+        # one per damage; no hangs
+        if case.command != "check" or (case.kind == "pth" and case.process):
             continue
         prefix = work / "corpus" / f"{case.kind}-{case.name}"
         prefix.parent.mkdir(parents=True, exist_ok=True)
@@ -135,9 +134,8 @@ def synthetic_prefix(work: Path) -> Path:
     (site / "pkg0002/lib0.so.1").write_bytes(b"grown")  # resized
     (site / "pkg0003/m4.py").unlink()  # a missing module
     (site / "pkg0004/stray.py").write_text("x = 1\n")  # unowned in an owned folder
-    (site / "pkg0004/libstray.so.3").write_bytes(
-        b"\x7fELF"
-    )  # an unowned library in an owned folder
+    # an unowned library in an owned folder
+    (site / "pkg0004/libstray.so.3").write_bytes(b"\x7fELF")
     (site / "orphan/sub").mkdir(parents=True)  # a folder no distribution owns
     (site / "orphan/sub/a.py").write_text("")
     (site / "orphan_mod.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")

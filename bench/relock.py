@@ -75,9 +75,8 @@ def one_round(lockguard: Path, requirements: list[str], added: str) -> dict:
     out = {"cold": run(argv, cwd=work, env=env)}
     before = lock_pins(work)
     out["warm, memo"] = run(argv, cwd=work, env=env)
-    for folder in cache.rglob(
-        "resolutions"
-    ):  # the resolver runs again, on cached pages and metadata
+    # the resolver runs again, on cached pages and metadata
+    for folder in cache.rglob("resolutions"):
         shutil.rmtree(folder)
     out["warm, no memo"] = run(argv, cwd=work, env=env)
     locked = (work / "requirements.lock").read_bytes()

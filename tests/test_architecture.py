@@ -201,9 +201,8 @@ def test_a_cycle_is_found(tmp_path):
     (package / "sub" / "a.py").write_text("from . import b\n")
     (package / "sub" / "b.py").write_text("def f():\n    from lockguard.sub.c import g\n")
     (package / "sub" / "c.py").write_text("from lockguard.sub import a\n")
-    (package / "sub" / "d.py").write_text(
-        "import lockguard.sub.a\n"
-    )  # imports into the circle: not in it
+    # imports into the circle: not in it
+    (package / "sub" / "d.py").write_text("import lockguard.sub.a\n")
     assert cycles(import_graph(package)) == [
         ["lockguard.sub.a", "lockguard.sub.b", "lockguard.sub.c"]
     ]

@@ -111,9 +111,8 @@ def test_two_outputs_naming_one_file_are_refused(project, lg):
     result = resolve(lg, project)
     assert_bad_input(result, "outputs.conda-lock", "same file as outputs.environment")
     (project / "lockguard.toml").write_text(original)
-    set_outputs(
-        project, environment="Env.yml", conda_lock="env.yml"
-    )  # a case-insensitive file system
+    # a case-insensitive file system
+    set_outputs(project, environment="Env.yml", conda_lock="env.yml")
     assert_bad_input(resolve(lg, project), "same file")
 
 
@@ -355,9 +354,8 @@ def test_an_invalid_requirement_is_named_by_check_not_reported_as_a_missing_lock
 
 
 def test_lg102_names_the_changed_pin_from_lockguards_own_copy(project, lg):
-    assert (
-        resolve(lg, project).exit_code == 0
-    )  # lockguard keeps a copy of what it writes (this test's cache)
+    # lockguard keeps a copy of what it writes (this test's cache)
+    assert resolve(lg, project).exit_code == 0
     edit(project / "requirements.lock", "numpy==2.0.0", "numpy==1.26.4")
     out = json.loads(check(lg, project, "--format", "json").stdout)["data"]["findings"]
     (finding,) = [f for f in out if f["code"] == "LG102"]

@@ -132,9 +132,8 @@ def test_every_command_is_right_over_a_cache_whose_every_entry_is_damaged(pristi
     shutil.copytree(template, project)
     shutil.copytree(pristine_cache, cache, symlinks=True)
     damaged = _swap(cache) if how == "swapped" else _damage_every_entry(cache, how)
-    assert (
-        damaged >= 10
-    )  # pages, bodies, rows, metadata, the resolution, parses, the check result...
+    # pages, bodies, rows, metadata, the resolution, parses, the check result...
+    assert damaged >= 10
     intent = str(project / "lockguard.toml")
     for args in (
         ["check"],
@@ -171,9 +170,8 @@ def test_cached_metadata_is_checked_against_the_hash_the_index_gives(tmp_path):
             for p in cache_entries.entries("metadata", cache)
             if b"Name: jinja2" in cache_entries.payload(p)
         ]
-        cache_entries.rewrite(
-            jinja, b"Metadata-Version: 2.1\nName: jinja2\nVersion: 3.1.4\n"
-        )  # no Requires-Dist
+        # no Requires-Dist
+        cache_entries.rewrite(jinja, b"Metadata-Version: 2.1\nName: jinja2\nVersion: 3.1.4\n")
         done = run("resolve", "--intent", str(intent), "--refresh", cache=cache)
         assert done.returncode == 0, done.stderr
         assert "markupsafe==2.1.5" in (tmp_path / "p" / "requirements.lock").read_text()

@@ -66,9 +66,8 @@ def _damaged(path: Path, how: str) -> None:
         (path / "inside").write_bytes(data)
     elif how == "symlink to /dev/zero":
         path.symlink_to("/dev/zero")
-    elif (
-        how == "symlink to a good entry"
-    ):  # a valid entry under another name is still another key's
+    # a valid entry under another name is still another key's
+    elif how == "symlink to a good entry":
         other = path.with_name("elsewhere")
         other.write_bytes(data)
         path.symlink_to(other)
@@ -93,9 +92,8 @@ def test_a_damaged_entry_is_a_miss_removed_and_never_waited_on(how, tmp_path):
     store = Store("test-kind", 1, str(root))
     assert store.put("k", b"the payload" * 100)
     _damaged(Path(store.path_of("k")), how)
-    assert store.exists("k") == (
-        how in ("truncated", "garbled", "empty", "extended")
-    )  # a regular file at least
+    # a regular file at least
+    assert store.exists("k") == (how in ("truncated", "garbled", "empty", "extended"))
     code = textwrap.dedent(f"""
         from lockguard.io.cache.store import Store
         store = Store("test-kind", 1, {str(root)!r})
@@ -160,9 +158,8 @@ def test_an_unusable_cache_folder_is_one_warning_and_no_failure(
         assert STORE.get(f"k{number}") is None
     err = capsys.readouterr().err
     assert err.count("warning: the cache folder") == 1 and "runs without its cache" in err
-    assert os.path.isdir(
-        cache_root_module.tools_folder()
-    )  # rattler gets a temporary folder instead
+    # rattler gets a temporary folder instead
+    assert os.path.isdir(cache_root_module.tools_folder())
 
 
 def test_a_full_cache_folder_is_one_warning_and_no_failure(tmp_path, monkeypatch, capsys):

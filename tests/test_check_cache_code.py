@@ -22,9 +22,8 @@ def _installed_copy(root: Path) -> Path:
     shutil.copytree(
         Path(lockguard.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__")
     )
-    if not (
-        package / "constraints" / "cuda.toml"
-    ).exists():  # the editable install maps it from the repo
+    # the editable install maps it from the repo
+    if not (package / "constraints" / "cuda.toml").exists():
         shutil.copytree(
             REPO / "constraints",
             package / "constraints",
@@ -61,13 +60,11 @@ def test_an_edited_module_is_never_answered_from_the_cache(tmp_path):
     assert first.stdout == "ok: lockguard.toml: no findings\n"
     entries = sorted(p.name for p in cache.rglob("*") if p.is_file())
     assert _check(package.parent, project, cache).stdout == first.stdout
-    assert (
-        sorted(p.name for p in cache.rglob("*") if p.is_file()) == entries
-    )  # a hit stores nothing
+    # a hit stores nothing
+    assert sorted(p.name for p in cache.rglob("*") if p.is_file()) == entries
     render = package / "check" / "render.py"
-    render.write_text(
-        render.read_text().replace(": no findings", ": nothing found")
-    )  # same version
+    # same version
+    render.write_text(render.read_text().replace(": no findings", ": nothing found"))
     edited = _check(package.parent, project, cache)
     assert edited.stdout == "ok: lockguard.toml: nothing found\n"  # the new code ran, not the memo
 

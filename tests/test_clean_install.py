@@ -57,9 +57,8 @@ def clean_install(lg, project: Path, venv: Path, *args: str):
 
 
 def test_clean_install_applies_the_lock_and_check_env_comes_back_clean(world, project, venv, lg):
-    pip_install(
-        venv, world.pypi.url, "oldlib==1.0", "hjson"
-    )  # an old version and a package not in the lock
+    # an old version and a package not in the lock
+    pip_install(venv, world.pypi.url, "oldlib==1.0", "hjson")
     code, findings = env_check(lg, project, venv)
     assert code == 1 and codes(findings) == ["LG200", "LG201", "LG202"]
     dry = clean_install(lg, project, venv, "--dry-run", "--json")
@@ -78,12 +77,10 @@ def test_clean_install_applies_the_lock_and_check_env_comes_back_clean(world, pr
     result = clean_install(lg, project, venv, "--yes")
     assert result.exit_code == 0, result.stderr
     assert env_check(lg, project, venv) == (0, [])
-    assert not (
-        site_packages(venv) / "oldlib" / "libfoo.so.0"
-    ).exists()  # quarantined with the rest of oldlib 1.0
-    assert (
-        "Uninstalling" not in result.stderr + result.stdout
-    )  # pip never uninstalls: lockguard moved 1.0 away
+    # quarantined with the rest of oldlib 1.0
+    assert not (site_packages(venv) / "oldlib" / "libfoo.so.0").exists()
+    # pip never uninstalls: lockguard moved 1.0 away
+    assert "Uninstalling" not in result.stderr + result.stdout
     again = clean_install(lg, project, venv, "--yes")
     assert again.exit_code == 0 and "nothing to change" in again.stdout
 
@@ -91,9 +88,8 @@ def test_clean_install_applies_the_lock_and_check_env_comes_back_clean(world, pr
 def test_inventory_of_a_dirty_environment(world, project, venv, lg, tmp_path, monkeypatch):
     assert clean_install(lg, project, venv, "--yes").exit_code == 0
     site = site_packages(venv)
-    (site / "oldlib" / "libfoo.so.0").write_bytes(
-        b"\x7fELF left by an older oldlib"
-    )  # orphan .so in an owned folder
+    # orphan .so in an owned folder
+    (site / "oldlib" / "libfoo.so.0").write_bytes(b"\x7fELF left by an older oldlib")
     (site / "jinja2" / "stale.py").write_text("x = 1\n")  # unowned file in an owned folder
     (site / "ghost").mkdir()
     (site / "ghost" / "__init__.py").write_text("")  # a package folder with no distribution
@@ -111,9 +107,8 @@ def test_inventory_of_a_dirty_environment(world, project, venv, lg, tmp_path, mo
     (evil / "RECORD").write_text(
         "../../../../../../../../etc/passwd,,\nevil-1.0.dist-info/METADATA,,\n"
     )
-    pip_install(
-        venv, world.pypi.url, "--no-deps", "nvidia-cublas-cu11"
-    )  # a cu11 wheel next to the cu12 ones
+    # a cu11 wheel next to the cu12 ones
+    pip_install(venv, world.pypi.url, "--no-deps", "nvidia-cublas-cu11")
     shadow = tmp_path / "shadow"
     first = compile_library(tmp_path / "elf", "libnccl.so.2", "libnccl.so.2")
     if first is not None:  # two NCCLs where the loader can find them
@@ -161,9 +156,8 @@ def test_quarantine_then_restore_is_byte_identical(world, project, venv, lg):
     result = clean_install(lg, project, venv, "--yes")
     assert result.exit_code == 0, result.stderr
     assert not (site / "ghost" / "mod.py").exists() and env_check(lg, project, venv) == (0, [])
-    assert not (
-        site / "ghost"
-    ).exists()  # no empty folder left: it would import as a namespace package
+    # no empty folder left: it would import as a namespace package
+    assert not (site / "ghost").exists()
     listing = lg("restore", "--list", "--prefix", str(venv), "--json")
     first, entry = json.loads(listing.stdout)[
         "data"
@@ -269,9 +263,8 @@ def test_killed_run_is_undone_by_restore_or_the_next_clean_install(world, projec
     assert tree_hashes(venv) == before
     killed = lockguard_child(project, venv, "clean-install", "--yes", faults=[die])
     assert killed.returncode == 137
-    result = clean_install(
-        lg, project, venv, "--yes"
-    )  # the next run undoes the interrupted one first
+    # the next run undoes the interrupted one first
+    result = clean_install(lg, project, venv, "--yes")
     assert result.exit_code == 0, result.stderr
     assert (
         "was interrupted; undone: removed 0 files it had installed, put back 2 files"
@@ -339,18 +332,15 @@ def test_user_site_duplicate_is_reported_not_touched(
         capture_output=True,
         text=True,
     )
-    assert done.returncode == 0, (
-        done.stdout + done.stderr
-    )  # pip refuses a user copy that would lose, so first
+    # pip refuses a user copy that would lose, so first
+    assert done.returncode == 0, done.stdout + done.stderr
     applied = clean_install(lg, project, venv, "--yes")
-    assert applied.exit_code == 0, (
-        applied.stderr
-    )  # applied; the user copy outside the prefix is a warning
+    # applied; the user copy outside the prefix is a warning
+    assert applied.exit_code == 0, applied.stderr
     assert "warning: LG213" in applied.stderr
     strict = clean_install(lg, project, venv, "--yes", "--strict")
-    assert (
-        strict.exit_code == 1 and "nothing to change" in strict.stdout
-    )  # ... that fails only with --strict
+    # ... that fails only with --strict
+    assert strict.exit_code == 1 and "nothing to change" in strict.stdout
     code, findings = env_check(lg, project, venv)
     duplicate = [f for f in findings if f["code"] == "LG213" and "jinja2" in f["message"]]
     assert duplicate and "pip uninstall --user jinja2" in duplicate[0]["hint"]
@@ -396,8 +386,7 @@ def test_conda_prefix_installed_from_a_local_channel(world, tmp_path, lg):
     assert os.access(prefix / "bin" / "python", os.X_OK)
     assert env_check(lg, project, prefix) == (0, [])
     (prefix / "lib").mkdir(exist_ok=True)
-    (prefix / "lib" / "libnccl.so.2").write_bytes(
-        b"\x7fELF system copy"
-    )  # an unowned library in lib/
+    # an unowned library in lib/
+    (prefix / "lib" / "libnccl.so.2").write_bytes(b"\x7fELF system copy")
     code, findings = env_check(lg, project, prefix)
     assert codes(findings) == ["LG210"]

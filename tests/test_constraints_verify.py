@@ -151,6 +151,5 @@ def test_verify_reads_cuda_toolkit_manifests_and_wheel_records(tmp_path: Path, l
     )
     assert not [k for k in diffs if "cutlass" in k[0] and k[1] == "shared path"]
     assert data["cuda_toolkit_releases"] == 5 and data["wheels_read"] == 8
-    assert all(
-        rng for _m, path, rng in local_index.requests if path.endswith(".whl")
-    )  # range requests only
+    # range requests only
+    assert all(rng for _m, path, rng in local_index.requests if path.endswith(".whl"))

@@ -215,9 +215,8 @@ def test_split_nvcc_gets_nvvm_and_crt_of_the_intents_release(tmp_path, index, lg
     assert result.exit_code == 0, result.stderr
     found = pins(project)
     assert found["nvidia-cuda-nvcc"] == "13.0.88"
-    assert (
-        found["nvidia-nvvm"] == "13.0.88" and found["nvidia-cuda-crt"] == "13.0.88"
-    )  # not 13.5.37
+    # not 13.5.37
+    assert found["nvidia-nvvm"] == "13.0.88" and found["nvidia-cuda-crt"] == "13.0.88"
     # why not the newer nvcc: the rule that bounds it, with its row
     assert (
         "nvidia-cuda-nvcc 13.0.88, not newer: 1 newer version the intent allows passed over: "
@@ -259,9 +258,8 @@ def test_components_outside_the_eleven_follow_the_intents_release(tmp_path, inde
         ).exit_code
         == 0
     )
-    assert (
-        pins(jpeg)["nvidia-nvjpeg-cu12"] == "12.3.1.117"
-    )  # CUDA 12.4.1's, not 12.4.0.76 (CUDA 12.6+)
+    # CUDA 12.4.1's, not 12.4.0.76 (CUDA 12.6+)
+    assert pins(jpeg)["nvidia-nvjpeg-cu12"] == "12.3.1.117"
     edit(
         cccl / "requirements.lock",
         "nvidia-cuda-cccl-cu12==12.6.77",

@@ -140,9 +140,8 @@ def test_probe_reads_a_fake_torch_and_the_libraries_it_maps(venv, tmp_path):
         and torch["cxx11_abi"] is False
     )
     assert str(cudart) in torch["mapped"] and str(nccl) in torch["mapped"]
-    assert (
-        torch["mapped_versions"][str(nccl)] == 21805
-    )  # ncclGetVersion of the library torch mapped
+    # ncclGetVersion of the library torch mapped
+    assert torch["mapped_versions"][str(nccl)] == 21805
     checks = checks_of(result, machine())
     lg302 = next(c for c in checks if c.id == "LG302")
     assert lg302.status == "error" and str(nccl) in lg302.detail and "NCCL 2.18.5" in lg302.detail
@@ -246,9 +245,8 @@ def test_lg304_lg305_nvcc_and_gcc():
     # extension builds
     assert status(run("11.8", "11.4.0"), "LG304") == "warn"
     checks = run("12.4", "13.2.0", deepspeed="0.13.1")
-    assert (
-        status(checks, "LG304") == "warn"
-    )  # DeepSpeed accepts 12.4 with 12.1 (its list); torch warns on minors
+    # DeepSpeed accepts 12.4 with 12.1 (its list); torch warns on minors
+    assert status(checks, "LG304") == "warn"
     assert status(checks, "LG305") == "ok"  # nvcc 12.4 takes gcc 13
     checks = run("12.1", "13.2.0")
     assert status(checks, "LG304") == "ok" and status(checks, "LG305") == "error"

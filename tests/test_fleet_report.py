@@ -64,9 +64,8 @@ def _run_into(lockguard, argv, path: Path) -> None:
 
 
 def test_identical_nodes_are_one_group_and_the_deviating_node_is_named(reports, lg):
-    result = lg(
-        "fleet", "report", str(reports), "--format", "json", "--strict"
-    )  # gpu05's NCCL is a warning
+    # gpu05's NCCL is a warning
+    result = lg("fleet", "report", str(reports), "--format", "json", "--strict")
     assert result.exit_code == 1, result.output
     body = json.loads(result.stdout)
     assert body["command"] == "fleet report" and body["schema"] == 1 and body["exit_code"] == 1
@@ -289,9 +288,8 @@ def test_one_number_names_fold_exactly_as_clustershell_prints_them():
             rng.choice(["", ".ib", "-x"]),
         )
         names = set()
-        for _ in range(
-            rng.randint(1, 30)
-        ):  # mixed zero-padding widths: ClusterShell's hardest case
+        # mixed zero-padding widths: ClusterShell's hardest case
+        for _ in range(rng.randint(1, 30)):
             width, number = rng.choice([0, 0, 2, 3, 4]), rng.randint(0, 1200)
             names.add(
                 f"{prefix}{number:0{width}d}{suffix}" if width else f"{prefix}{number}{suffix}"

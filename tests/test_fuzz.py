@@ -242,9 +242,8 @@ def test_index_family(small_index, tmp_path, lg, monkeypatch):
             'python = "3.11"\ncuda = "none"\nchannels = []\n'
             f'indexes = ["{small_index.url}"]\npip = ["jinja2"]\n'
         )
-        monkeypatch.setenv(
-            "LOCKGUARD_CACHE_DIR", str(tmp_path / f"cache-{number}")
-        )  # no good page from before
+        # no good page from before
+        monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path / f"cache-{number}"))
         before = _snapshot(tmp_path / f"case-{number}")
         result = lg("resolve", "--intent", str(project / "lockguard.toml"))
         problems = []

@@ -60,15 +60,13 @@ def both(body: bytes, keep=None):
 def test_fast_and_standard_readers_give_the_same_rows():
     assert page_json.DECODER is not None, "msgspec is a dependency: the fast reader must be in use"
     body = json.dumps({"meta": {"api-version": "1.1"}, "name": "demo", "files": ENTRIES}).encode()
-    assert (
-        page_json.page_files(body) is not None
-    )  # msgspec takes this page: the fast rows are compared
+    # msgspec takes this page: the fast rows are compared
+    assert page_json.page_files(body) is not None
     fast, slow = both(body)
     assert fast == slow
     assert len(fast) == len(ENTRIES)
-    assert (
-        fast[4][5] is False
-    )  # core-metadata: null -> no metadata, data-dist-info-metadata is not read
+    # core-metadata: null -> no metadata, data-dist-info-metadata is not read
+    assert fast[4][5] is False
     assert fast[3][5] is True
     assert fast[7][1] == "https://pypi.example/files/demo-1.6-py3-none-any.whl"
     keep = lambda name: "win_amd64" not in name  # noqa: E731
@@ -116,9 +114,8 @@ def test_what_msgspec_refuses_goes_to_the_standard_reader():
     assert page_json.page_files(body) is None
     fast, slow = both(body)
     assert fast == slow and fast[0][1] == "https://f/\ud800"
-    body = json.dumps(
-        {"files": [entry("demo-1.0.tar.gz", size=True)]}
-    ).encode()  # a bool is an int to isinstance
+    # a bool is an int to isinstance
+    body = json.dumps({"files": [entry("demo-1.0.tar.gz", size=True)]}).encode()
     assert page_json.page_files(body) is None
     fast, slow = both(body)
     assert fast == slow and fast[0][7] is True
@@ -141,9 +138,8 @@ def test_early_requests_are_taken_by_the_resolve_never_made_twice(tmp_path, worl
     result = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"))
     assert result.exit_code == 0, result.stderr
     pages = [path for method, path, _range in world.pypi.requests if path.endswith("/")]
-    assert (
-        pages.count("/simple/torch/") == 1 and pages.count("/simple/jinja2/") == 1
-    )  # asked early, once
+    # asked early, once
+    assert pages.count("/simple/torch/") == 1 and pages.count("/simple/jinja2/") == 1
     assert early.fetched()[1] == 2  # the two pages came through the early requests...
     assert early._ANSWERS == {}  # ...and every early answer was handed to the index client
     assert "torch" in requirements_lock.parse((project / "requirements.lock").read_text()).entries
@@ -163,9 +159,8 @@ def test_early_requests_are_not_made_offline_or_for_a_pyproject_intent(tmp_path,
     assert early._urls(intent, refresh=False, offline=True) == []
     assert early._urls(tmp_path / "pyproject.toml", refresh=False, offline=False) == []
     assert early._urls(intent, refresh=True, offline=False) == [f"{world.pypi.url}/jinja2/"]
-    early.start(
-        tmp_path / "missing" / "lockguard.toml", refresh=False, offline=False
-    )  # no intent: nothing
+    # no intent: nothing
+    early.start(tmp_path / "missing" / "lockguard.toml", refresh=False, offline=False)
     assert early._ANSWERS == {}
     world.pypi.requests.clear()
     assert lg("check", "--intent", str(intent)).exit_code in (0, 1)  # only resolve asks early
@@ -226,9 +221,8 @@ def test_an_early_request_that_fails_unexpectedly_is_asked_again_never_waited_fo
     thread.join(timeout=30)
     assert not thread.is_alive(), "take() waited for an early request that had died"
     assert answers["torch"] is None  # the client asks again
-    assert isinstance(
-        answers["jinja2"], SourceUnreachable
-    )  # the index's own error, as if the client had asked
+    # the index's own error, as if the client had asked
+    assert isinstance(answers["jinja2"], SourceUnreachable)
 
 
 def test_an_early_error_is_the_resolve_error(tmp_path, world, lg):

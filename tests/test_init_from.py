@@ -158,15 +158,13 @@ def test_field_report_requirements_and_dockerfile(field, lg):
     comments = _comments((field / "lockguard.toml").read_text())
     assert comments["12.1"] == "Dockerfile:1 (FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu20.04)"
     assert comments["3.9"].startswith("Dockerfile:4 (python3.9 in RUN)")
-    for (
-        pin
-    ) in FIELD_PINS:  # every value names the file and line it came from, and that line says it
+    # every value names the file and line it came from, and that line says it
+    for pin in FIELD_PINS:
         file, number = comments[pin].split(":")
         assert _line_of(field / file, int(number)) == pin
     assert "read requirements.txt for /tmp/requirements.txt" in result.stderr
-    assert (
-        "COPY" not in result.stderr
-    )  # instructions that say nothing about the intent are not noise
+    # instructions that say nothing about the intent are not noise
+    assert "COPY" not in result.stderr
 
 
 def test_field_report_intent_resolves_against_the_local_index(field, world, lg):
@@ -456,9 +454,8 @@ def test_from_env_mapping_of_a_conda_prefix_with_torch():
 def test_from_env_round_trips_through_resolve_and_clean_install(world, tmp_path, monkeypatch, lg):
     source = make_venv(tmp_path / "source")
     pip_install(source, world.pypi.url, "jinja2==1.0", "numpy==1.26.4", "hjson==3.1.0")
-    local = build_wheel(
-        tmp_path / "local", "inhouse", "0.1"
-    )  # installed from a file: no index has it
+    # installed from a file: no index has it
+    local = build_wheel(tmp_path / "local", "inhouse", "0.1")
     pip_install(source, world.pypi.url, str(local))
     project = tmp_path / "project"
     project.mkdir()

@@ -56,9 +56,8 @@ def test_a_prefix_must_be_an_environment(project, lg, target):
 
 
 def test_a_base_interpreter_is_refused_too(project, lg, tmp_path):
-    base = Path(
-        os.path.realpath(os.sys.executable)
-    )  # the tests' interpreter; its prefix is no venv of ours
+    # the tests' interpreter; its prefix is no venv of ours
+    base = Path(os.path.realpath(os.sys.executable))
     result = lg("clean-install", *intent(project), "--python", str(base), "--dry-run")
     if (Path(os.sys.base_prefix) / "pyvenv.cfg").exists():
         pytest.skip("the base interpreter lives in a venv here")
@@ -187,9 +186,8 @@ def test_a_fifo_where_a_file_should_be_is_bad_input_not_a_hang(project, venv, lg
     if target.exists():
         target.unlink()
     os.mkfifo(target)
-    result = lg_process(
-        "check", *intent(project), "--env", str(venv)
-    )  # a hang would time out (120 s)
+    # a hang would time out (120 s)
+    result = lg_process("check", *intent(project), "--env", str(venv))
     clear_error(result, str(target), "a FIFO, not a regular file")
 
 
@@ -205,9 +203,8 @@ def test_a_huge_record_or_pth_is_bad_input(project, venv, lg):
     clear_error(
         lg("check", *intent(project), "--env", str(venv)), str(info / "RECORD"), "more than"
     )
-    (info / "RECORD").write_text(
-        "huge_pkg-1.0.dist-info/METADATA,,\n"
-    )  # a long METADATA is fine: headers only
+    # a long METADATA is fine: headers only
+    (info / "RECORD").write_text("huge_pkg-1.0.dist-info/METADATA,,\n")
     with open(site / "zz-huge.pth", "wb") as handle:
         handle.truncate(2 << 20)
     clear_error(lg("check", *intent(project), "--env", str(venv)), "zz-huge.pth", "more than")

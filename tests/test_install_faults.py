@@ -132,9 +132,8 @@ def test_two_clean_installs_and_a_restore_racing_on_one_prefix(project, dirty, l
     venv = dirty
     before = tree_hashes(venv)
     first = start(project, venv, "clean-install", "--yes", faults=[pause(tmp_path, "first")])
-    wait_paused(
-        tmp_path, "first", process=first
-    )  # it holds the lock, half-way through its transaction
+    # it holds the lock, half-way through its transaction
+    wait_paused(tmp_path, "first", process=first)
     pid = first.pid
     holder = read_holder(venv / ".lockguard" / "lock")
     assert holder is not None and holder.command == "clean-install" and holder.pid == pid
@@ -157,9 +156,8 @@ def test_two_clean_installs_and_a_restore_racing_on_one_prefix(project, dirty, l
     assert first.returncode == 0, err
     out, err = second.communicate(timeout=300)
     assert second.returncode == 0, err
-    assert (
-        "nothing to change" in out and "interrupted" not in err
-    )  # the first run's journal was live, not undone
+    # the first run's journal was live, not undone
+    assert "nothing to change" in out and "interrupted" not in err
     assert [r["state"] for r in runs(lg, venv)] == ["complete"]
     assert check_env(lg, project, venv) == (0, [])
     assert lg("restore", "--prefix", str(venv)).exit_code == 0
@@ -198,9 +196,8 @@ def test_a_restore_holds_the_prefix_until_every_file_is_back(project, dirty, lg,
     assert restoring.wait(timeout=300) == 0
     out, err = waiting.communicate(timeout=300)
     assert waiting.returncode == 0, err
-    assert (
-        "oldlib 1.0  (upgrade to 2.0" in out and "hjson 3.1.0  (not in the lock" in out
-    )  # planned from the whole restore
+    # planned from the whole restore
+    assert "oldlib 1.0  (upgrade to 2.0" in out and "hjson 3.1.0  (not in the lock" in out
     assert "interrupted" not in err
     assert [r["state"] for r in runs(lg, venv)] == ["restored", "complete"]
     assert lg("restore", "--prefix", str(venv)).exit_code == 0 and tree_hashes(venv) == before
@@ -217,9 +214,8 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_and_its_journal_undone(
     first.wait()
     (dead,) = runs(lg, venv)
     assert dead["state"] == "incomplete"  # its process is gone: no one holds the lock
-    again = child(
-        project, venv, "clean-install", "--yes", "--no-wait"
-    )  # the kernel dropped the lock
+    # the kernel dropped the lock
+    again = child(project, venv, "clean-install", "--yes", "--no-wait")
     assert again.returncode == 0, again.stderr
     assert f"clean-install {dead['id']} was interrupted; undone" in again.stderr
     assert [r["state"] for r in runs(lg, venv)] == ["restored", "complete"]
@@ -300,9 +296,8 @@ def test_a_full_file_system_is_rolled_back_with_exit_5(
     for n in range(80):  # enough journal lines that an undo on a full disk cannot write them all
         (site / f"libstray{n:02}.so.1").write_bytes(b"\x7fELF stray")
     before = tree_hashes(venv)
-    if (
-        when == "full after the moves"
-    ):  # the moves are renames: no space needed; then nothing is left
+    # the moves are renames: no space needed; then nothing is left
+    if when == "full after the moves":
         paused = start(project, venv, "clean-install", "--yes", faults=[pause(tmp_path, "full")])
         wait_paused(tmp_path, "full", process=paused)
         filler = fill(small_tmpfs, 0)
@@ -428,9 +423,8 @@ def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(
     world, project, open_folder, lg
 ):
     _skip_unless_nobody_runs_lockguard(open_folder)
-    venv = (
-        open_folder / "env"
-    )  # its own copy of the interpreter: nothing of it behind root's folders
+    # its own copy of the interpreter: nothing of it behind root's folders
+    venv = open_folder / "env"
     subprocess.run(
         [ENV_PYTHON, "-m", "venv", "--copies", str(venv)], check=True, capture_output=True
     )
@@ -463,9 +457,8 @@ def test_a_mode_000_file_of_an_outgoing_package_is_refused_up_front(
     assert "cannot move 1 file into the quarantine; nothing was changed" in result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert tree_hashes(venv) == before
-    assert not (
-        venv / ".lockguard" / "quarantine"
-    ).exists()  # no empty quarantine folder left behind
+    # no empty quarantine folder left behind
+    assert not (venv / ".lockguard" / "quarantine").exists()
 
 
 def test_an_interpreter_behind_a_folder_the_user_cannot_enter_is_bad_input(

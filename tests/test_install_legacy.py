@@ -72,9 +72,8 @@ def test_bytecode_goes_with_its_quarantined_source_and_the_folder_no_longer_impo
     project, venv, lg
 ):
     assert apply(lg, project, venv).exit_code == 0
-    stale = (
-        site_packages(venv) / "jinja2" / "oldpkg"
-    )  # left by an older jinja2, compiled when it ran
+    # left by an older jinja2, compiled when it ran
+    stale = site_packages(venv) / "jinja2" / "oldpkg"
     stale.mkdir()
     (stale / "__init__.py").write_text("X = 1\n")
     compile_folder(venv, stale)
@@ -126,9 +125,8 @@ def test_bytecode_whose_source_is_gone_is_reported_and_quarantined(project, venv
     assert result.exit_code == 0, result.stderr
     assert not ghost.exists() and not imports(venv, "jinja2.oldpkg")
     assert not (site / "jinja2" / "__pycache__" / f"gone.{TAG}.pyc").exists()
-    assert (
-        site / "jinja2" / "__pycache__" / f"__init__.{TAG}.pyc"
-    ).exists()  # bytecode of a source that is there stays
+    # bytecode of a source that is there stays
+    assert (site / "jinja2" / "__pycache__" / f"__init__.{TAG}.pyc").exists()
     assert check_env(lg, project, venv) == (0, [])
 
 
@@ -354,9 +352,8 @@ def test_check_env_with_only_warnings_exits_0_and_1_with_strict(project, venv, l
     assert apply(lg, project, venv).exit_code == 0
     injected = tmp_path / "elsewhere"
     injected.mkdir()
-    (site_packages(venv) / "zz-extra.pth").write_text(
-        f"{injected}\n"
-    )  # no package owns it: a warning
+    # no package owns it: a warning
+    (site_packages(venv) / "zz-extra.pth").write_text(f"{injected}\n")
     code, findings = check_env(lg, project, venv, "--verify-files")
     assert code == 0 and [(f["code"], f["severity"]) for f in findings] == [("LG214", "warning")]
     assert check_env(lg, project, venv, "--strict")[0] == 1
@@ -395,9 +392,8 @@ def test_the_quarantine_size_is_said_and_prune_gives_it_back(world, project, ven
     run1, run2 = runs(lg, venv)
     assert run1["bytes"] > held and run2["state"] == "complete"  # the listing says what each takes
     quarantine = venv / ".lockguard" / "quarantine"
-    refused = lg(
-        "restore", "--prune", "--prefix", str(venv)
-    )  # stdin is no terminal: it needs --yes
+    # stdin is no terminal: it needs --yes
+    refused = lg("restore", "--prune", "--prefix", str(venv))
     assert refused.exit_code == 2 and "pass --yes" in refused.stderr
     assert {p.name for p in quarantine.iterdir()} == {run1["id"], run2["id"]}
     kept = lg("restore", "--prune", "--keep", "1", "--yes", "--prefix", str(venv))

@@ -73,9 +73,8 @@ def test_outgoing_files_skip_what_a_staying_distribution_lists_and_what_makes_th
     ]
     moving = {m.path for m in plan.moves()}
     assert f"{SITE}/nvidia/foo/lib/libfoo.so.8" in moving
-    assert (
-        f"{SITE}/nvidia_foo_cu11-1.0.dist-info/INSTALLER" in moving
-    )  # the whole .dist-info, RECORD or not
+    # the whole .dist-info, RECORD or not
+    assert f"{SITE}/nvidia_foo_cu11-1.0.dist-info/INSTALLER" in moving
     assert f"{SITE}/nvidia/__init__.py" not in moving  # nvidia-bar-cu12 stays and lists it too
     assert "pyvenv.cfg" not in moving and "bin/python3" not in moving  # whatever a RECORD claims
     assert plan.install == ["nvidia-foo-cu12==2.0"]

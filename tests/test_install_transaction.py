@@ -163,18 +163,16 @@ def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(fami
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert result.exit_code == 0, result.stderr
     assert "Uninstalling" not in result.output  # pip removed nothing: lockguard had moved it all
-    assert (
-        shared.read_bytes() == CU12["nvidia/foo/lib/libfoo.so.8"]
-    )  # the shared path holds the new bytes
+    # the shared path holds the new bytes
+    assert shared.read_bytes() == CU12["nvidia/foo/lib/libfoo.so.8"]
     assert (site / "nvidia" / "foo" / "__init__.py").read_bytes() == CU12["nvidia/foo/__init__.py"]
     assert not (site / "nvidia" / "foo" / "include").exists()  # cu11's header went, its folder too
     assert (
         not list(site.glob("nvidia_foo_cu11-*.dist-info"))
         and not (site / "otherlib" / "old.py").exists()
     )
-    assert (
-        site / "nvidia" / "bar" / "__init__.py"
-    ).exists()  # the cu12 package that stayed keeps its files
+    # the cu12 package that stayed keeps its files
+    assert (site / "nvidia" / "bar" / "__init__.py").exists()
     assert check_env(lg, project, venv, "--verify-files") == (0, [])
     assert "imported nvidia, otherlib" in result.stderr  # the smoke ran in the target interpreter
 
@@ -183,15 +181,12 @@ def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(fami
     assert sorted(entry["removed"]) == ["nvidia-foo-cu11 1.0", "otherlib 1.0"]
     assert sorted(entry["installed"]) == ["nvidia-foo-cu12==2.0", "otherlib==2.0"]
     quarantined = venv / ".lockguard" / "quarantine" / entry["id"] / "files"
-    assert list(
-        quarantined.rglob("nvidia_foo_cu11-1.0.dist-info/RECORD")
-    )  # the old .dist-info is kept
-    assert not (
-        venv / ".lockguard" / "quarantine" / entry["id"] / "shadow"
-    ).exists()  # hard links dropped
-    assert (
-        "pip wrote over 2 files that staying packages share" in result.stderr
-    )  # bar's nvidia/__init__.py(c)
+    # the old .dist-info is kept
+    assert list(quarantined.rglob("nvidia_foo_cu11-1.0.dist-info/RECORD"))
+    # hard links dropped
+    assert not (venv / ".lockguard" / "quarantine" / entry["id"] / "shadow").exists()
+    # bar's nvidia/__init__.py(c)
+    assert "pip wrote over 2 files that staying packages share" in result.stderr
     manifest = json.loads(
         (venv / ".lockguard" / "quarantine" / entry["id"] / "manifest.json").read_text()
     )
@@ -223,9 +218,8 @@ def test_a_kill_during_pip_is_undone_by_restore_or_the_next_clean_install(family
 
     half = tree_hashes(venv)
     dry = run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run")
-    assert (
-        tree_hashes(venv) == half
-    )  # a dry run changes nothing, not even to undo the interrupted run
+    # a dry run changes nothing, not even to undo the interrupted run
+    assert tree_hashes(venv) == half
     assert (
         dry.exit_code == 1
         and f"clean-install {entry['id']}" in dry.stdout
@@ -276,9 +270,8 @@ def test_an_import_smoke_that_fails_rolls_back_with_exit_5(world, lg, tmp_path, 
     result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
     assert result.exit_code == 5, result.stderr
     assert 'python -I -c "import brokenpkg"' in result.stderr
-    assert (
-        "libmissing.so.3: cannot open shared object file" in result.stderr
-    )  # the import's stderr tail
+    # the import's stderr tail
+    assert "libmissing.so.3: cannot open shared object file" in result.stderr
     assert (
         "rolled back: removed" in result.stderr
         and "Traceback (most recent" not in result.stderr.split("lockguard")[0]
@@ -309,18 +302,16 @@ def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(world, lg,
     assert installed.exit_code == 0
     assert "verified: every RECORD file of the 1 locked distribution is present" in installed.stderr
     compiled = site_packages(venv) / "shipspyc" / "__pycache__" / f"conv_template.{tag}.pyc"
-    assert (
-        compiled.read_bytes() != b"a pyc from the wheel builder's machine"
-    )  # pip compiled over it
+    # pip compiled over it
+    assert compiled.read_bytes() != b"a pyc from the wheel builder's machine"
     assert check_env(lg, project, venv, "--verify-files") == (0, [])
 
 
 def test_progress_lines_without_a_terminal_and_only_the_summary_with_json(family, lg):
     project, venv = family
     dry_json = run(lg, project, "clean-install", "--prefix", str(venv), "--json", "--yes")
-    assert (
-        dry_json.exit_code == 0 and dry_json.stderr == ""
-    )  # --json: the summary on stdout, nothing else
+    # --json: the summary on stdout, nothing else
+    assert dry_json.exit_code == 0 and dry_json.stderr == ""
     data = json.loads(dry_json.stdout)["data"]
     assert data["applied"] and sorted(data["installed"]) == [
         "nvidia-foo-cu12==2.0",
@@ -334,9 +325,8 @@ def test_progress_lines_without_a_terminal_and_only_the_summary_with_json(family
         line.startswith("verified:") for line in lines
     )
     again = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
-    assert (
-        again.exit_code == 0 and "nothing to change" in again.stdout
-    )  # a re-run that changes nothing: 0
+    # a re-run that changes nothing: 0
+    assert again.exit_code == 0 and "nothing to change" in again.stdout
 
 
 WHEEL_BACKEND = """\

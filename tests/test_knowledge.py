@@ -143,15 +143,12 @@ def test_cuda_components_table_maps_every_wheel_version_to_its_release():
         "nvtx",
     } <= c.keys
     assert str(c.release_of("nvidia-cuda-nvcc-cu12", "12.9.86")) == "12.9"
-    assert (
-        str(c.release_of("nvidia-cuda-nvcc-cu12", "12.5.82")) == "12.5"
-    )  # an update cuda-toolkit does not list
-    assert (
-        str(c.release_of("nvidia-cusparse-cu12", "12.0.2.55")) == "12.1"
-    )  # library numbering: from the table
-    assert (
-        str(c.release_of("nvidia-cublas", "13.1.0.3")) == "13.0"
-    )  # CUDA 13 wheels have no -cuXX suffix
+    # an update cuda-toolkit does not list
+    assert str(c.release_of("nvidia-cuda-nvcc-cu12", "12.5.82")) == "12.5"
+    # library numbering: from the table
+    assert str(c.release_of("nvidia-cusparse-cu12", "12.0.2.55")) == "12.1"
+    # CUDA 13 wheels have no -cuXX suffix
+    assert str(c.release_of("nvidia-cublas", "13.1.0.3")) == "13.0"
     assert c.release_of("nvidia-cudnn-cu12", "9.1.0.70") is None  # not a toolkit component
     cuda124 = CudaVersion.parse("12.4")
     nvcc = c.bound(cuda124, "nvidia-cuda-nvcc-cu12")

@@ -86,18 +86,16 @@ def test_an_unusable_entry_is_a_miss_and_the_toml_is_parsed(constraints_copy, da
     # parsed again and kept again (marshal's bytes depend on reference counts: compare what they
     # hold)
     assert entry.is_file() and marshal.loads(PARSES.get(key)) == kept
-    assert (
-        capsys.readouterr().err == ""
-    )  # a damaged entry is a miss, not news (the cache layer's rule)
+    # a damaged entry is a miss, not news (the cache layer's rule)
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize("validate", [False, True])
 def test_the_same_knowledge_with_and_without_the_entry(constraints_copy, validate):
     parsed = load_knowledge(constraints_copy, validate=validate)
     knowledge_files._load.cache_clear()
-    assert set(KnowledgeParses(_texts(constraints_copy)).kept) == set(
-        FILES
-    )  # this run reads the entry
+    # this run reads the entry
+    assert set(KnowledgeParses(_texts(constraints_copy)).kept) == set(FILES)
     assert load_knowledge(constraints_copy, validate=validate) == parsed
 
 

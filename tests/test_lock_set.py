@@ -89,9 +89,8 @@ def test_two_resolves_of_different_intents_end_with_one_whole_set(project, world
         fault={**MID_COMMIT, "action": "pause", "dir": str(tmp_path)},
     )
     wait_paused(tmp_path, process=first)  # requirements.lock is the new one, the other two are old
-    write_intent(
-        world, project, ["jinja2", "hjson"]
-    )  # the user changes the intent and resolves again
+    # the user changes the intent and resolves again
+    write_intent(world, project, ["jinja2", "hjson"])
     second = lockguard("resolve", "--intent", str(project / "lockguard.toml"))
     waiting = said_before_exit(second, "waiting for")
     release(tmp_path)
@@ -135,9 +134,8 @@ def test_no_wait_refuses_while_a_resolve_commits_and_check_never_reads_half_a_se
         timeout=120,
     )
     assert checked.returncode == 2 and f"resolve (pid {first.pid})" in checked.stderr
-    reader = lockguard(
-        "check", "--intent", intent
-    )  # waits for the commit, then reads the whole set
+    # waits for the commit, then reads the whole set
+    reader = lockguard("check", "--intent", intent)
     assert said_before_exit(reader, "waiting for") is not None
     release(tmp_path)
     assert finish(first)[0] == 0
@@ -157,9 +155,8 @@ def test_a_check_answered_from_its_memo_holds_the_lock_set_too(project, world, t
         "action": "pause",
         "dir": str(tmp_path),
     }
-    first = lockguard(
-        "resolve", "--intent", intent, fault=holding
-    )  # holds the set; no file changed yet
+    # holds the set; no file changed yet
+    first = lockguard("resolve", "--intent", intent, fault=holding)
     wait_paused(tmp_path, process=first)
     refused = subprocess.run(
         [sys.executable, "-m", "lockguard", "check", "--intent", intent, "--no-wait"],

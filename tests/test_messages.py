@@ -238,9 +238,8 @@ def test_a_pyproject_toml_that_is_not_toml_is_named_not_reported_as_no_intent(
     result = lg("check")
     bad_input(result, "pyproject.toml:3 is not valid TOML")
     assert "no intent found" not in result.stderr
-    (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "x"\nbad = \n'
-    )  # no lockguard in it at all
+    # no lockguard in it at all
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nbad = \n')
     bad_input(lg("check"), "no intent found", "pyproject.toml:3 cannot be read as TOML")
 
 
@@ -394,9 +393,8 @@ def test_an_upload_time_that_is_no_date_is_a_broken_page_when_a_cut_off_reads_it
 
 def _pip_only_lock_on_another_machine(world, tmp_path, monkeypatch) -> Path:
     project = world.locked(tmp_path / "p", cuda="none", pip=["jinja2"])
-    monkeypatch.setenv(
-        "LOCKGUARD_CACHE_DIR", str(tmp_path / "a-colleagues-clone")
-    )  # no copy of what was written
+    # no copy of what was written
+    monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path / "a-colleagues-clone"))
     return project
 
 

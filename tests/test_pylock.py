@@ -79,9 +79,8 @@ def test_packaging_accepts_it_and_it_holds_the_same_pins_as_requirements_lock(pr
         tomli.wheels[0].size
         == (project.parent / "pypi" / "files" / tomli.wheels[0].name).stat().st_size
     )
-    assert (
-        "upload-time" not in text.split('name = "numpy"')[1].split("[[packages]]")[0]
-    )  # only when the index gives it
+    # only when the index gives it
+    assert "upload-time" not in text.split('name = "numpy"')[1].split("[[packages]]")[0]
 
 
 def test_tool_lockguard_carries_the_cuda_stack_facts_and_the_header(project):

@@ -123,18 +123,16 @@ def test_a_real_cu11_torch_upgraded_to_a_cu12_lock_imports_and_restore_gives_the
         imported.stderr[-2000:]
     )
     site = next((venv / "lib").glob("python3.10/site-packages"))
-    assert list(
-        (site / "nvidia" / "cudnn" / "lib").glob("libcudnn.so.8")
-    )  # the path both families install
+    # the path both families install
+    assert list((site / "nvidia" / "cudnn" / "lib").glob("libcudnn.so.8"))
     assert not list(site.glob("nvidia_*_cu11-*.dist-info"))
     checked = lockguard(
         "check", *intent, "--env", str(venv), "--verify-files", "--format", "json", env=env
     )
     report = json.loads(checked.stdout)
     errors = [f for f in report["data"]["findings"] if f["severity"] == "error"]
-    assert checked.returncode in (0, 1) and errors == [], (
-        errors
-    )  # machine warnings (LG218) are allowed
+    # machine warnings (LG218) are allowed
+    assert checked.returncode in (0, 1) and errors == [], errors
 
     restored = lockguard("restore", "--prefix", str(venv), env=env)
     assert restored.returncode == 0, restored.stderr

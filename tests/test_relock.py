@@ -168,9 +168,8 @@ def test_an_upgrade_that_cannot_be_satisfied_is_exit_3_with_the_chain(
     first_lock(lg, releases, project, ["app"])
     publish_newer(releases)
     months_later(monkeypatch, tmp_path, "later")
-    result = resolve(
-        lg, project, "--upgrade-package", "lib==2.5"
-    )  # app 1.x stays, and app 1.0 needs lib<2 ...
+    # app 1.x stays, and app 1.0 needs lib<2 ...
+    result = resolve(lg, project, "--upgrade-package", "lib==2.5")
     # ... but app 1.1 allows lib<3: the resolver moves app (it is not locked against the demand)
     assert result.exit_code == 0, result.stderr
     assert pins(project)["lib"] == "2.5" and pins(project)["app"] == "1.1"

@@ -73,9 +73,8 @@ def test_check_fails_after_an_intent_change_and_says_what_a_resolve_would_change
 
 def test_check_fails_after_a_hand_edit_that_moves_a_pin(project, releases, lg):
     lock = project / "requirements.lock"
-    lock.write_text(
-        lock.read_text().replace("lib==1.1", "lib==1.0")
-    )  # someone "downgraded" it by hand
+    # someone "downgraded" it by hand
+    lock.write_text(lock.read_text().replace("lib==1.1", "lib==1.0"))
     result = resolve(lg, project, "--check")
     assert result.exit_code == 1 and f"out of date: {lock}" in result.stderr
 
@@ -96,9 +95,8 @@ def test_a_yanked_locked_version_is_kept_with_the_index_reason(
         relock.exit_code == 0 and pins(project)["lib"] == "1.1" and "CVE-2099-0001" in relock.stderr
     )
     moved = resolve(lg, project, "--upgrade-package", "lib")
-    assert (
-        moved.exit_code == 0 and pins(project)["lib"] == "1.0"
-    )  # a yanked release is never chosen afresh
+    # a yanked release is never chosen afresh
+    assert moved.exit_code == 0 and pins(project)["lib"] == "1.0"
 
 
 def test_a_vanished_locked_version_fails_the_check_naming_it_and_is_never_replaced_silently(
@@ -132,9 +130,8 @@ def test_a_vanished_locked_version_fails_the_check_naming_it_and_is_never_replac
 def test_a_lock_that_does_not_parse_or_is_for_another_platform_is_not_a_preference_source(
     project, releases, lg
 ):
-    releases.publish(
-        "lib", "1.5"
-    )  # within the page TTL the cache does not see it: the cache is the index here
+    # within the page TTL the cache does not see it: the cache is the index here
+    releases.publish("lib", "1.5")
     lock = project / "requirements.lock"
     lock.write_text(lock.read_text() + "this is not a lock line\n")
     result = resolve(lg, project)
@@ -162,9 +159,8 @@ def test_a_lock_that_does_not_parse_or_is_for_another_platform_is_not_a_preferen
 def test_the_memo_key_holds_the_lock_a_resolve_starts_from(project, releases, lg):
     """A hand edit to an older, still valid version is honoured: a memo keyed without the lock
     would give back the files of the resolve before the edit."""
-    assert (
-        MEMO_LINE in lg("-v", "resolve", "--intent", str(project / "lockguard.toml")).stderr
-    )  # remembered
+    # remembered
+    assert MEMO_LINE in lg("-v", "resolve", "--intent", str(project / "lockguard.toml")).stderr
     lock = project / "requirements.lock"
     text = lock.read_text().replace("lib==1.1", "lib==1.0")
     lock.write_text(
@@ -178,9 +174,8 @@ def test_the_memo_key_holds_the_lock_a_resolve_starts_from(project, releases, lg
         line for line in lock.read_text().splitlines() if "--hash" in line
     ] != hashes  # lib 1.0's own hash now
     again = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"))
-    assert (
-        MEMO_LINE in again.stderr and pins(project)["lib"] == "1.0"
-    )  # the lock it wrote is remembered
+    # the lock it wrote is remembered
+    assert MEMO_LINE in again.stderr and pins(project)["lib"] == "1.0"
 
 
 def test_a_relock_after_adding_one_package_fetches_only_that_package(project, releases, lg):

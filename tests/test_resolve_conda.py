@@ -48,13 +48,11 @@ def test_cuda_12_1_plan_is_solved_and_pinned_to_builds(tmp_path, world, channel,
     conda = conda_of(project)
     assert conda["cuda-version"][:2] == ("12.1", "h0")
     assert conda["cuda-nvcc"][0] == "12.1.105" and conda["cuda-cudart-dev"][0] == "12.1.105"
-    assert (
-        conda["gcc_linux-64"][0] == "12.3.0" and conda["gxx_linux-64"][0] == "12.3.0"
-    )  # newest gcc nvcc 12.1 takes
+    # newest gcc nvcc 12.1 takes
+    assert conda["gcc_linux-64"][0] == "12.3.0" and conda["gxx_linux-64"][0] == "12.3.0"
     assert conda["sysroot_linux-64"][0] == "2.17" and conda["python"][0] == "3.11.8"
-    assert (
-        "pip" in conda and "cudatoolkit" not in conda and "nccl" not in conda
-    )  # torch's wheel brings NCCL
+    # torch's wheel brings NCCL
+    assert "pip" in conda and "cudatoolkit" not in conda and "nccl" not in conda
     env = environment_yml.parse((project / "environment.yml").read_text())
     assert env.pip == {
         n: (v, env.pip[n][1]) for n, v in pip_of(project).items()

@@ -148,9 +148,8 @@ def test_an_index_that_misbehaves_is_exit_4_stating_the_bound(
     assert result.exit_code == 4, result.output
     assert f"{world.pypi.url}/jinja2/" in result.stderr and fragment in result.stderr
     assert "LOCKGUARD_HTTP_TIMEOUT" in result.stderr or mode == "redirect_loop"
-    if (
-        mode != "redirect_loop"
-    ):  # two tries in all, the early GET's answer included (issue 25: it was four)
+    # two tries in all, the early GET's answer included (issue 25: it was four)
+    if mode != "redirect_loop":
         assert [p for _m, p, _r in world.pypi.requests].count("/simple/jinja2/") == 2
     clean(result)
 

@@ -39,9 +39,8 @@ def test_an_unchanged_resolve_is_answered_by_the_memo_with_the_same_files_and_me
 ):
     project = tmp_path / "p"
     world.intent(project, pip=["torch==2.1.*"])
-    first = lg(
-        "resolve", "--intent", str(project / "lockguard.toml"), "--json"
-    )  # not verbose: what a user sees
+    # not verbose: what a user sees
+    first = lg("resolve", "--intent", str(project / "lockguard.toml"), "--json")
     assert first.exit_code == 0, first.stderr
     # one entry under the lock it started from (none), one under the lock it wrote (issue 21)
     assert MEMO_LINE not in first.stderr and len(memo_entries()) == 2
@@ -58,9 +57,8 @@ def test_an_unchanged_resolve_is_answered_by_the_memo_with_the_same_files_and_me
     assert (project / "requirements.lock").read_bytes() == lock
     assert world.pypi.requests == []
     replayed = [line for line in again.stderr.splitlines() if not line.startswith(MEMO_LINE)]
-    assert (
-        replayed == first.stderr.splitlines()
-    )  # "linux-64: N pip packages, torch ...", "wrote ..."
+    # "linux-64: N pip packages, torch ...", "wrote ..."
+    assert replayed == first.stderr.splitlines()
     assert any("pip packages" in line for line in replayed)
     data, data_again = json.loads(first.stdout)["data"], json.loads(again.stdout)["data"]
     assert data_again == data  # the summary too (both wrote requirements.lock)
@@ -86,14 +84,12 @@ def test_an_expired_page_that_changed_is_fetched_and_resolved_again(tmp_path, wo
     later = resolve(lg, project)
     assert later.exit_code == 0, later.stderr
     assert MEMO_LINE not in later.stderr  # resolved again, with the page that changed ...
-    assert (
-        pins(project)["jinja2"] == "1.0"
-    )  # ... where the locked version is still preferred (issue 21)
+    # ... where the locked version is still preferred (issue 21)
+    assert pins(project)["jinja2"] == "1.0"
     upgraded = resolve(lg, project, "--upgrade-package", "jinja2")
     assert MEMO_LINE not in upgraded.stderr and pins(project)["jinja2"] == "3.1.4"
-    assert (
-        MEMO_LINE in resolve(lg, project).stderr and pins(project)["jinja2"] == "3.1.4"
-    )  # the new one is kept
+    # the new one is kept
+    assert MEMO_LINE in resolve(lg, project).stderr and pins(project)["jinja2"] == "3.1.4"
 
 
 def test_refresh_bypasses_the_memo_and_leaves_the_new_answer_in_it(tmp_path, world, lg):
@@ -158,9 +154,8 @@ def test_a_damaged_or_foreign_memo_entry_is_a_miss_never_an_answer(tmp_path, wor
         b"{",
         b"[]",
         json.dumps({**good, "format": 99}).encode(),
-        json.dumps(
-            {**good, "outputs": {"../elsewhere.txt": "x"}}
-        ).encode(),  # not a file the intent has
+        # not a file the intent has
+        json.dumps({**good, "outputs": {"../elsewhere.txt": "x"}}).encode(),
         json.dumps({**good, "messages": [["shout", "x"]]}).encode(),
         json.dumps({**good, "pages": {}}).encode(),
     ]

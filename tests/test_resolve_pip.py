@@ -77,9 +77,8 @@ def test_real_pip_accepts_the_lock(tmp_path, world, lg):
         env={**os.environ, "PIP_CONFIG_FILE": os.devnull},
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (
-        "Would install jinja2-1.0 markupsafe-2.1.5 numpy-2.0.0" in proc.stdout
-    )  # no torch: NumPy 2 is fine
+    # no torch: NumPy 2 is fine
+    assert "Would install jinja2-1.0 markupsafe-2.1.5 numpy-2.0.0" in proc.stdout
 
 
 def test_pip_sync_accepts_the_lock(tmp_path, world, lg):
@@ -128,9 +127,8 @@ def test_first_index_strategy(tmp_path, world, local_index, lg):
         )
     )
     assert resolve(lg, project).exit_code == 0
-    assert (
-        versions(project)["shared-name"] == "1.0"
-    )  # found on the first index: never taken from the second
+    # found on the first index: never taken from the second
+    assert versions(project)["shared-name"] == "1.0"
 
 
 def test_target_markers_platform_and_python(tmp_path, world, lg):
@@ -217,9 +215,8 @@ def test_sdist_metadata_pkg_info_pep517_and_overrides(tmp_path, world, lg):
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
     pins = versions(project)
-    assert {"static-sdist", "built-sdist", "hjson", "ninja"} <= set(
-        pins
-    )  # ninja only from the PEP 517 metadata
+    # ninja only from the PEP 517 metadata
+    assert {"static-sdist", "built-sdist", "hjson", "ninja"} <= set(pins)
     needs_torch = tmp_path / "ds"
     world.intent(needs_torch, pip=["deepspeed==0.13.1"])
     result = resolve(lg, needs_torch)
@@ -275,9 +272,8 @@ def test_cache_offline_refresh_and_revalidation(tmp_path, world, lg):
     assert resolve(lg, project).exit_code == 0  # warm: pages within their TTL, metadata cached
     assert world.pypi.requests == []
     assert (project / "requirements.lock").read_bytes() == first  # byte-stable
-    assert (
-        resolve(lg, project, "--refresh").exit_code == 0
-    )  # pages revalidated (304), no metadata refetched
+    # pages revalidated (304), no metadata refetched
+    assert resolve(lg, project, "--refresh").exit_code == 0
     assert world.pypi.requests and all(p.endswith("/") for _m, p, _r in world.pypi.requests)
     world.pypi.stop()
     result = resolve(lg, project, "--offline")

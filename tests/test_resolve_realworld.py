@@ -139,12 +139,10 @@ def test_an_index_build_that_cannot_be_reached_is_skipped_when_pypi_has_an_answe
     with_pytorch_index(more.intent(project, pip=["accel==1.0"]), dead_url())
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
-    assert (
-        versions(project)["torch"] == "2.1.2"
-    )  # torch 2.5 cu121 lives only on the index: PyPI's 2.1.2
-    assert (
-        "torch 2.5 cu121 is published only on the PyTorch index" in result.stderr
-    )  # said, as a warning
+    # torch 2.5 cu121 lives only on the index: PyPI's 2.1.2
+    assert versions(project)["torch"] == "2.1.2"
+    # said, as a warning
+    assert "torch 2.5 cu121 is published only on the PyTorch index" in result.stderr
     # a resolve that warned is never memoized: the index may answer next time, and the lock with it
     # (--upgrade: a plain relock prefers the locked torch 2.1.2 and never needs the index)
     again = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"), "--upgrade")
@@ -162,9 +160,8 @@ def test_unreachable_pytorch_index_with_no_pypi_answer_says_why_it_was_needed(tm
         f"torch 2.1 cu118 is published only on the PyTorch index ({down}/cu118), "
         "which cannot be reached"
     ) in result.stderr
-    assert (
-        "pytorch-index = " in result.stderr and 'cu121: cuda = "12.1"' in result.stderr
-    )  # mirror, or PyPI's variant
+    # mirror, or PyPI's variant
+    assert "pytorch-index = " in result.stderr and 'cu121: cuda = "12.1"' in result.stderr
     assert "Traceback" not in result.output
 
 
@@ -174,9 +171,8 @@ def test_torchvision_pairs_with_torch_build(tmp_path, more, lg):
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
     pins = versions(project)
-    assert (
-        pins["torch"] == "2.1.2+cu118" and pins["torchvision"] == "0.16.2+cu118"
-    )  # never PyPI's cu121 build
+    # never PyPI's cu121 build
+    assert pins["torch"] == "2.1.2+cu118" and pins["torchvision"] == "0.16.2+cu118"
     asked = {p for _m, p, _r in more.pytorch.requests if p.endswith("/")}
     assert asked == {"/whl/cu118/torch/", "/whl/cu118/torchvision/"}  # triton, numpy...: PyPI only
 
@@ -188,9 +184,8 @@ def test_aarch64_cuda_build_needs_the_pytorch_index(tmp_path, more, lg):
         dead_url(),
     )
     result = resolve(lg, project)
-    assert result.exit_code == 4, (
-        result.stderr
-    )  # no longer "published for no CUDA variant on linux-aarch64"
+    # no longer "published for no CUDA variant on linux-aarch64"
+    assert result.exit_code == 4, result.stderr
     assert "torch 2.7 cu128 is published only on the PyTorch index" in result.stderr
 
 
@@ -270,9 +265,8 @@ def test_sdists_that_fail_to_build_are_skipped_and_old_sdists_come_last(tmp_path
     assert result.exit_code == 0, result.stderr
     assert versions(project)["picky"] == "1.0"  # the wheel before the older-than-a-wheel sdist
     assert not [p for _m, p, _r in more.pypi.requests if p.endswith("picky-2.0.tar.gz")]
-    more.intent(
-        project, cuda="none", pip=["picky>=2"]
-    )  # now the sdist must be tried: it fails, skipped
+    # now the sdist must be tried: it fails, skipped
+    more.intent(project, cuda="none", pip=["picky>=2"])
     result = resolve(lg, project)
     assert result.exit_code == 3, result.stderr
     assert (
@@ -387,9 +381,8 @@ def test_cuda_component_wheels_belong_to_the_intents_release(tmp_path, more, lg)
     pins = versions(project)
     assert pins["nvidia-cuda-nvcc-cu12"] == "12.4.131"  # not 12.9.86
     assert pins["nvidia-cuda-runtime-cu12"] == "12.4.127"  # not 12.9.79
-    assert (
-        pins["nvidia-nvjitlink-cu12"] == "12.9.86"
-    )  # a newer nvJitLink of the major is allowed (NVIDIA's pins)
+    # a newer nvJitLink of the major is allowed (NVIDIA's pins)
+    assert pins["nvidia-nvjitlink-cu12"] == "12.9.86"
     older = tmp_path / "older"
     more.intent(older, cuda="12.1", pip=["jaxlike"])
     assert resolve(lg, older).exit_code == 0
@@ -625,9 +618,8 @@ def test_the_search_is_bounded(tmp_path, more, lg, monkeypatch):
     w = tmp_path / "w"
     for version in ("1.0", "2.0"):
         more.pypi.add(build_wheel(w, "top", version, requires=[f"mid=={version}"]))
-    more.pypi.add(
-        build_wheel(w, "mid", "2.0", requires=["does-not-exist"])
-    )  # top 2.0 is a dead end
+    # top 2.0 is a dead end
+    more.pypi.add(build_wheel(w, "mid", "2.0", requires=["does-not-exist"]))
     more.pypi.add(build_wheel(w, "mid", "1.0"))
     project = tmp_path / "p"
     more.intent(project, cuda="none", pip=["top"])
@@ -638,9 +630,8 @@ def test_the_search_is_bounded(tmp_path, more, lg, monkeypatch):
         in result.stderr
     )
     monkeypatch.setattr(conflicts, "MAX_CONFLICTS", 400)
-    result = resolve(
-        lg, project
-    )  # the same intent, with the real bound: one step back finds top 1.0
+    # the same intent, with the real bound: one step back finds top 1.0
+    result = resolve(lg, project)
     assert result.exit_code == 0 and versions(project)["top"] == "1.0"
 
 

@@ -122,9 +122,8 @@ def test_a_torch_pin_without_a_build_rejects_before_an_sdist_is_built(tmp_path, 
     result = lg("resolve", "--intent", str(intent(project, index, ["sgl"])))
     assert result.exit_code == 0, result.stderr
     assert pins(project)["sgl"] == "1.0"
-    assert (
-        sdist_gets(index, "slowsdist-1.0.tar.gz") == 0
-    )  # neither the resolver nor a guess built it
+    # neither the resolver nor a guess built it
+    assert sdist_gets(index, "slowsdist-1.0.tar.gz") == 0
 
 
 def test_static_sdist_metadata_is_read_not_built(tmp_path, index, lg):
@@ -137,14 +136,12 @@ def test_static_sdist_metadata_is_read_not_built(tmp_path, index, lg):
     assert result.exit_code == 0, result.stderr  # both backends import torch: a build would fail
     found = pins(project)
     assert found["pkginfo-static"] == "1.0" and found["project-static"] == "1.0"
-    assert (
-        found["hjson"] == "3.1.0" and found["ninja"] == "1.11.1"
-    )  # [project] dependencies and the extra's
+    # [project] dependencies and the extra's
+    assert found["hjson"] == "3.1.0" and found["ninja"] == "1.11.1"
     dynamic = tmp_path / "dynamic"
     result = lg("resolve", "--intent", str(intent(dynamic, index, ["dynamic-deps"])))
-    assert (
-        result.exit_code == 2
-    )  # Dynamic: requires-dist is never trusted: built, and the build fails
+    # Dynamic: requires-dist is never trusted: built, and the build fails
+    assert result.exit_code == 2
     assert "dynamic_deps-1.0.tar.gz" in result.stderr and "its build failed" in result.stderr
 
 
@@ -204,9 +201,8 @@ def test_the_resolvers_metadata_never_waits_behind_queued_guesses():
             target=lambda: answer.setdefault("m", source.metadata("wanted", "1.0", wanted))
         )
         asker.start()
-        asker.join(
-            30
-        )  # a deadlock guard, not a timing: the only worker is held until the gate opens
+        # a deadlock guard, not a timing: the only worker is held until the gate opens
+        asker.join(30)
         assert not asker.is_alive(), "the resolver waited for the queue"
         assert answer["m"].name == "wanted"
     finally:
@@ -228,12 +224,10 @@ def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(
         "3.2 (its wheels need glibc 2.34 (manylinux_2_34), the target's is 2.28); "
         "3.1 (the same); 3.0 (the same)"
     ) in line
-    assert line.endswith(
-        "and 1 more (lockguard -v resolve names them all)"
-    )  # the three newest, by default
-    kept = lg(
-        "resolve", "--intent", str(path)
-    )  # a relock keeps sgl 1.0: nothing newer was passed over
+    # the three newest, by default
+    assert line.endswith("and 1 more (lockguard -v resolve names them all)")
+    # a relock keeps sgl 1.0: nothing newer was passed over
+    kept = lg("resolve", "--intent", str(path))
     assert kept.exit_code == 0 and "not newer" not in kept.stderr
     verbose = lg("-v", "resolve", "--intent", str(path), "--refresh", "--upgrade")
     line = [x for x in verbose.stderr.splitlines() if "sgl 1.0, not newer" in x][-1]

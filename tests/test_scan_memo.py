@@ -117,9 +117,8 @@ def test_a_damaged_memo_is_ignored(env, memoizing, monkeypatch, damage):
     first = scan_prefix(env)
     [memo] = _memo_files("dist-info")
     data = memo.read_bytes()
-    if (
-        damage == "checksum"
-    ):  # a path changed inside a well-formed memo: the checksum no longer fits
+    # a path changed inside a well-formed memo: the checksum no longer fits
+    if damage == "checksum":
         memo.write_bytes(data.replace(b"markupsafe/__init__.py", b"markupsafe/__init__.pz"))
     elif damage == "schema":  # a valid cache entry holding well-formed msgpack of the wrong shape
         import msgspec
@@ -177,9 +176,8 @@ def test_the_loader_path_sonames_come_from_the_memo(tmp_path, memoizing, monkeyp
     monkeypatch.setattr(loader_paths, "soname", no_parse)
     assert loader_paths.library_dirs({}, conf, tmp_path / "prefix") == first
     monkeypatch.setattr(loader_paths, "soname", real)
-    compile_library(
-        libs, "libcudart.so.12", "libcudart.so.13"
-    )  # another library under the same name
+    # another library under the same name
+    compile_library(libs, "libcudart.so.12", "libcudart.so.13")
     assert loader_paths.library_dirs({}, conf, tmp_path / "prefix")[0].libraries == (
         ("libcudart.so.12", "libcudart.so.13"),
     )

@@ -133,9 +133,8 @@ def test_the_shipped_rows_name_each_version_once():
             covering = [r for r in table.rows if r.name == name and r.covers(version)]
             assert len(covering) == 1, (name, version, [r.origin for r in covering])
             assert covering[0].source.strip()
-    assert (
-        table.row_for("causal-conv1d", "1.7.1") is None
-    )  # a later release is read before a row covers it
+    # a later release is read before a row covers it
+    assert table.row_for("causal-conv1d", "1.7.1") is None
     assert table.row_for("mamba-ssm", "2.3.1") is None  # static pyproject/PKG-INFO: read, not built
     assert table.row_for("flash-attn", "2.8.3").requires_dist == ("torch", "einops")
 
@@ -208,9 +207,8 @@ def test_verify_reports_sdists_whose_metadata_differs_from_a_row(tmp_path, local
     folder = tmp_path / "sdists"
     add = local_index.add
     _torch(local_index, folder)
-    noise = "".join(
-        hashlib.sha256(str(i).encode()).hexdigest() for i in range(8000)
-    )  # ~250 kB packed
+    # ~250 kB packed
+    noise = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(8000))
     # 1.7.0: PKG-INFO lists Requires-Dist without ninja (read from the first bytes of a big sdist)
     big = add(
         build_sdist(

@@ -145,9 +145,8 @@ def test_gpu_explanations_say_which_builds_dropped_the_arch_and_which_still_have
         stacks(target("12.1", gpus=["sm_37"]), "==2.1.*")
     assert "torch 2.1's cu121 build dropped GPUs older than sm_50 (Kepler" in info.value.message
     assert 'the cu118 build of torch 2.1 still has sm_37 (cuda = "11.8")' in info.value.message
-    assert (
-        stacks(target("12.6", gpus=["sm_61"]), "==2.8.*")[0].variant == "cu126"
-    )  # the advice holds
+    # the advice holds
+    assert stacks(target("12.6", gpus=["sm_61"]), "==2.8.*")[0].variant == "cu126"
     with pytest.raises(Unsatisfiable) as info:
         stacks(target("13.0", gpus=["sm_61"]), "==2.15.*")
     assert (
@@ -167,9 +166,8 @@ def test_aarch64_cuda_builds_of_the_pytorch_index():
     with pytest.raises(Unsatisfiable, match="published for no CUDA variant on linux-aarch64"):
         stacks(target("12.4", platform="linux-aarch64"), "==2.6.*")  # before 2.7: CPU only
     with pytest.raises(Unsatisfiable, match="torch 2.7's cu128 build starts at sm_90"):
-        stacks(
-            target("12.8", platform="linux-aarch64", gpus=["sm_80"]), "==2.7.*"
-        )  # the sbsa builds' archs
+        # the sbsa builds' archs
+        stacks(target("12.8", platform="linux-aarch64", gpus=["sm_80"]), "==2.7.*")
     rows = [r for r in K.releases if r.index_aarch64]
     assert [r.minor for r in rows][:3] == ["2.7", "2.8", "2.9"] and all(
         "aarch64" in r.source for r in rows

@@ -37,9 +37,8 @@ def test_an_unrelated_conflict_while_the_index_is_down_is_exit_3_naming_it(tmp_p
         hf.intent(project, pip=["torch", "transformers==4.36.2", "tokenizers>=0.20"]), dead_url()
     )
     result = resolve(lg, project)
-    assert result.exit_code == 3, (
-        result.stderr
-    )  # the tokenizers clash, whatever the index would say
+    # the tokenizers clash, whatever the index would say
+    assert result.exit_code == 3, result.stderr
     assert "tokenizers" in result.stderr and "tokenizers<0.19,>=0.14" in result.stderr
     assert "published only on the PyTorch index" not in result.stderr
 
@@ -57,9 +56,8 @@ def test_a_cut_off_older_than_the_index_build_is_exit_3_naming_the_cut_off(tmp_p
     )
     hf.pytorch.reset_counters()
     result = resolve(lg, project)
-    assert result.exit_code == 3, (
-        result.stderr
-    )  # not "cannot be reached": no build could be taken anyway
+    # not "cannot be reached": no build could be taken anyway
+    assert result.exit_code == 3, result.stderr
     assert (
         "torch 2.1 cu118 (PyTorch index builds) came out 2023-10-04 to 2023-12-14, "
         "after exclude-newer "
@@ -97,9 +95,8 @@ def test_the_index_upload_times_apply_where_it_gives_them(tmp_path, hf, lg):
         project, cuda="11.8", pip=["torch==2.1.1"], extra='exclude-newer = "2023-12-01T00:00:00Z"\n'
     )
     result = resolve(lg, project)
-    assert result.exit_code == 3, (
-        result.stderr
-    )  # torch 2.1.1 came out 2023-11-15, this build on 2024-01-05
+    # torch 2.1.1 came out 2023-11-15, this build on 2024-01-05
+    assert result.exit_code == 3, result.stderr
     assert "torch has no release before exclude-newer 2023-12-01" in result.stderr
 
 
@@ -108,11 +105,9 @@ def test_a_lock_that_does_not_depend_on_the_unreached_index_does_not_warn(tmp_pa
     with_pytorch_index(hf.intent(project, pip=["torch", "xformers==0.0.22.post7"]), dead_url())
     result = resolve(lg, project)
     assert result.exit_code == 0, result.stderr
-    assert (
-        versions(project)["torch"] == "2.1.0"
-    )  # xformers pins it: no index build could be the answer
+    # xformers pins it: no index build could be the answer
+    assert versions(project)["torch"] == "2.1.0"
     assert "may differ" not in result.stderr and "PyTorch index" not in result.stderr
     again = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"))
-    assert (
-        again.exit_code == 0 and "resolution memo:" in again.stderr
-    )  # memoized, as any resolve that did not warn
+    # memoized, as any resolve that did not warn
+    assert again.exit_code == 0 and "resolution memo:" in again.stderr

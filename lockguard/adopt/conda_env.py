@@ -28,9 +28,8 @@ from lockguard.adopt.requirements_file import parse_requirements_text
 
 _SPEC = re.compile(r"^\s*(?:[^:\s]+::)?([A-Za-z0-9_.\-]+)\s*(.*?)\s*$")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
-_ENV_NAME = re.compile(
-    r"[A-Za-z0-9_.-]+"
-)  # what the intent's `name` accepts (model/intent_parse.py)
+# what the intent's `name` accepts (model/intent_parse.py)
+_ENV_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 CUDA_NAMES = ("cudatoolkit", "cuda-version", "pytorch-cuda", "cuda-toolkit", "cuda")
 TORCH_NAMES = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
 

@@ -52,9 +52,8 @@ def files_pairs(old: Path, new: Path) -> list:
             hint="compare two lock files of one kind",
         )
     before, after = _views(kind, old_text, str(old)), _views(kind, new_text, str(new))
-    if (
-        kind != "conda-lock" and len(before) == 1 and len(after) == 1
-    ):  # one platform each: compare them
+    # one platform each: compare them
+    if kind != "conda-lock" and len(before) == 1 and len(after) == 1:
         platform = next(iter(after))
         view = next(iter(before.values()))
         before = {platform: LockView(platform, view.pip, view.conda)}

@@ -230,18 +230,16 @@ def apply_plan(
                 )
             applied.imported = verify(plan, source, q, progress)
             q.log(event="verified")
-        except (
-            BaseException
-        ) as exc:  # anything, a bug of lockguard's included: the environment goes back first
+        # anything, a bug of lockguard's included: the environment goes back first
+        except BaseException as exc:
             progress.close()
             rolled = _roll_back(t) if t is not None else "nothing in the environment was changed"
             if isinstance(exc, InstallFailed):
                 raise InstallFailed(
                     exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint
                 ) from None
-            if isinstance(
-                exc, OSError
-            ):  # a full disk, a permission: the cause, and that it was undone
+            # a full disk, a permission: the cause, and that it was undone
+            if isinstance(exc, OSError):
                 raise InstallFailed(
                     f"clean-install failed: {os_cause(exc)}" + (f"\n{rolled}" if rolled else ""),
                     hint=_SPACE_HINT

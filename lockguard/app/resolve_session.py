@@ -89,9 +89,8 @@ class ResolveSession:
         watch: ResolveWatchFactory | None = None,
     ) -> None:
         self.intent = intent
-        self.relock = Relock(
-            intent, upgrade
-        )  # the existing lock: preferences, memo key, change report
+        # the existing lock: preferences, memo key, change report
+        self.relock = Relock(intent, upgrade)
         self.ui = ui
         self.offline = offline
         self.refresh = refresh

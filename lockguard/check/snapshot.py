@@ -40,9 +40,8 @@ class Snapshot:
     intent: Intent
     intent_file: str
     files: list[LockFile] = field(default_factory=list)
-    repo_files: dict[str, str] = field(
-        default_factory=dict
-    )  # other files: requirements*.txt, Dockerfile, ...
+    # other files: requirements*.txt, Dockerfile, ...
+    repo_files: dict[str, str] = field(default_factory=dict)
 
     def of_kind(self, kind: str, platform: str | None = None) -> LockFile | None:
         return next(

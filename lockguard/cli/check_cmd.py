@@ -96,9 +96,8 @@ def check(
             warn=ui.warn,
         )
     else:
-        intent_path = (
-            "." if intent_path == "" else intent_path
-        )  # what an empty path names (pathlib's reading)
+        # what an empty path names (pathlib's reading)
+        intent_path = "." if intent_path == "" else intent_path
         checked = static_check(intent_path, strict=strict, warn=ui.warn)
     output, code = render_findings(ui, checked.findings, fmt, checked.shown, checked.code)
     sys.stdout.write(output)

@@ -79,9 +79,8 @@ def resolve(
     Every version of the existing lock that still fits is kept: only what the intent change forces
     moves, unless --upgrade or --upgrade-package says otherwise. What changed is reported.
     """
-    prefetch(
-        intent_path, refresh=refresh, offline=offline
-    )  # first: the pages come while the rest loads
+    # first: the pages come while the rest loads
+    prefetch(intent_path, refresh=refresh, offline=offline)
     # the command's session, imported after the prefetch has started (app/prefetch.py says why)
     from lockguard.app.resolve_session import ResolveSession, at_its_line
 
@@ -98,9 +97,8 @@ def resolve(
         upgrade=wanted,
         watch=lambda counts: ResolveProgress(ui, counts),
     )
-    ctx.with_resource(
-        session.lock_set(exclusive=not check_only, wait=not no_wait)
-    )  # held until the command ends
+    # held until the command ends
+    ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))
     try:
         resolved = session.resolve()
     except UnknownProject as exc:

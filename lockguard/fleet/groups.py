@@ -46,9 +46,8 @@ class Group:
     status: str = MATCHES
     reasons: list[str] = field(default_factory=list)
     fixes: list[Fix] = field(default_factory=list)
-    notes: list[str] = field(
-        default_factory=list
-    )  # warnings: shown with their fixes, not a deviation
+    # warnings: shown with their fixes, not a deviation
+    notes: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:

@@ -157,9 +157,8 @@ def pod_states(pods: dict) -> list[PodState]:
         statuses = (status.get("initContainerStatuses") or []) + (
             status.get("containerStatuses") or []
         )
-        mine: dict[str, Any] = next(
-            (s for s in statuses if s.get("name") == CONTAINER), {}
-        )  # kubectl's JSON
+        # kubectl's JSON
+        mine: dict[str, Any] = next((s for s in statuses if s.get("name") == CONTAINER), {})
         state = mine.get("state") or {}
         terminated = state.get("terminated")
         if terminated:

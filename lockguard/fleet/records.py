@@ -21,9 +21,8 @@ OK, UNREACHABLE, FAILED = "ok", "unreachable", "failed"
 SEVERITIES = ("error", "warning", "info")
 
 
-LOCK_SUMMARY = (
-    codes.INSTALLED_DIFFERS.code
-)  # the doctor's "installed versions differ from the lock"
+# the doctor's "installed versions differ from the lock"
+LOCK_SUMMARY = codes.INSTALLED_DIFFERS.code
 UNREACHABLE_HINT = (
     "check that the node is up and that its engine (raylet, slurmd, sshd, kubelet) answers; "
     "raise --timeout when doctor needs longer there (import torch from a cold filesystem)"

@@ -174,9 +174,8 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
     unowned = sorted(_unowned(snap))  # in C first: few files remain
     owned_tops = _owned_tops(snap, sites) if unowned else {}
     orphans: dict[str, list[str]] = {}
-    present = (
-        set(snap.files) if any(p.endswith(".pyc") for p in unowned) else set()
-    )  # only bytecode needs it
+    # only bytecode needs it
+    present = set(snap.files) if any(p.endswith(".pyc") for p in unowned) else set()
     _orphan_bytecode(
         snap, [p for p in unowned if "/__pycache__/" in p and p.endswith(".pyc")], present, inv
     )

@@ -20,9 +20,8 @@ class LockView:
     """The lock as the inventory needs it."""
 
     pip: dict[str, str]  # canonical name -> version
-    conda: dict[str, tuple[str, str | None]] = field(
-        default_factory=dict
-    )  # name -> (version, build)
+    # name -> (version, build)
+    conda: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     conda_solved: bool = False
     cuda: str | None = None  # "12.1" (torch's CUDA, else conda's)
     nccl: str | None = None  # version of the locked nvidia-nccl-* wheel

@@ -43,9 +43,8 @@ class Plan:
     requirements: str
     quarantine: list[QuarantineItem] = field(default_factory=list)  # stale files
     outgoing: list[Outgoing] = field(default_factory=list)
-    outgoing_files: dict[str, tuple[str, ...]] = field(
-        default_factory=dict
-    )  # dist-info -> files that move
+    # dist-info -> files that move
+    outgoing_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     install: list[str] = field(default_factory=list)  # name==version
     conda: list[str] = field(default_factory=list)
     reported: list[Finding] = field(default_factory=list)

@@ -84,7 +84,6 @@ class TypedMsgpack:
             memo = msgspec.msgpack.decode(data, type=self._type)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
             return None
-        header, entries = msgspec.structs.astuple(
-            memo
-        )  # the struct defstruct built: (header, entries)
+        # the struct defstruct built: (header, entries)
+        header, entries = msgspec.structs.astuple(memo)
         return header, entries

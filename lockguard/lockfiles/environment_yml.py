@@ -61,16 +61,13 @@ def render(
 class EnvironmentFile:
     name: str | None = None
     channels: list[str] = field(default_factory=list)
-    conda: dict[str, tuple[str, str | None, int]] = field(
-        default_factory=dict
-    )  # name -> (version, build, line)
+    # name -> (version, build, line)
+    conda: dict[str, tuple[str, str | None, int]] = field(default_factory=dict)
     pip: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (version, line)
-    specs: list[str] = field(
-        default_factory=list
-    )  # the conda dependency lines as written, in order
-    index_urls: list[str] = field(
-        default_factory=list
-    )  # --index-url / --extra-index-url of the pip section
+    # the conda dependency lines as written, in order
+    specs: list[str] = field(default_factory=list)
+    # --index-url / --extra-index-url of the pip section
+    index_urls: list[str] = field(default_factory=list)
 
 
 _CONDA = re.compile(r"^([A-Za-z0-9_.\-]+)(?:[= ]+([^=\s]+))?(?:=([^=\s]+))?\s*$")

@@ -14,9 +14,8 @@ class DistFile:
     hashes: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     requires_python: str | None = None
     yanked: bool | str = False  # a string: yanked, with the index's reason (PEP 592)
-    metadata: bool | dict[str, str] = field(
-        default=False, hash=False, compare=False
-    )  # PEP 658/714 core-metadata
+    # PEP 658/714 core-metadata
+    metadata: bool | dict[str, str] = field(default=False, hash=False, compare=False)
     upload_time: str | None = None
     size: int | None = None
 

@@ -89,9 +89,8 @@ _HOST = re.compile(
     r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?",
     re.ASCII,
 )
-_PYLOCK_NAME = re.compile(
-    r"pylock(\.[^./\\]+)?\.toml"
-)  # PEP 751: pylock.toml or pylock.<name>.toml
+# PEP 751: pylock.toml or pylock.<name>.toml
+_PYLOCK_NAME = re.compile(r"pylock(\.[^./\\]+)?\.toml")
 
 
 MAX_VALUE = 4096  # characters in one intent value: a requirement, a URL, a MatchSpec
@@ -161,9 +160,8 @@ def url_problem(text: str) -> str | None:
         return "is not an http(s):// or file:// URL"
     if any(ord(c) < 32 or ord(c) == 127 for c in text):
         return "has control characters"
-    plain = _PLAIN_URL.fullmatch(
-        text
-    )  # the usual https://host[:port]/path: no URL parser to import
+    # the usual https://host[:port]/path: no URL parser to import
+    plain = _PLAIN_URL.fullmatch(text)
     if plain:
         return (
             None

@@ -10,9 +10,8 @@ from functools import cached_property
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-INSTALLER_TOOLS = frozenset(
-    {"pip", "setuptools", "wheel"}
-)  # pip-sync's rule: kept unless the lock pins them
+# pip-sync's rule: kept unless the lock pins them
+INSTALLER_TOOLS = frozenset({"pip", "setuptools", "wheel"})
 INTENT = "-r intent"  # the `via` of a top-level requirement; files print it as "-r lockguard.toml"
 _SEPARATORS = re.compile(r"[-_.]+")
 _HEAD = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$", re.S)

@@ -113,18 +113,15 @@ class PrefixSnapshot:
     user_site: str | None = None
     dists: list[InstalledDist] = field(default_factory=list)
     conda: list[CondaInstalled] = field(default_factory=list)
-    files: list[str] = field(
-        default_factory=list
-    )  # every file under site-packages and lib/ (relative)
+    # every file under site-packages and lib/ (relative)
+    files: list[str] = field(default_factory=list)
     symlinks: dict[str, str] = field(default_factory=dict)  # relative path -> resolved target
-    sonames: dict[str, str] = field(
-        default_factory=dict
-    )  # relative path -> SONAME (libraries that matter)
+    # relative path -> SONAME (libraries that matter)
+    sonames: dict[str, str] = field(default_factory=dict)
     pth: list[PthFile] = field(default_factory=list)
     library_dirs: list[LibraryDir] = field(default_factory=list)
     cuda_link: tuple[str, str] | None = None  # (/usr/local/cuda, its target)
     is_conda: bool = False  # the prefix has a conda-meta/ folder (possibly still empty)
-    scheme: dict[str, str] = field(
-        default_factory=dict
-    )  # sysconfig: purelib, platlib, scripts, data, include (absolute)
+    # sysconfig: purelib, platlib, scripts, data, include (absolute)
+    scheme: dict[str, str] = field(default_factory=dict)
     unrecorded: Unrecorded | None = field(default=None, repr=False, compare=False)

@@ -18,17 +18,14 @@ class ProbeResult:
     smoke: list[dict[str, Any]] | None = None
     returncode: int = 0
     stderr_tail: str = ""
-    imports: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # one per GPU package tried: dist, module, state, error, ...
+    # one per GPU package tried: dist, module, state, error, ...
+    imports: list[dict[str, Any]] = field(default_factory=list)
     # the import under way when the output ended (it killed the process)
     importing: dict[str, Any] | None = None
-    problems: list[str] = field(
-        default_factory=list
-    )  # records of the wrong shape, a timeout, no facts
-    noise: list[str] = field(
-        default_factory=list
-    )  # lines that are not JSON (a .pth that prints at start-up)
+    # records of the wrong shape, a timeout, no facts
+    problems: list[str] = field(default_factory=list)
+    # lines that are not JSON (a .pth that prints at start-up)
+    noise: list[str] = field(default_factory=list)
     timed_out: bool = False
 
     @property

@@ -113,9 +113,8 @@ class SystemFacts:
     gcc: Compiler | None = None
     ninja: str | None = None
     dev_shm_bytes: int | None = None
-    problems: tuple[str, ...] = field(
-        default=()
-    )  # what could not be read, with why ("ldconfig -p timed out after 10 s")
+    # what could not be read, with why ("ldconfig -p timed out after 10 s")
+    problems: tuple[str, ...] = field(default=())
 
     def toolkit(self, via: str) -> Toolkit | None:
         return next((t for t in self.toolkits if t.via == via), None)

@@ -105,9 +105,8 @@ def _resolve_platform(
     no_torch = query_stacks(knowledge, target, None, wants_torch=False)[0]
     first = stacks[0] if stacks else no_torch
     builds = _torch_builds(knowledge, target, stacks)
-    source = make_source(
-        target, [s.torch for s in stacks if s.torch] if stacks else None
-    )  # each has one
+    # each has one
+    source = make_source(target, [s.torch for s in stacks if s.torch] if stacks else None)
     knowledge_only = options.conda_from_knowledge or intent.conda_from_knowledge
     preferences = options.preferences(target.platform)
     tried: set[tuple[str, ...]] = set()
@@ -142,9 +141,8 @@ def _resolve_platform(
             note=lambda text: options.note(f"{target.platform}: {text}"),
             detail=lambda text: options.detail(f"{target.platform}: {text}"),
         )
-        final = (
-            _stack_for(pip, stacks) if pip.pin("torch") else no_torch
-        )  # no torch: the stack without it
+        # no torch: the stack without it
+        final = _stack_for(pip, stacks) if pip.pin("torch") else no_torch
         final = final or first
         if final.conda_specs == stack.conda_specs or final.conda_specs in tried:
             stack = final

@@ -249,9 +249,8 @@ class Provider(AbstractProvider[Req, Candidate, str]):
             if build.index_url is not None and released_after_cutoff(
                 build, self.files.exclude_newer
             ):
-                self.after_cutoff.setdefault(
-                    build.version, build
-                )  # never asked for: no answer of it counts
+                # never asked for: no answer of it counts
+                self.after_cutoff.setdefault(build.version, build)
                 continue
             if build.index_url is None:
                 pages = self._project_versions("torch")

@@ -30,9 +30,8 @@ class Speculator:
         self.environment = {**target.marker_environment(), "extra": ""}
         self.files = files
         self.torch_versions = [Version(v) for v in torch_versions] if torch_versions else None
-        self.preferred = (
-            preferred or {}
-        )  # the existing lock's versions: the resolver tries them first
+        # the existing lock's versions: the resolver tries them first
+        self.preferred = preferred or {}
 
     def best_file(self, project: Project, specifier: SpecifierSet) -> tuple[str, DistFile] | None:
         """(version, file) of the newest final release that fits the target and the specifier."""

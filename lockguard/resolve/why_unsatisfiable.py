@@ -59,9 +59,8 @@ def explain_unsatisfiable(
             names.append(req.name)
     for name in names:
         notes = why_few(name, provider, target, torch_problem)
-        excluded = any(
-            str(r.specifier) == "<0" for r in asked[name]
-        )  # a rule that allows none says why
+        # a rule that allows none says why
+        excluded = any(str(r.specifier) == "<0" for r in asked[name])
         if (
             not notes
             and not excluded

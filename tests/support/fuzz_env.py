@@ -592,9 +592,8 @@ METADATA_BODIES: dict[str, bytes] = {
 def dist_file_cases() -> list[EnvCase]:
     cases = []
     for command in ("check", "dry-run"):
-        finding = (
-            frozenset({1}) if command == "check" else frozenset({0})
-        )  # a dry run plans the fix: 0
+        # a dry run plans the fix: 0
+        finding = frozenset({1}) if command == "check" else frozenset({0})
         lenient = frozenset({0, 1})
 
         def shift(expect: frozenset, command: str = command) -> frozenset:
@@ -801,9 +800,8 @@ def _prefix_file(what: str) -> Callable[[Path], None]:
             outside.mkdir(exist_ok=True)
             (outside / "libout.so.1").write_bytes(b"\x7fELF out")
             (site / "linked").symlink_to(outside)
-        elif (
-            what == "record-through-link"
-        ):  # a RECORD path through a symlink that leaves the prefix
+        # a RECORD path through a symlink that leaves the prefix
+        elif what == "record-through-link":
             outside = prefix.parent / "outside-pkg"
             outside.mkdir(exist_ok=True)
             (outside / "mod.py").write_text("x = 1\n")

@@ -31,19 +31,16 @@ class Faults:
     truncate_once: set[str] = field(default_factory=set)  # paths whose next body is cut short
     etag: bool = True
     # misbehaving modes, by path prefix
-    replace: dict[str, tuple[str, bytes]] = field(
-        default_factory=dict
-    )  # path -> (content type, body)
-    metadata_body: dict[str, bytes] = field(
-        default_factory=dict
-    )  # wheel name -> its (advertised) .metadata
+    # path -> (content type, body)
+    replace: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    # wheel name -> its (advertised) .metadata
+    metadata_body: dict[str, bytes] = field(default_factory=dict)
     hang: set[str] = field(default_factory=set)  # accept, read the request, never answer
     trickle: set[str] = field(default_factory=set)  # headers, then a byte every 0.3 s, for ever
     endless: set[str] = field(default_factory=set)  # a body that never ends (no Content-Length)
     redirect_loop: set[str] = field(default_factory=set)  # 302 to itself
-    status: dict[str, int] = field(
-        default_factory=dict
-    )  # path prefix -> an HTTP status, every time
+    # path prefix -> an HTTP status, every time
+    status: dict[str, int] = field(default_factory=dict)
 
 
 class LocalIndex:

@@ -79,9 +79,8 @@ class Store:
         data = _read(path)
         if data is None:
             return None
-        payload = payload_of(
-            data, self.version, digest
-        )  # None for _DAMAGED (shorter than a header)
+        # None for _DAMAGED (shorter than a header)
+        payload = payload_of(data, self.version, digest)
         if payload is None:
             _remove(path)
         return payload

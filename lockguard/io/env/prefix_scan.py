@@ -266,9 +266,8 @@ def scan_prefix(
             site_dirs.append(real)
     snap.site_dirs = site_dirs
     listing = early.listing_for(root, site_dirs) if early else None
-    listing = listing or FileListing(
-        str(root), site_dirs
-    )  # find runs while the RECORDs below are read
+    # find runs while the RECORDs below are read
+    listing = listing or FileListing(str(root), site_dirs)
     sizes: dict[
         str, list[tuple[str, int]]
     ] = {}  # dist-info -> shared libraries with their RECORD size
@@ -404,9 +403,8 @@ def _dists_in(
         if not name.endswith(".dist-info"):
             continue
         info = os.path.join(site, name)
-        keys = tuple(
-            file_key(os.path.join(info, file)) for file in _DIST_INFO_FILES
-        )  # before reading
+        # before reading
+        keys = tuple(file_key(os.path.join(info, file)) for file in _DIST_INFO_FILES)
         found, parsed = memo.get(name, keys)
         if not found:
             parsed = _parse_dist_info(info, site, root)
@@ -590,17 +588,15 @@ def _absent_files(
     have another size than their RECORD says: a set lookup in the listing where it covers the path,
     a stat elsewhere (bin/, include/, share/)."""
     present = set(snap.files)
-    unrecorded = set(
-        present
-    )  # what no RECORD lists: the inventory's unowned files, found on the way
+    # what no RECORD lists: the inventory's unowned files, found on the way
+    unrecorded = set(present)
     for i, dist in enumerate(snap.dists):
         if not dist.in_prefix:
             continue
         absent: tuple[str, ...] = ()
         before = len(unrecorded)
-        unrecorded.difference_update(
-            dist.paths
-        )  # in C; removing as many as it lists: all are listed
+        # in C; removing as many as it lists: all are listed
+        unrecorded.difference_update(dist.paths)
         if before - len(unrecorded) != len(dist.paths) and not present.issuperset(dist.paths):
             unlisted = [p for p in dist.paths if p not in present]
             absent = tuple(

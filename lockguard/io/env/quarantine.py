@@ -449,9 +449,8 @@ class Quarantine:
                         if next(listing, None) is not None:
                             break  # not empty: its parents are not either
                     mode = stat.S_IMODE(os.lstat(full).st_mode)
-                    self.log(
-                        event="rmdir", path=folder, mode=mode, sync=False
-                    )  # before: a kill loses no mode
+                    # before: a kill loses no mode
+                    self.log(event="rmdir", path=folder, mode=mode, sync=False)
                     os.rmdir(full)
                 except OSError:
                     break

@@ -53,12 +53,10 @@ class UndoResult:
     removed: int = 0  # files the run had installed, removed
     put_back: int = 0  # quarantined (or shadowed) files put back
     displaced: list[str] = field(default_factory=list)  # changed since: moved aside, not deleted
-    displaced_in_quarantine: list[str] = field(
-        default_factory=list
-    )  # quarantined files changed since: left there
-    gone: list[str] = field(
-        default_factory=list
-    )  # installed by the run, removed since by someone else
+    # quarantined files changed since: left there
+    displaced_in_quarantine: list[str] = field(default_factory=list)
+    # installed by the run, removed since by someone else
+    gone: list[str] = field(default_factory=list)
     # why the journal could not record the undo (a full disk), if it could not
     journal_error: str = ""
     resumed: bool = False  # an earlier undo of this run was interrupted: `gone` may be its work
@@ -78,12 +76,10 @@ class UndoResult:
 @dataclass
 class Installed:
     added: int = 0
-    replaced: list[str] = field(
-        default_factory=list
-    )  # written over by pip: old bytes now quarantined
-    modified: list[str] = field(
-        default_factory=list
-    )  # written in place: old bytes lost (never seen from pip)
+    # written over by pip: old bytes now quarantined
+    replaced: list[str] = field(default_factory=list)
+    # written in place: old bytes lost (never seen from pip)
+    modified: list[str] = field(default_factory=list)
 
 
 class Transaction:
@@ -372,9 +368,8 @@ def _remove_added(q: Quarantine, result: UndoResult) -> None:
     files, _dirs = list_tree(str(q.prefix))
     present = set(files)
     result.gone += sorted(p for p in added if p not in present)
-    keep: set[str] = (
-        set()
-    )  # created folders that hold something that is not the run's, as the run left it
+    # created folders that hold something that is not the run's, as the run left it
+    keep: set[str] = set()
     ours: dict[str, bool] = {}
     for path in files:
         if path not in added:

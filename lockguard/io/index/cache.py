@@ -86,9 +86,8 @@ class Cache:
         return CachedPage(url, content_type, body, etag, last_modified, fetched_at, sha)
 
     def put_page(self, page: CachedPage) -> None:
-        if PAGE_BODIES.put(
-            page.body_sha256, page.body
-        ):  # the body first: a state never names a missing one
+        # the body first: a state never names a missing one
+        if PAGE_BODIES.put(page.body_sha256, page.body):
             _put_state(page)
 
     def touch_page(self, page: CachedPage) -> None:

@@ -125,8 +125,7 @@ def take(url: str, headers: dict[str, str]):
     if slot is None:
         return None
     slot[0].wait()
-    if isinstance(
-        slot[2], LockguardError
-    ):  # the index could not be read: the same answer as asking again
+    # the index could not be read: the same answer as asking again
+    if isinstance(slot[2], LockguardError):
         raise slot[2]
     return slot[1]  # None after any other failure: the index client asks itself

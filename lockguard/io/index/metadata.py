@@ -38,9 +38,8 @@ from lockguard.io.index.sdist_static import static_metadata
 from lockguard.io.index.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
 
-MAX_METADATA_BYTES = (
-    4 * 1024 * 1024
-)  # the largest METADATA lockguard reads (PyPI's biggest are ~1 MB)
+# the largest METADATA lockguard reads (PyPI's biggest are ~1 MB)
+MAX_METADATA_BYTES = 4 * 1024 * 1024
 BUILD_TIMEOUT = 180.0  # seconds one sdist metadata build may take
 
 

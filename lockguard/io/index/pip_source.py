@@ -66,9 +66,8 @@ class IndexPackageSource:
         return self._load_projects(name)
 
     def _load_projects(self, name: str) -> list[Project]:
-        pages = self.index.projects(
-            name
-        )  # the index serializes per name; it never waits on the pool
+        # the index serializes per name; it never waits on the pool
+        pages = self.index.projects(name)
         for page in pages:
             advertises = any(f.metadata for f in page.files)
             for file in page.files:

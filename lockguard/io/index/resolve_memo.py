@@ -37,9 +37,8 @@ def code_fingerprint() -> str:
     resolution: an upgrade or an edit of any of them makes every memo entry a miss."""
     parts = [__version__, package_fingerprint()]
     for library in DECIDING_LIBRARIES:
-        spec = PathFinder.find_spec(
-            library
-        )  # where it would be imported from, without importing it
+        # where it would be imported from, without importing it
+        spec = PathFinder.find_spec(library)
         origin = spec.origin if spec else None
         if origin and os.path.exists(origin):
             info = os.stat(origin)

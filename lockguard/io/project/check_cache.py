@@ -236,6 +236,5 @@ class CheckResults:
             "output": output,
             "code": code,
         }
-        RESULTS.put(
-            self.key, marshal.dumps(entry)
-        )  # a cache that cannot be written only costs speed
+        # a cache that cannot be written only costs speed
+        RESULTS.put(self.key, marshal.dumps(entry))

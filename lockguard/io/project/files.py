@@ -36,9 +36,8 @@ def check_targets(paths, root: Path | None) -> None:
     landing: dict[str, Path] = {}
     for path in paths:
         path = Path(path)
-        where = os.path.realpath(
-            path
-        )  # follows a symlinked file or folder to where a write would land
+        # follows a symlinked file or folder to where a write would land
+        where = os.path.realpath(path)
         if where in landing:
             raise InputError(
                 f"refusing to write {path}: it is the same file as {landing[where]}",

@@ -57,9 +57,8 @@ def _read(
         return
     seen.add(resolved)
     try:
-        text = read_text(
-            path, what="file", limit=REPO_FILE_LIMIT
-        )  # regular, bounded, UTF-8 (or exit 2)
+        # regular, bounded, UTF-8 (or exit 2)
+        text = read_text(path, what="file", limit=REPO_FILE_LIMIT)
     except FileNotFoundError:
         if named_by is not None:  # an include that is not here: say so, keep the rest
             out.skip(named_by, f"-r {path}", "the included file does not exist")
@@ -85,9 +84,8 @@ def _read(
             and not target.exists()
             and (path.parent / Path(include).name).is_file()
         ):
-            target = (
-                path.parent / Path(include).name
-            )  # COPY requirements.txt /tmp/ ... pip install -r /tmp/...
+            # COPY requirements.txt /tmp/ ... pip install -r /tmp/...
+            target = path.parent / Path(include).name
             out.notes.append(
                 f"{origin}: read {target} for {include} (the file next to {path.name})"
             )
