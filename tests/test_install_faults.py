@@ -50,17 +50,19 @@ def dirty(world, venv) -> Path:
     return venv
 
 
-def command(project: Path, venv: Path, *args: str) -> list[str]:
+def arguments(project: Path, venv: Path, *args: str) -> list[str]:
+    """lockguard's arguments for command args[0] on the project's intent and `venv`."""
     return [
-        sys.executable,
-        "-m",
-        "lockguard",
         args[0],
         *(["--intent", str(project / "lockguard.toml")] if args[0] != "restore" else []),
         "--prefix",
         str(venv),
         *args[1:],
     ]
+
+
+def command(project: Path, venv: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "lockguard", *arguments(project, venv, *args)]
 
 
 def child(project: Path, venv: Path, *args: str, faults=()) -> subprocess.CompletedProcess:
@@ -167,17 +169,7 @@ def test_two_clean_installs_and_a_restore_racing_on_one_prefix(project, dirty, l
 def test_a_restore_holds_the_prefix_until_every_file_is_back(project, dirty, lg, tmp_path):
     venv = dirty
     before = tree_hashes(venv)
-    assert (
-        lg(
-            "clean-install",
-            "--intent",
-            str(project / "lockguard.toml"),
-            "--prefix",
-            str(venv),
-            "--yes",
-        ).exit_code
-        == 0
-    )
+    assert lg(*arguments(project, venv, "clean-install", "--yes")).exit_code == 0
     (run,) = runs(lg, venv)
     restoring = start(
         project,
@@ -306,14 +298,7 @@ def test_a_full_file_system_is_rolled_back_with_exit_5(
         code = paused.returncode
     else:
         filler = fill(small_tmpfs, 4096 if when == "full from the start" else 512 << 10)
-        result = lg(
-            "clean-install",
-            "--intent",
-            str(project / "lockguard.toml"),
-            "--prefix",
-            str(venv),
-            "--yes",
-        )
+        result = lg(*arguments(project, venv, "clean-install", "--yes"))
         code, err = result.exit_code, result.stderr
     assert code == 5, err
     assert (
@@ -355,24 +340,10 @@ def test_an_immutable_file_is_reported_by_the_dry_run_and_refused_before_anythin
         pytest.skip("no chattr +i on this file system")
     try:
         before = tree_hashes(venv)
-        dry = lg(
-            "clean-install",
-            "--intent",
-            str(project / "lockguard.toml"),
-            "--prefix",
-            str(venv),
-            "--dry-run",
-        )
+        dry = lg(*arguments(project, venv, "clean-install", "--dry-run"))
         assert dry.exit_code == 1
         assert f"{os.path.relpath(victim, venv)}: immutable (chattr +i)" in dry.stdout
-        result = lg(
-            "clean-install",
-            "--intent",
-            str(project / "lockguard.toml"),
-            "--prefix",
-            str(venv),
-            "--yes",
-        )
+        result = lg(*arguments(project, venv, "clean-install", "--yes"))
         assert (
             result.exit_code == 5
             and "cannot move 1 file into the quarantine; nothing was changed" in result.stderr
@@ -496,17 +467,7 @@ def test_restore_skips_what_the_user_removed_since_and_puts_the_quarantine_back(
 ):
     venv = dirty
     before = tree_hashes(venv)
-    assert (
-        lg(
-            "clean-install",
-            "--intent",
-            str(project / "lockguard.toml"),
-            "--prefix",
-            str(venv),
-            "--yes",
-        ).exit_code
-        == 0
-    )
+    assert lg(*arguments(project, venv, "clean-install", "--yes")).exit_code == 0
     site = site_packages(venv)
     if removal == "pip uninstall":
         done = subprocess.run(

@@ -11,7 +11,7 @@ from packaging.version import InvalidVersion, Version
 from lockguard.model import codes
 from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name, cuda_family, same_version
-from lockguard.model.prefix import PrefixSnapshot
+from lockguard.model.prefix import InstalledDist, PrefixSnapshot
 from lockguard.model.wording import counted
 
 
@@ -86,15 +86,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
                     dist.dist_info,
                 )
             )
-            diff.outgoing.append(
-                Outgoing(
-                    name,
-                    dist.version,
-                    dist.dist_info,
-                    _direction(dist.version, version),
-                    dist.ownership_note(),
-                )
-            )
+            diff.outgoing.append(_leaving(name, dist, _direction(dist.version, version)))
         legacy = [d for d in good if d.legacy]
         for dist in legacy:
             diff.findings.append(
@@ -109,21 +101,11 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
                     dist.dist_info,
                 )
             )
-            diff.outgoing.append(
-                Outgoing(
-                    name,
-                    dist.version,
-                    dist.dist_info,
-                    "repair: a legacy .egg-info install",
-                    dist.ownership_note(),
-                )
-            )
+            diff.outgoing.append(_leaving(name, dist, "repair: a legacy .egg-info install"))
         broken = [d for d in good if not d.legacy and _damage(d, changed)]
         for dist in broken:
             diff.findings += _damage_findings(dist, changed)
-            diff.outgoing.append(
-                Outgoing(name, dist.version, dist.dist_info, "repair: " + _damage(dist, changed))
-            )
+            diff.outgoing.append(_leaving(name, dist, "repair: " + _damage(dist, changed)))
         if not good or broken or len(legacy) == len(good):
             diff.missing.append(f"{name}=={version}")
     for name, have in sorted(copies.items()):
@@ -141,15 +123,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
                     dist.dist_info,
                 )
             )
-            diff.outgoing.append(
-                Outgoing(
-                    name,
-                    dist.version,
-                    dist.dist_info,
-                    _why_extra(name, lock),
-                    dist.ownership_note(),
-                )
-            )
+            diff.outgoing.append(_leaving(name, dist, _why_extra(name, lock)))
     if lock.conda_solved and snap.is_conda:
         present = {r.name: r for r in snap.conda}
         for name, (version, build) in sorted(lock.conda.items()):
@@ -203,6 +177,12 @@ def _why_extra(name: str, lock: LockView) -> str:
 def _significant(path: str) -> bool:
     """A RECORD file whose absence breaks the distribution (compiled .pyc are caches)."""
     return not path.endswith(".pyc") and "/__pycache__/" not in path
+
+
+def _leaving(name: str, dist: InstalledDist, reason: str) -> Outgoing:
+    """`dist` leaves the prefix (or is reinstalled) for `reason`, with how its files are known
+    (nothing to add for a RECORD)."""
+    return Outgoing(name, dist.version, dist.dist_info, reason, dist.ownership_note())
 
 
 def _damage(dist, changed: dict[str, list[str]]) -> str:

@@ -198,8 +198,9 @@ def toml_error_line(text: str, message: str) -> tuple[int | None, str]:
 
     tomllib reports where it noticed the problem; for an unclosed array or inline table that is
     the next key or the end of the document, so the line where the bracket opened is named too."""
-    match = re.search(r"at line (\d+)", message)
+    match = re.search(r"at line (\d+)(?:, column (\d+))?", message)
     line = int(match.group(1)) if match else None
+    column = int(match.group(2)) if match and match.group(2) else None
     if line is None and "end of document" in message:
         line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
     opened = _unclosed_bracket_line(text, line)
@@ -214,7 +215,7 @@ def toml_error_line(text: str, message: str) -> tuple[int | None, str]:
         )
     ):
         return opened, f" (the bracket opened on line {opened} is not closed before line {line})"
-    if _trailing_comma_in_inline_table(text, message):
+    if line is not None and column is not None and _comma_before_brace(text, line, column):
         return line, (
             " (a comma before an inline table's `}` is TOML 1.1; Python reads TOML 1.0, which "
             "allows none there: remove the comma)"
@@ -222,18 +223,14 @@ def toml_error_line(text: str, message: str) -> tuple[int | None, str]:
     return line, ""
 
 
-def _trailing_comma_in_inline_table(text: str, message: str) -> bool:
+def _comma_before_brace(text: str, line: int, column: int) -> bool:
     """Whether the parser stopped at the `}` of an inline table right after a comma: TOML 1.1
     allows that comma, the TOML 1.0 of tomllib (Python 3.11-3.14) and of tomli < 2.4 does not."""
-    match = re.search(r"at line (\d+), column (\d+)", message)
-    if match is None:
-        return False
     lines = text.splitlines()
-    row, column = int(match.group(1)), int(match.group(2))
-    if not 1 <= row <= len(lines) or column < 1:
+    if not 1 <= line <= len(lines) or column < 1:
         return False
-    line = lines[row - 1]
-    return line[column - 1 : column] == "}" and line[: column - 1].rstrip().endswith(",")
+    row = lines[line - 1]
+    return row[column - 1 : column] == "}" and row[: column - 1].rstrip().endswith(",")
 
 
 def _unclosed_bracket_line(text: str, upto: int | None) -> int | None:
