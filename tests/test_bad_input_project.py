@@ -237,26 +237,25 @@ def test_a_resealed_file_with_odd_spacing_or_invalid_yaml_is_rejected(project, l
     assert_bad_input(result, name)
 
 
+def _check_in_a_child(project) -> subprocess.CompletedProcess:
+    """`lockguard check --no-cache` of the project in a process of its own, killed after 60 s: a
+    read that hangs fails the test instead of the run."""
+    argv = [sys.executable, "-m", "lockguard", "check", "--no-cache"]
+    return subprocess.run(
+        [*argv, "--intent", str(project / "lockguard.toml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def test_a_header_padded_with_spaces_is_read_in_linear_time(project):
     lock = project / "requirements.lock"
     text = lock.read_text().replace(
         "# lockguard-version: ", "# lockguard-version: " + " " * 200_000, 1
     )
     lock.write_text(text)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "lockguard",
-            "check",
-            "--no-cache",
-            "--intent",
-            str(project / "lockguard.toml"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _check_in_a_child(project)
     assert done.returncode == 1 and "LG102" in done.stdout  # answered (quickly), as a hand edit
 
 
@@ -273,20 +272,7 @@ def test_special_files_are_refused_without_hanging(project, which, kind):
         os.symlink("/dev/zero", target)
     else:
         target.mkdir()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "lockguard",
-            "check",
-            "--no-cache",
-            "--intent",
-            str(project / "lockguard.toml"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _check_in_a_child(project)
     assert done.returncode == 2, done.stderr
     assert target.name in done.stderr and "Traceback" not in done.stderr
     assert {"fifo": "FIFO", "dev-zero": "device", "folder": "folder"}[kind] in done.stderr

@@ -207,23 +207,21 @@ def test_5000_copies_of_one_requirement_are_one_requirement(tmp_path, world, lg,
     assert set(lock.entries) == {"jinja2", "markupsafe"}
 
 
+def _resolve_in_a_child(project) -> subprocess.CompletedProcess:
+    """`lockguard resolve` of the project in a process of its own: how it exits, whole."""
+    return subprocess.run(
+        [sys.executable, "-m", "lockguard", "resolve", "--intent", str(project / "lockguard.toml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_conflicting_pins_are_exit_3_without_a_traceback(tmp_path, world):
     project = tmp_path / "p"
     world.intent(project, cuda="none", pip=["jinja2==1.0", "jinja2==2.0"])
     for _ in range(3):
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "lockguard",
-                "resolve",
-                "--intent",
-                str(project / "lockguard.toml"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        proc = _resolve_in_a_child(project)
         assert proc.returncode == 3, proc.stderr
         assert (
             "Traceback" not in proc.stderr
@@ -243,19 +241,7 @@ def test_conda_unsatisfiable_on_a_local_channel_exits_cleanly(tmp_path, world):
         project, channels=[channel.as_uri()], pip=[], extra='conda = ["no-such-package"]\n'
     )
     for _ in range(8):
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "lockguard",
-                "resolve",
-                "--intent",
-                str(project / "lockguard.toml"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        proc = _resolve_in_a_child(project)
         assert proc.returncode == 3, proc.stderr
         assert "Fatal Python error" not in proc.stderr and "no-such-package" in proc.stderr
 
