@@ -355,13 +355,6 @@ def test_a_project_no_index_has_is_bad_input_at_its_intent_line(world, lg, tmp_p
     )
 
 
-def test_a_python_torch_does_not_support_is_named_in_the_hint(world, lg, tmp_path):
-    intent = world.intent(tmp_path / "p", python="3.7", pip=["torch==2.1.*"])
-    result = lg("resolve", "--intent", str(intent))
-    assert result.exit_code == 3, result.output
-    assert "not 3.7" in result.stderr and "hint: change python, cuda" in result.stderr
-
-
 def test_an_sdist_that_is_not_an_archive_is_a_build_failure_not_a_crash(world, lg, tmp_path):
     fake = tmp_path / "notarchive-1.0.tar.gz"
     fake.write_bytes(b"this is not a tar file at all\n" * 10)

@@ -103,31 +103,6 @@ def test_a_changed_specifier_moves_what_it_forces_and_nothing_else(
     ]
 
 
-def test_upgrade_package_moves_the_named_package_and_what_it_drags(
-    tmp_path, releases, lg, monkeypatch
-):
-    project = tmp_path / "p"
-    first_lock(lg, releases, project, ["app", "extra-tool"])
-    publish_newer(releases)
-    months_later(monkeypatch, tmp_path, "later")
-    moved = resolve(lg, project, "--upgrade-package", "extra-tool")
-    assert moved.exit_code == 0, moved.stderr
-    assert pins(project) == {"app": "1.0", "lib": "1.0", "certs": "2023.1", "extra-tool": "3.0"}
-    assert any(
-        line.split() == ["upgraded", "extra-tool", "1.0", "->", "3.0"]
-        for line in moved.stderr.splitlines()
-    )
-    # lib is held back by app 1.0's pin: it moves as far as app allows, and says why
-    held = resolve(lg, project, "--upgrade-package", "lib")
-    assert held.exit_code == 0, held.stderr
-    assert pins(project)["lib"] == "1.1"
-    assert "lib moves to 1.1, not 2.5: app 1.0 requires lib<2" in held.stderr
-    # app drags lib along when it moves: its new range lets lib go to the newest
-    both = resolve(lg, project, "--upgrade-package", "app", "--upgrade-package", "lib==2.5")
-    assert both.exit_code == 0, both.stderr
-    assert pins(project) == {"app": "1.1", "lib": "2.5", "certs": "2023.1", "extra-tool": "3.0"}
-
-
 def test_upgrade_moves_everything_and_a_plain_relock_moves_nothing(
     tmp_path, releases, lg, monkeypatch
 ):
@@ -159,24 +134,3 @@ def test_upgrade_package_of_an_unknown_name_or_a_bad_spelling_is_exit_2(tmp_path
         assert result.exit_code == 2, (bad, result.stderr)
         assert "--upgrade-package" in result.stderr and "Traceback" not in result.output
     assert (project / "requirements.lock").read_bytes() == before
-
-
-def test_an_upgrade_that_cannot_be_satisfied_is_exit_3_with_the_chain(
-    tmp_path, releases, lg, monkeypatch
-):
-    project = tmp_path / "p"
-    first_lock(lg, releases, project, ["app"])
-    publish_newer(releases)
-    months_later(monkeypatch, tmp_path, "later")
-    # app 1.x stays, and app 1.0 needs lib<2 ...
-    result = resolve(lg, project, "--upgrade-package", "lib==2.5")
-    # ... but app 1.1 allows lib<3: the resolver moves app (it is not locked against the demand)
-    assert result.exit_code == 0, result.stderr
-    assert pins(project)["lib"] == "2.5" and pins(project)["app"] == "1.1"
-    write_intent(project, releases.index.url, ["app==1.0"])
-    refused = resolve(lg, project, "--upgrade-package", "lib==2.5")
-    assert refused.exit_code == 3, refused.stderr
-    assert (
-        "--upgrade-package lib==2.5 needs lib==2.5" in refused.stderr
-        and "app 1.0 needs lib<2" in refused.stderr
-    )

@@ -131,61 +131,6 @@ def test_first_index_strategy(tmp_path, world, local_index, lg):
     assert versions(project)["shared-name"] == "1.0"
 
 
-def test_target_markers_platform_and_python(tmp_path, world, lg):
-    arm = tmp_path / "arm"
-    world.intent(arm, cuda="none", pip=["torch==2.1.0"], platforms=["linux-aarch64"])
-    result = resolve(lg, arm)
-    assert result.exit_code == 0, result.stderr
-    pins = versions(arm)
-    assert pins["torch"] == "2.1.0" and not any(n.startswith(("nvidia-", "triton")) for n in pins)
-    old = tmp_path / "py310"
-    world.intent(old, cuda="none", pip=["deepspeed-helper"], python="3.10")
-    assert resolve(lg, old).exit_code == 0
-    assert "tomli" in versions(old)  # tomli; python_version < '3.11' holds for the 3.10 target
-    new = tmp_path / "py311"
-    world.intent(new, cuda="none", pip=["deepspeed-helper"])
-    assert resolve(lg, new).exit_code == 0
-    assert "tomli" not in versions(new)
-
-
-def test_yanked_is_skipped_unless_pinned_and_requires_python_is_honoured(tmp_path, world, lg):
-    wheels = tmp_path / "w"
-    world.pypi.add(build_wheel(wheels, "pkg", "1.0"))
-    world.pypi.add(build_wheel(wheels, "pkg", "2.0"), yanked=True)
-    world.pypi.add(build_wheel(wheels, "newpy", "1.0"))
-    world.pypi.add(build_wheel(wheels, "newpy", "2.0", requires_python=">=3.12"))
-    project = tmp_path / "p"
-    world.intent(project, cuda="none", pip=["pkg", "newpy"])
-    assert resolve(lg, project).exit_code == 0
-    assert versions(project)["pkg"] == "1.0" and versions(project)["newpy"] == "1.0"
-    world.intent(project, cuda="none", pip=["pkg==2.0"])
-    assert resolve(lg, project).exit_code == 0
-    assert versions(project)["pkg"] == "2.0"
-
-
-def test_conflict_is_explained_as_a_chain(tmp_path, world, lg):
-    project = tmp_path / "p"
-    world.intent(project, pip=["torch==2.1.2", "xformers==0.0.22.post7"])
-    result = resolve(lg, project)
-    assert result.exit_code == 3
-    assert "xformers 0.0.22.post7 needs torch==2.1.0" in result.stderr
-    assert "the intent needs torch==2.1.2" in result.stderr
-    assert "ResolutionImpossible" not in result.output and "Traceback" not in result.output
-
-
-def test_cuda_variant_without_torch_release_is_explained_through_the_chain(tmp_path, world, lg):
-    project = tmp_path / "p"
-    world.intent(project, cuda="12.4", pip=["xformers"])
-    result = resolve(lg, project)
-    assert result.exit_code == 3
-    assert "xformers 0.0.22.post7 needs torch==2.1.0" in result.stderr
-    assert "torch 2.1 was published for cu118 and cu121, not cu124" in result.stderr
-    direct = tmp_path / "direct"
-    world.intent(direct, cuda="12.4", pip=["torch==2.1.*"])
-    result = resolve(lg, direct)
-    assert result.exit_code == 3 and "published for cu118 and cu121, not cu124" in result.stderr
-
-
 def test_metadata_paths_pep658_ranges_refused_and_html(tmp_path, world, lg):
     project = tmp_path / "p"
     world.pypi.faults.serve_metadata = True  # PEP 658, advertised

@@ -18,8 +18,8 @@ import pytest
 
 from lockguard.check import rules_cuda
 from lockguard.lockfiles import requirements_lock
-from tests.support.wheels import build_sdist, build_wheel
-from tests.support.world import CP311, IN_TREE_PYPROJECT, NEEDS_TORCH_BACKEND
+from tests.support.wheels import build_wheel
+from tests.support.world import CP311
 
 ANY_LINUX = "py3-none-manylinux1_x86_64"
 
@@ -165,115 +165,7 @@ def test_unreachable_pytorch_index_with_no_pypi_answer_says_why_it_was_needed(tm
     assert "Traceback" not in result.output
 
 
-def test_torchvision_pairs_with_torch_build(tmp_path, more, lg):
-    project = tmp_path / "p"
-    more.intent(project, cuda="11.8", pip=["torch==2.1.2", "torchvision"])
-    result = resolve(lg, project)
-    assert result.exit_code == 0, result.stderr
-    pins = versions(project)
-    # never PyPI's cu121 build
-    assert pins["torch"] == "2.1.2+cu118" and pins["torchvision"] == "0.16.2+cu118"
-    asked = {p for _m, p, _r in more.pytorch.requests if p.endswith("/")}
-    assert asked == {"/whl/cu118/torch/", "/whl/cu118/torchvision/"}  # triton, numpy...: PyPI only
-
-
-def test_aarch64_cuda_build_needs_the_pytorch_index(tmp_path, more, lg):
-    project = tmp_path / "arm"
-    with_pytorch_index(
-        more.intent(project, cuda="12.8", pip=["torch==2.7.*"], platforms=["linux-aarch64"]),
-        dead_url(),
-    )
-    result = resolve(lg, project)
-    # no longer "published for no CUDA variant on linux-aarch64"
-    assert result.exit_code == 4, result.stderr
-    assert "torch 2.7 cu128 is published only on the PyTorch index" in result.stderr
-
-
 # -- 2: unsatisfiable intents end at once, with the requirements that clash ------------------------
-
-
-def test_torch_and_torchvision_that_cannot_pair_end_at_the_first_conflict(tmp_path, more, lg):
-    # old mpmath sdists that cannot be built: an exhaustive backtracking search would reach them
-    for version in ("0.17", "0.18"):
-        more.pypi.add(
-            build_sdist(
-                tmp_path / "old",
-                "mpmath",
-                version,
-                metadata_version="2.1",
-                pyproject=IN_TREE_PYPROJECT,
-                files={"backend.py": NEEDS_TORCH_BACKEND},
-            )
-        )
-    project = tmp_path / "p"
-    more.intent(project, cuda="12.6", pip=["torch==2.7.*", "torchvision==0.16.*"])
-    more.pypi.reset_counters()
-    result = resolve(lg, project)
-    assert result.exit_code == 3, result.stderr
-    assert (
-        "every torchvision that the intent (torchvision==0.16.*) allows (0.16.0, 0.16.2) "
-        "needs torch 2.1.x"
-    ) in result.stderr
-    assert "the intent needs torch==2.7.*" in result.stderr
-    assert not [p for _m, p, _r in more.pypi.requests if p.endswith(".tar.gz")]  # nothing was built
-
-
-def test_a_package_with_no_release_before_the_cutoff_is_named(tmp_path, more, lg):
-    more.pypi.add(
-        build_wheel(tmp_path / "w", "airports", "0.0.1"), upload_time="2025-09-25T04:17:09Z"
-    )
-    for version in ("0.0.43", "0.0.46"):
-        more.pypi.add(
-            build_wheel(tmp_path / "w", "outlines", version, requires=["airports"]),
-            upload_time="2024-07-01T00:00:00Z",
-        )
-    more.pypi.add(
-        build_wheel(tmp_path / "w", "llm", "0.6.3", requires=["outlines>=0.0.43,<0.1", "jinja2"]),
-        upload_time="2024-10-01T00:00:00Z",
-    )
-    project = tmp_path / "p"
-    more.intent(
-        project, cuda="none", pip=["llm==0.6.3"], extra='exclude-newer = "2024-10-20T00:00:00Z"\n'
-    )
-    result = resolve(lg, project)
-    assert result.exit_code == 3, result.stderr
-    assert (
-        "every outlines that llm 0.6.3 (outlines<0.1,>=0.0.43) allows (0.0.43, 0.0.46) "
-        "needs airports"
-    ) in result.stderr
-    assert "airports has no release before exclude-newer 2024-10-20" in result.stderr
-
-
-def test_sdists_that_fail_to_build_are_skipped_and_old_sdists_come_last(tmp_path, more, lg):
-    w = tmp_path / "w"
-    more.pypi.add(build_wheel(w, "picky", "3.0", requires=["does-not-exist"]))  # forces a step back
-    more.pypi.add(
-        build_sdist(
-            w,
-            "picky",
-            "2.0",
-            metadata_version="2.1",
-            pyproject=IN_TREE_PYPROJECT,
-            files={"backend.py": NEEDS_TORCH_BACKEND},
-        )
-    )
-    more.pypi.add(build_wheel(w, "picky", "1.0"))
-    project = tmp_path / "p"
-    more.intent(project, cuda="none", pip=["picky"])
-    more.pypi.reset_counters()
-    result = resolve(lg, project)
-    assert result.exit_code == 0, result.stderr
-    assert versions(project)["picky"] == "1.0"  # the wheel before the older-than-a-wheel sdist
-    assert not [p for _m, p, _r in more.pypi.requests if p.endswith("picky-2.0.tar.gz")]
-    # now the sdist must be tried: it fails, skipped
-    more.intent(project, cuda="none", pip=["picky>=2"])
-    result = resolve(lg, project)
-    assert result.exit_code == 3, result.stderr
-    assert (
-        "picky 2.0 was skipped: cannot read the metadata of picky-2.0.tar.gz: its build failed"
-        in result.stderr
-    )
-    assert "no index has a project named does-not-exist" in result.stderr
 
 
 def test_the_sdist_of_an_intent_pin_that_cannot_be_built_is_the_answer(tmp_path, more, lg):
@@ -371,22 +263,6 @@ def test_resolve_refuses_what_check_would_reject(code, tmp_path, more, lg):
 
 
 # -- 6: the intent's CUDA holds for every CUDA component wheel -------------------------------------
-
-
-def test_cuda_component_wheels_belong_to_the_intents_release(tmp_path, more, lg):
-    project = tmp_path / "jax"
-    more.intent(project, cuda="12.4", pip=["jaxlike"])
-    result = resolve(lg, project)
-    assert result.exit_code == 0, result.stderr
-    pins = versions(project)
-    assert pins["nvidia-cuda-nvcc-cu12"] == "12.4.131"  # not 12.9.86
-    assert pins["nvidia-cuda-runtime-cu12"] == "12.4.127"  # not 12.9.79
-    # a newer nvJitLink of the major is allowed (NVIDIA's pins)
-    assert pins["nvidia-nvjitlink-cu12"] == "12.9.86"
-    older = tmp_path / "older"
-    more.intent(older, cuda="12.1", pip=["jaxlike"])
-    assert resolve(lg, older).exit_code == 0
-    assert versions(older)["nvidia-cuda-nvcc-cu12"] == "12.1.105"
 
 
 def test_check_reports_component_wheels_of_another_release(tmp_path, more, lg):

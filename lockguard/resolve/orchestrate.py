@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Protocol
 
 from packaging.specifiers import SpecifierSet
 
@@ -20,7 +18,7 @@ from lockguard.knowledge.tables import Knowledge
 from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.cuda_stack import CudaStack
 from lockguard.model.intent import Intent
-from lockguard.model.lock import CondaRecord, CondaSide, Lock, PlatformLock
+from lockguard.model.lock import CondaSide, Lock, PlatformLock
 from lockguard.model.locked import LockedConda, LockedPlatform
 from lockguard.model.pip_lock import PipResolution
 from lockguard.model.target import MachineFacts, Target, targets_for
@@ -29,25 +27,11 @@ from lockguard.resolve.candidates import CandidateFilter
 from lockguard.resolve.conda_specs import knowledge_pins, merge_specs, virtual_packages
 from lockguard.resolve.knowledge_rules import name_rules
 from lockguard.resolve.pip_resolve import merged_requirements, resolve_pip
-from lockguard.resolve.ports import PackageSource
+from lockguard.resolve.ports import CondaPort, PackageSource
 from lockguard.resolve.preferences import Preferences
 from lockguard.resolve.relock_notes import RelockNotes, relock_notes
 from lockguard.resolve.stack import query_stacks, torch_spec
 from lockguard.resolve.torch_builds import TorchBuild
-
-
-class CondaPort(Protocol):
-    def solve(
-        self,
-        specs: list[str],
-        channels: tuple[str, ...],
-        platform: str,
-        virtual_packages: list[tuple[str, str]],
-        exclude_newer: datetime | None,
-        locked: Sequence[LockedConda] = (),
-    ) -> list[CondaRecord]:
-        """`locked`: the existing lock's records, preferred where they still fit (rattler's
-        locked_packages)."""
 
 
 @dataclass

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from lockguard.model.dist import DistFile, DistMetadata
+from lockguard.model.lock import CondaRecord
+from lockguard.model.locked import LockedConda
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,3 +35,17 @@ class PackageSource(Protocol):
 
     def prefetch_projects(self, names: list[str]) -> None:
         """A hint: these projects will likely be asked for soon."""
+
+
+class CondaPort(Protocol):
+    def solve(
+        self,
+        specs: list[str],
+        channels: tuple[str, ...],
+        platform: str,
+        virtual_packages: list[tuple[str, str]],
+        exclude_newer: datetime | None,
+        locked: Sequence[LockedConda] = (),
+    ) -> list[CondaRecord]:
+        """`locked`: the existing lock's records, preferred where they still fit (rattler's
+        locked_packages)."""
