@@ -191,11 +191,13 @@ class Resolution:
         `platform`."""
         if platform not in self._preferences:
             locked = self.relock.locked(platform)
-            # no lock and no upgrade asked: nothing to prefer, nothing to say (a resolve from
-            # scratch)
-            nothing = locked is None and not self.relock.upgrade.packages
+            # hand edits --accept-edits adopts: demanded as --upgrade-package NAME==VERSION is
+            adopted = self.relock.prior().adopted.get(platform, ())
+            # no lock, no upgrade asked, no edit adopted: nothing to prefer, nothing to say (a
+            # resolve from scratch)
+            nothing = locked is None and not self.relock.upgrade.packages and not adopted
             self._preferences[platform] = (
-                None if nothing else preferences_for(locked, self.relock.upgrade)
+                None if nothing else preferences_for(locked, self.relock.upgrade, adopted)
             )
         return self._preferences[platform]
 

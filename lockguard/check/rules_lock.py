@@ -313,7 +313,11 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
     """LG102, saying only what is known: against lockguard's own copy of what it wrote (when this
     machine has it) every change is named; else the header's pins digest tells whether a pin
     changed, and the sibling views name the entries that differ from theirs."""
-    hint = "do not edit lock files: change the intent and " + RELOCK
+    hint = (
+        "`lockguard resolve` puts back the pins lockguard wrote and reports the edit "
+        "(`lockguard resolve --accept-edits` adopts it instead); to move a pin, change the "
+        "intent or run `lockguard resolve --upgrade-package NAME==VERSION`"
+    )
     if lock.written is not None:
         changes, line = edits_since_written(lock)
         if changes:
