@@ -215,6 +215,16 @@ def test_accept_edits_of_an_edit_no_resolution_can_meet_is_exit_3_explained(
     assert "app 1.0" in result.stderr and "lib<2" in result.stderr
     assert "Traceback" not in result.stderr
     assert snapshot(project) == edited  # nothing written
+    # an older app needs no lib at all: the demand (a constraint) is met by dropping lib, which
+    # is not adopting the edit
+    releases.publish("app", "0.5")
+    dropped = resolve(lg_process, project, "--accept-edits", "--refresh")
+    assert dropped.exit_code == 3, dropped.stderr
+    assert (
+        "linux-64: the hand edit lib==2.0 in requirements.lock (--accept-edits) cannot be "
+        "adopted: no resolution keeps lib at that version (the one found drops it)"
+    ) in dropped.stderr
+    assert snapshot(project) == edited
 
 
 # -- item 9: knowledge mode, an intent edit alone is LG101 ------------------------------------

@@ -96,6 +96,28 @@ class Preferences:
         ]
 
 
+def unmet_adoptions(
+    preferences: Preferences, pins: Mapping[str, str]
+) -> list[tuple[str, str, str]]:
+    """The adopted hand edits (name, version, file) the resolution does not pin: a demand is a
+    constraint, met as well by a resolution that drops the name (a dependant backtracked to a
+    release that does not need it), which is not adopting the edit."""
+    return [
+        (name, version, file)
+        for name, version, file in preferences.adopted
+        if not _same_version(pins.get(name), version)
+    ]
+
+
+def _same_version(pinned: str | None, wanted: str) -> bool:
+    if pinned is None:
+        return False
+    try:
+        return Version(pinned) == Version(wanted)
+    except InvalidVersion:
+        return pinned == wanted
+
+
 def preferences_for(
     locked: LockedPlatform | None,
     upgrade: UpgradeRequest,
