@@ -149,6 +149,20 @@ def test_an_edit_of_a_view_that_is_no_preference_source_is_reverted_and_reported
     assert snapshot(project) == before
 
 
+def test_an_edit_outside_the_pins_is_reverted_and_reported(project, lg_process):
+    """A byte changed is a change: a comment typed into the lock is put back and said so."""
+    before = snapshot(project)
+    lock = project / "requirements.lock"
+    lock.write_text(lock.read_text() + "# pinned by hand, do not touch\n")
+    result = resolve(lg_process, project)
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "requirements.lock was edited by hand outside its pins: rewritten as lockguard writes it"
+    ) in result.stderr
+    assert "linux-64: unchanged" not in result.stderr
+    assert snapshot(project) == before
+
+
 def test_an_edit_of_every_view_is_reverted_from_lockguards_own_copy(project, lg_process):
     before = snapshot(project)
     hand_edit(project, *VIEWS)
