@@ -62,7 +62,9 @@ def test_the_conda_side_keeps_its_locked_records_until_freed(tmp_path, channel, 
     kept = resolve(lg, project, "--json")
     assert kept.exit_code == 0, kept.stderr
     assert conda_of(project)["zlib"] == "1.2.13" and conda_of(project)["xz"] == "5.4.6"
-    assert json.loads(kept.stdout)["data"]["changes"]["unchanged"] is True
+    # no package moves; the headers carry the new intent hash (never "unchanged" then: issue 30)
+    changes = json.loads(kept.stdout)["data"]["changes"]["platforms"]["linux-64"]
+    assert changes["counts"] == {} and changes["facts"] == [] and changes["rewritten"]
     (tmp_path / "before").mkdir()
     (tmp_path / "before" / "conda-lock.yml").write_bytes((project / "conda-lock.yml").read_bytes())
     freed = resolve(lg, project, "--upgrade-package", "zlib", "--json")

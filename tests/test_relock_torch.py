@@ -85,6 +85,15 @@ LOCKED = {
 }
 
 
+def test_a_relock_keeps_the_whole_cuda_stack(project, lg):
+    result = resolve(lg, project)
+    assert result.exit_code == 0, result.stderr
+    assert pins(project) == LOCKED
+    # the intent changed: the headers (intent hash) are rewritten, no package moves (issue 30:
+    # never "unchanged" when a byte changes)
+    assert "linux-64: no package moved; requirements.lock rewritten" in result.stderr
+
+
 def test_upgrading_torchvision_moves_the_torch_family_as_one(project, lg):
     result = resolve(
         lg, project, "--upgrade-package", "torchvision", "--upgrade-package", "jinja2", "--json"

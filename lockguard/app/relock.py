@@ -1,19 +1,30 @@
 """The existing lock in `lockguard resolve`: read once before anything else, it gives the resolve
 its preferences (resolve/preferences.py), the resolution memo the part of its key that the lock
 decides, the relock's notes (vanished and yanked locked versions, held-back upgrades) and the
-"before" of the change report that every relock prints.
+"before" of the change report that every relock prints. A lock file edited by hand is none of
+these: what lockguard last wrote there is (io/project/prior_lock.py), and the edit is reported as
+a change, reverted or (with --accept-edits) adopted.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lockguard.check.lock_changes import ChangeReport, LockView, PlatformChanges, report
+from lockguard.check.lock_changes import (
+    ChangeReport,
+    HandEdit,
+    LockView,
+    PlatformChanges,
+    SettledEdit,
+    report,
+)
 from lockguard.errors import InputError
 from lockguard.io.project.prior_lock import (
     LockTexts,
     PriorLock,
+    lock_origin,
     output_digest,
     prior_lock,
     read_lock_texts,
@@ -25,14 +36,19 @@ from lockguard.model.upgrades import UpgradeRequest
 
 # the resolver's modules load with a resolution (app/resolution.py), never for a memo hit
 if TYPE_CHECKING:
+    from lockguard.check.lock_origin import LockOrigin
     from lockguard.resolve.relock_notes import KeptYanked, RelockNotes, Vanished
 
 
 class Relock:
-    def __init__(self, intent: Intent, upgrade: UpgradeRequest | None = None) -> None:
+    def __init__(
+        self, intent: Intent, upgrade: UpgradeRequest | None = None, accept_edits: bool = False
+    ) -> None:
         self.intent = intent
         self.upgrade = upgrade or UpgradeRequest()
+        self.accept_edits = accept_edits  # --accept-edits: hand edits are adopted, not reverted
         self.texts: LockTexts = read_lock_texts(intent)
+        self._origin: LockOrigin | None = None
         self.notes: list[RelockNotes] = []
         self.missing_conda: list[str] = []  # locked conda records no channel lists any more
         self._prior: PriorLock | None = None
@@ -46,7 +62,8 @@ class Relock:
         """What the memo key must hold besides the intent: the lock a resolve starts from (by the
         bytes of its preference sources; --upgrade starts from nothing) and the upgrade asked."""
         lock = "ignored" if self.upgrade.everything else self.texts.preference_digest()
-        return {"lock": lock, "upgrade": self.upgrade.key()}
+        edits = {"edits": "accept"} if self.accept_edits else {}
+        return {"lock": lock, "upgrade": self.upgrade.key(), **edits}
 
     def memo_options_after(self, outputs: dict[str, str]) -> dict[str, str]:
         """The memo options of the next plain resolve once `outputs` are written: a resolve that
@@ -56,9 +73,17 @@ class Relock:
 
     # -- preferences ------------------------------------------------------------------------------
 
+    def origin(self) -> LockOrigin:
+        """What lockguard last wrote into the lock files, and the hand edits since."""
+        if self._origin is None:
+            self._origin = lock_origin(self.intent, self.texts)
+        return self._origin
+
     def prior(self) -> PriorLock:
         if self._prior is None:
-            self._prior = prior_lock(self.intent, self.texts)
+            self._prior = prior_lock(
+                self.intent, self.texts, self.origin(), accept_edits=self.accept_edits
+            )
         return self._prior
 
     def refuse_unknown_names(self) -> None:
@@ -117,16 +142,19 @@ class Relock:
             )
 
     def changes(self, outputs: dict[Path, str]) -> ChangeReport:
-        """What writing `outputs` changes against the lock files found before the resolve."""
+        """What writing `outputs` changes against what lockguard last wrote (the lock files found
+        before the resolve, less their hand edits, which are reported on their own)."""
         root = self.intent.source.root if self.intent.source else Path.cwd()
         after_texts = {str(path.relative_to(root)): text for path, text in outputs.items()}
         if all(self.texts.by_path.get(relative) == text for relative, text in after_texts.items()):
             # the same bytes (a memo hit, most often): unchanged, without parsing a file
             return ChangeReport(tuple(PlatformChanges(p) for p in self.intent.platforms))
+        origin = self.origin()
+        rewritten = [r for r, t in after_texts.items() if self.texts.by_path.get(r) != t]
         pairs = []
         needs_facts = False
         for platform in self.intent.platforms:
-            before = self._view(platform, self.texts.by_path)
+            before = origin.view(platform) or self._view(platform, self.texts.by_path)
             after = self._view(platform, {**self.texts.by_path, **after_texts})
             needs_facts = needs_facts or before != after
             pairs.append((before, after))
@@ -135,7 +163,43 @@ class Relock:
             from lockguard.io.knowledge_files import load_knowledge
 
             knowledge = load_knowledge()
-        return report(pairs, knowledge)
+        found = report(pairs, knowledge)
+        platforms = tuple(
+            replace(
+                changes,
+                rewritten=tuple(
+                    r for r in rewritten if self.texts.kinds[r][1] in (None, changes.platform)
+                ),
+            )
+            for changes in found.platforms
+        )
+        edits = tuple(self._settled(edit, after_texts) for edit in origin.edits)
+        return ChangeReport(platforms, edits)
+
+    def _settled(self, edit: HandEdit, after_texts: dict[str, str]) -> SettledEdit:
+        """A hand edit with each edited pin's version in the lock files about to be written."""
+        from lockguard.check.lock_views import views_of
+        from lockguard.lockfiles.syntax import LockSyntaxError
+
+        kind, platform = self.texts.kinds[edit.file]
+        after = after_texts.get(edit.file)
+        if after is None or after == self.texts.by_path.get(edit.file):
+            return SettledEdit(edit, rewritten=False, accepted=self.accept_edits)
+        try:
+            views = views_of(kind, after, platform)
+        except LockSyntaxError:  # never for what resolve renders
+            views = {}
+        now: list[str | None] = []
+        for pin in edit.pins:
+            view = views.get(pin.platform)
+            if view is None:
+                now.append(None)
+            elif pin.side == "pip":
+                now.append(view.pip.get(pin.name))
+            else:
+                record = view.conda.get(pin.name)
+                now.append(None if record is None else "=".join(p for p in record if p))
+        return SettledEdit(edit, tuple(now), rewritten=True, accepted=self.accept_edits)
 
     def _view(self, platform: str, texts: dict[str, str | None]):
         """requirements.lock's pip side and environment.yml's conda side (None: no readable

@@ -25,6 +25,7 @@ from lockguard.io.index.pip_source import IndexPackageSource
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles import conda_lock, environment_yml, pylock_write, requirements_lock
+from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
 from lockguard.model.lock_paths import lock_file, lock_paths
@@ -33,7 +34,7 @@ from lockguard.model.wording import counted
 from lockguard.resolve.candidates import CandidateFilter
 from lockguard.resolve.gate import refuse_what_check_rejects
 from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
-from lockguard.resolve.preferences import Preferences, preferences_for
+from lockguard.resolve.preferences import Preferences, preferences_for, unmet_adoptions
 from lockguard.resolve.speculate import Speculator
 from lockguard.resolve.tags import coarse_filename_filter
 
@@ -164,6 +165,7 @@ class Resolution:
                 f"fetched {(http.bytes_fetched + early_bytes) / 1e6:.1f} MB in "
                 f"{counted(http.requests + early_requests, 'request')}"
             )
+        self._refuse_unmet_adoptions(lock)
         for platform in lock.platforms:
             torch = platform.pip.pin("torch")
             conda_note = (
@@ -191,13 +193,35 @@ class Resolution:
         `platform`."""
         if platform not in self._preferences:
             locked = self.relock.locked(platform)
-            # no lock and no upgrade asked: nothing to prefer, nothing to say (a resolve from
-            # scratch)
-            nothing = locked is None and not self.relock.upgrade.packages
+            # hand edits --accept-edits adopts: demanded as --upgrade-package NAME==VERSION is
+            adopted = self.relock.prior().adopted.get(platform, ())
+            # no lock, no upgrade asked, no edit adopted: nothing to prefer, nothing to say (a
+            # resolve from scratch)
+            nothing = locked is None and not self.relock.upgrade.packages and not adopted
             self._preferences[platform] = (
-                None if nothing else preferences_for(locked, self.relock.upgrade)
+                None if nothing else preferences_for(locked, self.relock.upgrade, adopted)
             )
         return self._preferences[platform]
+
+    def _refuse_unmet_adoptions(self, lock: Lock) -> None:
+        """--accept-edits adopts an edit or fails (exit 3): a resolution that met the edited
+        version only by dropping the package is not the lock the edit asked for."""
+        for platform in lock.platforms:
+            preferences = self._preferences.get(platform.target.platform)
+            if preferences is None:
+                continue
+            pins = {pin.name: pin.version for pin in platform.pip.pins}
+            unmet = unmet_adoptions(preferences, pins)
+            if unmet:
+                facts = [f"the hand edit {n}=={v} in {f} (--accept-edits)" for n, v, f in unmet]
+                raise Unsatisfiable(
+                    f"{platform.target.platform}: {'; '.join(facts)} cannot be adopted: no "
+                    f"resolution keeps {', '.join(n for n, _v, _f in unmet)} at that version (the "
+                    "one found drops it)",
+                    conflicts=[Conflict(fact, "hand edit") for fact in facts],
+                    hint="`lockguard resolve` without --accept-edits puts back the pins lockguard "
+                    "wrote; a version the intent needs goes in its pip list",
+                )
 
     def speculation(self, platform: str) -> dict[str, Version]:
         preferences = self.preferences(platform)

@@ -87,10 +87,12 @@ class ResolveSession:
         platforms: tuple[str, ...] = (),
         upgrade: UpgradeRequest | None = None,
         watch: ResolveWatchFactory | None = None,
+        accept_edits: bool = False,
     ) -> None:
         self.intent = intent
-        # the existing lock: preferences, memo key, change report
-        self.relock = Relock(intent, upgrade)
+        # the existing lock: preferences, memo key, change report (and, with accept_edits, the
+        # hand edits adopted rather than reverted)
+        self.relock = Relock(intent, upgrade, accept_edits)
         self.ui = ui
         self.offline = offline
         self.refresh = refresh

@@ -3,7 +3,13 @@ and JSON data. Pure."""
 
 from __future__ import annotations
 
-from lockguard.check.lock_changes import ChangeReport, PackageChange, PlatformChanges
+from lockguard.check.lock_changes import (
+    ChangeReport,
+    PackageChange,
+    PlatformChanges,
+    SettledEdit,
+    edit_lines,
+)
 from lockguard.model.wording import counted
 
 
@@ -23,6 +29,8 @@ def summary(platform: PlatformChanges) -> str:
         if platform.facts
         else ""
     )
+    if not counts and not facts:  # bytes change, no pin does: never "unchanged"
+        return f"no package moved; {', '.join(platform.rewritten)} rewritten"
     return ", ".join(part for part in (counts, facts) if part)
 
 
@@ -33,7 +41,7 @@ def _name(change: PackageChange) -> str:
 def text_lines(report: ChangeReport, *, list_new: bool = False) -> list[str]:
     """`PLATFORM: summary`, then the packages (CUDA stack first) and the facts that moved; a new
     lock is summarized unless `list_new`."""
-    lines: list[str] = []
+    lines: list[str] = edit_lines(report.edits)
     for platform in report.platforms:
         lines.append(f"{platform.platform}: {summary(platform)}")
         if platform.unchanged or (platform.new_lock and not list_new):
@@ -100,10 +108,12 @@ def to_data(report: ChangeReport) -> dict[str, object]:
 
     return {
         "unchanged": report.unchanged,
+        "edits": [edit_data(settled) for settled in report.edits],
         "platforms": {
             p.platform: {
                 "unchanged": p.unchanged,
                 "new_lock": p.new_lock,
+                "rewritten": list(p.rewritten),
                 "counts": p.counts(),
                 "cuda_stack": [change(c) for c in p.cuda_stack],
                 "other": [change(c) for c in p.other],
@@ -120,4 +130,27 @@ def to_data(report: ChangeReport) -> dict[str, object]:
             }
             for p in report.platforms
         },
+    }
+
+
+def edit_data(settled: SettledEdit) -> dict[str, object]:
+    """A hand edit a relock reverted or adopted, as JSON data (`changes.edits`)."""
+    edit = settled.edit
+    return {
+        "file": edit.file,
+        "text": settled.text(),
+        "known": edit.known,
+        "problem": edit.problem,
+        "rewritten": settled.rewritten,
+        "pins": [
+            {
+                "name": pin.name,
+                "side": pin.side,
+                "platform": pin.platform,
+                "wrote": pin.wrote,
+                "edited": pin.edited,
+                "now": now,
+            }
+            for pin, now in zip(edit.pins, settled.now or (None,) * len(edit.pins), strict=True)
+        ],
     }

@@ -89,10 +89,13 @@ class PlatformChanges:
     packages: tuple[PackageChange, ...] = ()
     facts: tuple[FactChange, ...] = ()
     new_lock: bool = False  # there was no lock before: every package is added
+    # the lock files of this platform whose bytes a relock changes although no package moved
+    # (a hand edit reverted, a header rewritten): never reported as "unchanged"
+    rewritten: tuple[str, ...] = ()
 
     @property
     def unchanged(self) -> bool:
-        return not self.packages and not self.facts
+        return not self.packages and not self.facts and not self.rewritten
 
     def counts(self) -> dict[str, int]:
         return {kind: n for kind in KINDS if (n := sum(1 for c in self.packages if c.kind == kind))}
@@ -107,12 +110,120 @@ class PlatformChanges:
 
 
 @dataclass(frozen=True, slots=True)
+class EditedPin:
+    """One pin a hand edit changed: what lockguard wrote (None: the edit added it) and what the
+    file says (None: the edit removed it)."""
+
+    side: str  # "pip" | "conda"
+    platform: str
+    name: str
+    wrote: str | None
+    edited: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandEdit:
+    """A lock file whose body no longer matches its header's body hash, against what lockguard
+    last wrote there (check/lock_origin.py finds that)."""
+
+    file: str
+    pins: tuple[EditedPin, ...] = ()
+    # why its pins cannot be told apart (it no longer parses, lockguard's own pins are unknown)
+    problem: str | None = None
+    known: bool = True  # lockguard's own pins for it are known (False: resolved without them)
+
+
+@dataclass(frozen=True, slots=True)
+class SettledEdit:
+    """A hand edit and what the relock made of it: each edited pin's version in the new lock."""
+
+    edit: HandEdit
+    now: tuple[str | None, ...] = ()  # per pin of edit.pins
+    rewritten: bool = True  # the relock changes the file's bytes
+    accepted: bool = False  # --accept-edits was given
+
+    def text(self) -> str:
+        edit = self.edit
+        head = f"{edit.file} was edited by hand"
+        if not self.rewritten:
+            return f"{head}: left as it is (this resolve does not write it)"
+        if not edit.known:
+            return unknown_text([edit.file], self.accepted)
+        if edit.problem:
+            return f"{head} ({edit.problem}): rewritten from the lock's own pins"
+        if not edit.pins:
+            return f"{head} outside its pins: rewritten as lockguard writes it"
+        reverted, adopted, other = [], [], []
+        several = len({pin.platform for pin in edit.pins}) > 1  # conda-lock.yml: every platform
+        for pin, now in zip(edit.pins, self.now, strict=True):
+            if now == pin.wrote:
+                reverted.append(_move(_pin_name(pin, several), pin.edited, pin.wrote))
+            elif now == pin.edited:
+                adopted.append(_move(_pin_name(pin, several), pin.wrote, pin.edited))
+            else:
+                other.append(
+                    f"{_pin_name(pin, several)} edited to {_or(pin.edited)} (lockguard wrote "
+                    f"{_or(pin.wrote)}): the new lock has {_or(now)}"
+                )
+        parts = []
+        if reverted:
+            why = "lockguard's pin kept" if self.accepted else "reverted to the lock's own pins"
+            parts.append(f"{', '.join(reverted)} ({why})")
+        if adopted:  # without --accept-edits only where the resolve chose the same by itself
+            why = "adopted: --accept-edits" if self.accepted else "the resolve chose the same"
+            parts.append(f"{', '.join(adopted)} ({why})")
+        return f"{head}: {'; '.join(parts + other)}"
+
+
+def unknown_text(files: list[str], accepted: bool) -> str:
+    """Hand edits of every view that holds some pins: what lockguard wrote is not known."""
+    how = (
+        "their pins were the resolve's preferences (--accept-edits)"
+        if accepted
+        else "resolved without preferences from the edited files"
+    )
+    were = "was" if len(files) == 1 else "were"
+    return (
+        f"{', '.join(files)} {were} edited by hand and no unedited view holds the pins lockguard "
+        f"wrote: {how}"
+    )
+
+
+def edit_lines(edits: tuple[SettledEdit, ...]) -> list[str]:
+    """One line per hand edit; the edits whose own pins are unknown together in one."""
+    lines = [e.text() for e in edits if e.edit.known or not e.rewritten]
+    unknown = [e for e in edits if not e.edit.known and e.rewritten]
+    if unknown:
+        lines.append(unknown_text([e.edit.file for e in unknown], unknown[0].accepted))
+    return lines
+
+
+def _move(name: str, old: str | None, new: str | None) -> str:
+    """A pin's change on disk: `name old -> new`, `name new added`, `name old removed`."""
+    if old is None:
+        return f"{name} {new} added"
+    if new is None:
+        return f"{name} {old} removed"
+    return f"{name} {old} -> {new}"
+
+
+def _pin_name(pin: EditedPin, several: bool) -> str:
+    name = f"{pin.name} (conda)" if pin.side == "conda" else pin.name
+    return f"{name} ({pin.platform})" if several else name
+
+
+def _or(value: str | None) -> str:
+    return value if value is not None else "(none)"
+
+
+@dataclass(frozen=True, slots=True)
 class ChangeReport:
     platforms: tuple[PlatformChanges, ...] = ()
+    edits: tuple[SettledEdit, ...] = ()  # hand edits the relock reverted or adopted
 
     @property
     def unchanged(self) -> bool:
-        return all(p.unchanged for p in self.platforms)
+        return all(p.unchanged for p in self.platforms) and not self.edits
 
 
 def compare(

@@ -153,10 +153,15 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
         )
 
     conda_lock = snapshot.of_kind("conda-lock")
-    hashes = (
-        ((conda_lock.conda_lock or {}).get("metadata") or {}).get("content_hash") or {}
-        if conda_lock
-        else {}
+    metadata = ((conda_lock.conda_lock or {}).get("metadata") or {}) if conda_lock else {}
+    hashes = metadata.get("content_hash") or {}
+    # the content_hash was computed from the intent hash of the resolve that wrote it, not from
+    # today's intent: an intent edit alone is LG101 (stale), never a false LG112 here
+    custom = metadata.get("custom_metadata")
+    hashed_intent = (
+        (conda_lock.header.intent_hash if conda_lock and conda_lock.header else None)
+        or (custom.get("lockguard-intent-hash") if isinstance(custom, dict) else None)
+        or intent.hash
     )
     for lock in snapshot.files:
         if lock.text is None or lock.header is None:
@@ -208,10 +213,10 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
                 and lock.platform in hashes
             ):
                 specs = env.specs
-                candidates = {content_hash_of(intent.hash, lock.platform, specs)}
+                candidates = {content_hash_of(str(hashed_intent), lock.platform, specs)}
                 # the renderer adds a bare pip before the pip: section
                 if specs and specs[-1] == "pip":
-                    candidates.add(content_hash_of(intent.hash, lock.platform, specs[:-1]))
+                    candidates.add(content_hash_of(str(hashed_intent), lock.platform, specs[:-1]))
                 if hashes[lock.platform] not in candidates:
                     finding(
                         lock,
@@ -308,7 +313,11 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
     """LG102, saying only what is known: against lockguard's own copy of what it wrote (when this
     machine has it) every change is named; else the header's pins digest tells whether a pin
     changed, and the sibling views name the entries that differ from theirs."""
-    hint = "do not edit lock files: change the intent and " + RELOCK
+    hint = (
+        "`lockguard resolve` puts back the pins lockguard wrote and reports the edit "
+        "(`lockguard resolve --accept-edits` adopts it instead); to move a pin, change the "
+        "intent or run `lockguard resolve --upgrade-package NAME==VERSION`"
+    )
     if lock.written is not None:
         changes, line = edits_since_written(lock)
         if changes:

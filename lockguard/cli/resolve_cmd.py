@@ -47,6 +47,12 @@ from lockguard.model.upgrades import upgrade_request
     "torch family. Repeatable.",
 )
 @click.option(
+    "--accept-edits",
+    is_flag=True,
+    help="Adopt the pins edited by hand in the lock files (each demanded as "
+    "--upgrade-package NAME==VERSION demands it) instead of reverting them.",
+)
+@click.option(
     "--conda-from-knowledge",
     is_flag=True,
     help="Pin the conda side from the knowledge, without a solve.",
@@ -67,6 +73,7 @@ def resolve(
     check_only,
     upgrade,
     upgrade_packages,
+    accept_edits,
     conda_from_knowledge,
     no_wait,
     as_json,
@@ -77,7 +84,9 @@ def resolve(
     knowledge; the conda side is solved with rattler (or pinned from the knowledge); the pip side is
     resolved for the target platform and Python, with hashes from the index and no wheel downloads.
     Every version of the existing lock that still fits is kept: only what the intent change forces
-    moves, unless --upgrade or --upgrade-package says otherwise. What changed is reported.
+    moves, unless --upgrade or --upgrade-package says otherwise. A lock file edited by hand is not
+    a starting point: its edits are reverted to the pins lockguard wrote (or adopted with
+    --accept-edits), and reported. What changed is reported.
     """
     # first: the pages come while the rest loads
     prefetch(intent_path, refresh=refresh, offline=offline)
@@ -96,6 +105,7 @@ def resolve(
         platforms=tuple(platforms),
         upgrade=wanted,
         watch=lambda counts: ResolveProgress(ui, counts),
+        accept_edits=accept_edits,
     )
     # held until the command ends
     ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))

@@ -2,7 +2,10 @@
 so only what the intent change forces moves (as pip-compile with its output file, `uv pip compile
 -o`, `conda-lock --update`, `pixi update`). `--upgrade` drops the preferences, `--upgrade-package
 NAME[==VERSION]` lifts them for NAME (and, for torch, torchvision and torchaudio, for the whole
-torch family, which is only valid together). Pure: the lock is read in io/project/prior_lock.py.
+torch family, which is only valid together). A hand edit that `--accept-edits` adopts works as
+`--upgrade-package NAME==VERSION` does: the name (and its family) is freed and the edited version
+demanded, so an edit no resolution can meet is exit 3, explained. Pure: the lock is read in
+io/project/prior_lock.py.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ class Preferences:
     freed: frozenset[str] = frozenset()
     named: tuple[str, ...] = ()  # the names the user gave (held-back reasons are given for these)
     demanded: tuple[tuple[str, str], ...] = ()  # (name, version) from NAME==VERSION
+    adopted: tuple[tuple[str, str, str], ...] = ()  # (name, version, file) of adopted hand edits
 
     def version(self, name: str) -> Version | None:
         return self.pip.get(name)
@@ -81,19 +85,62 @@ class Preferences:
                 by=f"{UPGRADE_OPTION} {name}=={version}",
             )
             for name, version in self.demanded
+        ] + [
+            Req(
+                name,
+                SpecifierSet(f"=={version}"),
+                constraint_only=True,
+                by=f"the hand edit {name}=={version} in {file} (--accept-edits)",
+            )
+            for name, version, file in self.adopted
         ]
 
 
-def preferences_for(locked: LockedPlatform | None, upgrade: UpgradeRequest) -> Preferences:
+def unmet_adoptions(
+    preferences: Preferences, pins: Mapping[str, str]
+) -> list[tuple[str, str, str]]:
+    """The adopted hand edits (name, version, file) the resolution does not pin: a demand is a
+    constraint, met as well by a resolution that drops the name (a dependant backtracked to a
+    release that does not need it), which is not adopting the edit."""
+    return [
+        (name, version, file)
+        for name, version, file in preferences.adopted
+        if not _same_version(pins.get(name), version)
+    ]
+
+
+def _same_version(pinned: str | None, wanted: str) -> bool:
+    if pinned is None:
+        return False
+    try:
+        return Version(pinned) == Version(wanted)
+    except InvalidVersion:
+        return pinned == wanted
+
+
+def preferences_for(
+    locked: LockedPlatform | None,
+    upgrade: UpgradeRequest,
+    adopted: Iterable[tuple[str, str | None, str]] = (),
+) -> Preferences:
+    """`adopted`: (name, edited version or None for a removed pin, file) of the hand edits
+    --accept-edits adopts."""
     demanded = tuple((name, version) for name, version in upgrade.packages if version)
+    edits = tuple(adopted)
+    kept = tuple(
+        (name, version, file)
+        for name, version, file in edits
+        if version and name not in dict(demanded)  # --upgrade-package NAME==VERSION wins
+    )
     if upgrade.everything or locked is None:
         return Preferences(
             freed=frozenset(locked.pip) if locked and upgrade.everything else frozenset(),
             named=upgrade.named,
             demanded=demanded,
+            adopted=kept,
         )
     freed: set[str] = set()
-    for name in upgrade.named:
+    for name in (*upgrade.named, *(name for name, _version, _file in edits)):
         freed |= family_of(name, locked)
     pip: dict[str, Version] = {}
     for name, text in locked.pip.items():
@@ -104,4 +151,4 @@ def preferences_for(locked: LockedPlatform | None, upgrade: UpgradeRequest) -> P
         except InvalidVersion:
             continue  # not a version the resolver can prefer: it is resolved as if unlocked
     conda = tuple(record for record in locked.conda if record.name not in freed)
-    return Preferences(pip, conda, frozenset(freed), upgrade.named, demanded)
+    return Preferences(pip, conda, frozenset(freed), upgrade.named, demanded, kept)
