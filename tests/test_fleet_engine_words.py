@@ -35,6 +35,8 @@ def _path(bin_dir: Path) -> dict:
 # -- Slurm -----------------------------------------------------------------------------------------
 
 # runs the tasks as srun --label would, once "granted" (see test_fleet_engines.FAKE_SRUN)
+# waits like srun in the queue, for at most two minutes (no stray process if a test fails)
+QUEUE = "i=0; while [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done\n"
 RUN_TASKS = r"""
 n=1
 for a; do case "$a" in --nodes=*) n="${a#--nodes=}";; esac; done
@@ -77,8 +79,7 @@ def test_a_job_slurm_cannot_start_is_stopped_at_once_exit_4(lg_process, tmp_path
         f'trap \'echo "srun: Job allocation 12 has been revoked" >&2; touch {given_back}; '
         "exit 1' TERM\n"
         "echo 'srun: Requested partition configuration not available now' >&2\n"
-        "echo 'srun: job 12 queued and waiting for resources' >&2\n"
-        "while :; do sleep 0.1; done\n",
+        "echo 'srun: job 12 queued and waiting for resources' >&2\n" + QUEUE,
     )
     started = time.monotonic()
     result = lg_process(
@@ -91,6 +92,7 @@ def test_a_job_slurm_cannot_start_is_stopped_at_once_exit_4(lg_process, tmp_path
     assert "srun: Requested partition configuration not available now" in result.stderr
     assert "srun: job 12 queued and waiting for resources" in result.stderr
     assert given_back.exists()  # SIGTERM, not SIGKILL: srun revoked the pending job
+    assert "waiting for the nodes" not in result.stderr  # it is not waited for
 
 
 def test_a_queued_job_is_said_at_once_and_waited_for(lg_process, node_env, tmp_path):
@@ -119,7 +121,7 @@ def test_a_queued_job_is_said_at_once_and_waited_for(lg_process, node_env, tmp_p
 def test_a_job_still_queued_at_the_timeout_is_exit_4_said_while_it_waits(tmp_path):
     script(
         tmp_path / "srun",
-        "echo 'srun: job 14 queued and waiting for resources' >&2\nwhile :; do sleep 0.1; done\n",
+        "echo 'srun: job 14 queued and waiting for resources' >&2\n" + QUEUE,
     )
     env = {**os.environ, **_path(tmp_path)}
     argv = [sys.executable, "-m", "lockguard", "fleet", "run", "--via", "slurm", "--nodes", "2"]

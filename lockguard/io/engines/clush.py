@@ -90,7 +90,8 @@ def _reached_none(outputs: list[NodeOutput], hosts: str) -> None:
             "machine resolves them (`getent hosts NAME`)",
         )
     raise EngineDown(
-        f"ssh reached none of the {len(failed)} hosts of --hosts {hosts}: {said[0]}",
+        f"ssh reached no host of --hosts {hosts} ({len(failed)} "
+        f"{'host' if len(failed) == 1 else 'hosts'}): {said[0]}",
         said=said[1:],
         hint="check that `ssh HOST true` works from here without a password (BatchMode)",
     )

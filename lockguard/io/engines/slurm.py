@@ -38,6 +38,8 @@ def run(
 
     def heard(line: str) -> None:
         news = log.feed(line)
+        if news and log.cannot_start():
+            return  # stopped at once: the error quotes srun
         if news and log.waiting:
             say(f"{news}: waiting for the nodes up to --timeout ({timeout:g} s, the queue counts)")
         elif news:
@@ -62,12 +64,12 @@ def run(
 def _no_task(done: Finished, log: SrunLog, options: SlurmOptions, timeout: float) -> None:
     """srun ran no task: say why in srun's words (exit 2 or 4), or return when it has none."""
     said = log.words()
-    where = f"--partition {options.partition}" if options.partition else "the partition"
+    where = f"--partition {options.partition}" if options.partition else "--partition"
     if done.stopped:
         raise EngineDown(
             f"{done.stopped} (stopped at once; srun gave the job back)",
             said=said,
-            hint=f"ask for fewer --nodes, another {where} or other --nodelist nodes "
+            hint="ask for fewer --nodes, another --partition or other --nodelist nodes "
             "(`sinfo` shows each partition's nodes and their state), or run inside an "
             "allocation you already hold (salloc)",
         )
