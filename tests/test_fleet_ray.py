@@ -5,7 +5,10 @@ foreign libnccl.so.2 deviates and is named. Runs when Ray is installed (the test
 
 from __future__ import annotations
 
+import http.server
 import json
+import threading
+import time
 
 import pytest
 
@@ -137,3 +140,30 @@ def test_no_ray_cluster_at_the_address_is_exit_4(lg_process):
         "no Ray cluster at --address 127.0.0.1:1" in result.stderr
         and "Traceback" not in result.stderr
     )
+
+
+def test_an_address_where_no_ray_gcs_answers_is_exit_4_at_once_in_the_peer_s_words(
+    lg_process, tmp_path
+):
+    """Something else listens there (a web server): ray.init would retry for about a quarter of
+    an hour; lockguard asks the way a gRPC client does and quotes what came back."""
+    pytest.importorskip("ray")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{server.server_address[1]}"
+    try:
+        started = time.monotonic()
+        result = lg_process(
+            "fleet", "run", "--via", "ray", "--address", address, "--timeout", "5", cwd=tmp_path
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.exit_code == 4, result.output
+    assert time.monotonic() - started < 60
+    assert (
+        f"no Ray cluster at --address {address}: something listens there, but not Ray's GCS"
+        in result.stderr
+    )
+    # http.server's answer to "PRI * HTTP/2.0": its error page (HTTP/0.9 style, no status line)
+    assert "it answered '<!DOCTYPE HTML>" in result.stderr and "Traceback" not in result.stderr

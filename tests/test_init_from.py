@@ -502,3 +502,15 @@ def _dists(venv: Path) -> dict[str, str]:
         check=True,
     )
     return json.loads(done.stdout)
+
+
+def test_from_env_with_a_python_that_prints_garbage_is_exit_2(tmp_path, monkeypatch, lg):
+    monkeypatch.chdir(tmp_path)
+    python = tmp_path / "env" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("#!/bin/sh\necho 'Segmentation fault'\n")
+    python.chmod(0o755)
+    result = lg("init", "--from-env", str(python))
+    assert result.exit_code == 2, result.output
+    assert "printed something that is not the list of its distributions" in result.stderr
+    assert "Traceback" not in result.output and not (tmp_path / "lockguard.toml").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -59,10 +60,14 @@ def node_reports(
     timeout: float,
     project: Project | None,
     out_dir: Path | None,
+    say: Callable[[str], None] = lambda _message: None,
 ) -> tuple[list, list[Path]]:
     """Doctor on every node through `engine`, each node's output read into a report; with
-    `out_dir`, each node's record kept as DIR/<node>.json (the paths written come back too)."""
-    outputs = collect(engine, node_script, {**settings, "request": request}, timeout, project)
+    `out_dir`, each node's record kept as DIR/<node>.json (the paths written come back too).
+    `say` hears what the engine tells at once (srun: the job waits in the queue)."""
+    outputs = collect(
+        engine, node_script, {**settings, "request": request}, timeout, project, say=say
+    )
     records = [parse_node_output(o, engine=engine, timeout=timeout) for o in outputs]
     written: list[Path] = []
     if out_dir is not None:
@@ -88,7 +93,13 @@ def write_report(output: Path, text: str) -> None:
 
 
 def collect(
-    engine: str, script_for, settings: dict, timeout: float, project: Project | None
+    engine: str,
+    script_for,
+    settings: dict,
+    timeout: float,
+    project: Project | None,
+    *,
+    say: Callable[[str], None] = lambda _message: None,
 ) -> list:
     """Run the node script on every node through `engine`; one NodeOutput per node."""
     base: NodeRequest = settings.pop("request")
@@ -115,7 +126,7 @@ def collect(
                 key="--nodes",
                 hint="e.g. --nodes 16 --partition gpu",
             )
-        return slurm.run(script_for(request), options=options, timeout=timeout)
+        return slurm.run(script_for(request), options=options, timeout=timeout, say=say)
     if engine == "clush":
         if not settings["hosts"]:
             raise InputError(
@@ -130,7 +141,7 @@ def collect(
         )
     request = _with_intent(base, f"{PROJECT_MOUNT}/{project.intent.name}" if project else None)
     options = manifest_options(settings, project, run_id=uuid.uuid4().hex[:8])
-    return kubectl.run(script_for(request), options=options, timeout=timeout)
+    return kubectl.run(script_for(request), options=options, timeout=timeout, say=say)
 
 
 def _runtime_env(settings: dict) -> dict | None:

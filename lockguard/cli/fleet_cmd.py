@@ -25,6 +25,12 @@ from lockguard.fleet.render_html import page
 
 ENGINES = ("ray", "slurm", "clush", "kubectl")
 DEFAULT_TIMEOUT = 300.0
+UNNAMED_ENV = (
+    "note: no --env or --python: on each node doctor probes the Python lockguard runs under "
+    "there ($VIRTUAL_ENV or $CONDA_PREFIX when set, else lockguard's own interpreter; under "
+    "--via ray the worker's), which need not be the environment your jobs use: pass "
+    "--env PREFIX or --python EXE (paths on the nodes) to check that one"
+)
 
 
 def _format_options(func):
@@ -204,7 +210,11 @@ def run(
             else ", no lockguard.toml here: nodes compare with no lock"
         )
     )
-    reports, written = node_reports(engine, request, settings, timeout, project, out_dir)
+    if not env_prefix and not python_exe:
+        ui.info(UNNAMED_ENV)
+    reports, written = node_reports(
+        engine, request, settings, timeout, project, out_dir, say=ui.info
+    )
     if out_dir is not None:
         ui.info(f"wrote {len(written)} node reports to {out_dir}")
     lock = project.lock_hash if project else None

@@ -3,22 +3,33 @@ NodeAffinitySchedulingStrategy (soft=False), all submitted at once and awaited t
 
 The node is named by the LOCKGUARD_NODE its raylet's environment sets, else by its host name, or by
 its Ray node id when two nodes share a host name (a cluster of several raylets on one machine). The
-task itself is standard-library code shipped by value (lockguard.io.engines.ray_task), so a node
-without lockguard answers that it has none.
+task itself is standard-library code shipped by value (lockguard.io.engines.ray_task and the
+runner it uses, lockguard.io.run), so a node without lockguard answers that it has none.
+
+An address nothing answers on, or where something other than a gRPC server (Ray's GCS) answers,
+fails at once in the peer's words: ray.init would retry there for a quarter of an hour.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import socket
 from collections import Counter
 from dataclasses import dataclass
 
 from lockguard.errors import EngineUnreachable
 from lockguard.fleet.node_protocol import NodeOutput
+from lockguard.io import run as runner
 from lockguard.io.engines import ray_task, require
 
 GRACE = 15.0  # seconds on top of --timeout for Ray to start a worker on each node
+PROBE_SECONDS = 5.0
+# an HTTP/2 client's first bytes (RFC 9113, 3.4): the connection preface and an empty SETTINGS
+# frame; a gRPC server (Ray's GCS) answers with a SETTINGS frame of its own (type 4)
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+SETTINGS = 4
+QUOTED = 80  # characters of a wrong peer's answer quoted
 
 
 @dataclass(frozen=True)
@@ -47,17 +58,59 @@ def node_names(nodes: list[RayNode]) -> dict[str, str]:
 
 
 def _probe(address: str) -> None:
-    """A HOST:PORT that nothing answers on fails here at once (ray.init would retry for minutes)."""
+    """A HOST:PORT that nothing answers on, or where no gRPC server answers, fails here at once
+    in the peer's words (ray.init would retry for many minutes)."""
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit() or "://" in address:
         return  # `auto`, or a ray:// client address: Ray's own look-up says what is wrong
+    hint = "start one (`ray start --head`) or pass its GCS address: --address HOST:6379"
     try:
-        socket.create_connection((host, int(port)), timeout=5).close()
+        with socket.create_connection((host, int(port)), timeout=PROBE_SECONDS) as conn:
+            if os.environ.get("RAY_USE_TLS", "0") not in ("0", ""):
+                return  # a TLS GCS answers no plain preface
+            conn.sendall(H2_PREFACE)
+            answer = _read(conn, 9)
+            if len(answer) == 9 and answer[3] != SETTINGS:
+                conn.settimeout(1.0)
+                answer += _read(conn, QUOTED)  # enough of its answer to quote
     except OSError as exc:
         raise EngineUnreachable(
-            f"no Ray cluster at --address {address}: {exc.strerror or exc}",
-            hint="start one (`ray start --head`) or pass its GCS address: --address HOST:6379",
+            f"no Ray cluster at --address {address}: {exc.strerror or exc}", hint=hint
         ) from exc
+    if len(answer) == 9 and answer[3] == SETTINGS:
+        return
+    if not answer:
+        said = "it closed the connection without a word"
+    else:
+        said = "it answered " + repr(" ".join(answer.decode("utf-8", "replace").split())[:QUOTED])
+    raise EngineUnreachable(
+        f"no Ray cluster at --address {address}: something listens there, but not Ray's GCS "
+        f"(a gRPC server): {said}",
+        hint=hint,
+    )
+
+
+def _read(conn: socket.socket, size: int) -> bytes:
+    data = b""
+    try:
+        while len(data) < size:
+            chunk = conn.recv(size - len(data))
+            if not chunk:
+                break
+            data += chunk
+    except TimeoutError:
+        pass  # said less than a frame header in PROBE_SECONDS: judged on what came
+    return data
+
+
+def _ray_words(exc: BaseException) -> str:
+    """Ray's message, without the traceback it sometimes pastes into it."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    if any(line.startswith("Traceback (most recent call last)") for line in lines):
+        return f"{lines[0]} ... {lines[-1]}"  # its last line says why
+    return lines[0]
 
 
 def run(
@@ -85,10 +138,11 @@ def run(
             )
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise EngineUnreachable(
-                f"no Ray cluster at --address {address}: {exc}",
+                f"no Ray cluster at --address {address}: {_ray_words(exc)}",
                 hint="start one (`ray start --head`) or pass its address: --address HOST:6379",
             ) from exc
     try:
+        ray.cloudpickle.register_pickle_by_value(runner)
         ray.cloudpickle.register_pickle_by_value(ray_task)
         task = ray.remote(ray_task.run_node_script)
         nodes = alive_nodes(ray)
@@ -120,8 +174,7 @@ def run(
                     NodeOutput(
                         name,
                         "",
-                        problem=f"the Ray task failed: {type(exc).__name__}: "
-                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
+                        problem=f"the Ray task failed: {type(exc).__name__}: {_ray_words(exc)}",
                     )
                 )
                 continue
@@ -132,10 +185,12 @@ def run(
                     answer["stderr"],
                     answer["returncode"],
                     timed_out=answer["timed_out"],
+                    problem=answer.get("problem"),
                 )
             )
         return outputs
     finally:
         ray.cloudpickle.unregister_pickle_by_value(ray_task)
+        ray.cloudpickle.unregister_pickle_by_value(runner)
         if owned:
             ray.shutdown()

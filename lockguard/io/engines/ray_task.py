@@ -1,15 +1,16 @@
-"""The Ray task that runs the node script on one node. Shipped to the workers by value (it uses the
-standard library only), so a node without lockguard still runs it and says so."""
+"""The Ray task that runs the node script on one node. Shipped to the workers by value together
+with lockguard.io.run, the one subprocess runner (both use the standard library only), so a node
+without lockguard still runs it and says so."""
 
 from __future__ import annotations
+
+from lockguard.io.run import run_bounded
 
 
 def run_node_script(script: str, env_defaults: dict, timeout: float, files: dict) -> dict:
     # imported inside: the function is shipped to the workers by value (the module note)
     import os
-    import signal
     import socket
-    import subprocess
     import sys
     import tempfile
 
@@ -24,27 +25,16 @@ def run_node_script(script: str, env_defaults: dict, timeout: float, files: dict
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
-        proc = subprocess.Popen(
-            ["sh", "-c", script],
-            cwd=folder,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
+        # its own process group: the doctor and its probe are killed with sh at the deadline
+        done = run_bounded(
+            ["sh", "-c", script], timeout=timeout, env=env, cwd=folder, what="the node script"
         )
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the doctor and its probe too, not only sh
-            stdout, stderr = proc.communicate()
-            timed_out = True
     return {
-        "stdout": stdout,
-        "stderr": stderr,
-        "returncode": None if timed_out else proc.returncode,
-        "timed_out": timed_out,
+        "stdout": done.stdout,
+        "stderr": done.stderr,
+        "returncode": None if done.timed_out else done.returncode,
+        "timed_out": done.timed_out,
+        "problem": None if done.timed_out else done.problem,  # could not start, or flooded
         "hostname": socket.gethostname(),
         "own_name": own_name,
     }

@@ -9,11 +9,13 @@ records are read as files. The mapping to an intent is pure (lockguard.adopt.env
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from lockguard.errors import InputError
 from lockguard.io.env.prefix_scan import interpreter_of
+from lockguard.io.run import run_bounded
+
+CAPTURE_TIMEOUT = 120.0
 
 _SCRIPT = r"""
 import json, os, platform, re, sys
@@ -65,19 +67,26 @@ print(json.dumps(out))
 def capture_environment(target: Path) -> tuple[dict, list[dict]]:
     """(what the interpreter reports, the conda-meta records) of a prefix or an interpreter."""
     python = interpreter_of(target, None) if target.is_dir() else interpreter_of(None, target)
-    try:
-        done = subprocess.run(
-            [str(python), "-I", "-c", _SCRIPT], capture_output=True, text=True, timeout=120
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InputError(f"cannot run {python}: {exc}", file=str(python)) from None
+    done = run_bounded(
+        [str(python), "-I", "-c", _SCRIPT], timeout=CAPTURE_TIMEOUT, what=str(python)
+    )
+    if done.returncode is None or done.timed_out or done.flooded:
+        raise InputError(done.problem or f"cannot run {python}", file=str(python))
     if done.returncode != 0:
         raise InputError(
             f"{python} could not list its distributions: {done.stderr.strip()[-500:]}",
             file=str(python),
             hint="pass the environment's own python (Python 3.8 or newer)",
         )
-    captured = json.loads(done.stdout)
+    try:
+        captured = json.loads(done.stdout)
+    except ValueError:
+        raise InputError(
+            f"{python} printed something that is not the list of its distributions: "
+            f"{done.stdout.strip()[:200]!r}",
+            file=str(python),
+            hint="pass the environment's own python (Python 3.8 or newer)",
+        ) from None
     return captured, conda_records(Path(captured["prefix"]))
 
 
