@@ -8,7 +8,9 @@ with bounds."""
 
 from __future__ import annotations
 
+import base64
 import csv
+import errno
 import json
 import os
 import threading
@@ -125,8 +127,11 @@ def _reachable(path: Path) -> bool:
         raise InputError(
             f"cannot run {path}: {exc.strerror or exc} (stat {exc.filename or path})",
             file=str(path),
-            hint="the interpreter, or a folder on its way, is not open to this user: run as a user "
-            "that can run it, or pass another --python",
+            hint="a symlink loop: point the link at a real interpreter, or recreate the "
+            "environment (python -m venv --clear DIR)"
+            if exc.errno == errno.ELOOP
+            else "the interpreter, or a folder on its way, is not open to this user: run as a "
+            "user that can run it, or pass another --python",
         ) from None
     return True
 
