@@ -448,10 +448,9 @@ def _loader_path(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
                 continue
             depth = len(have.split("."))
             if have.split(".")[: min(depth, len(want.split(".")))] != want.split(".")[:depth]:
+                # the registry's severity, the one doctor gives the same library (LG302)
                 inv.findings.append(
-                    Finding(
-                        codes.LOADER_PATH_COPY.code,
-                        ERROR,
+                    codes.LOADER_PATH_COPY.finding(
                         f"{entry.path} ({entry.origin}) holds {filename} (SONAME {wanted}, "
                         f"the name the lock's {lib} {want} is loaded by)",
                         "the loader can pick it before the wheel's own copy; "
