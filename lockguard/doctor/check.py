@@ -109,6 +109,18 @@ class Facts:
         )
 
     @property
+    def duplicates(self) -> dict[str, list[dict]]:
+        """name -> its dist-infos in one folder ({version, dist_info, live}), where several."""
+        value = self.probe.base.get("duplicates")
+        if not isinstance(value, dict):
+            return {}
+        return {
+            name: [c for c in copies if isinstance(c, dict) and isinstance(c.get("version"), str)]
+            for name, copies in value.items()
+            if isinstance(copies, list)
+        }
+
+    @property
     def torch(self) -> dict:
         return (
             self.probe.torch if self.probe.torch and self.probe.torch.get("state") == "ok" else {}

@@ -25,6 +25,7 @@ FIXABLE = {
     codes.FILE_DIFFERS.code,
     codes.RECORD_FILE_MISSING.code,
     codes.LEGACY_EGG_INFO.code,
+    codes.TWO_DIST_INFOS.code,
     codes.UNOWNED_LIBRARY.code,
     codes.UNOWNED_FILE.code,
     codes.ORPHAN_FOLDER.code,

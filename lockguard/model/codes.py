@@ -3,7 +3,8 @@ means. Findings and doctor checks are created with these constants, never with a
 README.md's code tables are tested against REGISTRY (tests/test_codes.py).
 
 LG1xx the lock files against the intent and each other (`check`, and resolve's refusal gate)
-LG2xx the installed environment against the lock (`check --env`, clean-install)
+LG2xx the installed environment against the lock (`check --env`, clean-install; doctor reports
+      LG206 too)
 LG3xx the machine and the environment (`doctor`)
 LG4xx fleet collection (`fleet run` / `fleet report`)
 
@@ -111,6 +112,9 @@ RECORD_FILE_MISSING = FindingCode(
     "LG204", ERROR, "a file of a RECORD is missing (or a shared library has another size)"
 )
 LEGACY_EGG_INFO = FindingCode("LG205", WARNING, "a locked package installed as a legacy .egg-info")
+TWO_DIST_INFOS = FindingCode(
+    "LG206", ERROR, "one distribution installed twice in one folder (two .dist-info)"
+)
 UNOWNED_LIBRARY = FindingCode("LG210", ERROR, "a shared library no package owns")
 UNOWNED_FILE = FindingCode("LG211", ERROR, "a file in a package's folder that is not in its RECORD")
 ORPHAN_FOLDER = FindingCode(
