@@ -343,7 +343,12 @@ def test_user_site_duplicate_is_reported_not_touched(
     assert strict.exit_code == 1 and "nothing to change" in strict.stdout
     code, findings = env_check(lg, project, venv)
     duplicate = [f for f in findings if f["code"] == "LG213" and "jinja2" in f["message"]]
-    assert duplicate and "pip uninstall --user jinja2" in duplicate[0]["hint"]
+    # named where it lies, with a fix pip has (`pip uninstall` takes no --user)
+    assert duplicate
+    assert f"in the user site {os.path.realpath(userbase)}/lib/" in duplicate[0]["message"]
+    hint = duplicate[0]["hint"]
+    assert "-m pip uninstall jinja2` run outside any environment" in hint and "--user" not in hint
+    assert "PYTHONNOUSERSITE=1" in hint
     user_copy = next(userbase.glob("lib/python3*/site-packages/jinja2-1.0.dist-info"))
     plan = json.loads(clean_install(lg, project, venv, "--dry-run", "--json").stdout)["data"][
         "plan"

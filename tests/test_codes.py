@@ -1,11 +1,14 @@
 """The finding codes live in one registry (lockguard/model/codes.py): README.md's code tables list
-exactly its codes, each with its meaning, and the package spells no code as a literal elsewhere."""
+exactly its codes, each with its meaning, and the package spells no code as a literal elsewhere.
+Every producer gives a code the severity the registry says (or one of the cases it names)."""
 
 from __future__ import annotations
 
 import ast
 import re
 from pathlib import Path
+
+import pytest
 
 from lockguard.model import codes
 from lockguard.model.finding import ERROR, INFO, WARNING
@@ -106,3 +109,125 @@ def test_every_code_the_package_mentions_is_registered():
         if code not in codes.REGISTRY
     }
     assert not unknown, sorted(unknown)
+
+
+# -- the registry's severity is the one every producer gives ---------------------------------------
+
+SEVERITY_NAMES = {"ERROR": ERROR, "WARNING": WARNING, "INFO": INFO}
+# codes whose every producer builds its finding through the registry (`CODE.finding(...)`, or
+# doctor's `flag(CODE, ...)`); a later step adds the rest, then this becomes REGISTRY itself
+THROUGH_THE_REGISTRY = {"LG206", "LG213", "LG217", "LG302", "LG314"}
+
+
+def producers(source: str) -> list[tuple[int, str, str, str | None]]:
+    """(line, how, code, severity) of each call that names a code and a severity: `f(codes.X.code,
+    [title,] SEVERITY, ...)` (Finding, doctor's bad) gives how="literal" with the severity it
+    writes; `codes.X.finding(..., severity=S)` and `flag(codes.X, ..., severity=S)` give
+    how="registry" with S (None: the registry's own)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        explicit = next((k.value for k in node.keywords if k.arg == "severity"), None)
+        chosen = (
+            SEVERITY_NAMES.get(explicit.id)
+            if isinstance(explicit, ast.Name)
+            else explicit.value
+            if isinstance(explicit, ast.Constant)
+            else None
+        )
+        if isinstance(func, ast.Attribute) and func.attr == "finding":
+            if _code_constant(func.value):
+                out.append((node.lineno, "registry", _code_constant(func.value), chosen))
+            continue
+        for i, arg in enumerate(node.args):
+            constant = _code_constant(arg.value) if isinstance(arg, ast.Attribute) else None
+            if constant and arg.attr == "code":
+                given = [
+                    SEVERITY_NAMES[a.id]
+                    for a in node.args[i + 1 : i + 3]
+                    if isinstance(a, ast.Name) and a.id in SEVERITY_NAMES
+                ]
+                if given:
+                    out.append((node.lineno, "literal", constant, given[0]))
+            elif _code_constant(arg) and isinstance(func, ast.Name) and func.id == "flag":
+                out.append((node.lineno, "registry", _code_constant(arg), chosen))
+    return out
+
+
+def _code_constant(node: ast.AST) -> str | None:
+    """The registry code of `codes.NAME`, else None."""
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "codes"
+        and isinstance(getattr(codes, node.attr, None), codes.FindingCode)
+    ):
+        return getattr(codes, node.attr).code
+    return None
+
+
+def _all_producers():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for line, how, code, severity in producers(path.read_text(encoding="utf-8")):
+            yield f"{path.relative_to(REPO)}:{line}", how, code, severity
+
+
+def test_finding_takes_the_registry_severity_and_only_the_cases_it_names():
+    made = codes.LOADER_PATH_COPY.finding("m", "h", "/f", 3)
+    assert (made.code, made.severity, made.message, made.hint, made.file, made.line) == (
+        "LG217",
+        WARNING,
+        "m",
+        "h",
+        "/f",
+        3,
+    )
+    assert codes.LIBRARY_OUTSIDE_WHEELS.finding("m", severity=ERROR).severity == ERROR
+    with pytest.raises(ValueError, match="LG217 is warning in the registry, not error"):
+        codes.LOADER_PATH_COPY.finding("m", severity=ERROR)
+    for entry in codes.REGISTRY.values():
+        assert entry.severity not in entry.cases and set(entry.cases) <= {ERROR, WARNING, INFO}
+
+
+def test_the_scan_finds_both_kinds_of_producer():
+    source = (
+        "Finding(codes.LOADER_PATH_COPY.code, ERROR, 'm')\n"
+        "bad(codes.CUDNN_MISMATCH.code, 't', WARNING, 'm', 'h')\n"
+        "codes.TWO_DIST_INFOS.finding('m', 'h')\n"
+        "flag(codes.LIBRARY_OUTSIDE_WHEELS, 't', 'm', 'h', severity=ERROR)\n"
+    )
+    assert producers(source) == [
+        (1, "literal", "LG217", ERROR),
+        (2, "literal", "LG314", WARNING),
+        (3, "registry", "LG206", None),
+        (4, "registry", "LG302", ERROR),
+    ]
+
+
+def test_every_producer_gives_a_severity_the_registry_names():
+    """A code means one severity in every command (issue 30: a foreign libnccl was a warning to
+    clean-install, ok to doctor and an error to check --env); a rule may choose another only
+    where the registry names that case."""
+    wrong = [
+        f"{where}: {code} as {severity}; the registry says "
+        f"{' or '.join(codes.REGISTRY[code].severities)}"
+        for where, _how, code, severity in _all_producers()
+        if severity is not None and severity not in codes.REGISTRY[code].severities
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_converted_codes_are_built_only_through_the_registry():
+    found = list(_all_producers())
+    literal = [
+        f"{where}: {code}"
+        for where, how, code, _severity in found
+        if how == "literal" and code in THROUGH_THE_REGISTRY
+    ]
+    assert not literal, "build these with CODE.finding(...) / flag(CODE, ...):\n" + "\n".join(
+        literal
+    )
+    built = {code for _where, how, code, _severity in found if how == "registry"}
+    assert not THROUGH_THE_REGISTRY - built

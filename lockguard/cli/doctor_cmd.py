@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import sys
@@ -82,7 +83,7 @@ def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
 def target_python(value: str | None) -> str:
     """The interpreter to probe. A value with a slash is a path (relative to the working directory,
     links kept: a venv's bin/python is a link whose target is not the venv); a bare name is looked
-    up on PATH, as a shell would."""
+    up on PATH, as a shell would. One that cannot be run is bad input naming why."""
     if value is None:
         return _default_python()
     if not value.strip():
@@ -94,12 +95,10 @@ def target_python(value: str | None) -> str:
     if os.sep in value:
         path = Path(value).expanduser()
         path = path if path.is_absolute() else Path.cwd() / path
-        if not path.exists():
+        problem = unusable(path)
+        if problem:
             raise InputError(
-                f"--python {value}: {path} does not exist",
-                file=str(path),
-                key="--python",
-                hint="pass the environment's interpreter, e.g. .venv/bin/python",
+                f"--python {value}: {problem[0]}", file=str(path), key="--python", hint=problem[1]
             )
     else:
         found = shutil.which(value)
@@ -111,7 +110,7 @@ def target_python(value: str | None) -> str:
                 "bin/python",
             )
         path = Path(found)
-    if path.is_dir() or not os.access(path, os.X_OK):
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
         raise InputError(
             f"--python {value}: {path} is not an executable file",
             file=str(path),
@@ -122,9 +121,81 @@ def target_python(value: str | None) -> str:
 
 
 def _default_python() -> str:
+    """$VIRTUAL_ENV's python, else $CONDA_PREFIX's, else this one. An active environment whose
+    python cannot be run is bad input: diagnosing lockguard's own interpreter instead would
+    answer another question than the one asked."""
     for key in ("VIRTUAL_ENV", "CONDA_PREFIX"):
-        if os.environ.get(key):
-            candidate = Path(os.environ[key]) / "bin" / "python"
-            if candidate.exists():
-                return str(candidate)
+        folder = os.environ.get(key)
+        if not folder:
+            continue
+        candidate = Path(folder) / "bin" / "python"
+        problem = unusable(candidate)
+        if problem is None and not os.path.isdir(candidate):
+            return str(candidate)
+        what, fix = problem or (f"{candidate} is a folder", "")
+        raise InputError(
+            f"{key}={folder} names the environment to diagnose, but {what}",
+            file=str(candidate),
+            key=key,
+            hint=(fix + "; " if fix else "")
+            + f"or deactivate it (unset {key}), or pass --python EXE",
+        )
     return sys.executable
+
+
+def unusable(path: Path) -> tuple[str, str] | None:
+    """(what is wrong, the fix) when `path` cannot be started, from the kernel's own answer: a
+    missing file, a symlink loop, a folder on the way this user cannot enter; None when it can be
+    looked at."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return (
+                f"{path} is a symlink loop ({_link_chain(path)})",
+                "point the link at a real interpreter, or recreate the environment "
+                "(python -m venv --clear DIR)",
+            )
+        if exc.errno == errno.EACCES:
+            blocked = _closed_folder(path)
+            where = f"{blocked} is not open to this user" if blocked else "Permission denied"
+            return (
+                f"cannot run {path}: {where}",
+                "run as a user that can enter it, or pass an interpreter this user can run",
+            )
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            dangling = os.path.islink(path)
+            return (
+                f"{path} is a symlink to {os.readlink(path)}, which does not exist"
+                if dangling
+                else f"{path} does not exist",
+                "pass the environment's interpreter, e.g. .venv/bin/python",
+            )
+        return (f"cannot run {path}: {exc.strerror or exc}", "pass another interpreter")
+    return None
+
+
+def _link_chain(path: Path, limit: int = 6) -> str:
+    """`a -> b -> a`: the links a loop goes through (the first few)."""
+    seen: list[str] = [str(path)]
+    current = str(path)
+    for _ in range(limit):
+        try:
+            target = os.readlink(current)
+        except OSError:
+            break
+        current = os.path.normpath(os.path.join(os.path.dirname(current), target))
+        seen.append(current)
+        if seen.count(current) > 1:
+            break
+    return " -> ".join(seen)
+
+
+def _closed_folder(path: Path) -> str | None:
+    """The first folder on the way to `path` (or to the file its links lead to) this user may not
+    enter."""
+    for way in (path, Path(os.path.realpath(path))):
+        for parent in reversed(way.parents):
+            if not os.access(parent, os.X_OK):
+                return str(parent)
+    return None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lockguard.model import codes
+from lockguard.model.codes import FindingCode
 from lockguard.model.finding import ERROR, WARNING, Finding
 from lockguard.model.probe import ProbeResult
 from lockguard.model.system_facts import SystemFacts
@@ -53,8 +54,28 @@ def skip(id_: str, title: str, reason: str) -> Check:
 def bad(
     id_: str, title: str, severity: str, message: str, hint: str, evidence: tuple[str, ...] = ()
 ) -> Check:
-    status = "error" if severity == ERROR else "warn" if severity == WARNING else "ok"
-    return Check(id_, title, status, message, Finding(id_, severity, message, hint), evidence)
+    return Check(
+        id_, title, _status(severity), message, Finding(id_, severity, message, hint), evidence
+    )
+
+
+def flag(
+    code: FindingCode,
+    title: str,
+    message: str,
+    hint: str,
+    evidence: tuple[str, ...] = (),
+    *,
+    severity: str | None = None,
+) -> Check:
+    """A failed check whose finding has the registry's severity for `code` (or one of the cases the
+    registry names for it): the severity every other command reports it with."""
+    finding = code.finding(message, hint, severity=severity)
+    return Check(code.code, title, _status(finding.severity), message, finding, evidence)
+
+
+def _status(severity: str) -> str:
+    return "error" if severity == ERROR else "warn" if severity == WARNING else "ok"
 
 
 def cuda_of(text: str | None) -> CudaVersion | None:
@@ -86,6 +107,18 @@ class Facts:
             if isinstance(value, dict)
             else {}
         )
+
+    @property
+    def duplicates(self) -> dict[str, list[dict]]:
+        """name -> its dist-infos in one folder ({version, dist_info, live}), where several."""
+        value = self.probe.base.get("duplicates")
+        if not isinstance(value, dict):
+            return {}
+        return {
+            name: [c for c in copies if isinstance(c, dict) and isinstance(c.get("version"), str)]
+            for name, copies in value.items()
+            if isinstance(copies, list)
+        }
 
     @property
     def torch(self) -> dict:

@@ -9,6 +9,7 @@ LG303 the toolkit JIT builds use (/usr/local/cuda, CUDA_HOME) is another CUDA th
 LG304 nvcc does not match torch.version.cuda   LG310 installed versions differ from the lock
 LG305 gcc newer than that nvcc accepts         LG311 the probe failed, or an installed GPU package
                                                      fails to import
+LG206 one distribution installed twice in one folder (two .dist-info; as check --env says)
 LG306 -cu11 and -cu12 nvidia packages together LG312 no NVIDIA driver on this machine
 LG307 /dev/shm smaller than 1 GiB              LG313 the smoke matmul failed
                                                LG314 cuDNN in use differs from the installed wheel
@@ -16,7 +17,9 @@ LG307 /dev/shm smaller than 1 GiB              LG313 the smoke matmul failed
 
 from __future__ import annotations
 
-from lockguard.doctor.check import Check, Facts, bad, cuda_of, ok, skip
+import os
+
+from lockguard.doctor.check import Check, Facts, bad, cuda_of, flag, ok, skip
 from lockguard.doctor.checks_system import system_checks
 from lockguard.doctor.imports import import_checks
 from lockguard.model import codes
@@ -44,6 +47,7 @@ def run_checks(facts: Facts) -> list[Check]:
     checks.append(_arch(facts))
     checks += system_checks(facts)
     checks.append(_families(facts.dists))
+    checks.append(_twice(facts))
     checks.append(_zombies(facts))
     checks.append(_available(facts))
     checks.append(_against_lock(facts))
@@ -165,6 +169,37 @@ def _families(dists: dict) -> Check:
     )
 
 
+def _twice(facts: Facts) -> Check:
+    """LG206, as `check --env` and clean-install report it: two dist-infos of one name in one
+    folder; the probe names the one whose files are on disk (what imports)."""
+    title = "installed twice"
+    twice = {name: copies for name, copies in facts.duplicates.items() if len(copies) > 1}
+    if not twice:
+        return ok(
+            codes.TWO_DIST_INFOS.code, title, "no distribution has two .dist-info in one folder"
+        )
+    parts = []
+    for name, copies in sorted(twice.items()):
+        folder = os.path.dirname(str(copies[0].get("dist_info") or ""))
+        live = [c for c in copies if c.get("live") is True]
+        listed = ", ".join(
+            f"{c['version']} ({os.path.basename(str(c.get('dist_info') or ''))}"
+            + (", what imports)" if len(live) == 1 and c is live[0] else ")")
+            for c in copies
+        )
+        parts.append(f"{name} is installed twice in {folder}: {listed}")
+    names = sorted(twice)
+    return flag(
+        codes.TWO_DIST_INFOS,
+        title,
+        "; ".join(parts),
+        "`pip install --ignore-installed` writes a second copy over the first and leaves its "
+        ".dist-info and files behind; `lockguard clean-install` keeps the lock's copy and "
+        f"quarantines the other's files (by hand: `pip uninstall {' '.join(names)}` until "
+        "none is left, then install the version you want)",
+    )
+
+
 def _zombies(facts: Facts) -> Check:
     machine, alive = facts.machine, facts.alive
     gone = [(g, p) for g in machine.gpus for p in g.processes if alive.get(p.pid) is False]
@@ -260,22 +295,39 @@ def _cudnn(facts: Facts) -> Check:
     used = decode_cudnn(torch.get("cudnn"))
     if not used:
         return skip(codes.CUDNN_MISMATCH.code, title, "torch reports no cuDNN")
-    wheel = next((v for n, v in facts.dists.items() if n.startswith("nvidia-cudnn-")), None)
-    if not wheel:
+    found = _cudnn_wheel(facts)
+    if not found:
         return skip(
             codes.CUDNN_MISMATCH.code,
             title,
             f"no nvidia-cudnn wheel installed to compare cuDNN {used} with",
         )
+    name, wheel = found
     if wheel.split(".")[:3] != used.split("."):
-        return bad(
-            codes.CUDNN_MISMATCH.code,
+        loaded = [p for p in torch.get("mapped") or [] if "/libcudnn" in p]
+        from_wheels = bool(loaded) and all("/site-packages/nvidia/" in p for p in loaded)
+        return flag(
+            codes.CUDNN_MISMATCH,
             title,
-            WARNING,
-            f"torch uses cuDNN {used}, the installed wheel is {wheel}",
-            "another libcudnn is loaded first (LD_LIBRARY_PATH or a system copy)",
+            f"torch uses cuDNN {used}, the installed wheel {name} is {wheel}"
+            + (f" (loaded from {loaded[0]})" if loaded else ""),
+            "another wheel wrote its libcudnn into the shared nvidia/cudnn/ folder "
+            f"({codes.MIXED_NVIDIA_FAMILIES.code}); `lockguard clean-install` keeps only the "
+            "locked wheel"
+            if from_wheels
+            else "another libcudnn is loaded first (LD_LIBRARY_PATH or a system copy)",
         )
-    return ok(codes.CUDNN_MISMATCH.code, title, f"{used} from the nvidia-cudnn wheel")
+    return ok(codes.CUDNN_MISMATCH.code, title, f"{used} from {name}")
+
+
+def _cudnn_wheel(facts: Facts) -> tuple[str, str] | None:
+    """The installed nvidia-cudnn wheel torch's build belongs to: of -cu11 and -cu12 installed
+    together, the one of torch.version.cuda's major (cu12's 8.9.2 for a CUDA 12.1 torch)."""
+    wheels = sorted((n, v) for n, v in facts.dists.items() if n.startswith("nvidia-cudnn-"))
+    cuda = facts.torch_cuda
+    mine = [(n, v) for n, v in wheels if cuda and cuda_family(n) == str(cuda.major)]
+    found = mine or wheels
+    return found[0] if found else None
 
 
 def _smoke(facts: Facts) -> Check:

@@ -8,7 +8,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from lockguard.doctor.check import Check, Facts, bad, cuda_of, ok, skip
+from lockguard.doctor.check import Check, Facts, bad, cuda_of, flag, ok, skip
 from lockguard.model import codes
 from lockguard.model.finding import ERROR, WARNING
 from lockguard.model.system_facts import (
@@ -104,20 +104,23 @@ def expected_versions(facts: Facts) -> dict[str, tuple[str, str]]:
 
 
 def _libraries(facts: Facts) -> Check:
+    """LG302 with the registry's severity (a warning, as LG217 in `check --env` and clean-install):
+    a library the loader reaches by name with another version than the wheel's; an error only in
+    the case the registry names, torch having loaded one from outside its wheels."""
     title = "CUDA libraries"
     mapped = facts.torch.get("mapped") or []
     versions = facts.torch.get("mapped_versions") or {}
     foreign = [p for p in mapped if _FOREIGN.search(p) and not wheel_owned(p)]
     if foreign:
         shown = ", ".join(p + _version_note(p, versions) for p in foreign)
-        return bad(
-            codes.LIBRARY_OUTSIDE_WHEELS.code,
+        return flag(
+            codes.LIBRARY_OUTSIDE_WHEELS,
             title,
-            ERROR,
             f"torch loaded from outside its wheels: {shown}",
             "a system copy (ld.so.conf.d or LD_LIBRARY_PATH) shadows the wheel's; unset "
             "LD_LIBRARY_PATH or remove that directory from it (NCCL shadowing shows as "
             "'NCCL error: unhandled system error')",
+            severity=ERROR,
         )
     expected = expected_versions(facts)
     clashes, notes = [], []
@@ -131,7 +134,7 @@ def _libraries(facts: Facts) -> Check:
             clashes.append((lib, version, whose))
         else:
             notes.append(f"{lib.path} {lib.version} = {whose}")
-    if clashes and not mapped:
+    if clashes:
         # torch's own RPATH finds its wheel's copy first; the shadowing happens when something opens
         # this SONAME by name before torch (cupy, mpi4py, a custom op): torch then reuses that copy
         lines = [
@@ -139,25 +142,24 @@ def _libraries(facts: Facts) -> Check:
             f"{lib.lookup_name} a process finds by name; {whose} is {version}"
             for lib, version, whose in clashes
         ]
-        return bad(
-            codes.LIBRARY_OUTSIDE_WHEELS.code,
+        loaded = (
+            f" (torch loaded its wheels' {counted(len(mapped), 'library', 'libraries')} here; "
+            "a process that opens one of these by name first gets the other copy)"
+            if mapped
+            else ""
+        )
+        return flag(
+            codes.LIBRARY_OUTSIDE_WHEELS,
             title,
-            WARNING,
-            "; ".join(lines),
+            "; ".join(lines) + loaded,
             _shadow_fix(clashes[0][0]),
         )
     if mapped:
-        extra = (
-            f"; reachable outside: {', '.join(_short(*clash) for clash in clashes)} "
-            "(not used by torch)"
-            if clashes
-            else ""
-        )
         return ok(
             codes.LIBRARY_OUTSIDE_WHEELS.code,
             title,
             f"torch loaded {counted(len(mapped), 'library', 'libraries')}, all from the "
-            f"environment's wheels{extra}",
+            "environment's wheels",
         )
     if not expected:
         reachable = [lib for lib in facts.system.libraries if lib.family in LIBRARY_FAMILIES]
@@ -194,10 +196,6 @@ def _version_note(path: str, versions: dict) -> str:
         return ""
     version = decode_library_version(match.group(1), versions.get(path))
     return f" ({_LABEL[match.group(1)]} {version})" if version else ""
-
-
-def _short(lib: SharedLibrary, version: str, whose: str) -> str:
-    return f"{lib.path} {lib.version} ({whose} is {version})"
 
 
 def _shadow_fix(lib: SharedLibrary) -> str:

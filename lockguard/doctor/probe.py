@@ -9,6 +9,8 @@ version_code() is also what io/machine/library_probe.py calls on the libraries o
 environment.
 """
 
+import base64
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -59,16 +61,21 @@ def canonical(name):
 
 
 def distributions():
-    """canonical name -> (version, dist-info folder), the first on sys.path winning, read from the
-    METADATA headers directly (importlib.metadata costs more than the whole probe)."""
+    """(canonical name -> (version, dist-info folder), the first on sys.path winning; canonical
+    name -> every dist-info of that name in the winner's folder, where there are several), read
+    from the METADATA headers directly (importlib.metadata costs more than the whole probe). Of two
+    dist-infos in one folder (pip install --ignore-installed over another version), the winner is
+    the one whose files are on disk (live_copy)."""
     found: dict[
         str, tuple[str, str]
     ] = {}  # a local annotation: never evaluated by an old target Python
+    twins: dict[str, list[tuple[str, str]]] = {}
     for entry in sys.path:
         try:
             names = sorted(os.listdir(entry or "."))
         except OSError:
             continue
+        here: dict[str, list[tuple[str, str]]] = {}
         for name in names:
             if name.endswith(".dist-info"):
                 meta = os.path.join(entry, name, "METADATA")
@@ -82,10 +89,80 @@ def distributions():
                 continue
             headers = read_headers(meta)
             if headers.get("name") and headers.get("version"):
-                found.setdefault(
-                    canonical(headers["name"]), (headers["version"], os.path.join(entry, name))
+                here.setdefault(canonical(headers["name"]), []).append(
+                    (headers["version"], os.path.join(entry, name))
                 )
-    return found
+        for key, copies in here.items():
+            if key in found:
+                continue
+            if len(copies) > 1:
+                twins[key] = copies
+                live = live_copy(entry or ".", [info for _version, info in copies])
+                copies = [copies[live]] if live is not None else copies
+            found[key] = copies[0]
+    return found, twins
+
+
+def record_digests(info):
+    """RECORD path -> its sha256 (urlsafe base64), for the rows that carry one."""
+    out = {}
+    try:
+        with open(os.path.join(info, "RECORD"), encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                parts = line.rstrip("\r\n").rsplit(",", 2)
+                if len(parts) == 3 and parts[1].startswith("sha256="):
+                    out[parts[0].strip('"')] = parts[1][7:]
+    except OSError:
+        pass
+    return out
+
+
+def file_digest(path, limit=64 << 20):
+    if os.path.getsize(path) > limit:
+        raise OSError("too large to hash here")
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+
+
+def live_copy(entry, infos, sample=8):
+    """The index of the dist-info whose RECORD digests the files on disk match, on the paths the
+    RECORDs all list with different digests (a few, .py files first); None when they do not tell."""
+    records = [record_digests(info) for info in infos]
+    shared = set(records[0]).intersection(*records[1:])
+    differing = sorted(
+        (p for p in shared if len({r[p] for r in records}) > 1),
+        key=lambda p: (not p.endswith(".py"), p),
+    )
+    scores = [0] * len(infos)
+    for path in differing[:sample]:
+        try:
+            actual = file_digest(os.path.join(entry, path))
+        except OSError:
+            continue
+        for index, record in enumerate(records):
+            scores[index] += record[path] == actual
+    best = max(scores)
+    return scores.index(best) if best and scores.count(best) == 1 else None
+
+
+def owner_of(path, infos):
+    """The one dist-info (of `infos`) whose RECORD lists `path` with the digest of its bytes."""
+    try:
+        actual = file_digest(path)
+    except (OSError, TypeError, ValueError):
+        return None
+    owners = [
+        info
+        for info in infos
+        if record_digests(info).get(
+            os.path.relpath(path, os.path.dirname(info)).replace(os.sep, "/")
+        )
+        == actual
+    ]
+    return owners[0] if len(owners) == 1 else None
 
 
 def read_headers(path):
@@ -128,7 +205,7 @@ def providers(library, dists):
     return out
 
 
-def base_facts(dists):
+def base_facts(dists, twins):
     return {
         "python": {
             "version": platform.python_version(),
@@ -142,6 +219,14 @@ def base_facts(dists):
         },
         "glibc": os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None,
         "distributions": {name: version for name, (version, _info) in sorted(dists.items())},
+        # several dist-infos of one name in one folder: each, and which one's files are on disk
+        "duplicates": {
+            name: [
+                {"version": version, "dist_info": info, "live": info == dists[name][1]}
+                for version, info in copies
+            ]
+            for name, copies in sorted(twins.items())
+        },
         "environment": {
             k: v for k, v in sorted(os.environ.items()) if k in ENV_KEYS or k.startswith("NCCL_")
         },
@@ -203,13 +288,20 @@ def traceback_tail(exc):
     return [line.rstrip() for line in lines][-TAIL:]
 
 
-def try_import(dist, module, dists):
+def try_import(dist, module, dists, twins):
     """Import one GPU package; a failure is data: the exception, its traceback, and for a missing
-    shared library the installed distributions whose RECORD lists it."""
+    shared library the installed distributions whose RECORD lists it. The version is that of the
+    dist-info whose RECORD lists the imported module's file with its bytes (of two installs in
+    one folder, the one that imports)."""
     emit("importing", {"dist": dist, "module": module})
     result = {"dist": dist, "module": module, "version": dists[dist][0] if dist in dists else None}
     try:
-        importlib.import_module(module)
+        imported = importlib.import_module(module)
+        if dist in twins:
+            infos = {info: version for version, info in twins[dist]}
+            owner = owner_of(getattr(imported, "__file__", None), list(infos))
+            if owner is not None:
+                result["version"], result["dist_info"] = infos[owner], owner
     except (Exception, SystemExit) as exc:  # an import may raise anything, even SystemExit
         result["state"] = "broken"
         result["error"] = f"{type(exc).__name__}: {exc}"[:4000]
@@ -308,12 +400,12 @@ def main(argv):
         for i, arg in enumerate(argv[:-1])
         if arg == "--import" and "=" in argv[i + 1]
     ]
-    dists = distributions()
-    emit("base", base_facts(dists))
+    dists, twins = distributions()
+    emit("base", base_facts(dists, twins))
     results = []
     torch_ok = False
     if "torch" in dists or importlib.util.find_spec("torch") is not None:
-        result = try_import("torch", "torch", dists)
+        result = try_import("torch", "torch", dists, twins)
         results.append(result)
         torch_ok = result["state"] == "ok"
         if torch_ok:
@@ -328,7 +420,7 @@ def main(argv):
     for dist, module in imports:
         if dist != "torch" and dist in dists:
             if torch_ok:
-                results.append(try_import(dist, module, dists))
+                results.append(try_import(dist, module, dists, twins))
             else:
                 results.append(
                     {

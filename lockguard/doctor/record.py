@@ -53,7 +53,11 @@ def node_record(
 ) -> dict:
     dists = facts.dists
     drift = drift_columns(facts, checks, lock_meta)
-    distributions = sorted(f"{name}=={dists[name]}" for name in dists)
+    # every installed dist-info: two of one name in one folder are both listed
+    distributions = sorted(
+        {f"{name}=={dists[name]}" for name in dists}
+        | {f"{name}=={c['version']}" for name, copies in facts.duplicates.items() for c in copies}
+    )
     probe = facts.probe
     base = probe.base
     return {

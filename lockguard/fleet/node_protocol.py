@@ -186,7 +186,7 @@ def parse_node_output(output: NodeOutput, *, engine: str, timeout: float | None)
                 "findings": [
                     {
                         "code": codes.NODE_CHECK_FAILED.code,
-                        "severity": "error",
+                        "severity": codes.NODE_CHECK_FAILED.severity,
                         "message": problem,
                         "hint": "run `lockguard check --env PREFIX` on that node to see why",
                     }

@@ -113,7 +113,7 @@ def _fleet_node(data: dict, file: str) -> NodeReport:
         raise Malformed(f"status {status!r}: expected ok, unreachable or failed")
     if status != OK:
         message = str(data.get("message") or status)
-        code = codes.NODE_UNREACHABLE.code if status == UNREACHABLE else codes.NODE_FAILED.code
+        code = codes.NODE_UNREACHABLE if status == UNREACHABLE else codes.NODE_FAILED
         hint = data.get("hint") or (UNREACHABLE_HINT if status == UNREACHABLE else FAILED_HINT)
         return NodeReport(
             node=node,
@@ -121,7 +121,7 @@ def _fleet_node(data: dict, file: str) -> NodeReport:
             status=status,
             message=message,
             engine=data.get("engine"),
-            findings=(NodeFinding(code, "error", f"{status}: {message}", hint),),
+            findings=(NodeFinding(code.code, code.severity, f"{status}: {message}", hint),),
         )
     if not isinstance(data.get("doctor"), dict):
         raise Malformed("status ok without a doctor record")

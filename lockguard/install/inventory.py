@@ -6,6 +6,7 @@ LG202 installed but not in the lock        LG214 a .pth file injects directories
 LG203 a file no longer matches its RECORD  LG215 nvidia -cuNN families of several CUDA majors
 LG204 a RECORD file is missing (or a shared library has another size)
 LG205 a locked package installed as a legacy .egg-info (no RECORD: reinstalled as a wheel)
+LG206 one distribution installed twice in one folder (two .dist-info; install/duplicates.py)
 LG210 an unowned shared library            LG216 two files with one SONAME on the search path
 LG211 an unowned file in an owned folder   LG217 the loader's path holds another copy of a locked
                                                  lib
@@ -31,6 +32,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from lockguard.install.duplicates import in_one_folder, on_two_paths
 from lockguard.install.lock_diff import LockView, Outgoing, against_lock
 from lockguard.install.tools import tool_conflicts
 from lockguard.model import codes
@@ -76,7 +78,7 @@ def take_inventory(
     owners = _owners_of(snap, _asked_owners(snap))
     _record_problems(snap, inv)
     _files(snap, inv)
-    _duplicates(snap, inv)
+    inv.findings += on_two_paths(snap) + in_one_folder(snap)
     _pth(snap, owners, inv)
     _families(snap, inv)
     _sonames(snap, owners, inv)
@@ -339,37 +341,6 @@ def _unowned_library(snap: PrefixSnapshot, path: str, inv: Inventory) -> None:
     )
 
 
-def _duplicates(snap: PrefixSnapshot, inv: Inventory) -> None:
-    order = {p: i for i, p in reversed(list(enumerate(snap.real_sys_path or snap.sys_path)))}
-    by_name: dict[str, list] = {}
-    for dist in snap.dists:
-        by_name.setdefault(dist.name, []).append(dist)
-    for name, copies in sorted(by_name.items()):
-        sites = {d.site for d in copies}
-        if len(sites) < 2:
-            continue
-        copies.sort(key=lambda d: order.get(d.site, 1 << 30))
-        winner, losers = copies[0], copies[1:]
-        where = ", ".join(f"{d.version} in {d.site}" for d in losers)
-        outside = [d for d in copies if not d.in_prefix]
-        hint = (
-            f"remove the copy outside the environment (pip uninstall --user {name}), "
-            "or run with PYTHONNOUSERSITE=1"
-            if outside
-            else "uninstall the extra copy"
-        )
-        inv.findings.append(
-            Finding(
-                codes.INSTALLED_TWICE.code,
-                ERROR,
-                f"{name} is installed twice on sys.path: {winner.version} in {winner.site} wins "
-                f"over {where}",
-                hint,
-                winner.dist_info,
-            )
-        )
-
-
 def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
     for pth in snap.pth:
         relative = relative_path(pth.path, snap.prefix)
@@ -448,10 +419,9 @@ def _loader_path(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
                 continue
             depth = len(have.split("."))
             if have.split(".")[: min(depth, len(want.split(".")))] != want.split(".")[:depth]:
+                # the registry's severity, the one doctor gives the same library (LG302)
                 inv.findings.append(
-                    Finding(
-                        codes.LOADER_PATH_COPY.code,
-                        ERROR,
+                    codes.LOADER_PATH_COPY.finding(
                         f"{entry.path} ({entry.origin}) holds {filename} (SONAME {wanted}, "
                         f"the name the lock's {lib} {want} is loaded by)",
                         "the loader can pick it before the wheel's own copy; "

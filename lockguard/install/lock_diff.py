@@ -55,8 +55,13 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
     conda side must install."""
     diff = LockDiff()
     copies: dict[str, list] = {}
+    # a second .dist-info of a name in one folder leaves as a whole (LG206 says why); the copy
+    # whose files are on disk is judged like any other
+    extras = _extra_twins(snap, lock)
+    for dist in extras:
+        diff.outgoing.append(_leaving(dist.name, dist, extras[dist]))
     for dist in snap.dists:
-        if dist.in_prefix:
+        if dist.in_prefix and dist not in extras:
             copies.setdefault(dist.name, []).append(dist)
     conda_names = {canonical_name(r.name) for r in snap.conda}
     for name, version in sorted(lock.pip.items()):
@@ -141,6 +146,38 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
                 )
                 diff.conda_missing.append(name)
     return diff
+
+
+def twins(dists) -> dict[tuple[str, str], list[InstalledDist]]:
+    """(folder, name) -> the .dist-info of that name in that folder, where there are several."""
+    groups: dict[tuple[str, str], list[InstalledDist]] = {}
+    for dist in dists:
+        groups.setdefault((dist.site, dist.name), []).append(dist)
+    return {key: copies for key, copies in groups.items() if len(copies) > 1}
+
+
+def _extra_twins(snap: PrefixSnapshot, lock: LockView) -> dict[InstalledDist, str]:
+    """The copies of a distribution installed twice in one folder of the prefix that go, with
+    why. The one kept is the copy whose files are on disk, at the lock's version if two qualify;
+    where none can be told apart from the others, every copy but the lock's goes."""
+    out: dict[InstalledDist, str] = {}
+    for (_site, name), copies in sorted(twins(d for d in snap.dists if d.in_prefix).items()):
+        live = [d for d in copies if not d.overwritten] or copies
+        pinned = lock.pip.get(name)
+        kept = next(
+            (d for d in live if pinned and same_version(d.version, pinned)),
+            live[0] if len(live) == 1 else None,
+        )
+        for dist in copies:
+            if kept is None or dist is kept:
+                continue
+            over = (
+                f"{kept.version} was installed over it"
+                if dist.overwritten
+                else f"a second .dist-info beside {kept.version}"
+            )
+            out[dist] = f"installed twice: {over}"
+    return out
 
 
 def _legacy(dist) -> str:

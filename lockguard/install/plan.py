@@ -25,6 +25,7 @@ FIXABLE = {
     codes.FILE_DIFFERS.code,
     codes.RECORD_FILE_MISSING.code,
     codes.LEGACY_EGG_INFO.code,
+    codes.TWO_DIST_INFOS.code,
     codes.UNOWNED_LIBRARY.code,
     codes.UNOWNED_FILE.code,
     codes.ORPHAN_FOLDER.code,
@@ -181,10 +182,12 @@ class Plan:
             )
         if self.reported:
             lines.append(
-                "  reported, never changed (warnings; they fail the run only with --strict):"
+                "  reported, never changed (outside what a clean-install changes; they fail the "
+                "run only with --strict):"
             )
             lines += [
-                f"    {f.code} {f.message}" + (f"\n      hint: {f.hint}" if f.hint else "")
+                f"    {f.code} {f.severity}: {f.message}"
+                + (f"\n      hint: {f.hint}" if f.hint else "")
                 for f in self.reported
             ]
         return "\n".join(lines) + "\n"

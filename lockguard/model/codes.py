@@ -3,27 +3,55 @@ means. Findings and doctor checks are created with these constants, never with a
 README.md's code tables are tested against REGISTRY (tests/test_codes.py).
 
 LG1xx the lock files against the intent and each other (`check`, and resolve's refusal gate)
-LG2xx the installed environment against the lock (`check --env`, clean-install)
+LG2xx the installed environment against the lock (`check --env`, clean-install; doctor reports
+      LG206 too)
 LG3xx the machine and the environment (`doctor`)
 LG4xx fleet collection (`fleet run` / `fleet report`)
 
-The severity is the one a finding usually has; a few rules choose another by case (LG120 is a
-warning for a minor CUDA mismatch, LG214 info for a .pth a package owns, LG223 an error when the
-bytecode is all a folder holds, LG302 an error when torch loaded the library).
+The severity is the one a finding has in every command that reports it; a few rules choose
+another by case, and the registry names those cases (`cases`): LG120 is a warning for a minor CUDA
+mismatch, LG214 info for a .pth a package owns, LG223 an error when the bytecode is all a folder
+holds, LG302 an error when torch loaded the library, LG304 an error when DeepSpeed's rule refuses
+the pair, LG311 a warning when the probe's facts came with lines that are not its own. Producers
+build their findings with `CODE.finding(...)` (doctor: `check.flag(CODE, ...)`), which takes the
+severity from here and refuses one the registry does not name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lockguard.model.finding import ERROR, INFO, WARNING
+from lockguard.model.finding import ERROR, INFO, WARNING, Finding
 
 
 @dataclass(frozen=True, slots=True)
 class FindingCode:
     code: str  # stable, printed as is: "LG102"
-    severity: str  # the default: error, warning or info
+    severity: str  # error, warning or info: what every command reports it as
     title: str  # one line: what the finding means
+    cases: tuple[str, ...] = ()  # the other severities a rule gives it by case (module docstring)
+
+    @property
+    def severities(self) -> tuple[str, ...]:
+        return (self.severity, *self.cases)
+
+    def finding(
+        self,
+        message: str,
+        hint: str | None = None,
+        file: str | None = None,
+        line: int | None = None,
+        *,
+        severity: str | None = None,
+    ) -> Finding:
+        """A Finding of this code with the registry's severity; `severity` only for one of the
+        cases the registry names (anything else is a bug: ValueError)."""
+        chosen = severity or self.severity
+        if chosen not in self.severities:
+            raise ValueError(
+                f"{self.code} is {' or '.join(self.severities)} in the registry, not {chosen}"
+            )
+        return Finding(self.code, chosen, message, hint, file, line)
 
 
 # -- LG1xx: the lock files against the intent --------------------------------------------------
@@ -36,7 +64,9 @@ LOCK_NOT_LOCKGUARDS = FindingCode(
 PIP_VIEWS_DIFFER = FindingCode("LG110", ERROR, "pip pins differ between the lock files")
 CONDA_VIEWS_DIFFER = FindingCode("LG111", ERROR, "conda records differ between the lock files")
 LOCK_CONTRADICTS_INTENT = FindingCode("LG112", ERROR, "a lock file says other than the intent")
-CONDA_CUDA_MISMATCH = FindingCode("LG120", ERROR, "conda's CUDA differs from torch's CUDA")
+CONDA_CUDA_MISMATCH = FindingCode(
+    "LG120", ERROR, "conda's CUDA differs from torch's CUDA", (WARNING,)
+)
 SHARED_FILES = FindingCode("LG121", ERROR, "two wheels install the same file")
 GCC_TOO_NEW = FindingCode("LG122", ERROR, "gcc newer than nvcc accepts")
 DRIVER_FLOOR_TOO_LOW = FindingCode(
@@ -82,17 +112,22 @@ RECORD_FILE_MISSING = FindingCode(
     "LG204", ERROR, "a file of a RECORD is missing (or a shared library has another size)"
 )
 LEGACY_EGG_INFO = FindingCode("LG205", WARNING, "a locked package installed as a legacy .egg-info")
+TWO_DIST_INFOS = FindingCode(
+    "LG206", ERROR, "one distribution installed twice in one folder (two .dist-info)"
+)
 UNOWNED_LIBRARY = FindingCode("LG210", ERROR, "a shared library no package owns")
 UNOWNED_FILE = FindingCode("LG211", ERROR, "a file in a package's folder that is not in its RECORD")
 ORPHAN_FOLDER = FindingCode(
     "LG212", ERROR, "a package folder or module that belongs to no distribution"
 )
 INSTALLED_TWICE = FindingCode("LG213", ERROR, "one distribution on two sys.path entries")
-PTH_INJECTS = FindingCode("LG214", WARNING, "a .pth file injects directories into sys.path")
+PTH_INJECTS = FindingCode(
+    "LG214", WARNING, "a .pth file injects directories into sys.path", (INFO,)
+)
 MIXED_CUDA_WHEELS = FindingCode("LG215", ERROR, "nvidia packages of several CUDA majors")
 DUPLICATE_SONAME = FindingCode("LG216", ERROR, "two files with one SONAME on the search path")
 LOADER_PATH_COPY = FindingCode(
-    "LG217", ERROR, "the loader's path holds another copy of a locked library"
+    "LG217", WARNING, "the loader's path holds another copy of a locked library"
 )
 USR_LOCAL_CUDA = FindingCode(
     "LG218", WARNING, "/usr/local/cuda points at another CUDA than the lock's"
@@ -105,19 +140,21 @@ KEPT_TOOL_CONFLICT = FindingCode(
 INTERRUPTED_RUN = FindingCode(
     "LG222", ERROR, "an interrupted clean-install or restore left its transaction"
 )
-ORPHAN_BYTECODE = FindingCode("LG223", WARNING, "compiled bytecode whose source is gone")
+ORPHAN_BYTECODE = FindingCode("LG223", WARNING, "compiled bytecode whose source is gone", (ERROR,))
 CONDA_RECORD_DIFFERS = FindingCode("LG230", ERROR, "a locked conda record is missing or different")
 
 # -- LG3xx: doctor ------------------------------------------------------------------------------
 DRIVER_TOO_OLD = FindingCode("LG300", ERROR, "the driver is too old for torch's CUDA")
 ARCH_NOT_IN_BUILD = FindingCode("LG301", ERROR, "a GPU's architecture is not in torch's build")
 LIBRARY_OUTSIDE_WHEELS = FindingCode(
-    "LG302", WARNING, "a CUDA library loaded or reachable from outside the wheels"
+    "LG302", WARNING, "a CUDA library loaded or reachable from outside the wheels", (ERROR,)
 )
 JIT_TOOLKIT_MISMATCH = FindingCode(
     "LG303", WARNING, "the toolkit JIT builds use is another CUDA than the lock's"
 )
-NVCC_TORCH_MISMATCH = FindingCode("LG304", WARNING, "nvcc does not match torch.version.cuda")
+NVCC_TORCH_MISMATCH = FindingCode(
+    "LG304", WARNING, "nvcc does not match torch.version.cuda", (ERROR,)
+)
 GCC_NEWER_THAN_NVCC = FindingCode("LG305", ERROR, "gcc newer than that nvcc accepts")
 MIXED_NVIDIA_FAMILIES = FindingCode("LG306", ERROR, "-cu11 and -cu12 nvidia packages together")
 DEV_SHM_SMALL = FindingCode("LG307", WARNING, "/dev/shm smaller than 1 GiB")
@@ -125,7 +162,7 @@ GPU_MEMORY_HELD = FindingCode("LG308", WARNING, "GPU memory held by processes th
 TORCH_SEES_NO_CUDA = FindingCode("LG309", ERROR, "torch sees no CUDA while NVML sees GPUs")
 INSTALLED_DIFFERS = FindingCode("LG310", ERROR, "installed versions differ from the lock")
 IMPORT_FAILS = FindingCode(
-    "LG311", ERROR, "the probe failed, or an installed GPU package fails to import"
+    "LG311", ERROR, "the probe failed, or an installed GPU package fails to import", (WARNING,)
 )
 NO_DRIVER = FindingCode("LG312", INFO, "no NVIDIA driver on this machine")
 SMOKE_FAILED = FindingCode("LG313", ERROR, "the smoke matmul failed")

@@ -35,6 +35,9 @@ class InstalledDist:
     # 23.1) has none: "installed-files.txt" (what pip recorded), or "top-level names" (inferred from
     # top_level.txt: every file under those folders)
     ownership: str = "RECORD"
+    # another .dist-info of the same name in the same folder was installed over this one (pip
+    # --ignore-installed): files both RECORDs list whose bytes on disk are the other's (a sample)
+    overwritten: tuple[str, ...] = ()
 
     @property
     def record_file(self) -> str:
@@ -111,6 +114,10 @@ class PrefixSnapshot:
     real_sys_path: list[str] | None = None
     site_dirs: list[str] = field(default_factory=list)  # site-packages folders inside the prefix
     user_site: str | None = None
+    # where sys.path entries outside the prefix come from (LG213 names them): the interpreter's
+    # sys.base_prefix (a venv's base), and the PYTHONPATH entries it was started with (absolute)
+    base_prefix: str | None = None
+    pythonpath: list[str] = field(default_factory=list)
     dists: list[InstalledDist] = field(default_factory=list)
     conda: list[CondaInstalled] = field(default_factory=list)
     # every file under site-packages and lib/ (relative)

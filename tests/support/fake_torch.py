@@ -129,3 +129,20 @@ def add_package(site: Path, dist: str, version: str, module: str, body: str) -> 
     add_dist(site, dist, version, (f"{module}/__init__.py",))
     (site / module).mkdir(exist_ok=True)
     (site / module / "__init__.py").write_text(body)
+
+
+def fake_torch_wheel(
+    directory: Path, config: dict, *, requires=(), extra: dict[str, bytes] | None = None
+) -> Path:
+    """A real wheel of the fake torch at config["version"] (pip installs it like any other): its
+    version lives in torch/fake_config.json, so two versions share torch/__init__.py byte for byte
+    and differ in that file, as two real torch versions differ in torch/version.py."""
+    from tests.support.wheels import build_wheel
+
+    files = {
+        "torch/__init__.py": INIT.encode(),
+        "torch/fake_config.json": json.dumps(config).encode(),
+        "torch/version.py": f"__version__ = {config['version']!r}\n".encode(),
+        **(extra or {}),
+    }
+    return build_wheel(directory, "torch", config["version"], requires=requires, files=files)

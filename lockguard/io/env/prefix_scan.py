@@ -8,7 +8,9 @@ with bounds."""
 
 from __future__ import annotations
 
+import base64
 import csv
+import errno
 import json
 import os
 import threading
@@ -23,7 +25,14 @@ from lockguard.io.env.file_listing import FileListing
 from lockguard.io.env.loader_paths import library_dirs
 from lockguard.io.env.loader_paths import read_sonames as sonames_of
 from lockguard.io.env.scan_memo import Memo, file_key
-from lockguard.io.read import MIB, open_regular, read_env_bytes, read_env_text, read_head
+from lockguard.io.read import (
+    MIB,
+    open_regular,
+    read_env_bytes,
+    read_env_text,
+    read_head,
+    regular_file_sha256,
+)
 from lockguard.io.run import run_bounded
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 from lockguard.model.prefix import (
@@ -42,6 +51,7 @@ import json, site, sys, sysconfig
 paths = sysconfig.get_paths()
 print("LOCKGUARD-FACTS:" + json.dumps({
     "prefix": sys.prefix, "executable": sys.executable, "path": sys.path,
+    "base_prefix": sys.base_prefix,
     "version": "%d.%d.%d" % sys.version_info[:3],
     "user_site": site.getusersitepackages() if site.ENABLE_USER_SITE else None,
     "purelib": paths["purelib"], "platlib": paths["platlib"], "scripts": paths.get("scripts"),
@@ -49,7 +59,7 @@ print("LOCKGUARD-FACTS:" + json.dumps({
 }))
 """
 _FACT_TYPES = {"prefix": str, "path": list, "version": str, "purelib": str, "platlib": str}
-_OPTIONAL = ("user_site", "scripts", "data", "include", "executable")
+_OPTIONAL = ("user_site", "scripts", "data", "include", "executable", "base_prefix")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +76,7 @@ class InterpreterFacts:
     data: str | None = None
     include: str | None = None
     executable: str | None = None
+    base_prefix: str | None = None
 
     def scheme(self) -> dict[str, str]:
         """The install scheme's folders the interpreter named (sysconfig's keys)."""
@@ -125,8 +136,11 @@ def _reachable(path: Path) -> bool:
         raise InputError(
             f"cannot run {path}: {exc.strerror or exc} (stat {exc.filename or path})",
             file=str(path),
-            hint="the interpreter, or a folder on its way, is not open to this user: run as a user "
-            "that can run it, or pass another --python",
+            hint="a symlink loop: point the link at a real interpreter, or recreate the "
+            "environment (python -m venv --clear DIR)"
+            if exc.errno == errno.ELOOP
+            else "the interpreter, or a folder on its way, is not open to this user: run as a "
+            "user that can run it, or pass another --python",
         ) from None
     return True
 
@@ -188,6 +202,7 @@ def ask_interpreter(python: Path, env: dict[str, str] | None = None) -> Interpre
         data=facts.get("data"),
         include=facts.get("include"),
         executable=facts.get("executable"),
+        base_prefix=facts.get("base_prefix"),
     )
 
 
@@ -251,7 +266,12 @@ def scan_prefix(
         python=str(exe),
         python_version=facts.version,
         sys_path=[p for p in facts.path if p],
-        user_site=facts.user_site,
+        # as the sys.path entries the dists were found in: links resolved
+        user_site=os.path.realpath(facts.user_site) if facts.user_site else None,
+        base_prefix=os.path.realpath(facts.base_prefix) if facts.base_prefix else None,
+        pythonpath=[
+            os.path.realpath(p) for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p
+        ],
     )
     snap.real_sys_path = [os.path.realpath(p) for p in snap.sys_path]
     snap.scheme = {key: os.path.realpath(folder) for key, folder in facts.scheme().items()}
@@ -279,6 +299,7 @@ def scan_prefix(
                 sizes.update(more)
             snap.dists += dists
             snap.pth += _pth_files(entry)
+    snap.dists = _mark_overwritten(snap.dists, str(root))
     snap.conda = conda_records(root)
     snap.is_conda = (root / "conda-meta").is_dir()
     if any(d.legacy for d in snap.dists) and snap.conda:
@@ -614,6 +635,65 @@ def _absent_files(
         if absent or resized:
             snap.dists[i] = _replace(dist, absent=absent, resized=tuple(resized))
     snap.unrecorded = Unrecorded(len(snap.files), len(snap.dists), unrecorded)
+
+
+# files hashed per copy to tell which of two .dist-info of one name wrote the files on disk
+_OVERWRITE_SAMPLE = 8
+_OVERWRITE_FILE_LIMIT = 64 * MIB
+
+
+def _mark_overwritten(dists: list[InstalledDist], root: str) -> list[InstalledDist]:
+    """Two .dist-info of one distribution in one folder (`pip install --ignore-installed` over an
+    installed version) share paths: the bytes there are the last install's. For each copy, the
+    paths both RECORDs list with different digests are hashed (a few, .py files first); a copy
+    whose digest lost to another's records them as `overwritten`."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, dist in enumerate(dists):
+        if not dist.legacy:
+            groups.setdefault((dist.site, dist.name), []).append(index)
+    out = list(dists)
+    for indices in groups.values():
+        if len(indices) < 2:
+            continue
+        digests = {i: _digests(dists[i], root) for i in indices}
+        on_disk: dict[str, str | None] = {}
+        for i in indices:
+            mine = digests[i]
+            others = [digests[j] for j in indices if j != i]
+            differing = sorted(
+                (p for p, d in mine.items() if any(o.get(p) not in (None, d) for o in others)),
+                key=lambda p: (not p.endswith(".py"), p),
+            )[:_OVERWRITE_SAMPLE]
+            lost = []
+            for path in differing:
+                if path not in on_disk:
+                    on_disk[path] = _file_digest(os.path.join(root, path))
+                actual = on_disk[path]
+                if actual != mine[path] and any(o.get(path) == actual for o in others):
+                    lost.append(path)
+            if lost:
+                out[i] = _replace(dists[i], overwritten=tuple(lost))
+    return out
+
+
+def _digests(dist: InstalledDist, root: str) -> dict[str, str]:
+    """RECORD path (relative to the prefix) -> its sha256, for the entries inside the prefix."""
+    try:
+        entries = record_entries(dist, root)
+    except InputError:
+        return {}
+    return {e.path: e.sha256 for e in entries if e.sha256 and not e.outside}
+
+
+def _file_digest(path: str) -> str | None:
+    """The sha256 of a regular file as RECORD writes it (urlsafe base64, no padding), or None."""
+    try:
+        if os.stat(path).st_size > _OVERWRITE_FILE_LIMIT:
+            return None
+        digest = regular_file_sha256(path).digest()
+    except (OSError, InputError):
+        return None
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def _replace(dist: InstalledDist, **changes) -> InstalledDist:

@@ -36,6 +36,7 @@ _SHAPES = {
         "platform": _dict_of(str, _OPT_STR),
         "glibc": _OPT_STR,
         "distributions": _dict_of(str, _STR),
+        "duplicates": _dict_of(str, _list_of(dict)),
         "environment": _dict_of(str, _STR),
     },
     "torch": {
@@ -61,6 +62,7 @@ _SHAPES = {
         "dist": _STR,
         "module": _STR,
         "version": _OPT_STR,
+        "dist_info": _STR,
         "state": _STR,
         "error": _STR,
         "traceback": _list_of(str),
