@@ -294,3 +294,11 @@ def test_cli_reports_intent_errors_with_exit_2_and_no_traceback(tmp_path, lg_pro
     assert "lockguard.toml:2" in result.stderr
     assert "did you mean 'cuda'?" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_plain_date_for_exclude_newer_is_that_day_s_start_in_utc(tmp_path):
+    """`exclude-newer = "2024-03-01"` is what uv accepts; it means 2024-03-01T00:00:00Z (same hash)."""
+    plain = load(write(tmp_path, GOOD.replace("2024-03-01T00:00:00Z", "2024-03-01")))
+    assert plain.exclude_newer is not None
+    assert plain.exclude_newer.isoformat() == "2024-03-01T00:00:00+00:00"
+    assert plain.hash == load(write(tmp_path, GOOD)).hash

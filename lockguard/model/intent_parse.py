@@ -107,6 +107,7 @@ PROTECTED_FILES = {
     ".pre-commit-config.yaml",
     ".pre-commit-hooks.yaml",
 }
+_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 PROTECTED_FOLDERS = {".git", ".hg", ".svn", ".lockguard", ".venv", "node_modules"}
 OUTPUT_SUFFIXES = {
     "environment": (".yml", ".yaml"),
@@ -690,6 +691,8 @@ class _Reader:
                     f"{_q(text)} is not an RFC 3339 date-time",
                     hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
                 ) from None
+            if _PLAIN_DATE.fullmatch(text):  # a day alone means its start in UTC, as uv reads it
+                value = value.replace(tzinfo=timezone.utc)
         elif isinstance(value, date) and not isinstance(value, datetime):
             value = datetime.combine(value, time(0), tzinfo=timezone.utc)
         if not isinstance(value, datetime):
