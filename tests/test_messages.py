@@ -265,7 +265,7 @@ def test_init_names_the_option_that_gave_a_bad_value_not_a_file_it_did_not_write
     result = lg("init", "--python", "3.11.7", "--cuda", "none")
     bad_input(
         result,
-        "--python: '3.11.7' is not a Python version",
+        "--python: '3.11.7' is a patch release",
         "nothing was written to lockguard.toml",
     )
     assert "lockguard.toml:" not in result.stderr and not (tmp_path / "lockguard.toml").exists()

@@ -107,6 +107,10 @@ PROTECTED_FILES = {
     ".pre-commit-config.yaml",
     ".pre-commit-hooks.yaml",
 }
+# the Pythons an intent may name: 3.7 is the oldest with wheels of the CUDA stack (torch 1.13);
+# 3.14 the newest final CPython release (a typo such as "3.1" must not resolve to exit 3)
+OLDEST_PYTHON = PythonVersion(3, 7)
+NEWEST_PYTHON = PythonVersion(3, 14)
 _PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 PROTECTED_FOLDERS = {".git", ".hg", ".svn", ".lockguard", ".venv", "node_modules"}
 OUTPUT_SUFFIXES = {
@@ -114,6 +118,11 @@ OUTPUT_SUFFIXES = {
     "conda-lock": (".yml", ".yaml"),
     "requirements": (".lock", ".txt"),
 }
+
+
+def _one_of(items: list[str]) -> str:
+    """'3.10, 3.11 or 3.12'"""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
 
 
 def _q(value: str, limit: int = 80) -> str:
@@ -467,15 +476,7 @@ class _Reader:
 
     def intent(self, data: TomlTable, source: IntentSource) -> Intent:
         self.unknown_keys(data, TOP_KEYS)
-        python_text = self.string(data, "python", required=True)
-        try:
-            python = PythonVersion.parse(python_text)
-        except ValueError:
-            raise self.fail(
-                "python",
-                f"{_q(python_text)} is not a Python version",
-                hint='write major.minor, e.g. python = "3.11"',
-            ) from None
+        python = self.python(data)
 
         gpu, gpu_auto = self.gpu(data)
         intent = Intent(
@@ -731,6 +732,44 @@ class _Reader:
                 hint="use a past date-time (or remove the key)",
             )
         return value
+
+    def python(self, data: TomlTable) -> PythonVersion:
+        text = self.string(data, "python", required=True)
+        patch = re.fullmatch(r"(\d+\.\d+)\.\d+", text.strip(), re.ASCII)
+        if patch:  # a full version names a release of an interpreter; a lock targets its minor
+            raise self.fail(
+                "python",
+                f"{_q(text)} is a patch release: the intent names major.minor only",
+                hint=f'use "{patch.group(1)}"',
+            )
+        try:
+            python = PythonVersion.parse(text)
+        except ValueError:
+            raise self.fail(
+                "python",
+                f"{_q(text)} is not a Python version",
+                hint='write major.minor, e.g. python = "3.11"',
+            ) from None
+        if python < OLDEST_PYTHON:
+            # "3.1" is most often 3.1x with a digit missing
+            guesses = [f"3.{python.minor}{d}" for d in range(10)] if python.major == 3 else []
+            known = [g for g in guesses if OLDEST_PYTHON <= PythonVersion.parse(g) <= NEWEST_PYTHON]
+            raise self.fail(
+                "python",
+                f"Python {python} cannot be locked: lockguard locks Python {OLDEST_PYTHON} "
+                f"to {NEWEST_PYTHON}",
+                hint=f"did you mean {_one_of(known)}?"
+                if known
+                else f"name a Python from {OLDEST_PYTHON} on",
+            )
+        if python > NEWEST_PYTHON:
+            raise self.fail(
+                "python",
+                f"Python {python} is not released yet (the newest lockguard knows is "
+                f"{NEWEST_PYTHON})",
+                hint=f"name a Python from {OLDEST_PYTHON} to {NEWEST_PYTHON}",
+            )
+        return python
 
     def boolean(self, data: TomlTable, key: str) -> bool:
         value = data.get(key, False)
