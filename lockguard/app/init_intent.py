@@ -4,6 +4,7 @@ atomically: a bad value never reaches the disk."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from lockguard.errors import InputError
@@ -12,6 +13,14 @@ from lockguard.io.project.files import write_file
 from lockguard.io.project.intent_file import find_intent
 from lockguard.io.read import INTENT_LIMIT, read_text
 from lockguard.model.intent_parse import parse_intent
+
+
+def environment_name(root: Path) -> str:
+    """The project folder's name as a conda environment name: two projects on one machine must not
+    both create an environment called `lockguard`. init writes it into the intent (an implicit
+    default taken from the folder would make the lock depend on the folder a clone lands in)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", root.name).strip("-.")
+    return name or "lockguard"
 
 
 def existing_intent(root: Path) -> Path | None:

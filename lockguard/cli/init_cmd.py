@@ -9,7 +9,13 @@ from pathlib import Path
 import click
 
 from lockguard.app.init_from import adopted_values
-from lockguard.app.init_intent import existing_intent, pyproject_text, validate_intent, write_intent
+from lockguard.app.init_intent import (
+    environment_name,
+    existing_intent,
+    pyproject_text,
+    validate_intent,
+    write_intent,
+)
 from lockguard.cli.common import get_ui
 from lockguard.errors import InputError
 from lockguard.model.intent_write import add_intent_to_pyproject, new_intent_document
@@ -126,6 +132,8 @@ def init(
             "pip": list(packages),
             "indexes": list(indexes),
         }
+    if not values.get("name"):
+        values["name"] = environment_name(root)
     if pylock:
         values["outputs"] = {"pylock": "pylock.toml"}
     if pyproject:
