@@ -323,3 +323,13 @@ def test_init_refuses_a_python_no_lock_can_target_and_writes_nothing(
     assert result.exit_code == 2, result.stderr
     assert fragment in result.stderr and "--python" in result.stderr
     assert not (tmp_path / "lockguard.toml").exists()
+
+
+def test_a_byte_order_mark_is_named_with_the_command_that_removes_it(tmp_path):
+    path = tmp_path / "lockguard.toml"
+    path.write_bytes(b'\xef\xbb\xbfpython = "3.11"\ncuda = "none"\n')
+    with pytest.raises(InputError) as error:
+        load(path)
+    assert error.value.line == 1
+    assert "byte order mark (BOM)" in error.value.message
+    assert "without BOM" in (error.value.hint or "")

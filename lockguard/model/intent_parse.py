@@ -312,6 +312,14 @@ def parse_intent(
     """`resolve_path(path)` gives the text of the file's resolved form, which the intent's source
     keeps (io/ resolves it; without it, the path as given)."""
     in_pyproject = name_of(path) == PYPROJECT
+    if text.startswith("\ufeff"):  # Windows editors save one; TOML parsers stop at line 1, column 1
+        raise InputError(
+            f"{path}:1 starts with a byte order mark (BOM), which TOML does not allow",
+            file=str(path),
+            line=1,
+            hint=f"save {name_of(path)} as UTF-8 without BOM, e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' "
+            f"{name_of(path)}",
+        )
     try:
         data = parse_toml(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
