@@ -6,6 +6,7 @@ carries a Finding with the fix.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -119,6 +120,15 @@ class Facts:
             for name, copies in value.items()
             if isinstance(copies, list)
         }
+
+    @property
+    def clean_install(self) -> str:
+        """The clean-install command for this environment, as a fix says it: the bare command is
+        exit 2 (it needs --python or --prefix)."""
+        python = self.probe.base.get("python")
+        executable = python.get("executable") if isinstance(python, dict) else None
+        target = shlex.quote(executable) if isinstance(executable, str) and executable else "PATH"
+        return f"`lockguard clean-install --python {target}`"
 
     @property
     def torch(self) -> dict:

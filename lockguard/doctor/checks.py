@@ -46,7 +46,7 @@ def run_checks(facts: Facts) -> list[Check]:
     checks.append(_driver(facts))
     checks.append(_arch(facts))
     checks += system_checks(facts)
-    checks.append(_families(facts.dists))
+    checks.append(_families(facts.dists, facts.clean_install))
     checks.append(_twice(facts))
     checks.append(_zombies(facts))
     checks.append(_available(facts))
@@ -146,7 +146,7 @@ def _arch(facts: Facts) -> Check:
     )
 
 
-def _families(dists: dict) -> Check:
+def _families(dists: dict, clean_install: str) -> Check:
     families: dict[str, list[str]] = {}
     for name in dists:
         family = cuda_family(name)
@@ -159,8 +159,7 @@ def _families(dists: dict) -> Check:
             "nvidia wheels",
             ERROR,
             f"several CUDA majors installed ({listed})",
-            "they overwrite each other in nvidia/; `lockguard clean-install` keeps only the "
-            "locked ones",
+            f"they overwrite each other in nvidia/; {clean_install} keeps only the locked ones",
         )
     return ok(
         codes.MIXED_NVIDIA_FAMILIES.code,
@@ -194,7 +193,7 @@ def _twice(facts: Facts) -> Check:
         title,
         "; ".join(parts),
         "`pip install --ignore-installed` writes a second copy over the first and leaves its "
-        ".dist-info and files behind; `lockguard clean-install` keeps the lock's copy and "
+        f".dist-info and files behind; {facts.clean_install} keeps the lock's copy and "
         f"quarantines the other's files (by hand: `pip uninstall {' '.join(names)}` until "
         "none is left, then install the version you want)",
     )
@@ -274,7 +273,7 @@ def _against_lock(facts: Facts) -> Check:
             ERROR,
             f"{counted(len(wrong), 'package')} {'differs' if len(wrong) == 1 else 'differ'} "
             f"from the lock: {shown}",
-            "`lockguard clean-install` makes the environment the lock",
+            f"{facts.clean_install} makes the environment the lock",
         )
     return ok(
         codes.INSTALLED_DIFFERS.code,
@@ -312,7 +311,7 @@ def _cudnn(facts: Facts) -> Check:
             f"torch uses cuDNN {used}, the installed wheel {name} is {wheel}"
             + (f" (loaded from {loaded[0]})" if loaded else ""),
             "another wheel wrote its libcudnn into the shared nvidia/cudnn/ folder "
-            f"({codes.MIXED_NVIDIA_FAMILIES.code}); `lockguard clean-install` keeps only the "
+            f"({codes.MIXED_NVIDIA_FAMILIES.code}); {facts.clean_install} keeps only the "
             "locked wheel"
             if from_wheels
             else "another libcudnn is loaded first (LD_LIBRARY_PATH or a system copy)",

@@ -196,7 +196,7 @@ def _provider_fix(facts: Facts, library: str, providers: list) -> str:
             )
         return (
             f"{library} belongs to {who}, whose RECORD lists {item.get('file')}, but the file "
-            "is missing: reinstall it with `lockguard clean-install`, or "
+            f"is missing: reinstall it with {facts.clean_install}, or "
             f"`pip install --force-reinstall --no-deps {dist}=={pin or item.get('version')}`."
         )
     match = _STEM.match(library)
@@ -206,7 +206,7 @@ def _provider_fix(facts: Facts, library: str, providers: list) -> str:
             if dist.startswith(prefix) and (not major or pin.split(".")[0] == major):
                 return (
                     f"{library} comes from the lock's {dist} {pin}, which is not installed: "
-                    "`lockguard clean-install`"
+                    f"{facts.clean_install}"
                     f" (or `pip install --no-deps {dist}=={pin}`)."
                 )
     if lock:
