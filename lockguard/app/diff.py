@@ -16,6 +16,7 @@ from lockguard.io.project.intent_file import source_of
 from lockguard.io.read import read_lock_text
 from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.lock_paths import lock_paths
+from lockguard.model.wording import a_or_an
 
 
 def changes_between(pairs: list):
@@ -47,7 +48,8 @@ def files_pairs(old: Path, new: Path) -> list:
     kind = kind_of(old.name, old_text)
     if kind_of(new.name, new_text) != kind:
         raise InputError(
-            f"{old} is a {kind} file and {new} a {kind_of(new.name, new_text)} file: they "
+            f"{old} is {a_or_an(kind)} file and {new} {a_or_an(kind_of(new.name, new_text))} "
+            "file: they "
             "cannot be compared",
             hint="compare two lock files of one kind",
         )

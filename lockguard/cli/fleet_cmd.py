@@ -22,6 +22,7 @@ from lockguard.fleet.groups import merge
 from lockguard.fleet.k8s import PROJECT_MOUNT, manifests
 from lockguard.fleet.node_protocol import NodeRequest, node_script
 from lockguard.fleet.render_html import page
+from lockguard.model.wording import counted
 
 ENGINES = ("ray", "slurm", "clush", "kubectl")
 DEFAULT_TIMEOUT = 300.0
@@ -216,7 +217,7 @@ def run(
         engine, request, settings, timeout, project, out_dir, say=ui.info
     )
     if out_dir is not None:
-        ui.info(f"wrote {len(written)} node reports to {out_dir}")
+        ui.info(f"wrote {counted(len(written), 'node report')} to {out_dir}")
     lock = project.lock_hash if project else None
     report = merge(
         reports,
