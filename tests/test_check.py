@@ -271,11 +271,16 @@ def test_exact_text_github_and_json_formats():
         "      hint: make the file agree with the lock\n"
         "2 findings (1 error, 1 warning): lockguard.toml\n"
     )
-    assert render.github(ordered) == (
-        "::warning file=environment.yml,line=5,title=LG140::conda side not solved\n"
-        "::error file=requirements-dev.txt,line=2,title=LG130::requirements-dev.txt "
-        "asks for numpy==2.0.0, "
+    assert render.github(ordered, cwd="/repo/services/train", root="/repo") == (
+        "::warning file=services/train/environment.yml,line=5,title=LG140::conda side not solved\n"
+        "::error file=services/train/requirements-dev.txt,line=2,title=LG130::"
+        "requirements-dev.txt asks for numpy==2.0.0, "
         "the lock has numpy==1.26.4 (hint: make the file agree with the lock)\n"
+    )
+    # a system path attaches to nothing in the repository: no file= (nor line=)
+    system = Finding("LG217", "warning", "foreign libnccl", None, "/usr/lib/libnccl.so.2", 3)
+    assert render.github([system], cwd="/repo/services/train", root="/repo") == (
+        "::warning title=LG217::foreign libnccl\n"
     )
     assert render.json_data(ordered, checked="x")["counts"] == {"error": 1, "warning": 1, "info": 0}
     assert render.text([], checked="lockguard.toml") == "ok: lockguard.toml: no findings\n"

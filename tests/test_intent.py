@@ -301,7 +301,7 @@ def test_cli_reports_intent_errors_with_exit_2_and_no_traceback(tmp_path, lg_pro
 
 
 def test_a_plain_date_for_exclude_newer_is_that_day_s_start_in_utc(tmp_path):
-    """`exclude-newer = "2024-03-01"` is what uv accepts; it means 2024-03-01T00:00:00Z (same hash)."""
+    """`exclude-newer = "2024-03-01"`, as uv accepts it: 2024-03-01T00:00:00Z (same hash)."""
     plain = load(write(tmp_path, GOOD.replace("2024-03-01T00:00:00Z", "2024-03-01")))
     assert plain.exclude_newer is not None
     assert plain.exclude_newer.isoformat() == "2024-03-01T00:00:00+00:00"

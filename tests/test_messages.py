@@ -299,6 +299,33 @@ def test_check_from_a_folder_above_the_project_names_files_from_there(project, l
     assert "::error file=Dockerfile,line=1" in lg("check", "--format", "github").stdout
 
 
+def test_annotations_in_a_monorepo_are_placed_against_the_repository(
+    project, lg, monkeypatch, tmp_path
+):
+    """`working-directory: services/train` in Actions: GitHub resolves `file=` against the
+    repository (GITHUB_WORKSPACE), so a path relative to the project would attach to nothing."""
+    repo = tmp_path / "repo"
+    train = repo / "services" / "train"
+    train.parent.mkdir(parents=True)
+    project.rename(train)
+    (repo / ".git").mkdir()  # the top level, as `git init` marks it
+    (train / "Dockerfile").write_text("FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n")
+    monkeypatch.chdir(train)
+    for workspace in (str(repo), None):  # in Actions, and where only .git says where the top is
+        if workspace:
+            monkeypatch.setenv("GITHUB_WORKSPACE", workspace)
+        else:
+            monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+        result = lg("check", "--format", "github")
+        assert result.exit_code == 1
+        assert "::error file=services/train/Dockerfile,line=1,title=LG131::" in result.stdout
+    # an error that stops the check (exit 2) is an annotation too, on the intent's line
+    (train / "lockguard.toml").write_text('python = "3.11"\ncdua = "12.1"\n')
+    bad = lg("check", "--format", "github")
+    assert bad.exit_code == 2
+    assert "::error file=services/train/lockguard.toml,line=2,title=lockguard::" in bad.stdout
+
+
 def test_counts_are_singular_for_one(project, lg):
     (project / "Dockerfile").write_text("FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n")
     result = lg("check", "--intent", str(project / "lockguard.toml"), "--no-cache")

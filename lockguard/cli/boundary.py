@@ -85,8 +85,27 @@ def report(ui: Ui, exc: LockguardError) -> None:
         import traceback
 
         traceback.print_exc()
+    if ui.github_mode:
+        sys.stdout.write(_annotation(exc))
     details = exc.details()
     message = exc.message
     if isinstance(exc, InputError) and exc.location and exc.location not in message:
         message = f"{exc.location}: {message}"
     ui.error(message, exc.hint, details)
+
+
+def _annotation(exc: LockguardError) -> str:
+    """The error as a GitHub annotation: a CI log's summary shows it, not only its stderr."""
+    import os
+    from pathlib import Path
+
+    from lockguard.check.render import github_error
+    from lockguard.io.project.git_files import annotation_root
+
+    message = exc.message + (f" (hint: {exc.hint})" if exc.hint else "")
+    file = exc.file if isinstance(exc, InputError) else None
+    line = exc.line if isinstance(exc, InputError) else None
+    cwd = os.getcwd()
+    return github_error(
+        message, file=file, line=line, cwd=cwd, root=str(annotation_root(Path(cwd)))
+    )

@@ -77,6 +77,7 @@ def check(
 
     ui = get_ui(ctx, "check")
     ui.json_mode = fmt == "json"
+    ui.github_mode = fmt == "github"
     # the lock set is read under a shared lock: never half of a resolve's commit (held to the end)
     ctx.with_resource(project_lock(intent_path, wait=not no_wait, on_wait=ui.info, warn=ui.warn))
     if env_prefix is not None or python_exe is not None:
@@ -104,6 +105,7 @@ def check(
     if (
         env_prefix is None
         and python_exe is None
+        and fmt != "github"  # its paths depend on GITHUB_WORKSPACE, which the memo does not key
         and not (no_cache or ui.verbose)
         and ui.command_line is not None
     ):
@@ -145,5 +147,11 @@ def render_findings(
         )
         return json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", code
     if fmt == "github":
-        return render.github(findings), code
+        import os
+        from pathlib import Path
+
+        from lockguard.io.project.git_files import annotation_root
+
+        cwd = os.getcwd()
+        return render.github(findings, cwd=cwd, root=str(annotation_root(Path(cwd)))), code
     return render.text(findings, checked=checked), code
