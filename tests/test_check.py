@@ -91,6 +91,16 @@ def test_lg110_views_disagree_even_when_resealed(project, lg):
     assert findings[0]["file"] == "environment.yml" and "jinja2" in findings[0]["message"]
 
 
+def test_lg110_in_conda_lock_yml_names_the_line_of_the_package(project, lg):
+    """A reviewer jumps to `- name: jinja2` in a file of hundreds of lines (the annotation too)."""
+    edit(project / "requirements.lock", "jinja2==1.0", "jinja2==0.9", reseal=True)
+    _code, codes, findings = check(lg, project)
+    in_conda_lock = [f for f in findings if f["code"] == "LG110" and f["file"] == "conda-lock.yml"]
+    assert len(in_conda_lock) == 1, findings
+    lines = (project / "conda-lock.yml").read_text().splitlines()
+    assert lines[in_conda_lock[0]["line"] - 1] == "- name: jinja2"
+
+
 def test_lg111_conda_records_disagree(project, lg):
     edit(
         project / "environment.yml",

@@ -83,7 +83,7 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
         if conda_lock and conda_lock.conda_lock is not None:
             views[conda_lock.path] = (
                 _conda_lock_packages(conda_lock.conda_lock, "pip", platform),
-                {},
+                _conda_lock_lines(conda_lock.text or "", "pip", platform),
             )
         pylock = snapshot.of_kind("pylock", platform)
         if pylock and pylock.pylock is not None:
@@ -306,6 +306,29 @@ def _conda_lock_packages(
         name = canonical_name(package["name"]) if manager == "pip" else package["name"]
         version = str(package.get("version"))
         out[name] = f"{version}={package.get('build')}" if with_build else version
+    return out
+
+
+def _conda_lock_lines(text: str, manager: str, platform: str) -> dict[str, int]:
+    """name -> the line of its `- name:` in conda-lock.yml's package list, for the entries of
+    `manager` on `platform` (the layout lockguard writes; another layout gives no lines)."""
+    out: dict[str, int] = {}
+    entry: dict[str, str] = {}
+    start = 0
+
+    def close() -> None:
+        if entry.get("manager") == manager and entry.get("platform") == platform:
+            name = entry.get("name", "")
+            out[canonical_name(name) if manager == "pip" else name] = start
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("- name: "):
+            close()
+            entry, start = {"name": line[len("- name: ") :].strip()}, number
+        elif line.startswith(("  manager: ", "  platform: ")):
+            key, _, value = line.strip().partition(": ")
+            entry[key] = value.strip()
+    close()
     return out
 
 
