@@ -28,6 +28,13 @@ def _read(path: Path, label: str | None = None) -> str:
     text = read_lock_text(path)
     if text is None:
         raise InputError(f"{label or path} does not exist", file=str(path))
+    if "\r" in text.replace("\r\n", ""):  # read as one line, it would be an empty lock
+        raise InputError(
+            f"{label or path} ends its lines with a bare carriage return (CR), which lockguard "
+            "never writes",
+            file=str(path),
+            hint="convert the line ends to LF (e.g. `tr '\\r' '\\n'`), or run `lockguard resolve`",
+        )
     return text
 
 
