@@ -17,6 +17,10 @@ from lockguard.model.finding import Finding
 from lockguard.model.prefix import PrefixSnapshot, relative_path
 from lockguard.model.wording import counted, human_size
 
+# a group of stale files this small is listed file by file without -v (a folder name alone hides
+# which three files move)
+FILES_NAMED = 3
+
 # findings a clean-install fixes inside the prefix; the rest are reported only
 FIXABLE = {
     codes.PACKAGE_MISSING.code,
@@ -143,7 +147,7 @@ class Plan:
             for (folder, reason), items in self._stale_groups():
                 size = human_size(self.size_of(q.path for q in items))
                 lines.append(f"    {folder}  {counted(len(items), 'file')}, {size}: {reason}")
-                if verbose:
+                if verbose or len(items) <= FILES_NAMED:
                     lines += [
                         f"      {q.path[len(folder) :]}  ({human_size(self.sizes.get(q.path, 0))})"
                         for q in items
