@@ -225,8 +225,17 @@ def test_conflicting_pins_are_exit_3_without_a_traceback(tmp_path, world):
         assert proc.returncode == 3, proc.stderr
         assert (
             "Traceback" not in proc.stderr
-            and "no version of jinja2 satisfies them all (jinja2 has 1.0)" in proc.stderr
+            and "no version of jinja2 matches ==1.0 and ==2.0 at once (the index has 1.0)"
+            in proc.stderr
         )
+    # the intent's own requirements clash: its line is named, the hint is to change it
+    line = next(
+        n
+        for n, text in enumerate((project / "lockguard.toml").read_text().splitlines(), start=1)
+        if "jinja2==1.0" in text
+    )
+    assert f"{project / 'lockguard.toml'}:{line}: pip: no version of jinja2" in proc.stderr
+    assert "hint: change the requirement" in proc.stderr and "cuda/python" not in proc.stderr
 
 
 def test_conda_unsatisfiable_on_a_local_channel_exits_cleanly(tmp_path, world):

@@ -23,6 +23,7 @@ from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.lock_set import LockSet
 from lockguard.io.project.written import remember
 from lockguard.io.read import INTENT_LIMIT, read_lock_text, read_text
+from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import PYPROJECT
 from lockguard.model.lock_paths import lock_paths
@@ -300,14 +301,29 @@ class ResolveSession:
         return {"written": [str(p) for p in written], **resolved.summary}
 
 
-def at_its_line(exc, intent: Intent):
-    """The unknown project's requirement, at its line of the intent, with the pages that said so."""
+def requirement_line(intent: Intent, name: str) -> tuple[Path, int | None]:
+    """The intent file and the line of its pip requirement of `name` (canonical)."""
     path = source_of(intent).path
-    element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == exc.name), None)
+    element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == name), None)
     base = ("tool", "lockguard") if path.name == PYPROJECT else ()
     line = TomlLines(read_text(path, what="intent file", limit=INTENT_LIMIT), base).line_of(
         "pip", element=element
     )
+    return path, line
+
+
+def at_requirement_line(exc: Unsatisfiable, intent: Intent) -> Unsatisfiable:
+    """An intent requirement no release meets, named with its line (still exit 3)."""
+    if exc.requirement is None:
+        return exc
+    path, line = requirement_line(intent, canonicalize_name(exc.requirement))
+    where = f"{path}:{line}" if line else str(path)
+    return Unsatisfiable(f"{where}: pip: {exc.message}", conflicts=exc.conflicts, hint=exc.hint)
+
+
+def at_its_line(exc, intent: Intent):
+    """The unknown project's requirement, at its line of the intent, with the pages that said so."""
+    path, line = requirement_line(intent, exc.name)
     pages = ", ".join(f"{index}/{exc.name}/" for index in intent.indexes)
     where = f"{path}:{line}" if line else str(path)
     return InputError(

@@ -9,6 +9,7 @@ from lockguard.check.changes_render import text_lines, to_data
 from lockguard.cli.common import get_ui, intent_option, json_option, load_project_intent
 from lockguard.cli.resolve_progress import ResolveProgress
 from lockguard.errors import UnknownProject
+from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.upgrades import upgrade_request
 
 
@@ -91,7 +92,7 @@ def resolve(
     # first: the pages come while the rest loads
     prefetch(intent_path, refresh=refresh, offline=offline)
     # the command's session, imported after the prefetch has started (app/prefetch.py says why)
-    from lockguard.app.resolve_session import ResolveSession, at_its_line
+    from lockguard.app.resolve_session import ResolveSession, at_its_line, at_requirement_line
 
     ui = get_ui(ctx, "resolve")
     intent = load_project_intent(intent_path, ui=ui)
@@ -113,6 +114,8 @@ def resolve(
         resolved = session.resolve()
     except UnknownProject as exc:
         raise at_its_line(exc, intent) from None
+    except Unsatisfiable as exc:
+        raise at_requirement_line(exc, intent) from None
     outputs = resolved.outputs
     if not resolved.remembered:  # a remembered resolution passed this gate with the same inputs
         session.refuse_what_check_rejects(resolved.platforms, outputs)
