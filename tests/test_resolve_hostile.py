@@ -263,3 +263,11 @@ def test_json_shape_errors_do_not_poison_the_cache(tmp_path, world, lg):
     del world.pypi.faults.replace["/simple/jinja2/"]  # the index is fixed: the next resolve works
     result = resolve(lg, project)
     assert result.exit_code == 0, result.output
+
+
+def test_the_summary_counts_one_package_in_the_singular(tmp_path, world):
+    project = tmp_path / "p"
+    world.intent(project, cuda="none", pip=["markupsafe"])
+    proc = _resolve_in_a_child(project)
+    assert proc.returncode == 0, proc.stderr
+    assert "linux-64: 1 pip package;" in proc.stderr, proc.stderr

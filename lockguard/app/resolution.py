@@ -180,7 +180,8 @@ class Resolution:
             )
             torch_note = f", torch {torch.version} ({platform.stack.variant})" if torch else ""
             self.ui.info(
-                f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; "
+                f"{platform.target.platform}: {counted(len(platform.pip.pins), 'pip package')}"
+                f"{torch_note}; "
                 f"{conda_note}"
             )
         if conda is not None:
