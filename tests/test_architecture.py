@@ -318,3 +318,31 @@ def test_the_check_detects_an_offender(tmp_path):
     )
     assert (3, "shutil") in _imports(bad) and (2, "lockguard.io.index.http") in _imports(bad)
     assert _io_uses(bad) == ["4: .read_text()", "5: open()", "6: os.path.realpath", "7: os.environ"]
+
+
+# each third-party library (and tomllib with its backport) is reached through one adapter module
+ADAPTERS = {
+    "httpx": "io/index/http.py",
+    "rattler": "io/index/conda.py",
+    "msgspec": "io/msgspec_adapter.py",
+    "pynvml": "io/machine/nvml.py",
+    "yaml": "lockfiles/yaml_adapter.py",
+    "tomllib": "model/toml_read.py",
+    "tomli": "model/toml_read.py",
+    "platformdirs": "io/cache/root.py",
+    "elftools": "io/env/elf.py",
+    "rich": "cli/output.py",
+}
+
+
+def test_each_library_has_one_adapter_module():
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        for line, module in _imports(path):
+            library = module.split(".")[0]
+            if library in ADAPTERS and ADAPTERS[library] != where:
+                offenders.append(
+                    f"{where}:{line} imports {module} (its adapter: {ADAPTERS[library]})"
+                )
+    assert not offenders, "\n".join(sorted(set(offenders)))

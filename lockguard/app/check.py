@@ -7,6 +7,7 @@ lock does not match it (an invalid intent is then the real problem)."""
 from __future__ import annotations
 
 import os
+import pathlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -178,3 +179,11 @@ def from_here(findings: list, root) -> list:
             f = Finding(f.code, f.severity, f.message, f.hint, os.path.join(folder, f.file), f.line)
         out.append(f)
     return out
+
+
+def annotation_folders() -> tuple[str, str]:
+    """(the working folder, the folder GitHub resolves an annotation's `file=` against)."""
+    from lockguard.io.project.git_files import annotation_root
+
+    cwd = os.getcwd()
+    return cwd, str(annotation_root(pathlib.Path(cwd)))

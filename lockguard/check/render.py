@@ -73,9 +73,11 @@ def _annotation(level: str, title: str, message: str, file: str | None, line: in
 
 
 def _in_repository(file: str, cwd: str, root: str) -> str | None:
+    """`file` (relative to `cwd`, or absolute) relative to `root`; None outside it. Text only:
+    both folders are absolute."""
     path = os.path.normpath(os.path.join(cwd, file))
-    relative = os.path.relpath(path, root)
-    return None if relative == ".." or relative.startswith(".." + os.sep) else relative
+    top = os.path.normpath(root)
+    return path[len(top) :].lstrip(os.sep) if path.startswith(top.rstrip(os.sep) + os.sep) else None
 
 
 def _escape_data(value: str) -> str:

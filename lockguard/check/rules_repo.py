@@ -10,20 +10,14 @@ from __future__ import annotations
 
 import configparser
 import re
-import sys
 from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
 from lockguard.check.lock_facts import LockFacts
-from lockguard.model import codes
+from lockguard.model import codes, toml_read
 from lockguard.model.finding import ERROR, Finding
 from lockguard.model.names import canonical_name
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover  (Python 3.10: the tomli backport)
-    import tomli as tomllib
 
 HINT = "make the file agree with the lock (or change the intent and relock)"
 _NVIDIA_CUDA = re.compile(
@@ -197,8 +191,8 @@ def _run_commands(lines: list[str]) -> Iterator[tuple[int, str]]:
 
 def _pyproject(path: str, text: str, facts: LockFacts) -> list[Finding]:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        data = toml_read.loads(text)
+    except toml_read.TOMLDecodeError:
         return []
     project = data.get("project", {})
     requirements = list(project.get("dependencies", []))

@@ -96,16 +96,11 @@ def report(ui: Ui, exc: LockguardError) -> None:
 
 def _annotation(exc: LockguardError) -> str:
     """The error as a GitHub annotation: a CI log's summary shows it, not only its stderr."""
-    import os
-    from pathlib import Path
-
+    from lockguard.app.check import annotation_folders
     from lockguard.check.render import github_error
-    from lockguard.io.project.git_files import annotation_root
 
     message = exc.message + (f" (hint: {exc.hint})" if exc.hint else "")
     file = exc.file if isinstance(exc, InputError) else None
     line = exc.line if isinstance(exc, InputError) else None
-    cwd = os.getcwd()
-    return github_error(
-        message, file=file, line=line, cwd=cwd, root=str(annotation_root(Path(cwd)))
-    )
+    cwd, root = annotation_folders()
+    return github_error(message, file=file, line=line, cwd=cwd, root=root)

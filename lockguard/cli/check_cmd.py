@@ -147,11 +147,8 @@ def render_findings(
         )
         return json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", code
     if fmt == "github":
-        import os
-        from pathlib import Path
+        from lockguard.app.check import annotation_folders
 
-        from lockguard.io.project.git_files import annotation_root
-
-        cwd = os.getcwd()
-        return render.github(findings, cwd=cwd, root=str(annotation_root(Path(cwd)))), code
+        cwd, root = annotation_folders()
+        return render.github(findings, cwd=cwd, root=root), code
     return render.text(findings, checked=checked), code

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import click
-import yaml
 
 from lockguard.app.fleet_session import (
     load_project,
@@ -22,6 +21,7 @@ from lockguard.fleet.groups import merge
 from lockguard.fleet.k8s import PROJECT_MOUNT, manifests
 from lockguard.fleet.node_protocol import NodeRequest, node_script
 from lockguard.fleet.render_html import page
+from lockguard.lockfiles.yaml_adapter import dump_all
 from lockguard.model.wording import counted
 
 ENGINES = ("ray", "slurm", "clush", "kubectl")
@@ -336,7 +336,7 @@ def manifest(
         project,
         run_id=run_id,
     )
-    text = yaml.safe_dump_all(manifests(options, node_script(request)), sort_keys=False, width=1000)
+    text = dump_all(manifests(options, node_script(request)))
     if output is not None:
         write_report(output, text)
         ui.info(f"wrote {output}")

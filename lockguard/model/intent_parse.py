@@ -11,7 +11,6 @@ import difflib
 import os
 import posixpath
 import re
-import sys
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
@@ -22,6 +21,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import InputError
+from lockguard.model import toml_read
 from lockguard.model.intent import (
     DEFAULT_CHANNELS,
     DEFAULT_GLIBC,
@@ -38,11 +38,6 @@ from lockguard.model.intent import (
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10: the backport
-    import tomli as tomllib
 
 MatchSpecValidator: TypeAlias = Callable[
     [str], "str | None"
@@ -292,8 +287,7 @@ def deep_nesting_line(text: str) -> int | None:
 
 def parse_toml(text: str) -> dict[str, Any]:
     """The TOML document in `text`, typed as tomllib types it."""
-    document: dict[str, Any] = tomllib.loads(text)  # annotated: tomli (Python 3.10) ships no types
-    return document
+    return toml_read.loads(text)
 
 
 def name_of(path: Path | str) -> str:
@@ -322,7 +316,7 @@ def parse_intent(
         )
     try:
         data = parse_toml(text)
-    except ValueError as exc:  # tomllib.TOMLDecodeError
+    except ValueError as exc:  # toml_read.TOMLDecodeError
         line, detail = toml_error_line(text, str(exc))
         raise InputError(
             f"{path}"

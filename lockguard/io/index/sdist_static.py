@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 import tarfile
 import zipfile
 from email.parser import HeaderParser
+
+from lockguard.model import toml_read
 
 _EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
 
@@ -110,12 +111,8 @@ def _static(project: dict | None, key: str):
 def _project_table(data: bytes | None) -> dict | None:
     if data is None:
         return None
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
     try:
-        project = tomllib.loads(data.decode("utf-8")).get("project")
+        project = toml_read.loads(data.decode("utf-8")).get("project")
     except (ValueError, UnicodeDecodeError):
         return None
     return project if isinstance(project, dict) else None
