@@ -346,3 +346,17 @@ def test_each_library_has_one_adapter_module():
                     f"{where}:{line} imports {module} (its adapter: {ADAPTERS[library]})"
                 )
     assert not offenders, "\n".join(sorted(set(offenders)))
+
+
+# children run through io/run.py (bounded, in their own group); the sdist metadata build still
+# calls subprocess itself until the build environment moves to one module (issue 31)
+SUBPROCESS_USERS = {"io/run.py", "io/index/metadata.py"}
+
+
+def test_children_start_only_through_the_one_runner():
+    users = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if any(module.split(".")[0] == "subprocess" for _line, module in _imports(path))
+    }
+    assert users <= SUBPROCESS_USERS, sorted(users - SUBPROCESS_USERS)
