@@ -25,8 +25,8 @@ import time
 from importlib.machinery import PathFinder
 
 from lockguard import __version__
+from lockguard.io.cache.fingerprints import constraints_fingerprint, package_fingerprint
 from lockguard.io.index.cache import Cache
-from lockguard.io.project.check_cache import constraints_fingerprint, package_fingerprint
 
 MEMO_FORMAT = 1
 DECIDING_LIBRARIES = ("resolvelib", "packaging")
