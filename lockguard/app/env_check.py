@@ -167,9 +167,7 @@ def interrupted_runs(prefix: Path) -> list[Finding]:
                 "(a new clean-install undoes it first, too)"
             )
         out.append(
-            Finding(
-                codes.INTERRUPTED_RUN.code,
-                ERROR,
+            codes.INTERRUPTED_RUN.finding(
                 message,
                 fix + "; the other findings may be its doing: fix this first",
                 str(prefix / ".lockguard" / "quarantine" / q.id),

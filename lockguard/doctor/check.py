@@ -52,14 +52,6 @@ def skip(id_: str, title: str, reason: str) -> Check:
     return Check(id_, title, "skip", reason)
 
 
-def bad(
-    id_: str, title: str, severity: str, message: str, hint: str, evidence: tuple[str, ...] = ()
-) -> Check:
-    return Check(
-        id_, title, _status(severity), message, Finding(id_, severity, message, hint), evidence
-    )
-
-
 def flag(
     code: FindingCode,
     title: str,

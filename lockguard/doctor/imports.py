@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from lockguard.doctor.check import Check, Facts, bad, ok, skip
+from lockguard.doctor.check import Check, Facts, flag, ok, skip
 from lockguard.model import codes
-from lockguard.model.finding import ERROR, WARNING
+from lockguard.model.finding import WARNING
 
 # The GPU packages doctor imports when they are installed (distribution, module), torch first.
 # Each loads native CUDA code at import. Left out: DeepSpeed (its import takes seconds, and its CUDA
@@ -75,10 +75,9 @@ def _probe_check(facts: Facts) -> Check:
         version = facts.dists.get(str(dist))
         installed = f"{dist} {version}" if version else str(dist)
         if probe.timed_out:
-            return bad(
-                codes.IMPORT_FAILS.code,
+            return flag(
+                codes.IMPORT_FAILS,
                 f"import {module}",
-                ERROR,
                 f"{installed} is installed but `import {module}` hangs: "
                 f"{'; '.join(probe.problems)}",
                 f"run `{probe.python} -c 'import {module}'` to see where it waits "
@@ -87,10 +86,9 @@ def _probe_check(facts: Facts) -> Check:
                 stderr,
             )
         last = stderr[-1] if stderr else "no stderr"
-        return bad(
-            codes.IMPORT_FAILS.code,
+        return flag(
+            codes.IMPORT_FAILS,
             f"import {module}",
-            ERROR,
             f"{installed} is installed but `import {module}` killed the probe ({crashed}); "
             f"stderr: {last}",
             f"run `{probe.python} -c 'import {module}'` to see the crash; a crash on import "
@@ -100,10 +98,9 @@ def _probe_check(facts: Facts) -> Check:
         )
     if crashed:
         what = "; ".join(probe.problems + probe.noise) or f"it ended with {crashed}"
-        return bad(
-            codes.IMPORT_FAILS.code,
+        return flag(
+            codes.IMPORT_FAILS,
             title,
-            ERROR,
             f"the probe in {probe.python} failed: {what}",
             f"check that {probe.python} is the environment's Python interpreter (its bin/python); "
             f"run `{probe.python} -c 'import sys; print(sys.version)'`"
@@ -111,10 +108,9 @@ def _probe_check(facts: Facts) -> Check:
             stderr,
         )
     if probe.torch is None:
-        return bad(
-            codes.IMPORT_FAILS.code,
+        return flag(
+            codes.IMPORT_FAILS,
             title,
-            ERROR,
             f"the probe in {probe.python} stopped before it reported torch",
             f"run `{probe.python} -c 'import torch'` in that environment",
             stderr,
@@ -125,15 +121,15 @@ def _probe_check(facts: Facts) -> Check:
         else None
     )
     if probe.noise:
-        return bad(
-            codes.IMPORT_FAILS.code,
+        return flag(
+            codes.IMPORT_FAILS,
             title,
-            WARNING,
             f"python {version} at {probe.python} also printed lines that are not the probe's: "
             f"{'; '.join(probe.noise)}",
             "something in the environment writes to stdout at start-up "
             "(a .pth file or sitecustomize)",
             stderr,
+            severity=WARNING,
         )
     return ok(codes.IMPORT_FAILS.code, title, f"python {version} at {probe.python}")
 
@@ -163,10 +159,9 @@ def _import_check(facts: Facts, result: dict) -> Check:
             "`lockguard check --env`)"
         )
     )
-    return bad(
-        codes.IMPORT_FAILS.code,
+    return flag(
+        codes.IMPORT_FAILS,
         title,
-        ERROR,
         f"{dist} {version} is installed but `import {module}` fails: {error}",
         hint,
         trace + tuple(f"stderr: {line}" for line in stderr),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from packaging.version import InvalidVersion, Version
 
 from lockguard.model import codes
-from lockguard.model.finding import ERROR, WARNING, Finding
+from lockguard.model.finding import Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name, cuda_family, same_version
 from lockguard.model.prefix import InstalledDist, PrefixSnapshot
 from lockguard.model.wording import counted
@@ -68,9 +68,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
         have = copies.get(name, [])
         if not have:
             diff.findings.append(
-                Finding(
-                    codes.PACKAGE_MISSING.code,
-                    ERROR,
+                codes.PACKAGE_MISSING.finding(
                     f"{name}=={version} is in the lock but not installed",
                     "run `lockguard clean-install`",
                     snap.prefix,
@@ -83,9 +81,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
             if dist in good:
                 continue
             diff.findings.append(
-                Finding(
-                    codes.OTHER_VERSION.code,
-                    ERROR,
+                codes.OTHER_VERSION.finding(
                     f"{name} {dist.version} is installed, the lock has {version}" + _legacy(dist),
                     "run `lockguard clean-install`",
                     dist.dist_info,
@@ -95,9 +91,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
         legacy = [d for d in good if d.legacy]
         for dist in legacy:
             diff.findings.append(
-                Finding(
-                    codes.LEGACY_EGG_INFO.code,
-                    WARNING,
+                codes.LEGACY_EGG_INFO.finding(
                     f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
                     f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo "
                     "them exactly",
@@ -120,9 +114,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
             if dist.installer == "conda" or name in conda_names:
                 continue  # the conda side's
             diff.findings.append(
-                Finding(
-                    codes.NOT_IN_LOCK.code,
-                    ERROR,
+                codes.NOT_IN_LOCK.finding(
                     f"{name} {dist.version} is installed but not in the lock" + _legacy(dist),
                     "clean-install moves it into the quarantine",
                     dist.dist_info,
@@ -136,9 +128,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
             if record is None or record.version != version or (build and record.build != build):
                 installed = f"{record.version}={record.build}" if record else "nothing"
                 diff.findings.append(
-                    Finding(
-                        codes.CONDA_RECORD_DIFFERS.code,
-                        ERROR,
+                    codes.CONDA_RECORD_DIFFERS.finding(
                         f"conda {name}={version}={build} is locked, {installed} is installed",
                         "run `lockguard clean-install`",
                         os.path.join(snap.prefix, "conda-meta"),
@@ -255,20 +245,14 @@ def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
                 f"{_shown(list(dist.resized))}"
             )
         out.append(
-            Finding(
-                codes.RECORD_FILE_MISSING.code,
-                ERROR,
-                f"{dist.name} {dist.version}: " + "; ".join(what),
-                fix,
-                dist.dist_info,
+            codes.RECORD_FILE_MISSING.finding(
+                f"{dist.name} {dist.version}: " + "; ".join(what), fix, dist.dist_info
             )
         )
     if changed.get(dist.dist_info):
         files = changed[dist.dist_info]
         out.append(
-            Finding(
-                codes.FILE_DIFFERS.code,
-                ERROR,
+            codes.FILE_DIFFERS.finding(
                 f"{dist.name} {dist.version}: {counted(len(files), 'file')} "
                 f"{'differs' if len(files) == 1 else 'differ'} from its RECORD "
                 f"({_shown(files)})",
