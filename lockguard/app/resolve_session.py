@@ -18,7 +18,7 @@ from lockguard.app.reporting import Messages, ResolveWatchFactory, SilentWatch
 from lockguard.errors import InputError
 from lockguard.io.index.cache import PAGE_TTL_SECONDS, Cache
 from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
-from lockguard.io.project.files import check_targets, remove_leftovers, write_all_atomic
+from lockguard.io.project.files import remove_leftovers, write_all_atomic
 from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.lock_set import LockSet
 from lockguard.io.project.project_paths import refuse_unsafe_files
@@ -293,10 +293,9 @@ class ResolveSession:
     def write(self, outputs: dict[Path, str]) -> list[Path]:
         """Write the lock files whose bytes differ from what is on disk (a file already holding
         exactly these bytes is left alone: rewriting it would cost an fsync and change nothing).
-        Every target is checked first, also one whose bytes would not change (io/project/files.py);
-        then temporary files a killed earlier write left next to them are removed (the lock set
+        The command has refused unsafe targets before it resolved (refuse_unsafe_files).
+        Temporary files a killed earlier write left next to them are removed first (the lock set
         is held: no other run is writing them)."""
-        check_targets(outputs, self._root())
         for leftover in remove_leftovers(outputs):
             self.ui.info(f"removed {leftover}, left by an interrupted write")
         changed = set(self.stale(outputs))
