@@ -182,7 +182,10 @@ def test_every_project_path_replaced_by_a_symlink_out_a_fifo_or_a_folder_is_refu
             target.unlink()
         what = REPLACEMENTS[kind](target, outside)
         before = tree(case)
-        for command in (("resolve",), ("resolve", "--check"), ("check",)):
+        commands = [("resolve",), ("resolve", "--check"), ("check",)]
+        if relative in ("requirements.lock", "environment.yml", "lockguard.toml"):
+            commands.append(("explain", "lib"))  # reads these two views of the lock
+        for command in commands:
             result = lg_process(*command, cwd=project)
             try:
                 sane(result, relative, *([what] if kind.endswith("out") else []))
