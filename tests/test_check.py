@@ -347,18 +347,23 @@ def test_the_same_command_line_elsewhere_is_another_check(templates, tmp_path, l
 
 
 def test_an_intent_link_pointed_elsewhere_is_checked_again(templates, tmp_path, lg, monkeypatch):
-    """`--intent link.toml` names another project once the link is moved: never the old answer."""
-    clean = copy_project(templates["solved"], tmp_path / "a")
-    drifted = copy_project(templates["solved"], tmp_path / "b")
-    (drifted / "requirements-dev.txt").write_text("numpy==2.0.0\n")
-    monkeypatch.chdir(tmp_path)
-    link = tmp_path / "intent.toml"
-    link.symlink_to(clean / "lockguard.toml")
-    assert lg("check", "--intent", "intent.toml").exit_code == 0
-    assert lg("check", "--intent", "intent.toml").exit_code == 0  # from the memo
+    """A symlinked intent: the project is the link's folder (its lock files are judged, never the
+    ones next to the target), and a link moved to another intent is never the old answer."""
+    project = copy_project(templates["solved"], tmp_path / "p")
+    shared, other = tmp_path / "shared", copy_project(templates["solved"], tmp_path / "other")
+    shared.mkdir()
+    (project / "lockguard.toml").rename(shared / "lockguard.toml")
+    edit(other / "lockguard.toml", '"numpy", ', "")  # another team's intent, with its own lock
+    assert lg("resolve", "--intent", str(other / "lockguard.toml")).exit_code == 0
+    monkeypatch.chdir(project)
+    link = project / "lockguard.toml"
+    link.symlink_to(shared / "lockguard.toml")
+    assert lg("check", "--intent", "lockguard.toml").exit_code == 0
+    assert lg("check", "--intent", "lockguard.toml").exit_code == 0  # from the memo
     link.unlink()
-    link.symlink_to(drifted / "lockguard.toml")  # the same intent text, another project
-    assert lg("check", "--intent", "intent.toml").exit_code == 1
+    link.symlink_to(other / "lockguard.toml")  # its lock files are current next to it, not here
+    result = lg("check", "--intent", "lockguard.toml")
+    assert result.exit_code == 1 and "LG101" in result.stdout, result.output
 
 
 def test_an_empty_intent_option_is_bad_input_on_both_paths(project, lg, monkeypatch):

@@ -18,11 +18,13 @@ from lockguard.model import codes
 
 
 def lock_folder(intent_path) -> str:
-    """The folder whose lock set a check of this intent reads: the folder of the intent file, as
-    resolve locks it (Intent.source.root: the resolved file's folder)."""
+    """The folder whose lock set a check of this intent reads: the folder the intent file is in,
+    as resolve locks it (Intent.source.root; a symlinked intent's own folder)."""
+    from lockguard.io.project.project_paths import project_folder
+
     if intent_path is None:
         intent_path = "lockguard.toml" if os.path.lexists("lockguard.toml") else "pyproject.toml"
-    return os.path.dirname(os.path.realpath(intent_path))
+    return project_folder(intent_path)
 
 
 def project_lock(intent_path, *, wait: bool, on_wait, warn):

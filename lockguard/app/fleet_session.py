@@ -19,6 +19,7 @@ from lockguard.io.engines import clush, kubectl, ray_engine, slurm
 from lockguard.io.engines.report_files import read_reports, write_node_files, write_output
 from lockguard.io.project.intent_file import find_intent, load_intent, source_of
 from lockguard.io.project.project_files import read_snapshot
+from lockguard.io.project.project_paths import intent_location
 from lockguard.io.read import INTENT_LIMIT, read_text
 from lockguard.lockfiles.headers import body_hash_of
 
@@ -34,7 +35,8 @@ class Project:
 
 def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
     try:
-        path = (intent_path or find_intent(Path.cwd())).resolve()
+        # the project is the folder the intent is in (a symlinked intent's own folder)
+        path = Path(intent_location(intent_path or find_intent(Path.cwd())))
     except InputError:
         if required:
             raise

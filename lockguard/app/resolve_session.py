@@ -21,6 +21,7 @@ from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
 from lockguard.io.project.files import remove_leftovers, write_all_atomic
 from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.lock_set import LockSet
+from lockguard.io.project.project_paths import refuse_unsafe_files
 from lockguard.io.project.written import remember
 from lockguard.io.read import INTENT_LIMIT, read_lock_text, read_text
 from lockguard.model.conflict import Unsatisfiable
@@ -279,9 +280,20 @@ class ResolveSession:
             warn=self.ui.warn,
         )
 
+    def refuse_unsafe_files(self, *, writing: bool) -> None:
+        """Before anything is resolved, read or written: every lock file of the intent is a
+        regular file inside the project, or missing (io/project/project_paths.py); exit 2 naming
+        the path and what is there otherwise (a symlink out of the project, a folder, a FIFO)."""
+        refuse_unsafe_files(
+            self._root(),
+            [relative for relative, _kind, _platform in lock_paths(self.intent)],
+            doing="write" if writing else "read",
+        )
+
     def write(self, outputs: dict[Path, str]) -> list[Path]:
         """Write the lock files whose bytes differ from what is on disk (a file already holding
         exactly these bytes is left alone: rewriting it would cost an fsync and change nothing).
+        The command has refused unsafe targets before it resolved (refuse_unsafe_files).
         Temporary files a killed earlier write left next to them are removed first (the lock set
         is held: no other run is writing them)."""
         for leftover in remove_leftovers(outputs):

@@ -110,6 +110,7 @@ def resolve(
     )
     # held until the command ends
     ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))
+    session.refuse_unsafe_files(writing=not check_only)
     try:
         resolved = session.resolve()
     except UnknownProject as exc:

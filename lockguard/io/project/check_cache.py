@@ -73,12 +73,18 @@ def _bytes(path: str) -> bytes:
 
 
 def _digest(root: str, files: list[str]) -> str:
+    """The bytes of every file, and where each really is: a file swapped for a symlink (out of
+    the project, which the check refuses) to a copy of the same bytes is another file."""
     h = hashlib.sha256()
     for relative in files:
         path = os.path.join(root, relative)  # an absolute one stays as it is
         data = _bytes(path) if os.path.lexists(path) else ABSENT
         h.update(
-            relative.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest()
+            relative.encode("utf-8", "surrogateescape")
+            + b"\0"
+            + os.path.realpath(path).encode("utf-8", "surrogateescape")
+            + b"\0"
+            + hashlib.sha256(data).digest()
         )
     return h.hexdigest()
 

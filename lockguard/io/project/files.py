@@ -21,6 +21,7 @@ from pathlib import Path
 
 from lockguard.errors import InputError
 from lockguard.io.deferred_signals import DeferredSignals
+from lockguard.io.project.project_paths import refuse_unsafe
 from lockguard.io.write import sync_folder, temporary_beside, write_and_sync
 
 
@@ -31,8 +32,7 @@ def write_file(path: Path, data: str | bytes, *, root: Path | None = None) -> No
 
 def check_targets(paths, root: Path | None) -> None:
     """Refuse, before anything is written, a target that is not a regular file (a folder, a FIFO, a
-    device), or that lies outside `root` once symlinks are resolved."""
-    real_root = os.path.realpath(root) if root is not None else None
+    device), that lies outside `root` once symlinks are resolved, or that is another target."""
     landing: dict[str, Path] = {}
     for path in paths:
         path = Path(path)
@@ -45,33 +45,10 @@ def check_targets(paths, root: Path | None) -> None:
                 hint="give each lock file its own name in [outputs]",
             )
         landing[where] = path
-        if (
-            real_root is not None
-            and where != real_root
-            and not where.startswith(real_root + os.sep)
-        ):
-            raise InputError(
-                f"refusing to write {path}: it resolves to {where}, outside the project folder "
-                f"{real_root}",
-                file=str(path),
-                hint="lock files are written inside the project; "
-                "remove the symlink or change [outputs]",
-            )
-        try:
-            info = os.stat(path)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise InputError(
-                f"cannot write {path}: {exc.strerror or exc}", file=str(path)
-            ) from None
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise InputError(
-                f"refusing to write {path}: it is {kind}",
-                file=str(path),
-                hint="move it away, or point [outputs] at another file name",
-            )
+        if root is not None:
+            refuse_unsafe(path, root, doing="write")
+        else:
+            refuse_unsafe(path, os.sep, doing="write")  # no project: only what the path is
 
 
 def write_all_atomic(files: Mapping[Path, str | bytes], *, root: Path | None = None) -> None:
