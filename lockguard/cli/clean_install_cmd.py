@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from lockguard import interrupts
 from lockguard.app.install_session import (
     apply_plan,
     build_plan,
@@ -98,6 +99,7 @@ def clean_install(
         )
     source = lock_source(intent_path, from_file, warn=ui.warn)
     root = target_prefix(prefix, python_exe)
+    interrupts.now(f"interrupted before anything changed in {root}")
     with held_environment(
         root,
         exclusive=not dry_run,
