@@ -2,10 +2,13 @@
 what state the prefix or project is in and the command that finishes or undoes it; never a
 traceback.
 
-SIGTERM and SIGHUP raise `Interrupted`, a KeyboardInterrupt as Ctrl-C's SIGINT raises: every
-`finally` runs, the kernel locks are let go and a clean-install rolls back, where SIGTERM's default
-action would stop the process between two steps. A signal its parent set to be ignored stays
-ignored (`nohup` ignores SIGHUP; a background job of a script ignores SIGINT).
+All three raise `Interrupted`, a KeyboardInterrupt: every `finally` runs, the kernel locks are let
+go and a clean-install rolls back, where SIGTERM's default action would stop the process between
+two steps. SIGINT too, rather than Python's own KeyboardInterrupt: a plain KeyboardInterrupt that
+lands inside an exec() of generated code (dataclasses make their methods so) marks the interpreter
+to kill itself by SIGINT at exit, even when it was caught, and the exit code would be -2, not 130.
+A signal its parent set to be ignored stays ignored (`nohup` ignores SIGHUP; a background job of a
+script ignores SIGINT).
 io/deferred_signals.py still holds all three back while a commit runs (a commit ends as a whole).
 
 A session says where it stands as it goes (`now`): a line, or a function that works it out when
@@ -22,15 +25,15 @@ import signal
 from collections.abc import Callable
 
 NOTHING_CHANGED = "interrupted; nothing was changed"
-# what SIGTERM and SIGHUP do here (SIGINT already raises KeyboardInterrupt in Python)
-RAISING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
-ALL = (signal.SIGINT, *RAISING)
+ALL = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 Handlers = dict  # signal number -> the handler it had (what signal.signal returned)
 
 
 class Interrupted(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where the main thread was, as Ctrl-C raises KeyboardInterrupt."""
+    """SIGINT, SIGTERM or SIGHUP, raised where the main thread was."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -42,11 +45,11 @@ def _raise(signum: int, _frame: object) -> None:
 
 
 def raise_on_signals() -> Handlers:
-    """SIGTERM and SIGHUP raise Interrupted from now on (unless ignored by the parent); the
+    """The three signals raise Interrupted from now on (unless ignored by the parent); the
     handlers they had, for `put_back`. Outside the main thread: nothing changes."""
     previous: Handlers = {}
     try:
-        for signum in RAISING:
+        for signum in ALL:
             current = signal.getsignal(signum)
             if current == signal.SIG_IGN or current is _raise:
                 continue

@@ -127,6 +127,8 @@ def invoke(argv: list[str], ui: Ui) -> int:
         return 1
     except click.Abort as exc:
         if isinstance(exc.__context__, KeyboardInterrupt):  # Ctrl-C at a question
+            if not sys.stderr.isatty():  # the question's line ends (a terminal: the boundary)
+                sys.stderr.write("\n")
             raise exc.__context__ from None
         ui.error("aborted")  # a question answered no
         return 130
