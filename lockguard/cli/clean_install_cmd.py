@@ -86,7 +86,7 @@ def clean_install(
     a distribution that leaves or changes version moves into a quarantine (never deleted), pip
     installs the lock (--require-hashes --no-deps) into what remains, and the result is verified
     by effect (every RECORD file present, an import smoke). A failure is rolled back (exit 5, with
-    its cause); Ctrl-C or SIGTERM rolls back too and exits 130. `lockguard restore` undoes a
+    its cause); Ctrl-C, SIGTERM or SIGHUP rolls back too and exits 130. `lockguard restore` undoes a
     finished run, `lockguard restore --prune` gives the quarantine's disk space back. The
     environment is locked while this runs: a second run waits for it (or, with --no-wait, exits 2).
     Exit 0 when the environment matches the lock."""
