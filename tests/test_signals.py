@@ -321,3 +321,38 @@ def test_ctrl_c_at_random_moments_of_the_start_up_never_shows_a_traceback(resolv
             continue
         assert child.returncode == 130, (attempt, child.returncode, err)
         assert err.rstrip("\n").splitlines()[-1] == "lockguard: interrupted; nothing was changed"
+
+
+def test_an_interrupted_command_with_json_output_still_prints_an_envelope(resolved):
+    stopped = run(
+        "check",
+        "--intent",
+        str(resolved / "lockguard.toml"),
+        "--no-cache",
+        "--format",
+        "json",
+        fault=signal_at("lockguard.io.project.project_files:read_snapshot", signal.SIGTERM),
+    )
+    assert the_interrupt_line(stopped) == "lockguard: interrupted; nothing was changed"
+    body = json.loads(stopped.stdout)
+    assert (body["ok"], body["exit_code"], body["error"]) == (
+        False,
+        130,
+        {"kind": "interrupted", "message": "interrupted; nothing was changed"},
+    )
+
+
+def test_a_clean_install_interrupted_while_it_applies_rolls_back_and_says_so(project, dirty):
+    """SIGHUP (a closed terminal) now rolls back as SIGTERM and Ctrl-C do."""
+    venv = dirty
+    before = tree_hashes(venv)
+    stopped = clean_install(
+        project,
+        venv,
+        fault=signal_at("lockguard.io.env.transaction:record_before", signal.SIGHUP),
+    )
+    line = the_interrupt_line(stopped)
+    assert line.startswith("lockguard: interrupted; rolled back: removed 0 files"), line
+    assert line.endswith(f"({venv})")
+    assert tree_hashes(venv) == before
+    assert [r["state"] for r in runs(venv)] == ["aborted"]

@@ -465,12 +465,10 @@ def _aside(q: Quarantine, path: str, full: Path) -> None:
 
 
 def put_back_file(stored: Path, original: Path, mode: int | None) -> None:
-    """One quarantined file back to its place, with its mode (None: a symlink, no mode). The mode
-    first: an interrupt between the two steps leaves the file in files/, where the next restore
-    finds it, never back in place with a wrong mode."""
-    if mode is not None:
-        os.chmod(stored, mode)
+    """One quarantined file back to its place, with its mode (None: a symlink, no mode)."""
     move_file(stored, original)
+    if mode is not None:
+        os.chmod(original, mode)
 
 
 def _put_back(q: Quarantine, result: UndoResult) -> list[str]:
