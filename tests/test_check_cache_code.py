@@ -36,7 +36,7 @@ def _installed_copy(root: Path) -> Path:
 
 def _check(site: Path, project: Path, cache: Path) -> subprocess.CompletedProcess:
     script = (
-        f"import sys; sys.path.insert(0, {str(site)!r}); from lockguard.cli import main; main()"
+        f"import sys; sys.path.insert(0, {str(site)!r}); from lockguard.start import main; main()"
     )
     env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(cache)}
     env.pop("PYTHONPATH", None)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lockguard import interrupts
 from lockguard.errors import InputError
 from lockguard.fleet.k8s import PROJECT_MOUNT, ManifestOptions
 from lockguard.fleet.launch import SlurmOptions
@@ -73,7 +74,12 @@ def node_reports(
     records = [parse_node_output(o, engine=engine, timeout=timeout) for o in outputs]
     written: list[Path] = []
     if out_dir is not None:
+        interrupts.now(
+            f"interrupted while the node reports were written to {out_dir}: each one there is "
+            "whole; run `lockguard fleet run` again for all of them"
+        )
         written = write_node_files(out_dir, records)
+        interrupts.now(f"interrupted after the node reports were written to {out_dir}")
         sources = [str(p) for p in written]
     else:
         sources = [f"{engine}:{r['node']}" for r in records]
@@ -92,6 +98,7 @@ def stored_reports(paths: list[Path]) -> tuple[list, list]:
 def write_report(output: Path, text: str) -> None:
     """The merged report (or a manifest) written to --output, atomically."""
     write_output(output, text)
+    interrupts.now(f"interrupted after {output} was written; it is whole")
 
 
 def collect(

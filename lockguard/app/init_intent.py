@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from lockguard import interrupts
 from lockguard.errors import InputError
 from lockguard.io.index.conda import matchspec_problem
 from lockguard.io.project.files import write_file
@@ -40,4 +41,6 @@ def validate_intent(text: str, target: Path) -> None:
 
 
 def write_intent(target: Path, text: str) -> None:
-    write_file(target, text)
+    interrupts.now(f"interrupted before {target} was written; nothing was changed")
+    written = f"interrupted after {target} was written; it is whole (`lockguard resolve` is next)"
+    write_file(target, text, on_commit=lambda: interrupts.now(written))

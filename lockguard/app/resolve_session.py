@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from lockguard import interrupts
 from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory, SilentWatch
 from lockguard.errors import InputError
@@ -290,6 +291,15 @@ class ResolveSession:
             doing="write" if writing else "read",
         )
 
+    def will_write(self) -> None:
+        """From now on an interrupt says the lock set is as it was (the commit is all or nothing:
+        io/project/files.py) until it is written."""
+        where = self.intent.source.root if self.intent.source else Path.cwd()
+        interrupts.now(
+            f"interrupted before the lock set was written: the lock files in {where} are as they "
+            "were; run `lockguard resolve` again"
+        )
+
     def write(self, outputs: dict[Path, str]) -> list[Path]:
         """Write the lock files whose bytes differ from what is on disk (a file already holding
         exactly these bytes is left alone: rewriting it would cost an fsync and change nothing).
@@ -299,10 +309,19 @@ class ResolveSession:
         for leftover in remove_leftovers(outputs):
             self.ui.info(f"removed {leftover}, left by an interrupted write")
         changed = set(self.stale(outputs))
+        where = self.intent.source.root if self.intent.source else Path.cwd()
+        written = (
+            f"interrupted after the new lock set was written in {where}; it is whole (`lockguard "
+            "check` confirms it)"
+            if changed
+            else f"interrupted; the lock set in {where} was current already: nothing was changed"
+        )
         write_all_atomic(
             {p: t for p, t in outputs.items() if p in changed},
             root=self.intent.source.root if self.intent.source else None,
+            on_commit=lambda: interrupts.now(written),
         )
+        interrupts.now(written)
         remember(outputs.values())  # lets `check` name the entries of a later hand edit (LG102)
         for path in outputs:
             self.ui.info(f"wrote {path}" if path in changed else f"unchanged: {path}")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from lockguard import interrupts
 from lockguard.app.install_session import (
     apply_plan,
     build_plan,
@@ -85,7 +86,7 @@ def clean_install(
     a distribution that leaves or changes version moves into a quarantine (never deleted), pip
     installs the lock (--require-hashes --no-deps) into what remains, and the result is verified
     by effect (every RECORD file present, an import smoke). A failure is rolled back (exit 5, with
-    its cause); Ctrl-C or SIGTERM rolls back too and exits 130. `lockguard restore` undoes a
+    its cause); Ctrl-C, SIGTERM or SIGHUP rolls back too and exits 130. `lockguard restore` undoes a
     finished run, `lockguard restore --prune` gives the quarantine's disk space back. The
     environment is locked while this runs: a second run waits for it (or, with --no-wait, exits 2).
     Exit 0 when the environment matches the lock."""
@@ -98,6 +99,7 @@ def clean_install(
         )
     source = lock_source(intent_path, from_file, warn=ui.warn)
     root = target_prefix(prefix, python_exe)
+    interrupts.now(f"interrupted before anything changed in {root}")
     with held_environment(
         root,
         exclusive=not dry_run,

@@ -108,6 +108,8 @@ def resolve(
         watch=lambda counts: ResolveProgress(ui, counts),
         accept_edits=accept_edits,
     )
+    if not check_only:
+        session.will_write()
     # held until the command ends
     ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))
     session.refuse_unsafe_files(writing=not check_only)

@@ -4,9 +4,10 @@ never half of them (each file through io/write.py, the one atomic writer).
 A set of lock files changes all together or not at all: every target is checked first (a regular
 file or nothing, inside the project folder after resolving symlinks), every file is staged and
 fsynced next to its target, and only then renamed into place; if one rename fails, the ones
-already renamed are put back from hard-link backups. SIGINT and SIGTERM are held back while the
-set is staged and committed (io/deferred_signals.py): a signal in the middle ends the process just
-after the commit, with the whole new set in place and no temporary file left. Temporary files of a
+already renamed are put back from hard-link backups. SIGINT, SIGTERM and SIGHUP are held back
+while the set is staged and committed (io/deferred_signals.py): a signal in the middle ends the
+command just after the commit (exit 130, saying the set was written: lockguard/interrupts.py),
+with the whole new set in place and no temporary file left. Temporary files of a
 run killed outright (SIGKILL, a crash) are named `.<target>.<8 characters>.tmp[.old]`;
 `remove_leftovers` clears them (resolve calls it under the project's lock)."""
 
@@ -16,7 +17,7 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from lockguard.errors import InputError
@@ -25,9 +26,15 @@ from lockguard.io.project.project_paths import refuse_unsafe
 from lockguard.io.write import sync_folder, temporary_beside, write_and_sync
 
 
-def write_file(path: Path, data: str | bytes, *, root: Path | None = None) -> None:
+def write_file(
+    path: Path,
+    data: str | bytes,
+    *,
+    root: Path | None = None,
+    on_commit: Callable[[], None] | None = None,
+) -> None:
     """One file of the project, as a set of one (its target checked first, signals held back)."""
-    write_all_atomic({Path(path): data}, root=root)
+    write_all_atomic({Path(path): data}, root=root, on_commit=on_commit)
 
 
 def check_targets(paths, root: Path | None) -> None:
@@ -51,15 +58,24 @@ def check_targets(paths, root: Path | None) -> None:
             refuse_unsafe(path, os.sep, doing="write")  # no project: only what the path is
 
 
-def write_all_atomic(files: Mapping[Path, str | bytes], *, root: Path | None = None) -> None:
+def write_all_atomic(
+    files: Mapping[Path, str | bytes],
+    *,
+    root: Path | None = None,
+    on_commit: Callable[[], None] | None = None,
+) -> None:
     """Write several files so that a failure anywhere leaves every one of them as it was.
 
-    An existing file's permissions are kept. `root`: refuse targets outside it."""
+    An existing file's permissions are kept. `root`: refuse targets outside it. `on_commit` runs
+    once they are all in place, before a signal held back meanwhile is delivered (what an
+    interrupt then says must already know the set was written)."""
     check_targets(files, root)
     if not files:
         return
     with DeferredSignals():
         _stage_and_commit(files)
+        if on_commit is not None:
+            on_commit()
 
 
 def _stage_and_commit(files: Mapping[Path, str | bytes]) -> None:
