@@ -89,7 +89,7 @@ def conda_purl(package: CondaPackage) -> str:
     if package.file is not None:
         filename = urlsplit(package.file.url).path.rsplit("/", 1)[-1]
         qualifiers["type"] = "tar.bz2" if filename.endswith(".tar.bz2") else "conda"
-    query = "&".join(f"{k}={_encode(v)}" for k, v in sorted(qualifiers.items()) if v)
+    query = "&".join(f"{k}={_encode(v, safe=':/')}" for k, v in sorted(qualifiers.items()) if v)
     version = f"@{_encode(package.version)}" if package.version else ""
     return f"pkg:conda/{_encode(package.name)}{version}" + (f"?{query}" if query else "")
 
@@ -257,6 +257,7 @@ def _root_ref(project: str) -> str:
     return f"project:{project}"
 
 
-def _encode(text: str) -> str:
-    """Percent-encode a purl segment or qualifier value (`+` of a local version included)."""
-    return quote(text, safe=".-_~")
+def _encode(text: str, safe: str = ":") -> str:
+    """Percent-encode a purl segment (`+` of a local version included) or, with `safe=":/"`, a
+    qualifier value, as packageurl-python (the reference implementation) does."""
+    return quote(text, safe=safe)
