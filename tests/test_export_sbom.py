@@ -14,7 +14,17 @@ from packageurl import PackageURL
 
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.lockfiles import conda_lock, requirements_lock
-from lockguard.lockfiles.cyclonedx import CondaPackage, FileRef, channel_of, conda_purl, pypi_purl
+from lockguard.lockfiles.cyclonedx import (
+    CondaPackage,
+    FileRef,
+    PipPackage,
+    PlatformPackages,
+    Sbom,
+    channel_of,
+    conda_purl,
+    pypi_purl,
+    render,
+)
 from lockguard.model.versions import CudaVersion
 from tests.support.conda_channel import build_channel
 from tests.support.locked import copy_project, edit, make_locked_project
@@ -30,7 +40,11 @@ def templates(tmp_path_factory):
         channel = build_channel(root / "conda")
         solved = make_locked_project(root / "solved", world, channel)
         knowledge_only = make_locked_project(root / "ko", world, channel, knowledge_only=True)
-        yield {"solved": solved, "knowledge-only": knowledge_only}
+        # a plain venv's lock for two platforms: requirements.*.lock only, no file URL recorded
+        two = world.locked(
+            root / "two", pip=["jinja2"], cuda="none", platforms=["linux-64", "linux-aarch64"]
+        )
+        yield {"solved": solved, "knowledge-only": knowledge_only, "two": two}
 
 
 @pytest.fixture
@@ -227,3 +241,45 @@ def test_purls_as_the_purl_spec_writes_them():
         "pkg:conda/cudnn@8.9.7.29?build=h092f7fd_3&channel=conda-forge&subdir=linux-64&type=conda"
     )
     assert PackageURL.from_string(purl).to_string() == purl
+
+
+def test_several_platforms_each_with_its_packages_and_the_index_page(
+    templates, tmp_path, lg_process
+):
+    project = copy_project(templates["two"], tmp_path / "two")
+    bom = valid(export(lg_process, project).stdout)
+    refs = [c["bom-ref"] for c in bom["components"]]
+    assert len(refs) == len(set(refs))
+    for platform in ("linux-64", "linux-aarch64"):
+        lock = requirements_lock.parse((project / f"requirements.{platform}.lock").read_text())
+        mine = [c for c in bom["components"] if properties(c)["lockguard:platform"] == [platform]]
+        assert sorted(c["name"] for c in mine) == sorted(lock.entries)
+        assert all(c["bom-ref"] == f"{platform}:{c['purl']}" for c in mine)
+        jinja2 = next(c for c in mine if c["name"] == "jinja2")
+        (page,) = jinja2["externalReferences"]  # no lock file records a URL: the index's page
+        assert page["url"] == f"{lock.index_url}/jinja2/"
+    facts = properties(bom["metadata"]["component"])
+    assert facts["lockguard:platforms"] == ["linux-64 linux-aarch64"]
+    assert "lockguard:conda-side" not in facts
+    # no torch, no conda side: no CUDA fact is invented for either platform
+    assert not any(k.startswith("lockguard:linux-") for k in facts)
+    one = valid(export(lg_process, project, "--platform", "linux-aarch64").stdout)
+    assert {properties(c)["lockguard:platform"][0] for c in one["components"]} == {"linux-aarch64"}
+    assert one["serialNumber"] != bom["serialNumber"]
+    lock_files = properties(one["metadata"]["component"])["lockguard:lock-file"]
+    assert [f.split()[0] for f in lock_files] == ["requirements.linux-aarch64.lock"]
+
+
+def test_facts_of_several_platforms_are_named_by_platform():
+    def platform(name: str) -> PlatformPackages:
+        pip = (PipPackage("torch", "2.1.2", ("a" * 64,), via=("",)),)
+        return PlatformPackages(name, pip, facts=(("cuda", "12.1"),))
+
+    def facts(*platforms: str) -> dict[str, list[str]]:
+        bom = valid(render(Sbom("p", "0", tuple(platform(p) for p in platforms), ())))
+        return properties(bom["metadata"]["component"])
+
+    assert facts("linux-64")["lockguard:cuda"] == ["12.1"]
+    both = facts("linux-64", "linux-aarch64")
+    assert both["lockguard:linux-64:cuda"] == both["lockguard:linux-aarch64:cuda"] == ["12.1"]
+    assert "lockguard:cuda" not in both
