@@ -13,7 +13,7 @@ from cyclonedx.validation.json import JsonStrictValidator
 from packageurl import PackageURL
 
 from lockguard.io.knowledge_files import load_knowledge
-from lockguard.lockfiles import conda_lock, requirements_lock
+from lockguard.lockfiles import conda_lock, pylock, requirements_lock
 from lockguard.lockfiles.cyclonedx import (
     CondaPackage,
     FileRef,
@@ -44,7 +44,14 @@ def templates(tmp_path_factory):
         two = world.locked(
             root / "two", pip=["jinja2"], cuda="none", platforms=["linux-64", "linux-aarch64"]
         )
-        yield {"solved": solved, "knowledge-only": knowledge_only, "two": two}
+        # a lock with pylock.toml, which records every file's URL
+        pylock = world.locked(
+            root / "pylock",
+            pip=["jinja2"],
+            cuda="none",
+            extra='[outputs]\npylock = "pylock.toml"\n',
+        )
+        yield {"solved": solved, "knowledge-only": knowledge_only, "two": two, "pylock": pylock}
 
 
 @pytest.fixture
@@ -94,6 +101,12 @@ def test_every_pin_once_with_its_purl_and_hashes(project, lg_process):
         assert reference["hashes"][0]["content"] in entry.hashes
         assert properties(component)["lockguard:platform"] == ["linux-64"]
         assert PackageURL.from_string(component["purl"]).to_string() == component["purl"]
+    # who requires whom: requirements.lock's `# via`, the project at the root
+    depends = {d["ref"]: set(d["dependsOn"]) for d in bom["dependencies"]}
+    ref = {c["name"]: c["bom-ref"] for c in pip}
+    assert {ref["torch"], ref["numpy"], ref["jinja2"]} <= depends["project:lockguard"]
+    assert ref["markupsafe"] in depends[ref["jinja2"]]
+    assert ref["jinja2"] in depends[ref["torch"]]
 
 
 def test_conda_records_with_their_channel_build_and_hashes(project, lg_process):
@@ -283,3 +296,14 @@ def test_facts_of_several_platforms_are_named_by_platform():
     both = facts("linux-64", "linux-aarch64")
     assert both["lockguard:linux-64:cuda"] == both["lockguard:linux-aarch64:cuda"] == ["12.1"]
     assert "lockguard:cuda" not in both
+
+
+def test_pylock_gives_the_url_and_hash_of_every_locked_file(templates, tmp_path, lg_process):
+    project = copy_project(templates["pylock"], tmp_path / "pylock")
+    bom = valid(export(lg_process, project).stdout)
+    lock = pylock.read((project / "pylock.toml").read_text())
+    for component in bom["components"]:
+        files = lock.packages[component["name"]].files
+        assert files and {
+            (r["url"], r["hashes"][0]["content"]) for r in component["externalReferences"]
+        } == {(f.url, f.hashes["sha256"]) for f in files}
