@@ -33,7 +33,8 @@ from lockguard.lockfiles.syntax import clip
 from lockguard.model.finding import ERROR
 from lockguard.model.names import canonical_name
 
-FORMATS = ("cyclonedx",)
+# --format -> the renderer of that SBOM format (issue 34's registry of lock formats will hold these)
+RENDERERS: dict[str, Callable[[cyclonedx.Sbom], str]] = {"cyclonedx": cyclonedx.render}
 FIRST = "run `lockguard resolve` first (and commit the lock files it writes)"
 
 
@@ -61,7 +62,7 @@ def export_lock(
         snapshot = read_snapshot(intent, scan_repo=False)
     _refuse_unless_current(snapshot, source_of(intent).root)
     sbom = sbom_of(snapshot, load_knowledge(), platform)
-    text = cyclonedx.render(sbom)
+    text = RENDERERS[fmt](sbom)
     if output is not None:
         write_file(output, text)
     return text
