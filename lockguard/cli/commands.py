@@ -63,6 +63,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "fleet",
         "Run doctor on every node (Ray, Slurm, ClusterShell, Kubernetes); merge the reports.",
     ),
+    "export": (
+        "lockguard.cli.export_cmd",
+        "export",
+        "The lock as an SBOM (CycloneDX 1.6 JSON): purls, hashes, URLs, CUDA stack facts.",
+    ),
     "explain": ("lockguard.cli.explain_cmd", "explain", "Why a package is pinned at its version."),
     "constraints": (
         "lockguard.cli.constraints_cmd",
