@@ -360,3 +360,47 @@ def test_children_start_only_through_the_one_runner():
         if any(module.split(".")[0] == "subprocess" for _line, module in _imports(path))
     }
     assert users <= SUBPROCESS_USERS, sorted(users - SUBPROCESS_USERS)
+
+
+# the core's inner order (docs/architecture.md): what each core package may import besides itself
+CORE_ORDER = {
+    "errors": set(),
+    "model": {"errors"},
+    "knowledge": {"errors", "model"},
+    "lockfiles": {"errors", "model", "knowledge"},
+    "check": {"errors", "model", "knowledge", "lockfiles"},
+    "resolve": {"errors", "model", "knowledge"},
+    "install": {"errors", "model", "knowledge", "lockfiles"},
+    "doctor": {"errors", "model", "knowledge", "lockfiles", "install"},
+    "fleet": {"errors", "model"},  # a leaf: no other core package imports it
+    "adopt": {"errors", "model", "lockfiles"},  # a leaf too
+}
+
+
+def core_arrows(graph: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for module, targets in sorted(graph.items()):
+        source = module.split(".")[1] if module.count(".") else None
+        if source not in CORE_ORDER:
+            continue
+        for target in sorted(targets):
+            top = target.split(".")[1] if target.count(".") else None
+            if top in CORE_ORDER and top != source and top not in CORE_ORDER[source]:
+                wrong.append(f"{module} ({source}) imports {target} ({top})")
+    return wrong
+
+
+def test_the_core_keeps_its_inner_order():
+    """resolve/ imports neither check/ nor lockfiles/ (resolve's refusal gate lives in check/);
+    install/ never reaches doctor/; fleet/ and adopt/ are leaves."""
+    assert not core_arrows(import_graph(PACKAGE)), "\n".join(core_arrows(import_graph(PACKAGE)))
+
+
+def test_an_arrow_against_the_core_order_is_found():
+    graph = {
+        "lockguard.resolve.x": {"lockguard.check.gate"},
+        "lockguard.check.y": {"lockguard.model.z"},
+    }
+    assert core_arrows(graph) == [
+        "lockguard.resolve.x (resolve) imports lockguard.check.gate (check)"
+    ]

@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory
+from lockguard.check.gate import refuse_what_check_rejects
 from lockguard.io.index.cache import Cache
 from lockguard.io.index.client import IndexClient
 from lockguard.io.index.conda import RattlerSolver
@@ -32,7 +33,6 @@ from lockguard.model.lock_paths import lock_file, lock_paths
 from lockguard.model.target import MachineFacts
 from lockguard.model.wording import counted
 from lockguard.resolve.candidates import CandidateFilter
-from lockguard.resolve.gate import refuse_what_check_rejects
 from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
 from lockguard.resolve.preferences import Preferences, preferences_for, unmet_adoptions
 from lockguard.resolve.speculate import Speculator
