@@ -9,6 +9,15 @@ connected to at all is not asked again in this session, so an unreachable PyTorc
 failure, not one per variant page. `bytes_fetched` counts body bytes so benchmarks can report what a
 resolve downloaded.
 
+The answer's head (connect, TLS, the status line and headers, redirects) must be complete within
+the timeout of the request's start, whatever trickles in meanwhile: httpx's timeouts are per socket
+operation, so a server sending one header byte every 2 s never trips them (issue 30: a resolve ran
+past 420 s). httpx has no public way to interrupt a request from another thread before it has a
+response, so the head is awaited in a short-lived daemon thread (`_head`) while the caller waits on
+the clock; a late head is given up (that thread closes the answer if it ever comes, and counts as
+in flight until then: the note below). The body is read in the caller's thread, where each chunk
+is checked against the deadline (a read that waits longer than the timeout fails by itself).
+
 `close()` never closes a connection a request is still reading from: fetch threads (prefetches
 nobody waits for any more) may still be in `get` when a resolve ends, and a socket closed under
 them frees its descriptor number while OpenSSL in that thread goes on reading "its" socket, now
@@ -65,6 +74,21 @@ class _TooSlow(Exception):
 
 class _Closed(Exception):
     pass
+
+
+class _NoHead(Exception):
+    """The status line and headers did not all arrive within the timeout."""
+
+
+class _HeadSlot:
+    """The hand-over between a request's head thread and the caller waiting for it."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.answer: httpx.Response | None = None
+        self.error: BaseException | None = None
+        self.abandoned = False  # the caller stopped waiting: a late answer is closed unread
 
 
 class HttpClient:
@@ -177,7 +201,7 @@ class HttpClient:
                 time.sleep(self.backoff * (2 ** (attempt - 1)))
             try:
                 answer, body = self._once(client, url, headers, max_bytes)
-            except (_TooSlow, httpx.TimeoutException) as exc:
+            except (_TooSlow, _NoHead, httpx.TimeoutException) as exc:
                 timeouts += 1
                 unreachable = isinstance(exc, httpx.ConnectTimeout)
                 last_error = (
@@ -230,7 +254,8 @@ class HttpClient:
 
     def _once(self, client, url: str, headers: dict[str, str] | None, max_bytes: int):
         started = time.monotonic()
-        with client.stream("GET", url, headers=headers) as answer:
+        answer = self._head(client, url, headers, started)
+        try:
             declared = answer.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > max_bytes:
                 raise _TooLarge()
@@ -245,6 +270,58 @@ class HttpClient:
                     raise _TooSlow()
                 chunks.append(chunk)
             return answer, b"".join(chunks)
+        finally:
+            answer.close()
+
+    def _head(
+        self, client, url: str, headers: dict[str, str] | None, started: float
+    ) -> httpx.Response:
+        """The answer with its status line and headers, once they have all arrived, within the
+        timeout of `started` (the module's note says why in another thread); _NoHead if not."""
+        request = client.build_request("GET", url, headers=headers)
+        slot = _HeadSlot()
+        with self._lock:
+            self._in_flight += 1  # the head thread's own: the pool stays open while it reads
+        thread = threading.Thread(
+            target=self._send, args=(client, request, slot), name="lockguard-http", daemon=True
+        )
+        thread.start()
+        try:
+            slot.done.wait(max(0.0, self.timeout - (time.monotonic() - started)))
+        except BaseException:  # Ctrl-C while waiting: the answer, now or later, is closed unread
+            with slot.lock:
+                slot.abandoned = True
+                answer, slot.answer = slot.answer, None
+            if answer is not None:
+                answer.close()
+            raise
+        with slot.lock:
+            answer, error = slot.answer, slot.error
+            slot.abandoned = answer is None and error is None
+        if error is not None:
+            raise error
+        if answer is None:
+            raise _NoHead()
+        return answer
+
+    def _send(self, client, request: httpx.Request, slot: _HeadSlot) -> None:
+        """The head thread: sends the request and hands over the answer, or closes it when the
+        caller has given up on it."""
+        try:
+            answer = client.send(request, stream=True)
+        except BaseException as exc:  # handed to the caller, who raises it as its own
+            with slot.lock:
+                slot.error = exc
+        else:
+            with slot.lock:
+                late = slot.abandoned
+                if not late:
+                    slot.answer = answer
+            if late:
+                answer.close()
+        finally:
+            slot.done.set()
+            self._request_ended()
 
     def _hint(self) -> str:
         return (
