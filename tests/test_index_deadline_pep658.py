@@ -128,3 +128,18 @@ def test_an_advertised_metadata_that_fails_its_sha256_is_set_aside(tmp_path, wor
     paths = [p for _m, p, _r in world.pypi.requests]
     assert "/files/jinja2-1.0-py3-none-any.whl.metadata" in paths  # advertised: asked for
     clean(result)
+
+
+def test_a_conda_channel_that_trickles_its_headers_ends_in_exit_4(tmp_path, world, lg_process):
+    # the conda side goes through rattler: one total limit per request (io/index/conda.py), 24
+    # timeouts (6 s here), tried twice; before the fix rattler waited for as long as it trickled
+    world.pypi.faults.trickle_head.add("/chan/")
+    channel = world.pypi.url.replace("/simple", "/chan")
+    project = tmp_path / "p"
+    world.intent(project, cuda="none", pip=[], channels=[channel], extra='conda = ["zlib"]\n')
+    result, took = resolve(lg_process, project, env={"LOCKGUARD_HTTP_TIMEOUT": "0.25"})
+    assert result.exit_code == 4, result.output
+    assert took < BOUND, took
+    assert f"cannot read conda channel(s) {channel}" in result.stderr, result.stderr
+    assert "timed out" in result.stderr, result.stderr
+    clean(result)

@@ -53,6 +53,11 @@ MAX_BODY = 256 * 1024 * 1024  # the largest answer read by default (pages, sdist
 MAX_REDIRECTS = 10
 
 
+def request_timeout() -> float:
+    """Seconds a request waits for an answer: LOCKGUARD_HTTP_TIMEOUT, else DEFAULT_TIMEOUT."""
+    return float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
+
+
 @dataclass
 class Response:
     url: str
@@ -95,9 +100,7 @@ class HttpClient:
     def __init__(
         self, *, timeout: float | None = None, retries: int = 3, backoff: float | None = None
     ) -> None:
-        self.timeout = (
-            timeout if timeout is not None else float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
-        )
+        self.timeout = timeout if timeout is not None else request_timeout()
         self.deadline = self.timeout * DEADLINE_FACTOR
         self.retries = retries
         self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
