@@ -143,3 +143,41 @@ def test_a_conda_channel_that_trickles_its_headers_ends_in_exit_4(tmp_path, worl
     assert f"cannot read conda channel(s) {channel}" in result.stderr, result.stderr
     assert "timed out" in result.stderr, result.stderr
     clean(result)
+
+
+def test_a_connect_that_hangs_past_the_timeout_marks_the_host_down(monkeypatch):
+    # the head's deadline and the connect timeout are both 1 s here: whichever fires first, a
+    # host that never completed a connection is out of reach, and not asked again in the run
+    # (an unreachable index costs one failure, not one per page)
+    import socket
+
+    from lockguard.errors import SourceUnreachable
+    from lockguard.io.index.http import HttpClient
+
+    monkeypatch.setenv("LOCKGUARD_HTTP_TIMEOUT", "1")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)  # never accepted: once its queue is full, the kernel drops further SYNs
+    port = server.getsockname()[1]
+    fillers = []
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))  # in progress: EINPROGRESS, not an error here
+        fillers.append(filler)
+    time.sleep(0.2)
+    client = HttpClient()
+    try:
+        took = []
+        for page in ("a", "b"):
+            started = time.monotonic()
+            with pytest.raises(SourceUnreachable, match="no answer within 1 s"):
+                client.get(f"http://127.0.0.1:{port}/simple/{page}/")
+            took.append(time.monotonic() - started)
+        assert took[0] >= 1.5  # two tries of 1 s
+        assert took[1] < 0.5, took  # the host is known to be down: not tried again
+    finally:
+        client.close()
+        for filler in fillers:
+            filler.close()
+        server.close()

@@ -82,7 +82,12 @@ class _Closed(Exception):
 
 
 class _NoHead(Exception):
-    """The status line and headers did not all arrive within the timeout."""
+    """The status line and headers did not all arrive within the timeout; `connecting`: the
+    connection (TCP, TLS) itself was not made by then, which says the host is out of reach."""
+
+    def __init__(self, connecting: bool) -> None:
+        super().__init__()
+        self.connecting = connecting
 
 
 class _HeadSlot:
@@ -94,6 +99,15 @@ class _HeadSlot:
         self.answer: httpx.Response | None = None
         self.error: BaseException | None = None
         self.abandoned = False  # the caller stopped waiting: a late answer is closed unread
+        self.connecting = False  # between the start and the end of a TCP connect or TLS handshake
+
+    def trace(self, event: str, _info: dict) -> None:
+        """httpx's `trace` request extension: where the request is (a connection being made, or
+        not), for telling a host out of reach from one that is slow to answer."""
+        if event.endswith(("connect_tcp.started", "start_tls.started")):
+            self.connecting = True
+        elif event.endswith(("connect_tcp.complete", "start_tls.complete")):
+            self.connecting = False
 
 
 class HttpClient:
@@ -206,7 +220,10 @@ class HttpClient:
                 answer, body = self._once(client, url, headers, max_bytes)
             except (_TooSlow, _NoHead, httpx.TimeoutException) as exc:
                 timeouts += 1
-                unreachable = isinstance(exc, httpx.ConnectTimeout)
+                # no connection at all, not a slow answer: the host is out of reach
+                unreachable = isinstance(exc, httpx.ConnectTimeout) or (
+                    isinstance(exc, _NoHead) and exc.connecting
+                )
                 last_error = (
                     f"no complete answer within {self.deadline:.0f} s (it came slower than "
                     f"{MIN_RATE // 1024} kB/s)"
@@ -281,8 +298,10 @@ class HttpClient:
     ) -> httpx.Response:
         """The answer with its status line and headers, once they have all arrived, within the
         timeout of `started` (the module's note says why in another thread); _NoHead if not."""
-        request = client.build_request("GET", url, headers=headers)
         slot = _HeadSlot()
+        request = client.build_request(
+            "GET", url, headers=headers, extensions={"trace": slot.trace}
+        )
         with self._lock:
             self._in_flight += 1  # the head thread's own: the pool stays open while it reads
         thread = threading.Thread(
@@ -304,7 +323,7 @@ class HttpClient:
         if error is not None:
             raise error
         if answer is None:
-            raise _NoHead()
+            raise _NoHead(slot.connecting)
         return answer
 
     def _send(self, client, request: httpx.Request, slot: _HeadSlot) -> None:
