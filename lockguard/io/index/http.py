@@ -16,7 +16,11 @@ past 420 s). httpx has no public way to interrupt a request from another thread 
 response, so the head is awaited in a short-lived daemon thread (`_head`) while the caller waits on
 the clock; a late head is given up (that thread closes the answer if it ever comes, and counts as
 in flight until then: the note below). The body is read in the caller's thread, where each chunk
-is checked against the deadline (a read that waits longer than the timeout fails by itself).
+is checked against the deadline (a read that waits longer than the timeout fails by itself). Only
+public httpx API is used (`build_request`, `send(stream=True)`, the `trace` request extension, which
+tells a head given up while its connection was still being made: that host is out of reach). A
+custom transport was not simpler: httpx's transport blocks in the same place, and wrapping
+httpcore's network layer would mean re-implementing httpx's transport (proxies, errors).
 
 `close()` never closes a connection a request is still reading from: fetch threads (prefetches
 nobody waits for any more) may still be in `get` when a resolve ends, and a socket closed under
