@@ -57,6 +57,11 @@ MAX_BODY = 256 * 1024 * 1024  # the largest answer read by default (pages, sdist
 MAX_REDIRECTS = 10
 
 
+class AnswerTooLarge(SourceUnreachable):
+    """An answer larger than the caller's limit (not read past it): the file is broken, the index
+    answered."""
+
+
 def request_timeout() -> float:
     """Seconds a request waits for an answer: LOCKGUARD_HTTP_TIMEOUT, else DEFAULT_TIMEOUT."""
     return float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
@@ -239,7 +244,7 @@ class HttpClient:
                     break
                 continue
             except _TooLarge:
-                raise SourceUnreachable(
+                raise AnswerTooLarge(
                     f"{url}: the answer is larger than {max_bytes // 2**20} MB; lockguard stopped "
                     "reading it",
                     url=url,

@@ -8,11 +8,12 @@ Requires-Dist is not Dynamic, or pyproject.toml's static [project] table: io/ind
 and last a PEP 517 `prepare_metadata_for_build_wheel` in an isolated build environment. A build
 that failed is remembered (io/index/failed_builds.py) and not tried again until --refresh.
 
-A `.metadata` file is a shortcut, never the only word: one that is missing, fails the sha256 the
-page gives, or is not this version's METADATA is set aside with a warning and the wheel's own
-METADATA is read instead (which is then held to the same checks). An unadvertised `<file>.metadata`
-is never asked for: a catch-all mirror answers 200 with an HTML page for any path, and racing that
-answer against the range read made the same resolve pass or fail at random (issue 30).
+A `.metadata` file is a shortcut, never the only word: one that is missing, larger than 4 MB,
+fails the sha256 the page gives, or is not this version's METADATA is set aside with a warning and
+the wheel's own METADATA is read instead (which is then held to the same checks). An unadvertised
+`<file>.metadata` is never asked for: a catch-all mirror answers 200 with an HTML page for any
+path, and racing that answer against the range read made the same resolve pass or fail at random
+(issue 30).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import BuildFailed, SourceUnreachable
 from lockguard.io.index.cache import Cache
-from lockguard.io.index.http import HttpClient
+from lockguard.io.index.http import AnswerTooLarge, HttpClient
 from lockguard.io.index.lazy_wheel import read_wheel_metadata
 from lockguard.io.index.sdist_static import static_metadata
 from lockguard.model.dist import DistFile, DistMetadata
@@ -201,13 +202,19 @@ class MetadataFetcher:
 
     def _pep658(self, file: DistFile, name: str, version: str) -> bytes | None:
         """The advertised `.metadata` of a wheel, or None when it does not hold up (the caller
-        reads the wheel instead). A network failure is raised: the index is not answering."""
+        reads the wheel instead). A timeout or a lost connection is raised: the index is not
+        answering, and its wheels would not come either."""
         if file.url.startswith("file://"):
             return None
         url = file.url.split("#", 1)[0] + ".metadata"
-        answer = self.http.get(url, max_bytes=MAX_METADATA_BYTES)
+        try:
+            answer = self.http.get(url, max_bytes=MAX_METADATA_BYTES)
+        except AnswerTooLarge:
+            answer = None
         problem = None
-        if answer.status != 200:
+        if answer is None:
+            problem = f"it is larger than {MAX_METADATA_BYTES // 2**20} MB"
+        elif answer.status != 200:
             problem = f"HTTP {answer.status}"
         else:
             expected = _advertised_sha256(file)
@@ -215,7 +222,7 @@ class MetadataFetcher:
                 problem = "it does not match its advertised sha256"
             else:
                 problem = metadata_problem(parse_metadata(answer.content, "pep658"), name, version)
-        if problem is None:
+        if problem is None and answer is not None:
             return answer.content
         self.warn(
             f"{file.filename}.metadata, which the index advertises, is unusable ({problem}); "
