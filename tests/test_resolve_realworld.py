@@ -332,7 +332,7 @@ def test_cancelled_prefetches_are_silent(tmp_path, capfd, caplog):
     gate = threading.Event()
 
     class SlowFetcher:
-        def fetch(self, name, version, file, try_unadvertised=True):
+        def fetch(self, name, version, file):
             gate.wait(5)
             return DistMetadata(name, version, (), None)
 

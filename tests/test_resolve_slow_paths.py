@@ -203,7 +203,7 @@ def test_the_resolvers_metadata_never_waits_behind_queued_guesses():
     gate = threading.Event()
 
     class Fetcher:
-        def fetch(self, name, version, file, try_unadvertised=True):
+        def fetch(self, name, version, file):
             if name == "busy":
                 gate.wait(60)
             return DistMetadata(name, version, (), None)

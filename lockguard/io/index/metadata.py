@@ -2,11 +2,18 @@
 
 Order: `dependency-metadata` overrides (no fetch), for an sdist the knowledge's metadata of its
 version (constraints/sdist_metadata.toml: no fetch, no build), the cache (by the file's sha256),
-PEP 658 metadata (advertised, or the `<file>.metadata` URL tried directly), HTTP range requests into
-the wheel, an sdist's static metadata (PKG-INFO of Metadata-Version >= 2.2 whose Requires-Dist is
-not Dynamic, or pyproject.toml's static [project] table: io/index/sdist_static.py), and last a
-PEP 517 `prepare_metadata_for_build_wheel` in an isolated build environment. A build that failed is
-remembered (io/index/failed_builds.py) and not tried again until --refresh.
+PEP 658 metadata (only where the index page advertises it, as pip and uv do), HTTP range
+requests into the wheel, an sdist's static metadata (PKG-INFO of Metadata-Version >= 2.2 whose
+Requires-Dist is not Dynamic, or pyproject.toml's static [project] table: io/index/sdist_static.py),
+and last a PEP 517 `prepare_metadata_for_build_wheel` in an isolated build environment. A build
+that failed is remembered (io/index/failed_builds.py) and not tried again until --refresh.
+
+A `.metadata` file is a shortcut, never the only word: one that is missing, larger than 4 MB,
+fails the sha256 the page gives, or is not this version's METADATA is set aside with a warning and
+the wheel's own METADATA is read instead (which is then held to the same checks). An unadvertised
+`<file>.metadata` is never asked for: a catch-all mirror answers 200 with an HTML page for any
+path, and racing that answer against the range read made the same resolve pass or fail at random
+(issue 30).
 """
 
 from __future__ import annotations
@@ -17,11 +24,9 @@ import os
 import subprocess
 import tarfile
 import tempfile
-import threading
 import warnings
 import zipfile
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, wait
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -32,10 +37,9 @@ from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import BuildFailed, SourceUnreachable
 from lockguard.io.index.cache import Cache
-from lockguard.io.index.http import HttpClient
+from lockguard.io.index.http import AnswerTooLarge, HttpClient
 from lockguard.io.index.lazy_wheel import read_wheel_metadata
 from lockguard.io.index.sdist_static import static_metadata
-from lockguard.io.index.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
 
 # the largest METADATA lockguard reads (PyPI's biggest are ~1 MB)
@@ -119,12 +123,7 @@ class MetadataFetcher:
         self.warn = warn
         self.counts: dict[str, int] = {}
 
-    def fetch(
-        self, name: str, version: str, file: DistFile, *, try_unadvertised: bool = True
-    ) -> DistMetadata:
-        """`try_unadvertised`: ask for `<file>.metadata` even when the page does not advertise it
-        (a mirror that serves PEP 658 files without saying so); pointless when the page advertises
-        metadata for other files but not this one."""
+    def fetch(self, name: str, version: str, file: DistFile) -> DistMetadata:
         override = self.overrides.get((canonicalize_name(name), str(Version(version).public)))
         if override is not None:
             return self._count(parse_metadata(override, "override"))
@@ -151,7 +150,7 @@ class MetadataFetcher:
                 url=file.url,
                 hint="run once without --offline to fill the cache",
             )
-        raw, how = self._fetch(file, try_unadvertised, version)
+        raw, how = self._fetch(file, name, str(Version(version)))
         if len(raw) > MAX_METADATA_BYTES:
             raise SourceUnreachable(
                 f"the METADATA of {file.filename} is {len(raw) / 1e6:.1f} MB, more than "
@@ -185,46 +184,14 @@ class MetadataFetcher:
         self.counts[metadata.how] = self.counts.get(metadata.how, 0) + 1
         return metadata
 
-    def _fetch(
-        self, file: DistFile, try_unadvertised: bool, version: str = ""
-    ) -> tuple[bytes, str]:
-        if file.is_wheel:
-            if file.metadata:
-                raw = self._pep658(file)
-                if raw is not None:
-                    return raw, "pep658"
-            elif try_unadvertised and not file.url.startswith("file://"):
-                return self._race(file)
-            raw, refused = read_wheel_metadata(self.http, file.url)
-            if refused:
-                self.warn(
-                    f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
-                    f"{file.filename} to read its METADATA"
-                )
-                return raw, "download"
-            return raw, "range"
-        return self._sdist(file, version)
-
-    def _race(self, file: DistFile) -> tuple[bytes, str]:
-        """An unadvertised `.metadata` against range requests, both at once: a mirror may serve
-        the file, but its 404 can take longer than the range reads that replace it (and a
-        dependency chain waits on each). When the probe wins, the range read stops before it
-        parses the zip's directory (torch's lists thousands of files)."""
-        side = _side_requests()
-        won = threading.Event()
-        probe = side.submit(self._pep658, file)
-        ranged = side.submit(read_wheel_metadata, self.http, file.url, None, won)
-        done, _pending = wait([probe, ranged], return_when=FIRST_COMPLETED)
-        if probe not in done and ranged.exception() is not None:
-            wait([probe])  # the range read failed: the probe may still have the metadata
-            done = {probe}
-        if probe in done and probe.exception() is None and probe.result() is not None:
-            won.set()
-            return probe.result(), "pep658"
-        return self._ranged(file, ranged.result())
-
-    def _ranged(self, file: DistFile, answer: tuple[bytes, bool]) -> tuple[bytes, str]:
-        raw, refused = answer
+    def _fetch(self, file: DistFile, name: str, version: str) -> tuple[bytes, str]:
+        if not file.is_wheel:
+            return self._sdist(file, version)
+        if file.metadata:  # advertised (PEP 658/714): the shortcut, when it holds up
+            raw = self._pep658(file, name, version)
+            if raw is not None:
+                return raw, "pep658"
+        raw, refused = read_wheel_metadata(self.http, file.url)
         if refused:
             self.warn(
                 f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
@@ -233,20 +200,35 @@ class MetadataFetcher:
             return raw, "download"
         return raw, "range"
 
-    def _pep658(self, file: DistFile) -> bytes | None:
+    def _pep658(self, file: DistFile, name: str, version: str) -> bytes | None:
+        """The advertised `.metadata` of a wheel, or None when it does not hold up (the caller
+        reads the wheel instead). A timeout or a lost connection is raised: the index is not
+        answering, and its wheels would not come either."""
         if file.url.startswith("file://"):
             return None
-        answer = self.http.get(file.url + ".metadata", max_bytes=MAX_METADATA_BYTES)
-        if answer.status != 200:
-            return None  # not advertised and not served: fall back to range requests
-        expected = _advertised_sha256(file)
-        if expected and hashlib.sha256(answer.content).hexdigest() != expected:
-            self.warn(
-                f"{file.filename}.metadata does not match its advertised sha256; "
-                "reading the wheel instead"
-            )
-            return None
-        return answer.content
+        url = file.url.split("#", 1)[0] + ".metadata"
+        try:
+            answer = self.http.get(url, max_bytes=MAX_METADATA_BYTES)
+        except AnswerTooLarge:
+            answer = None
+        problem = None
+        if answer is None:
+            problem = f"it is larger than {MAX_METADATA_BYTES // 2**20} MB"
+        elif answer.status != 200:
+            problem = f"HTTP {answer.status}"
+        else:
+            expected = _advertised_sha256(file)
+            if expected and hashlib.sha256(answer.content).hexdigest() != expected:
+                problem = "it does not match its advertised sha256"
+            else:
+                problem = metadata_problem(parse_metadata(answer.content, "pep658"), name, version)
+        if problem is None and answer is not None:
+            return answer.content
+        self.warn(
+            f"{file.filename}.metadata, which the index advertises, is unusable ({problem}); "
+            "reading the wheel's own METADATA instead"
+        )
+        return None
 
     def _sdist(self, file: DistFile, version: str) -> tuple[bytes, str]:
         remembered = (
@@ -278,16 +260,6 @@ class MetadataFetcher:
             raise
         finally:
             self.on_build("end", file.filename)
-
-
-_SIDE: DaemonPool | None = None
-
-
-def _side_requests() -> DaemonPool:
-    global _SIDE
-    if _SIDE is None:
-        _SIDE = DaemonPool(32, "lockguard-side")
-    return _SIDE
 
 
 def _advertised_sha256(file: DistFile) -> str | None:
