@@ -25,7 +25,7 @@ from lockguard.adopt.facts import (
 )
 from lockguard.adopt.requirements_file import parse_requirements_text
 from lockguard.lockfiles.syntax import LockSyntaxError
-from lockguard.lockfiles.yaml_adapter import MappingNode, ScalarNode, SequenceNode, compose
+from lockguard.lockfiles.yaml_adapter import MappingNode, Node, ScalarNode, SequenceNode, compose
 
 _SPEC = re.compile(r"^\s*(?:[^:\s]+::)?([A-Za-z0-9_.\-]+)\s*(.*?)\s*$")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
@@ -90,7 +90,7 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
     return out, includes
 
 
-def _pip_section(node, file: str, out: SourceFacts) -> list[tuple[str, Origin]]:
+def _pip_section(node: Node, file: str, out: SourceFacts) -> list[tuple[str, Origin]]:
     includes: list[tuple[str, Origin]] = []
     if not isinstance(node, SequenceNode):
         return includes

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 from lockguard.model import codes
 from lockguard.model.codes import FindingCode
 from lockguard.model.finding import ERROR, WARNING, Finding
+from lockguard.model.json_types import JsonObject
 from lockguard.model.probe import ProbeResult
 from lockguard.model.system_facts import SystemFacts
 from lockguard.model.target import MachineFacts
 from lockguard.model.versions import CudaVersion
 
 if TYPE_CHECKING:  # only types here: doctor without a lock never loads the install inventory
-    from lockguard.install.inventory import LockView
+    from lockguard.install.lock_diff import LockView
     from lockguard.knowledge.tables import Knowledge
 
 
@@ -32,7 +33,7 @@ class Check:
     finding: Finding | None = None
     evidence: tuple[str, ...] = ()  # lines that back the detail: a traceback tail, the stderr tail
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         return {
             "code": self.id,
             "title": self.title,
@@ -102,7 +103,7 @@ class Facts:
         )
 
     @property
-    def duplicates(self) -> dict[str, list[dict]]:
+    def duplicates(self) -> dict[str, list[JsonObject]]:
         """name -> its dist-infos in one folder ({version, dist_info, live}), where several."""
         value = self.probe.base.get("duplicates")
         if not isinstance(value, dict):
@@ -123,7 +124,7 @@ class Facts:
         return f"`lockguard clean-install --python {target}`"
 
     @property
-    def torch(self) -> dict:
+    def torch(self) -> JsonObject:
         return (
             self.probe.torch if self.probe.torch and self.probe.torch.get("state") == "ok" else {}
         )

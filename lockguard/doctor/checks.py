@@ -23,6 +23,7 @@ from lockguard.doctor.check import Check, Facts, cuda_of, flag, ok, skip
 from lockguard.doctor.checks_system import system_checks
 from lockguard.doctor.imports import import_checks
 from lockguard.model import codes
+from lockguard.model.json_types import JsonObject
 from lockguard.model.names import cuda_family, same_version
 from lockguard.model.versions import GpuArch, build_runs_on
 from lockguard.model.wording import counted
@@ -140,7 +141,7 @@ def _arch(facts: Facts) -> Check:
     )
 
 
-def _families(dists: dict, clean_install: str) -> Check:
+def _families(dists: JsonObject, clean_install: str) -> Check:
     families: dict[str, list[str]] = {}
     for name in dists:
         family = cuda_family(name)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from lockguard.doctor.check import Check, Facts, cuda_of, flag, ok, skip
 from lockguard.model import codes
 from lockguard.model.finding import ERROR
+from lockguard.model.json_types import JsonObject
 from lockguard.model.system_facts import (
     LIBRARY_FAMILIES,
     WHEEL_OF_FAMILY,
@@ -190,7 +191,7 @@ def wheel_owned(path: str) -> bool:
     )
 
 
-def _version_note(path: str, versions: dict) -> str:
+def _version_note(path: str, versions: JsonObject) -> str:
     match = _FAMILY.search(path)
     if match is None:
         return ""

@@ -6,10 +6,12 @@ No distribution is a skip with that reason."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from lockguard.doctor.check import Check, Facts, flag, ok, skip
 from lockguard.model import codes
 from lockguard.model.finding import WARNING
+from lockguard.model.json_types import JsonObject
 
 # The GPU packages doctor imports when they are installed (distribution, module), torch first.
 # Each loads native CUDA code at import. Left out: DeepSpeed (its import takes seconds, and its CUDA
@@ -134,7 +136,7 @@ def _probe_check(facts: Facts) -> Check:
     return ok(codes.IMPORT_FAILS.code, title, f"python {version} at {probe.python}")
 
 
-def _import_check(facts: Facts, result: dict) -> Check:
+def _import_check(facts: Facts, result: JsonObject) -> Check:
     dist, module = result.get("dist"), result.get("module")
     version = result.get("version") or facts.dists.get(str(dist)) or "?"
     title = f"import {module}"
@@ -168,7 +170,7 @@ def _import_check(facts: Facts, result: dict) -> Check:
     )
 
 
-def _provider_fix(facts: Facts, library: str, providers: list) -> str:
+def _provider_fix(facts: Facts, library: str, providers: list[Any]) -> str:
     """Which distribution should provide `library`, as a fix: an installed RECORD that lists it,
     joined with the lock's pin; else the lock's wheel of that library's family."""
     lock = facts.lock.pip if facts.lock else {}

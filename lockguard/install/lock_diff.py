@@ -4,7 +4,9 @@ leave or change version, which are damaged or legacy .egg-info installs and rein
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -54,7 +56,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
     """LG200-LG205 and LG230: the findings, the distributions that go (outgoing), what pip and the
     conda side must install."""
     diff = LockDiff()
-    copies: dict[str, list] = {}
+    copies: dict[str, list[Any]] = {}
     # a second .dist-info of a name in one folder leaves as a whole (LG206 says why); the copy
     # whose files are on disk is judged like any other
     extras = _extra_twins(snap, lock)
@@ -138,7 +140,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
     return diff
 
 
-def twins(dists) -> dict[tuple[str, str], list[InstalledDist]]:
+def twins(dists: Iterable[InstalledDist]) -> dict[tuple[str, str], list[InstalledDist]]:
     """(folder, name) -> the .dist-info of that name in that folder, where there are several."""
     groups: dict[tuple[str, str], list[InstalledDist]] = {}
     for dist in dists:
@@ -170,7 +172,7 @@ def _extra_twins(snap: PrefixSnapshot, lock: LockView) -> dict[InstalledDist, st
     return out
 
 
-def _legacy(dist) -> str:
+def _legacy(dist: InstalledDist) -> str:
     return f" (a legacy .egg-info install; {dist.ownership_note()})" if dist.legacy else ""
 
 
@@ -212,7 +214,7 @@ def _leaving(name: str, dist: InstalledDist, reason: str) -> Outgoing:
     return Outgoing(name, dist.version, dist.dist_info, reason, dist.ownership_note())
 
 
-def _damage(dist, changed: dict[str, list[str]]) -> str:
+def _damage(dist: InstalledDist, changed: dict[str, list[str]]) -> str:
     parts = []
     missing = [p for p in dist.absent if _significant(p)]
     if missing:
@@ -228,7 +230,7 @@ def _shown(paths: list[str]) -> str:
     return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
-def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
+def _damage_findings(dist: InstalledDist, changed: dict[str, list[str]]) -> list[Finding]:
     out = []
     fix = f"`lockguard clean-install` reinstalls {dist.name}=={dist.version}"
     missing = [p for p in dist.absent if _significant(p)]

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from lockguard.install.inventory import Inventory, QuarantineItem
 from lockguard.install.lock_diff import Outgoing
 from lockguard.model import codes
 from lockguard.model.finding import Finding
+from lockguard.model.json_types import JsonObject
 from lockguard.model.prefix import PrefixSnapshot, relative_path
 from lockguard.model.wording import counted, human_size
 
@@ -85,10 +87,10 @@ class Plan:
                     )
         return out
 
-    def size_of(self, paths) -> int:
+    def size_of(self, paths: Iterable[str]) -> int:
         return sum(self.sizes.get(path, 0) for path in paths)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         moves = self.moves()
         return {
             "prefix": self.prefix,
