@@ -252,7 +252,8 @@ class HttpClient:
                 ) from None
             except httpx.TooManyRedirects:
                 raise SourceUnreachable(
-                    f"{url}: more than {MAX_REDIRECTS} redirects (a redirect loop)",
+                    f"{url}: more than {MAX_REDIRECTS} redirects (a loop, or a longer chain than "
+                    "lockguard follows)",
                     url=url,
                     hint="check the index URL in the intent",
                 ) from None
