@@ -335,13 +335,15 @@ def test_user_site_duplicate_is_reported_not_touched(
     # pip refuses a user copy that would lose, so first
     assert done.returncode == 0, done.stdout + done.stderr
     applied = clean_install(lg, project, venv, "--yes")
-    # applied; the user copy outside the prefix is a warning
-    assert applied.exit_code == 0, applied.stderr
-    assert "warning: LG213" in applied.stderr
-    strict = clean_install(lg, project, venv, "--yes", "--strict")
-    # ... that fails only with --strict
-    assert strict.exit_code == 1 and "nothing to change" in strict.stdout
+    # applied; the user copy outside the prefix is reported, never changed, and as an error it
+    # fails the run as it fails `check --env` (one severity, issue 35)
+    assert applied.exit_code == 1, applied.stderr
+    assert "LG213 error:" in applied.stderr
+    assert "the lock's files are installed, but 1 error outside what clean-install" in applied.stderr
+    again = clean_install(lg, project, venv, "--yes")
+    assert again.exit_code == 1 and "nothing to change" in again.stdout
     code, findings = env_check(lg, project, venv)
+    assert code == 1
     duplicate = [f for f in findings if f["code"] == "LG213" and "jinja2" in f["message"]]
     # named where it lies, with a fix pip has (`pip uninstall` takes no --user)
     assert duplicate

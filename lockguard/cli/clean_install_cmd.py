@@ -21,6 +21,7 @@ from lockguard.app.install_source import lock_source
 from lockguard.cli.common import get_ui, intent_option, json_option
 from lockguard.cli.install_progress import Progress
 from lockguard.errors import InputError
+from lockguard.model.finding import ERROR
 from lockguard.model.wording import counted, human_size
 
 
@@ -113,7 +114,9 @@ def clean_install(
         if stuck:
             undo_interrupted(root, progress)
         scan, plan = build_plan(source, prefix, python_exe, verify_files=verify_files)
-        failing = 1 if strict and plan.reported else 0
+        # as `check --env` judges them: an error fails the run, a warning only with --strict
+        errors = [f for f in plan.reported if f.severity == ERROR]
+        failing = 1 if errors or (strict and plan.reported) else 0
         if dry_run or plan.changes_nothing:
             failing = 1 if plan.blocked and dry_run else failing
             if as_json:
@@ -135,7 +138,7 @@ def clean_install(
         progress.warn(warning)
     for finding in plan.reported:
         progress.warn(
-            f"{finding.code} {finding.message}"
+            f"{finding.code} {finding.severity}: {finding.message}"
             + (f" (hint: {finding.hint})" if finding.hint else "")
         )
     if as_json:
@@ -155,9 +158,15 @@ def clean_install(
             exit_code=failing,
         )
     else:
+        outcome = (
+            f"the lock's files are installed, but {counted(len(errors), 'error')} outside what "
+            "clean-install changes remain (above; `lockguard check --env` reports the same)"
+            if errors
+            else "the environment matches the lock"
+        )
         progress.say(
-            f"the environment matches the lock; `lockguard restore {applied.quarantine} --prefix "
-            f"{scan.prefix}` undoes this run"
+            f"{outcome}; `lockguard restore {applied.quarantine} --prefix {scan.prefix}` undoes "
+            "this run"
         )
         if applied.quarantined:
             progress.say(
