@@ -339,7 +339,10 @@ def test_user_site_duplicate_is_reported_not_touched(
     # fails the run as it fails `check --env` (one severity, issue 35)
     assert applied.exit_code == 1, applied.stderr
     assert "LG213 error:" in applied.stderr
-    assert "the lock's files are installed, but 1 error outside what clean-install" in applied.stderr
+    assert (
+        "the lock's files are installed, but 1 error outside what clean-install changes remains"
+        in applied.stderr
+    )
     again = clean_install(lg, project, venv, "--yes")
     assert again.exit_code == 1 and "nothing to change" in again.stdout
     code, findings = env_check(lg, project, venv)

@@ -160,7 +160,8 @@ def clean_install(
     else:
         outcome = (
             f"the lock's files are installed, but {counted(len(errors), 'error')} outside what "
-            "clean-install changes remain (above; `lockguard check --env` reports the same)"
+            f"clean-install changes {'remains' if len(errors) == 1 else 'remain'} (above; "
+            "`lockguard check --env` reports the same)"
             if errors
             else "the environment matches the lock"
         )
