@@ -107,8 +107,8 @@ def test_two_sdists_with_the_same_build_requirements_share_one_environment(
     # the build requirement came from the intent's index, once for both sdists
     assert gets(local_index, "buildreq-1.0-py3-none-any.whl") == 1
     err = result.stderr
-    assert err.count("creating a build environment for buildreq") == 1
-    assert err.count("reusing the build environment of buildreq") == 1
+    assert err.count("creating a build environment with buildreq") == 1
+    assert err.count("reusing the build environment with buildreq") == 1
     assert err.count("installing buildreq") == 1
     assert err.count("running prepare_metadata_for_build_wheel") == 2
     assert "built the metadata of twin_a-1.0.tar.gz in" in err

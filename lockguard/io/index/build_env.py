@@ -214,9 +214,9 @@ class BuildEnvironments:
             if env.failure is not None:
                 raise env.failure
             if env.ready:
-                on_build("env", filename, f"reusing the build environment of {_listed(requires)}")
+                on_build("env", filename, f"reusing the build environment with {_listed(requires)}")
                 return env
-            on_build("env", filename, f"creating a build environment for {_listed(requires)}")
+            on_build("env", filename, f"creating a build environment with {_listed(requires)}")
             try:
                 venv.EnvBuilder(with_pip=_outer_pip() is None, symlinks=os.name != "nt").create(
                     env.path
