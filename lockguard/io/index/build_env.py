@@ -14,7 +14,7 @@ the lock will install (transformer-engine-torch names `transformer_engine_cu12` 
 Build requirements come from the intent's indexes (the same the lock reads), through pip in the
 environment (`--isolated`: the user's pip configuration does not redirect it), its downloads cached
 under lockguard's cache. Each phase is reported (`on_build(event, filename, detail)`): "env"
-creating the environment, "install" installing requirements, "prepare" running the hook.
+creating the environment, "install" installing requirements, "prepare" running a hook.
 """
 
 from __future__ import annotations
@@ -178,6 +178,7 @@ class BuildEnvironments:
                 env = self._environment(filename, requires, prefer, on_build)
                 builder = ProjectBuilder.from_isolated_env(env, source, runner=runner)
                 stage = "backend"
+                on_build("prepare", filename, "running get_requires_for_build_wheel")
                 more = sorted(builder.get_requires_for_build("wheel"))
                 if more:
                     stage = "install"
