@@ -144,12 +144,9 @@ class BuildEnvironments:
     def __init__(self, indexes: Sequence[str], pip_cache: Path | None = None) -> None:
         self.indexes = tuple(indexes)
         self.pip_cache = pip_cache
-        self._root = Path(tempfile.mkdtemp(prefix="lockguard-build-envs-"))
-        # removed when the run's fetchers are gone, or at exit
-        self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._root), True)
+        self._root: Path | None = None  # made at the first build: most runs build nothing
         self._envs: dict[tuple, _SharedEnv] = {}
         self._guard = threading.Lock()
-        self.created = 0  # environments made this run (tests, -v)
 
     def prepare_metadata(
         self,
@@ -208,6 +205,10 @@ class BuildEnvironments:
         constraints, indexes, notes = self._preferred(requires, prefer)
         key = (tuple(requires), tuple(constraints), tuple(indexes))
         with self._guard:
+            if self._root is None:
+                self._root = Path(tempfile.mkdtemp(prefix="lockguard-build-envs-"))
+                # removed when the run's fetchers are gone, or at exit
+                weakref.finalize(self, shutil.rmtree, str(self._root), True)
             env = self._envs.get(key)
             if env is None:
                 env = self._envs[key] = _SharedEnv(self._root / f"env-{len(self._envs)}")
@@ -225,8 +226,6 @@ class BuildEnvironments:
             except (OSError, subprocess.CalledProcessError) as exc:
                 env.failure = build_failed(filename, f"cannot create a build environment ({exc})")
                 raise env.failure from None
-            with self._guard:
-                self.created += 1
             try:
                 self._install_locked(env, filename, requires, prefer, on_build, notes)
             except BuildFailed as failure:
