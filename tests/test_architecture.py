@@ -348,9 +348,8 @@ def test_each_library_has_one_adapter_module():
     assert not offenders, "\n".join(sorted(set(offenders)))
 
 
-# children run through io/run.py (bounded, in their own group); the sdist metadata build still
-# calls subprocess itself until the build environment moves to one module (issue 31)
-SUBPROCESS_USERS = {"io/run.py", "io/index/metadata.py"}
+# children run through io/run.py (bounded, in their own group)
+SUBPROCESS_USERS = {"io/run.py"}
 
 
 def test_children_start_only_through_the_one_runner():

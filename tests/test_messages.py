@@ -471,7 +471,12 @@ def test_a_resolve_says_what_it_is_doing_on_a_ci_log_one_line_per_phase_and_buil
         for i, line in enumerate(lines)
         if line.startswith("building the metadata of built_sdist-")
     )
-    assert re.match(r"built the metadata of built_sdist-\S+ in \d+\.\d s$", lines[build + 1]), lines
+    # then one line per phase of the build (issue 31), with the time it has run so far
+    built = next(i for i in range(build, len(lines)) if lines[i].startswith("built the metadata"))
+    assert re.match(r"built the metadata of built_sdist-\S+ in \d+\.\d s$", lines[built]), lines
+    phases = lines[build + 1 : built]
+    assert phases and all(re.match(r"  built_sdist-\S+ \[\d+\.\d s\]: ", p) for p in phases)
+    assert "running prepare_metadata_for_build_wheel" in phases[-1]
     quiet = lg("resolve", "--intent", str(intent), "--json", "--refresh", "--upgrade")
     assert "resolving" not in quiet.stderr and "building the metadata" not in quiet.stderr
 

@@ -11,6 +11,7 @@ import json
 import re
 import threading
 import time
+import urllib.parse
 import zipfile
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -287,6 +288,7 @@ class LocalIndex:
         self._send(req, 200, body, "text/html", head=head, extra=extra)
 
     def _file(self, req, name: str, head: bool) -> None:
+        name = urllib.parse.unquote(name)  # pip asks for torch-2.1.2%2Bcu118-...whl, as PyPI serves
         if name.endswith(".metadata"):
             wheel = self.files_dir / name[: -len(".metadata")]
             meta = (
