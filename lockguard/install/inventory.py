@@ -155,18 +155,35 @@ def _ignorable(path: str, present: set[str]) -> bool:
 
 def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
     for dist in snap.dists:
-        bad = list(dist.outside)
-        if bad and dist.in_prefix:
-            shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-            inv.findings.append(
-                codes.RECORD_OUTSIDE_PREFIX.finding(
-                    f"the RECORD of {dist.name} {dist.version} lists paths outside the prefix: "
-                    f"{shown}",
-                    "lockguard never touches those paths; "
-                    "reinstall the package from a trusted wheel",
-                    os.path.join(dist.dist_info, "RECORD"),
-                )
+        if not dist.outside or not dist.in_prefix:
+            continue
+        # rows the scan set aside: paths out of the prefix, and rows naming a folder (`.`, `..`)
+        folders = [raw for raw in dist.outside if _names_a_folder(raw, dist.site, snap.prefix)]
+        outside = [raw for raw in dist.outside if raw not in folders]
+        what = []
+        if outside:
+            what.append(f"paths outside the prefix: {_first_three(outside)}")
+        if folders:
+            what.append(f"rows that name a folder, not a file: {_first_three(folders)}")
+        inv.findings.append(
+            codes.RECORD_OUTSIDE_PREFIX.finding(
+                f"the RECORD of {dist.name} {dist.version} lists {'; and '.join(what)}",
+                "lockguard never touches those paths; reinstall the package from a trusted wheel",
+                os.path.join(dist.dist_info, "RECORD"),
             )
+        )
+
+
+def _names_a_folder(raw: str, site: str, prefix: str) -> bool:
+    """A RECORD row inside the prefix that names the site folder or a folder above it."""
+    absolute = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(site, raw))
+    inside = absolute.startswith(prefix.rstrip(os.sep) + os.sep)
+    return inside and (raw.endswith("/") or absolute == site or site.startswith(absolute + os.sep))
+
+
+def _first_three(rows: list[str]) -> str:
+    shown = ", ".join(repr(r) for r in rows[:3])
+    return shown + (f" and {len(rows) - 3} more" if len(rows) > 3 else "")
 
 
 def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
