@@ -1,0 +1,91 @@
+"""Each command's session called as a library would call it: no click, no CliRunner, a tiny real
+project, and assertions on the outcome object the session returns (issue 34 §1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.releases import Releases, pins, write_intent
+
+
+class Said:
+    """The Messages protocol (app/reporting.py), kept in order."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+
+    def info(self, message: str) -> None:
+        self.lines.append(("info", message))
+
+    def warn(self, message: str) -> None:
+        self.lines.append(("warn", message))
+
+    def debug(self, message: str) -> None:
+        self.lines.append(("debug", message))
+
+    def done(self) -> None:
+        return None
+
+
+@pytest.fixture
+def releases(local_index, tmp_path) -> Releases:
+    found = Releases(local_index, tmp_path / "wheels")
+    found.publish("app", "1.0", requires=["lib<2"])
+    found.publish("lib", "1.0")
+    found.publish("lib", "1.1")
+    return found
+
+
+def test_resolve_writes_the_lock_then_check_only_finds_it_current_then_stale(releases, tmp_path):
+    from lockguard.app.resolve_session import resolve
+
+    project = tmp_path / "p"
+    intent = write_intent(project, releases.index.url, ["app"])
+    said = Said()
+    written = resolve(said, intent_path=intent)
+    assert not written.checked
+    assert project / "requirements.lock" in written.written
+    assert [str(p) for p in written.written] == written.summary["written"]
+    assert not written.changes.unchanged
+    assert pins(project) == {"app": "1.0", "lib": "1.1"}
+    assert ("info", f"wrote {project / 'requirements.lock'}") in said.lines
+
+    current = resolve(Said(), intent_path=intent, check_only=True)
+    assert current.checked and current.current and current.exit_code == 0
+    assert current.written == () and current.stale == () and current.vanished == ()
+
+    write_intent(project, releases.index.url, ["app", "lib<1.1"])
+    before = (project / "requirements.lock").read_bytes()
+    stale = resolve(Said(), intent_path=intent, check_only=True)
+    assert not stale.current and stale.exit_code == 1
+    assert project / "requirements.lock" in stale.stale
+    assert not stale.changes.unchanged
+    assert (project / "requirements.lock").read_bytes() == before  # --check writes nothing
+
+
+def test_resolve_names_an_unknown_project_at_its_intent_line(releases, tmp_path):
+    from lockguard.app.resolve_session import resolve
+    from lockguard.errors import InputError
+
+    intent = write_intent(tmp_path / "p", releases.index.url, ["app", "nosuchproject"])
+    with pytest.raises(InputError, match=r"lockguard.toml:\d+: pip: no index has a project named"):
+        resolve(Said(), intent_path=intent)
+    assert not (tmp_path / "p" / "requirements.lock").exists()
+
+
+def test_the_resolve_recorder_forwards_every_message_and_records_info_and_warnings():
+    from lockguard.app.reporting import Messages
+    from lockguard.app.resolve_session import _Recorder
+
+    said = Said()
+    recorder = _Recorder(said)
+    assert Messages in type(recorder).__mro__  # the protocol, implemented explicitly
+    recorder.info("i")
+    recorder.debug("d")
+    recorder.warn("w")
+    recorder.done()
+    assert said.lines == [("info", "i"), ("debug", "d"), ("warn", "w")]
+    assert recorder.messages == [("info", "i"), ("warn", "w")]
+    assert recorder.warned_while_resolving
+    assert not hasattr(_Recorder, "__getattr__")  # an explicit type: nothing forwarded unseen
+
