@@ -89,3 +89,48 @@ def test_the_resolve_recorder_forwards_every_message_and_records_info_and_warnin
     assert recorder.warned_while_resolving
     assert not hasattr(_Recorder, "__getattr__")  # an explicit type: nothing forwarded unseen
 
+
+def test_init_writes_the_intent_and_says_what_it_holds(tmp_path):
+    from lockguard.app.init_session import init
+
+    project = tmp_path / "My Project"
+    project.mkdir()
+    said = Said()
+    outcome = init(said, root=project, python="3.11", cuda="12.1", packages=("torch", "numpy"))
+    assert outcome.target == project / "lockguard.toml" and not outcome.in_pyproject
+    assert (outcome.python, outcome.cuda, outcome.pip, outcome.conda) == ("3.11", "12.1", 2, 0)
+    text = outcome.target.read_text()
+    assert 'name = "My-Project"' in text and '"torch"' in text
+    assert said.lines == []  # the line init prints is the command's to render
+
+
+def test_init_adopts_a_file_and_the_options_given_next_to_it(tmp_path):
+    from lockguard.app.init_session import init
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "requirements.txt").write_text("numpy==1.26.4\n")
+    outcome = init(
+        Said(),
+        root=project,
+        python="3.11",
+        from_files=(project / "requirements.txt",),
+        packages=("jinja2",),
+        pylock=True,
+    )
+    assert outcome.pip == 2
+    text = outcome.target.read_text()
+    assert "numpy==1.26.4" in text and "jinja2" in text and "pylock.toml" in text
+
+
+def test_init_blames_the_option_and_writes_nothing(tmp_path):
+    from lockguard.app.init_session import init
+    from lockguard.errors import InputError
+
+    with pytest.raises(InputError, match=r"^--cuda: ") as raised:
+        init(Said(), root=tmp_path, python="3.11", cuda="banana")
+    assert "nothing was written to lockguard.toml" in (raised.value.hint or "")
+    assert not (tmp_path / "lockguard.toml").exists()
+    with pytest.raises(InputError, match="--top-level-only goes with --from-env"):
+        init(Said(), root=tmp_path, top_level_only=True)
+
