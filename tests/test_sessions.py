@@ -134,3 +134,27 @@ def test_init_blames_the_option_and_writes_nothing(tmp_path):
     with pytest.raises(InputError, match="--top-level-only goes with --from-env"):
         init(Said(), root=tmp_path, top_level_only=True)
 
+
+def test_check_holds_the_lock_set_and_shows_the_findings(releases, tmp_path, monkeypatch):
+    from lockguard.app.check import check
+    from lockguard.app.resolve_session import resolve
+
+    project = tmp_path / "p"
+    intent = write_intent(project, releases.index.url, ["app"])
+    resolve(Said(), intent_path=intent)
+    monkeypatch.chdir(project)
+    shown = []
+
+    def show(checked):
+        shown.append(checked)
+        return "output\n", 1 if checked.findings else 0
+
+    assert check(Said(), intent_path=None, show=show, remember_as="check") == 0
+    assert shown[-1].findings == [] and shown[-1].shown == "lockguard.toml"
+    assert shown[-1].lock_files == ["requirements.lock"]
+
+    lock = project / "requirements.lock"
+    lock.write_text(lock.read_text().replace("lib==1.1", "lib==1.0"))
+    assert check(Said(), intent_path=None, show=show) == 1
+    assert any(f.file == "requirements.lock" for f in shown[-1].findings)
+
