@@ -158,3 +158,27 @@ def test_check_holds_the_lock_set_and_shows_the_findings(releases, tmp_path, mon
     assert check(Said(), intent_path=None, show=show) == 1
     assert any(f.file == "requirements.lock" for f in shown[-1].findings)
 
+
+def test_diff_compares_two_lock_files_and_refuses_one(releases, tmp_path):
+    from lockguard.app.diff import diff
+    from lockguard.app.resolve_session import resolve
+    from lockguard.check.changes_render import text_lines
+    from lockguard.errors import InputError
+
+    project = tmp_path / "p"
+    intent = write_intent(project, releases.index.url, ["app"])
+    resolve(Said(), intent_path=intent)
+    old = tmp_path / "old" / "requirements.lock"
+    old.parent.mkdir()
+    old.write_bytes((project / "requirements.lock").read_bytes())
+    same = diff(old, project / "requirements.lock")
+    assert same.changes.unchanged and same.exit_code == 0
+
+    write_intent(project, releases.index.url, ["app", "lib<1.1"])
+    resolve(Said(), intent_path=intent)
+    moved = diff(old, project / "requirements.lock")
+    assert moved.exit_code == 1
+    assert moved.title == f"Lock changes: {old} -> {project / 'requirements.lock'}"
+    assert any("lib" in line and "1.1" in line for line in text_lines(moved.changes))
+    with pytest.raises(InputError, match="one lock file is not enough to compare"):
+        diff(old, None)
