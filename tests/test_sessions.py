@@ -135,9 +135,10 @@ def test_init_blames_the_option_and_writes_nothing(tmp_path):
         init(Said(), root=tmp_path, top_level_only=True)
 
 
-def test_check_holds_the_lock_set_and_shows_the_findings(releases, tmp_path, monkeypatch):
+def test_check_shows_the_findings_and_keeps_a_plain_result(releases, tmp_path, monkeypatch):
     from lockguard.app.check import check
     from lockguard.app.resolve_session import resolve
+    from lockguard.io.project.check_cache import CheckResults
 
     project = tmp_path / "p"
     intent = write_intent(project, releases.index.url, ["app"])
@@ -149,7 +150,9 @@ def test_check_holds_the_lock_set_and_shows_the_findings(releases, tmp_path, mon
         shown.append(checked)
         return "output\n", 1 if checked.findings else 0
 
-    assert check(Said(), intent_path=None, show=show, remember_as="check") == 0
+    assert check(Said(), intent_path=None, show=show, remember_as=("check",)) == 0
+    kept = CheckResults(("check",)).lookup()  # what cli/boundary.py replays before click
+    assert kept is not None and CheckResults(("check", "--strict")).lookup() is None
     assert shown[-1].findings == [] and shown[-1].shown == "lockguard.toml"
     assert shown[-1].lock_files == ["requirements.lock"]
 
@@ -182,3 +185,4 @@ def test_diff_compares_two_lock_files_and_refuses_one(releases, tmp_path):
     assert any("lib" in line and "1.1" in line for line in text_lines(moved.changes))
     with pytest.raises(InputError, match="one lock file is not enough to compare"):
         diff(old, None)
+

@@ -159,7 +159,7 @@ def check(
     verify_files: bool = False,
     wait: bool = True,
     show: Callable[[Checked], tuple[str, int]],
-    remember_as: str | None = None,
+    remember_as: tuple[str, ...] | None = None,
     json: bool = False,
 ) -> int:
     """`lockguard check`'s sequence, under the project's lock set held shared to the end (never
