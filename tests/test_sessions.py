@@ -186,3 +186,48 @@ def test_diff_compares_two_lock_files_and_refuses_one(releases, tmp_path):
     with pytest.raises(InputError, match="one lock file is not enough to compare"):
         diff(old, None)
 
+
+def test_fleet_run_merges_what_every_node_answered(tmp_path):
+    pytest.importorskip("ClusterShell")
+    from lockguard.app import fleet_session
+    from tests.support.native_libs import script
+
+    broken = script(tmp_path / "bin" / "lockguard", "echo garbage; exit 3\n")
+    said = Said()
+    report = fleet_session.run(
+        said,
+        engine="clush",
+        env_prefix=None,
+        python_exe=None,
+        lockguard_cmd=str(broken),
+        intent_path=None,
+        settings={"hosts": "gpu[01-02]", "worker": "exec", "fanout": None},
+        timeout=60,
+        out_dir=tmp_path / "out",
+        strict=False,
+    )
+    assert report.exit_code == 1 and len(report.groups) == 1
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["gpu01.json", "gpu02.json"]
+    assert said.lines[1] == ("info", fleet_session.UNNAMED_ENV)
+    assert said.lines[-1] == ("info", f"wrote 2 node reports to {tmp_path / 'out'}")
+
+
+def test_fleet_report_lists_an_unreadable_file_and_manifest_ships_the_project(releases, tmp_path):
+    from lockguard.app import fleet_session
+
+    (tmp_path / "bad.json").write_text("{not json")
+    merged = fleet_session.report([tmp_path / "bad.json"], intent_path=None, strict=False)
+    assert [file for file, _why in merged.unreadable] == [str(tmp_path / "bad.json")]
+    assert merged.groups == () or not merged.groups
+
+    intent = write_intent(tmp_path / "p", releases.index.url, ["app"])
+    text = fleet_session.manifest(
+        intent_path=intent,
+        env_prefix=None,
+        python_exe=None,
+        lockguard_cmd=None,
+        run_id="r1",
+        settings={"image": "img:1", "kind": "daemonset", "node_selector": ()},
+    )
+    assert "kind: ConfigMap" in text and "lockguard.dev/fleet-run: r1" in text
+    assert "lockguard.toml" in text
