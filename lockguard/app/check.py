@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from lockguard.app.reporting import Messages
     from lockguard.model.intent import Intent
 
 from lockguard.model import codes
@@ -143,6 +146,51 @@ def remember(
         output=output,
         code=code,
     )
+
+
+def check(
+    ui: Messages,
+    *,
+    intent_path: str | None,
+    env_prefix: str | None = None,
+    python_exe: str | None = None,
+    intent_file: Callable[[], object] = lambda: None,
+    strict: bool = False,
+    verify_files: bool = False,
+    wait: bool = True,
+    show: Callable[[Checked], tuple[str, int]],
+    remember_as: tuple[str, ...] | None = None,
+    json: bool = False,
+) -> int:
+    """`lockguard check`'s sequence, under the project's lock set held shared to the end (never
+    half of a resolve's commit; `wait=False`: exit 2 while a resolve writes it): the static check,
+    or with `env_prefix` or `python_exe` the environment check (its intent as `intent_file()`
+    gives it); `show` renders and prints the result and gives back (output, exit code); a plain
+    check's output is then kept under the command line `remember_as` (None: not kept) for the
+    replay before click (cli/boundary.py). The exit code."""
+    with project_lock(intent_path, wait=wait, on_wait=ui.info, warn=ui.warn):
+        if env_prefix is not None or python_exe is not None:
+            checked = environment_check(
+                intent_file(),
+                prefix=pathlib.Path(env_prefix) if env_prefix is not None else None,
+                python=pathlib.Path(python_exe) if python_exe is not None else None,
+                strict=strict,
+                verify_files=verify_files,
+                wait=wait,
+                on_wait=ui.info,
+                warn=ui.warn,
+            )
+            remember_as = None  # the environment is not among the files a replay compares
+        else:
+            # what an empty path names (pathlib's reading)
+            intent_path = "." if intent_path == "" else intent_path
+            checked = static_check(intent_path, strict=strict, warn=ui.warn)
+        output, code = show(checked)
+        if remember_as is not None:
+            remember(
+                remember_as, checked, intent_path, wait=wait, json=json, output=output, code=code
+            )
+        return code
 
 
 def _matchspec_problem(spec: str) -> str | None:

@@ -7,6 +7,8 @@ and the file writers meet; `lockguard.resolve` itself stays free of I/O.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,9 +16,10 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from lockguard import interrupts
+from lockguard.app.project import load_project_intent
 from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory, SilentWatch
-from lockguard.errors import InputError
+from lockguard.errors import InputError, UnknownProject
 from lockguard.io.index.cache import PAGE_TTL_SECONDS, Cache
 from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
 from lockguard.io.project.files import remove_leftovers, write_all_atomic
@@ -30,12 +33,103 @@ from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import PYPROJECT
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.toml_lines import TomlLines
+from lockguard.model.upgrades import upgrade_request
 
 # the resolution and the lock's model are imported by a resolution, not by a memo hit
 if TYPE_CHECKING:
     from lockguard.app.resolution import Resolution
+    from lockguard.check.lock_changes import ChangeReport
     from lockguard.model.lock import Lock
     from lockguard.model.upgrades import UpgradeRequest
+    from lockguard.resolve.relock_notes import Vanished
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolveOutcome:
+    """What a resolve did: the changes against the lock found, and either the files written (with
+    the --json summary) or, for --check, the lock files a resolve would rewrite and the locked
+    versions that vanished from the index."""
+
+    changes: ChangeReport
+    checked: bool  # --check: nothing was written
+    written: tuple[Path, ...] = ()
+    summary: Mapping[str, object] = field(default_factory=dict)
+    stale: tuple[Path, ...] = ()
+    vanished: tuple[Vanished, ...] = ()
+
+    @property
+    def current(self) -> bool:
+        """--check's verdict: nothing a resolve would rewrite, no locked version vanished."""
+        return not (self.stale or self.vanished)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.current else 1
+
+
+def resolve(
+    ui: Messages,
+    *,
+    intent_path: Path | None = None,
+    platforms: tuple[str, ...] = (),
+    offline: bool = False,
+    refresh: bool = False,
+    check_only: bool = False,
+    upgrade: bool = False,
+    upgrade_packages: tuple[str, ...] = (),
+    accept_edits: bool = False,
+    conda_from_knowledge: bool = False,
+    wait: bool = True,
+    watch: ResolveWatchFactory | None = None,
+) -> ResolveOutcome:
+    """`lockguard resolve`'s sequence, its options as the command line gives them: the intent
+    read, the lock set held (exclusive to write it, shared for `check_only`; `wait=False` exits 2
+    while another run holds it) and its files refused where unsafe, the resolution (or its memo),
+    the check gate, then the lock files written or, for `check_only`, compared. `watch`: the
+    progress line's factory. The caller has started the prefetch (app/prefetch.py) before it
+    imported this module."""
+    intent = load_project_intent(intent_path, warn=ui.warn)
+    session = ResolveSession(
+        intent,
+        ui,
+        offline=offline,
+        refresh=refresh,
+        conda_from_knowledge=conda_from_knowledge,
+        platforms=platforms,
+        upgrade=upgrade_request(upgrade, upgrade_packages),
+        watch=watch,
+        accept_edits=accept_edits,
+    )
+    writing = not check_only
+    if writing:
+        session.will_write()
+    with session.lock_set(exclusive=writing, wait=wait):
+        session.refuse_unsafe_files(writing=writing)
+        try:
+            resolved = session.resolve()
+        except UnknownProject as exc:
+            raise at_its_line(exc, intent) from None
+        except Unsatisfiable as exc:
+            raise at_requirement_line(exc, intent) from None
+        outputs = resolved.outputs
+        if not resolved.remembered:  # a remembered resolution passed this gate with these inputs
+            session.refuse_what_check_rejects(resolved.platforms, outputs)
+            session.remember()
+        changes = session.relock.changes(outputs)
+        if not writing:
+            return ResolveOutcome(
+                changes=changes,
+                checked=True,
+                stale=tuple(session.stale(outputs)),
+                vanished=tuple(session.relock.vanished()),
+            )
+        written = session.write(outputs)
+        return ResolveOutcome(
+            changes=changes,
+            checked=False,
+            written=tuple(written),
+            summary=session.summary(resolved, written),
+        )
 
 
 class Resolved:
@@ -56,8 +150,9 @@ class Resolved:
         self.remembered = remembered
 
 
-class _Recorder:
-    """The messages, with the info lines and warnings of a resolve kept (in order) for its memo."""
+class _Recorder(Messages):
+    """The messages, with the info lines and warnings of a resolve kept (in order) for its memo;
+    -v detail and the end of a status line pass through unrecorded."""
 
     def __init__(self, ui: Messages) -> None:
         self._ui = ui
@@ -74,8 +169,11 @@ class _Recorder:
         self.warned_while_resolving = self.warned_while_resolving or not self.rendering
         self._ui.warn(message)
 
-    def __getattr__(self, name: str):
-        return getattr(self._ui, name)
+    def debug(self, message: str) -> None:
+        self._ui.debug(message)
+
+    def done(self) -> None:
+        self._ui.done()
 
 
 class ResolveSession:
