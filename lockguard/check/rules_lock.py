@@ -157,7 +157,7 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
                 f"the file is the {lock.platform} lock",
                 _line_of(lock.text, "lockguard-platform"),
             )
-        if lock.kind == "requirements" and lock.requirements is not None:
+        if lock.requirements is not None:
             if fields.get("python") not in (None, str(intent.python)):
                 finding(
                     lock,
@@ -171,7 +171,7 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
             problem = _index_problem(urls, intent)
             if problem:
                 finding(lock, problem, _line_of(lock.text, "--index-url"))
-        if lock.kind == "environment" and lock.environment is not None:
+        if lock.environment is not None:
             env = lock.environment
             if env.name != intent.name:
                 finding(
@@ -232,7 +232,7 @@ def strict(snapshot: Snapshot) -> list[Finding]:
     for lock in snapshot.files:
         if lock.text is None or lock.header is None:
             continue
-        if lock.kind == "environment" and not lock.header.conda_solved:
+        if lock.environment is not None and not lock.header.conda_solved:
             out.append(
                 codes.CONDA_FROM_KNOWLEDGE.finding(
                     f"the conda side of {lock.path} was pinned "
@@ -243,7 +243,7 @@ def strict(snapshot: Snapshot) -> list[Finding]:
                     _line_of(lock.text, "lockguard-conda-side"),
                 )
             )
-        if lock.kind == "requirements" and lock.requirements:
+        if lock.requirements:
             for entry in lock.requirements.entries.values():
                 if not entry.hashes:
                     out.append(
@@ -426,7 +426,7 @@ def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
 
 def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:
     """Pins of an edited file that its sibling views do not have."""
-    if lock.kind == "requirements":
+    if lock.requirements is not None:
         mine = _pins(lock) or {}
         environment = snapshot.of_kind("environment", lock.platform)
         other = (
@@ -434,10 +434,10 @@ def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:
             if environment and environment.environment
             else None
         )
-    elif lock.kind == "environment" and lock.environment:
+    elif lock.environment:
         mine = {n: v for n, (v, _l) in lock.environment.pip.items()}
         other = _pins(snapshot.of_kind("requirements", lock.platform))
-    elif lock.kind == "pylock" and lock.pylock:
+    elif lock.pylock:
         mine = _pylock_pins(lock)[0]
         other = _pins(snapshot.of_kind("requirements", lock.platform))
     else:
