@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from lockguard.errors import InputError
 from lockguard.io.project.project_paths import read_project_lock
 from lockguard.io.project.written import written_copy
-from lockguard.lockfiles.formats import format_of
+from lockguard.lockfiles.formats import CONDA_LOCK, REQUIREMENTS, format_of
 from lockguard.lockfiles.headers import is_sealed_intact, read_header
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_paths
@@ -196,7 +196,7 @@ def _pip(
     from lockguard.lockfiles.requirements_lock import parse
     from lockguard.lockfiles.syntax import LockSyntaxError
 
-    found = texts.of_kind("requirements", platform)
+    found = texts.of_kind(REQUIREMENTS.kind, platform)
     if found is None or found[1] is None:
         return {}, {}
     relative, text = found[0], found[1]
@@ -233,7 +233,7 @@ def _pip(
 def _conda_records(
     texts: LockTexts, origin: LockOrigin, notes: list[str]
 ) -> dict[str, tuple[LockedConda, ...]]:
-    found = texts.of_kind("conda-lock")
+    found = texts.of_kind(CONDA_LOCK.kind)
     if found is None or found[1] is None:
         return {}
     relative, text = found[0], found[1]
