@@ -35,6 +35,7 @@ from lockguard.model.intent import (
     IntentSource,
     Outputs,
 )
+from lockguard.model.lock_names import BY_KIND, OUTPUT_NAMES, PYLOCK
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
@@ -68,7 +69,7 @@ TOP_KEYS = (
     "dependency-metadata",
     "outputs",
 )
-OUTPUT_KEYS = ("environment", "requirements", "conda-lock", "pylock")
+OUTPUT_KEYS = tuple(name.kind for name in OUTPUT_NAMES)
 DEPENDENCY_METADATA_KEYS = ("name", "version", "requires-dist", "requires-python")
 CONDA_SUBDIRS = ("linux-64", "linux-aarch64", "linux-ppc64le", "osx-64", "osx-arm64", "win-64")
 
@@ -108,11 +109,6 @@ OLDEST_PYTHON = PythonVersion(3, 7)
 NEWEST_PYTHON = PythonVersion(3, 14)
 _PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 PROTECTED_FOLDERS = {".git", ".hg", ".svn", ".lockguard", ".venv", "node_modules"}
-OUTPUT_SUFFIXES = {
-    "environment": (".yml", ".yaml"),
-    "conda-lock": (".yml", ".yaml"),
-    "requirements": (".lock", ".txt"),
-}
 
 
 def _one_of(items: list[str]) -> str:
@@ -153,7 +149,7 @@ def output_path_problem(value: str, key: str, intent_name: str) -> str | None:
     name = normalized.rsplit("/", 1)[-1]
     if normalized == intent_name or name in PROTECTED_FILES:
         return f"{_q(value)} would overwrite {name}"
-    suffixes = OUTPUT_SUFFIXES.get(key)
+    suffixes = BY_KIND[key].suffixes if key in BY_KIND else ()
     if suffixes and not name.endswith(suffixes):
         return f"{_q(value)} must end with {' or '.join(suffixes)}"
     return None
@@ -890,18 +886,13 @@ class _Reader:
             )
         self.unknown_keys(table, OUTPUT_KEYS, "outputs.")
         defaults = Outputs()
-        default_paths = {
-            "environment": defaults.environment,
-            "requirements": defaults.requirements,
-            "conda-lock": defaults.conda_lock,
-        }
-        values = {
-            key: self.string(table, key, "outputs.", default=path)
-            for key, path in default_paths.items()
-        }
-        pylock = self.string(table, "pylock", "outputs.")
-        if pylock is not None:
-            values["pylock"] = pylock
+        values: dict[str, str] = {}
+        for name in OUTPUT_NAMES:
+            default = name.filename(defaults)
+            if default is not None:
+                values[name.kind] = self.string(table, name.kind, "outputs.", default=default)
+            elif (value := self.string(table, name.kind, "outputs.")) is not None:
+                values[name.kind] = value  # opt-in: only when [outputs] names it
         claimed: dict[str, str] = {}
         for key, value in values.items():
             problem = output_path_problem(value, key, name_of(self.path))
@@ -910,7 +901,7 @@ class _Reader:
                     f"outputs.{key}",
                     problem,
                     hint="lock files live in the project folder or below it, "
-                    f'e.g. {key} = "{default_paths.get(key, "pylock.toml")}"',
+                    f'e.g. {key} = "{BY_KIND[key].example}"',
                 )
             folded = _fold(value)
             if folded in claimed:
@@ -920,6 +911,7 @@ class _Reader:
                     hint="each lock file needs its own name",
                 )
             claimed[folded] = key
+        pylock = values.get(PYLOCK.kind)
         if pylock is not None and not _PYLOCK_NAME.fullmatch(_file_name(pylock)):
             raise self.fail(
                 "outputs.pylock",
@@ -927,7 +919,9 @@ class _Reader:
                 hint="uv and pip read only pylock.toml or pylock.<name>.toml, "
                 'e.g. pylock = "pylock.toml"',
             )
-        return Outputs(values["environment"], values["requirements"], values["conda-lock"], pylock)
+        return Outputs(
+            **{name.field: values[name.kind] for name in OUTPUT_NAMES if name.kind in values}
+        )
 
 
 def _file_name(relative: str) -> str:
