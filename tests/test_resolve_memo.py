@@ -1,6 +1,7 @@
 """The resolution memo (io/index/resolve_memo.py): a resolve whose inputs are all unchanged renders
 the lock files of the last one without resolving; any changed input, an expired or changed index
-page, a damaged entry, a resolve that warned or read a missing page, is resolved for real.
+page, a damaged entry, a resolve that read a missing page, is resolved for real (one that warned
+is memoized, its warnings said again).
 Against the local indexes of tests/support/world.py (no network)."""
 
 from __future__ import annotations

@@ -157,8 +157,6 @@ class _Recorder(Messages):
     def __init__(self, ui: Messages) -> None:
         self._ui = ui
         self.messages: list[tuple[str, str]] = []
-        self.warned_while_resolving = False
-        self.rendering = False
 
     def info(self, message: str) -> None:
         self.messages.append(("info", message))
@@ -166,7 +164,6 @@ class _Recorder(Messages):
 
     def warn(self, message: str) -> None:
         self.messages.append(("warn", message))
-        self.warned_while_resolving = self.warned_while_resolving or not self.rendering
         self._ui.warn(message)
 
     def debug(self, message: str) -> None:
@@ -250,7 +247,6 @@ class ResolveSession:
         recorder = _Recorder(self.ui)
         resolution = self._resolution(recorder)
         lock = resolution.run()
-        recorder.rendering = True
         outputs = resolution.render(lock)
         resolved = Resolved(
             outputs, tuple(p.target.platform for p in lock.platforms), resolution.summary(lock)
@@ -266,7 +262,6 @@ class ResolveSession:
         if (
             pages
             and len(hashed) == len(pages)
-            and not recorder.warned_while_resolving
             and not resolution.conda_solved
         ):
             entry = self._to_remember = Remembered(
