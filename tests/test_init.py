@@ -70,3 +70,13 @@ def test_init_names_the_environment_after_the_project_folder(lg, tmp_path, monke
     monkeypatch.chdir(project)
     assert lg("init", "--python", "3.11", "--cuda", "none", "torch").exit_code == 0
     assert 'name = "my-vision-model"' in (project / "lockguard.toml").read_text()
+
+
+def test_init_says_what_resolve_needs_where_the_conda_channel_is_out_of_reach(
+    lg, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    result = lg("init", "--python", "3.11", "--cuda", "none", "jinja2")
+    assert result.exit_code == 0
+    assert "it solves the conda side on conda-forge" in result.stderr
+    assert "lockguard resolve --conda-from-knowledge" in result.stderr

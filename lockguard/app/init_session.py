@@ -20,6 +20,7 @@ from lockguard.app.init_intent import (
 )
 from lockguard.app.reporting import Messages
 from lockguard.errors import InputError
+from lockguard.model.intent import DEFAULT_CHANNELS
 from lockguard.model.intent_write import add_intent_to_pyproject, new_intent_document
 
 
@@ -33,6 +34,7 @@ class InitOutcome:
     cuda: str
     pip: int  # how many pip requirements
     conda: int  # how many conda specs
+    channels: tuple[str, ...] = ()  # the conda channels the intent names ([]: a pip-only lock)
 
 
 def init(
@@ -108,6 +110,9 @@ def init(
         cuda=values["cuda"],
         pip=len(values.get("pip") or []),
         conda=len(values.get("conda") or []),
+        channels=tuple(
+            values["channels"] if values.get("channels") is not None else DEFAULT_CHANNELS
+        ),
     )
 
 

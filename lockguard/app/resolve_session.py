@@ -259,11 +259,7 @@ class ResolveSession:
         hashed = {
             url: sha for url, sha in pages.items() if sha is not None
         }  # a page without one: no memo
-        if (
-            pages
-            and len(hashed) == len(pages)
-            and not resolution.conda_solved
-        ):
+        if pages and len(hashed) == len(pages) and not resolution.conda_solved:
             entry = self._to_remember = Remembered(
                 {str(path.relative_to(root)): text for path, text in outputs.items()},
                 list(resolved.platforms),

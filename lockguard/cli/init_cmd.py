@@ -105,4 +105,10 @@ def _written(outcome: InitOutcome) -> str:
     )
     if outcome.conda:
         summary += f", {counted(outcome.conda, 'conda spec')}"
-    return f"wrote {where} ({summary}); next: lockguard resolve"
+    then = "next: lockguard resolve"
+    if outcome.channels:  # rattler solves the conda side there; without them resolve exits 4
+        then += (
+            f" (it solves the conda side on {', '.join(outcome.channels)}; where that cannot be "
+            "reached: lockguard resolve --conda-from-knowledge)"
+        )
+    return f"wrote {where} ({summary}); {then}"
