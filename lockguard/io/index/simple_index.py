@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from html.parser import HTMLParser
@@ -22,6 +23,11 @@ def parse_project_page(body: bytes, content_type: str, page_url: str, keep=None)
     return [row_to_file(r) for r in project_rows(body, content_type, page_url, keep)]
 
 
+_CHUNK = 1 << 20  # bytes of a page decoded and parsed at a time
+_HEAD = 65536  # characters at the start that must hold a "<" for the page to be HTML
+_TAIL = 4096  # characters at the end where the closing tags are looked for
+
+
 class BadPage(SourceUnreachable):
     """An index page that is not a PEP 691/503 project page: the index is unusable for that name."""
 
@@ -40,14 +46,34 @@ def project_rows(body: bytes, content_type: str, page_url: str, keep=None) -> li
     A page that is not a project page raises BadPage (it is never read as 'no files')."""
     if "json" in content_type:
         return json_rows(body, page_url, keep)
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _bad(page_url, "it is neither UTF-8 HTML nor JSON") from None
-    if text.strip() and "<" not in text[:65536]:
-        raise _bad(page_url, f"it is not HTML (it starts with {text.strip()[:40]!r})")
-    files = parse_html_page(text, page_url)
-    return [file_to_row(f) for f in files if keep is None or keep(f.filename)]
+    return html_rows(body, page_url, keep)
+
+
+def html_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
+    """A PEP 503 page, decoded and parsed a megabyte at a time: each link becomes a row (or is
+    dropped by `keep`) as soon as it is read, so a 100 MB page never exists as one string, nor
+    its anchors as dicts, next to its bytes."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    parser = _Anchors(page_url, keep)
+    head = tail = ""
+    view = memoryview(body)
+    for start in range(0, max(len(body), 1), _CHUNK):
+        try:
+            text = decoder.decode(view[start : start + _CHUNK], final=start + _CHUNK >= len(body))
+        except UnicodeDecodeError:
+            raise _bad(page_url, "it is neither UTF-8 HTML nor JSON") from None
+        if len(head) < _HEAD:
+            head += text[: _HEAD - len(head)]
+            if len(head) >= _HEAD and "<" not in head:
+                break  # judged below
+        parser.feed(text)
+        tail = (tail + text)[-_TAIL:]
+    if head.strip() and "<" not in head:
+        raise _bad(page_url, f"it is not HTML (it starts with {head.strip()[:40]!r})")
+    if _cut_short(head, tail, parser):
+        # never "no files": the rest of the list (maybe every file) was lost on the way
+        raise _bad(page_url, "it ends before its end (cut short in transfer?)")
+    return parser.rows
 
 
 def json_rows(body: bytes, page_url: str, keep=None) -> list[tuple]:
@@ -173,9 +199,15 @@ _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class _Anchors(HTMLParser):
-    def __init__(self) -> None:
+    """The page's links as file rows, each made when its </a> is read; `keep(filename)` drops
+    the files no target could use before they become rows."""
+
+    def __init__(self, page_url: str, keep=None) -> None:
         super().__init__(convert_charrefs=True)
-        self.anchors: list[tuple[dict[str, str | None], str]] = []
+        self.page_url = page_url
+        self.base = page_url
+        self.keep = keep
+        self.rows: list[tuple] = []
         self._current: dict[str, str | None] | None = None
         self._text: list[str] = []
 
@@ -183,6 +215,10 @@ class _Anchors(HTMLParser):
         if tag == "a":
             self._current = dict(attrs)
             self._text = []
+        elif tag == "base":
+            href = dict(attrs).get("href")
+            if href:
+                self.base = urljoin(self.page_url, href)
 
     def handle_data(self, data):
         if self._current is not None:
@@ -190,66 +226,54 @@ class _Anchors(HTMLParser):
 
     def handle_endtag(self, tag):
         if tag == "a" and self._current is not None:
-            self.anchors.append((self._current, "".join(self._text).strip()))
+            file = _file_of(self._current, "".join(self._text).strip(), self.base, self.page_url)
             self._current = None
+            if file is not None and (self.keep is None or self.keep(file.filename)):
+                self.rows.append(file_to_row(file))
 
     @property
     def inside_an_anchor(self) -> bool:
         return self._current is not None
 
 
-def parse_html_page(text: str, page_url: str) -> list[DistFile]:
-    parser = _Anchors()
-    parser.feed(text)
-    if _cut_short(text, parser):
-        # never "no files": the rest of the list (maybe every file) was lost on the way
-        raise _bad(page_url, "it ends before its end (cut short in transfer?)")
-    base = page_url
-    match = re.search(r'<base\s+href="([^"]+)"', text, re.I)
-    if match:
-        base = urljoin(page_url, match.group(1))
-    files = []
-    for attrs, label in parser.anchors:
-        href = attrs.get("href")
-        if not href:
-            continue
-        url = urljoin(base, href)
-        path, _, fragment = url.partition("#")
-        filename = label or unquote(urlparse(path).path.rsplit("/", 1)[-1])
-        hashes = {}
-        if "=" in fragment:
-            algo, _, digest = fragment.partition("=")
-            if algo == "sha256" and not _SHA256.fullmatch(digest):
-                raise _bad(page_url, f"the sha256 of {filename} in its link is not 64 hex digits")
-            hashes[algo] = digest
-        metadata_attr = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
-        metadata: bool | dict = False
-        if metadata_attr is not None:
-            if metadata_attr and "=" in metadata_attr:
-                algo, _, digest = metadata_attr.partition("=")
-                metadata = {algo: digest}
-            else:
-                metadata = metadata_attr != "false"
-        files.append(
-            DistFile(
-                filename=filename,
-                url=path,
-                hashes=hashes,
-                requires_python=attrs.get("data-requires-python") or None,
-                yanked=attrs.get("data-yanked")
-                or "data-yanked" in attrs,  # the reason, when it has one
-                metadata=metadata,
-            )
-        )
-    return files
+def _file_of(attrs: dict[str, str | None], label: str, base: str, page_url: str) -> DistFile | None:
+    """One link of a PEP 503 page as a file record (None: a link without href)."""
+    href = attrs.get("href")
+    if not href:
+        return None
+    url = urljoin(base, href)
+    path, _, fragment = url.partition("#")
+    filename = label or unquote(urlparse(path).path.rsplit("/", 1)[-1])
+    hashes = {}
+    if "=" in fragment:
+        algo, _, digest = fragment.partition("=")
+        if algo == "sha256" and not _SHA256.fullmatch(digest):
+            raise _bad(page_url, f"the sha256 of {filename} in its link is not 64 hex digits")
+        hashes[algo] = digest
+    metadata_attr = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))
+    metadata: bool | dict = False
+    if metadata_attr is not None:
+        if metadata_attr and "=" in metadata_attr:
+            algo, _, digest = metadata_attr.partition("=")
+            metadata = {algo: digest}
+        else:
+            metadata = metadata_attr != "false"
+    return DistFile(
+        filename=filename,
+        url=path,
+        hashes=hashes,
+        requires_python=attrs.get("data-requires-python") or None,
+        yanked=attrs.get("data-yanked") or "data-yanked" in attrs,  # the reason, when it has one
+        metadata=metadata,
+    )
 
 
-def _cut_short(text: str, parser: _Anchors) -> bool:
+def _cut_short(head: str, tail: str, parser: _Anchors) -> bool:
     """A page that stops inside a link, or opens <html>/<body> and never closes it."""
-    if parser.inside_an_anchor or re.search(r"<a\s[^>]*$", text[-4096:], re.I):
+    if parser.inside_an_anchor or re.search(r"<a\s[^>]*$", tail, re.I):
         return True
-    opened = re.search(r"<(html|body)[\s>]", text[:4096], re.I)
-    return bool(opened) and not re.search(r"</(html|body)\s*>", text[-4096:], re.I)
+    opened = re.search(r"<(html|body)[\s>]", head[:4096], re.I)
+    return bool(opened) and not re.search(r"</(html|body)\s*>", tail, re.I)
 
 
 def file_to_row(file: DistFile) -> tuple:
