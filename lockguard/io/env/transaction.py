@@ -334,10 +334,15 @@ def _must_stay_inside(q: Quarantine, events: list[dict]) -> None:
     included): a damaged state folder naming a path through a link out of the prefix is refused
     whole, never half undone."""
     seen: dict[str, str] = {}
+    stored: dict[str, str] = {}
+    aside: dict[str, str] = {}
     where = str(q.manifest_path)
     try:
         for entry in q.manifest()["entries"]:
             safe_relative(q.prefix, entry["path"], seen)
+            # where its bytes lie, and where it would be set aside: never through a link out
+            safe_relative(q.files, entry["path"], stored)
+            safe_relative(q.root / "displaced", entry["path"], aside)
         where = str(q.journal_path)
         for event in events:
             if event["event"] == "rmdir":
