@@ -54,8 +54,9 @@ def refuse(path: str | os.PathLike[str], expected: str, found: str | None = None
         f"refusing to use {shown}: lockguard keeps its own state there and expects "
         f"{expected}, but it is {found}; nothing was changed",
         file=shown,
-        hint="lockguard never follows a link or opens anything else in its own state: move "
-        f"{shown} away (it is not lockguard's), then run again",
+        hint="lockguard never follows a link, nor opens a FIFO, in its own state: remove "
+        f"{shown} (if it held lockguard's state, put that back there as {expected}), then run "
+        "again",
     )
 
 
