@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 PROBE = """
 import json, sys
 report, sys.argv = sys.argv[1], ["lockguard", *sys.argv[2:]]
-from lockguard.cli import main
+from lockguard.start import main
 try:
     main()
 except SystemExit:

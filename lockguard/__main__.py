@@ -1,4 +1,4 @@
-from lockguard.cli import main
+from lockguard.start import main
 
 if __name__ == "__main__":
     main()

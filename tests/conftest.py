@@ -61,6 +61,7 @@ def _isolated_env(monkeypatch, tmp_path_factory):
         "LOCKGUARD_GPU_ARCH",
         "LOCKGUARD_CONSTRAINTS",
         "FORCE_COLOR",
+        "GITHUB_WORKSPACE",  # --format github places files against it
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")

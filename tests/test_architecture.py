@@ -318,3 +318,201 @@ def test_the_check_detects_an_offender(tmp_path):
     )
     assert (3, "shutil") in _imports(bad) and (2, "lockguard.io.index.http") in _imports(bad)
     assert _io_uses(bad) == ["4: .read_text()", "5: open()", "6: os.path.realpath", "7: os.environ"]
+
+
+# each third-party library (and tomllib with its backport) is reached through one adapter module
+ADAPTERS = {
+    "httpx": "io/index/http.py",
+    "rattler": "io/index/conda.py",
+    "msgspec": "io/msgspec_adapter.py",
+    "pynvml": "io/machine/nvml.py",
+    "yaml": "lockfiles/yaml_adapter.py",
+    "tomllib": "model/toml_read.py",
+    "tomli": "model/toml_read.py",
+    "platformdirs": "io/cache/root.py",
+    "elftools": "io/env/elf.py",
+    "rich": "cli/output.py",
+}
+
+
+def test_each_library_has_one_adapter_module():
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        for line, module in _imports(path):
+            library = module.split(".")[0]
+            if library in ADAPTERS and ADAPTERS[library] != where:
+                offenders.append(
+                    f"{where}:{line} imports {module} (its adapter: {ADAPTERS[library]})"
+                )
+    assert not offenders, "\n".join(sorted(set(offenders)))
+
+
+# children run through io/run.py (bounded, in their own group)
+SUBPROCESS_USERS = {"io/run.py"}
+
+
+def test_children_start_only_through_the_one_runner():
+    users = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if any(module.split(".")[0] == "subprocess" for _line, module in _imports(path))
+    }
+    assert users <= SUBPROCESS_USERS, sorted(users - SUBPROCESS_USERS)
+
+
+# the core's inner order (docs/architecture.md): what each core package may import besides itself
+CORE_ORDER = {
+    "errors": set(),
+    "model": {"errors"},
+    "knowledge": {"errors", "model"},
+    "lockfiles": {"errors", "model", "knowledge"},
+    "check": {"errors", "model", "knowledge", "lockfiles"},
+    "resolve": {"errors", "model", "knowledge"},
+    "install": {"errors", "model", "knowledge", "lockfiles"},
+    "doctor": {"errors", "model", "knowledge", "lockfiles", "install"},
+    "fleet": {"errors", "model"},  # a leaf: no other core package imports it
+    "adopt": {"errors", "model", "lockfiles"},  # a leaf too
+}
+
+
+def core_arrows(graph: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for module, targets in sorted(graph.items()):
+        source = module.split(".")[1] if module.count(".") else None
+        if source not in CORE_ORDER:
+            continue
+        for target in sorted(targets):
+            top = target.split(".")[1] if target.count(".") else None
+            if top in CORE_ORDER and top != source and top not in CORE_ORDER[source]:
+                wrong.append(f"{module} ({source}) imports {target} ({top})")
+    return wrong
+
+
+def test_the_core_keeps_its_inner_order():
+    """resolve/ imports neither check/ nor lockfiles/ (resolve's refusal gate lives in check/);
+    install/ never reaches doctor/; fleet/ and adopt/ are leaves."""
+    assert not core_arrows(import_graph(PACKAGE)), "\n".join(core_arrows(import_graph(PACKAGE)))
+
+
+def test_an_arrow_against_the_core_order_is_found():
+    graph = {
+        "lockguard.resolve.x": {"lockguard.check.gate"},
+        "lockguard.check.y": {"lockguard.model.z"},
+    }
+    assert core_arrows(graph) == [
+        "lockguard.resolve.x (resolve) imports lockguard.check.gate (check)"
+    ]
+
+
+# -- commands make one call (issue 34 §1) ----------------------------------------------------------
+# A click command parses its options, calls its app/ session, and renders the outcome: its body
+# (docstring excluded) stays short and it imports few names from lockguard.app. Names imported
+# under `if TYPE_CHECKING:` are annotations, not calls, and are not counted.
+COMMAND_LINES = 40
+COMMAND_APP_NAMES = 2
+# still conducting their sessions themselves: remove each name once its command is converted
+NOT_YET_CONVERTED = {"clean_install_cmd.py", "restore_cmd.py"}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node, less the bodies of `if TYPE_CHECKING:` blocks."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            yield from (n for child in node.orelse for n in [child, *_runtime_nodes(child)])
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
+def command_sizes(path: Path) -> dict[str, int]:
+    """The click commands of a cli module (functions decorated with `...command(...)`) and the
+    lines of each body, its docstring excluded."""
+    sizes = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        if not any("command" in ast.unparse(d) for d in node.decorator_list):
+            continue
+        body = node.body
+        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        end = body[-1].end_lineno or body[-1].lineno
+        sizes[node.name] = end - body[0].lineno + 1
+    return sizes
+
+
+def app_names(path: Path) -> set[str]:
+    """The names a cli module imports from lockguard.app (a module imported whole is one name),
+    at run time."""
+    names = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lockguard.app"):
+            names |= {alias.asname or alias.name for alias in node.names}
+        elif isinstance(node, ast.Import):
+            names |= {a.name for a in node.names if a.name.startswith("lockguard.app")}
+    return names
+
+
+def oversized_commands(cli: Path) -> list[str]:
+    wrong = []
+    for path in sorted(cli.glob("*_cmd.py")):
+        if path.name in NOT_YET_CONVERTED:
+            continue
+        for name, lines in command_sizes(path).items():
+            if lines > COMMAND_LINES:
+                wrong.append(f"{path.name}: {name}'s body is {lines} lines (> {COMMAND_LINES})")
+        names = app_names(path)
+        if len(names) > COMMAND_APP_NAMES:
+            wrong.append(
+                f"{path.name} imports {len(names)} names from lockguard.app "
+                f"(> {COMMAND_APP_NAMES}): {', '.join(sorted(names))}"
+            )
+    return wrong
+
+
+def test_each_command_makes_one_call_to_its_session():
+    """≤ 40 lines per command body and ≤ 2 app names per cli module: the sequence lives in the
+    session (app/*), which tests call without click (tests/test_sessions.py)."""
+    assert not oversized_commands(PACKAGE / "cli"), "\n".join(oversized_commands(PACKAGE / "cli"))
+
+
+def test_the_not_yet_converted_commands_still_exist_and_still_need_the_exception():
+    """The allow-list shrinks: a converted command leaves it (this fails until it does)."""
+    for name in NOT_YET_CONVERTED:
+        path = PACKAGE / "cli" / name
+        assert path.is_file(), f"{name} is gone: remove it from NOT_YET_CONVERTED"
+        too_big = any(lines > COMMAND_LINES for lines in command_sizes(path).values())
+        assert too_big or len(app_names(path)) > COMMAND_APP_NAMES, (
+            f"{name} keeps the rule now: remove it from NOT_YET_CONVERTED"
+        )
+
+
+def test_a_command_that_conducts_its_session_is_found(tmp_path):
+    cli = tmp_path / "cli"
+    cli.mkdir()
+    body = "\n".join(f"    step{i}()" for i in range(41))
+    (cli / "long_cmd.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from lockguard.app.a import one, two\n"
+        "from lockguard.app import b\n"
+        "if TYPE_CHECKING:\n"
+        "    from lockguard.app.a import Outcome\n"
+        "@click.command()\n"
+        f'def long():\n    """Doc."""\n{body}\n'
+    )
+    (cli / "short_cmd.py").write_text(
+        "from lockguard.app import session\n"
+        "@group.command()\n"
+        "def short():\n    return session.run()\n"
+    )
+    assert app_names(cli / "long_cmd.py") == {"one", "two", "b"}
+    assert command_sizes(cli / "long_cmd.py") == {"long": 41}
+    assert oversized_commands(cli) == [
+        "long_cmd.py: long's body is 41 lines (> 40)",
+        "long_cmd.py imports 3 names from lockguard.app (> 2): b, one, two",
+    ]

@@ -91,6 +91,16 @@ def test_lg110_views_disagree_even_when_resealed(project, lg):
     assert findings[0]["file"] == "environment.yml" and "jinja2" in findings[0]["message"]
 
 
+def test_lg110_in_conda_lock_yml_names_the_line_of_the_package(project, lg):
+    """A reviewer jumps to `- name: jinja2` in a file of hundreds of lines (the annotation too)."""
+    edit(project / "requirements.lock", "jinja2==1.0", "jinja2==0.9", reseal=True)
+    _code, codes, findings = check(lg, project)
+    in_conda_lock = [f for f in findings if f["code"] == "LG110" and f["file"] == "conda-lock.yml"]
+    assert len(in_conda_lock) == 1, findings
+    lines = (project / "conda-lock.yml").read_text().splitlines()
+    assert lines[in_conda_lock[0]["line"] - 1] == "- name: jinja2"
+
+
 def test_lg111_conda_records_disagree(project, lg):
     edit(
         project / "environment.yml",
@@ -271,11 +281,16 @@ def test_exact_text_github_and_json_formats():
         "      hint: make the file agree with the lock\n"
         "2 findings (1 error, 1 warning): lockguard.toml\n"
     )
-    assert render.github(ordered) == (
-        "::warning file=environment.yml,line=5,title=LG140::conda side not solved\n"
-        "::error file=requirements-dev.txt,line=2,title=LG130::requirements-dev.txt "
-        "asks for numpy==2.0.0, "
+    assert render.github(ordered, cwd="/repo/services/train", root="/repo") == (
+        "::warning file=services/train/environment.yml,line=5,title=LG140::conda side not solved\n"
+        "::error file=services/train/requirements-dev.txt,line=2,title=LG130::"
+        "requirements-dev.txt asks for numpy==2.0.0, "
         "the lock has numpy==1.26.4 (hint: make the file agree with the lock)\n"
+    )
+    # a system path attaches to nothing in the repository: no file= (nor line=)
+    system = Finding("LG217", "warning", "foreign libnccl", None, "/usr/lib/libnccl.so.2", 3)
+    assert render.github([system], cwd="/repo/services/train", root="/repo") == (
+        "::warning title=LG217::foreign libnccl\n"
     )
     assert render.json_data(ordered, checked="x")["counts"] == {"error": 1, "warning": 1, "info": 0}
     assert render.text([], checked="lockguard.toml") == "ok: lockguard.toml: no findings\n"
@@ -332,18 +347,23 @@ def test_the_same_command_line_elsewhere_is_another_check(templates, tmp_path, l
 
 
 def test_an_intent_link_pointed_elsewhere_is_checked_again(templates, tmp_path, lg, monkeypatch):
-    """`--intent link.toml` names another project once the link is moved: never the old answer."""
-    clean = copy_project(templates["solved"], tmp_path / "a")
-    drifted = copy_project(templates["solved"], tmp_path / "b")
-    (drifted / "requirements-dev.txt").write_text("numpy==2.0.0\n")
-    monkeypatch.chdir(tmp_path)
-    link = tmp_path / "intent.toml"
-    link.symlink_to(clean / "lockguard.toml")
-    assert lg("check", "--intent", "intent.toml").exit_code == 0
-    assert lg("check", "--intent", "intent.toml").exit_code == 0  # from the memo
+    """A symlinked intent: the project is the link's folder (its lock files are judged, never the
+    ones next to the target), and a link moved to another intent is never the old answer."""
+    project = copy_project(templates["solved"], tmp_path / "p")
+    shared, other = tmp_path / "shared", copy_project(templates["solved"], tmp_path / "other")
+    shared.mkdir()
+    (project / "lockguard.toml").rename(shared / "lockguard.toml")
+    edit(other / "lockguard.toml", '"numpy", ', "")  # another team's intent, with its own lock
+    assert lg("resolve", "--intent", str(other / "lockguard.toml")).exit_code == 0
+    monkeypatch.chdir(project)
+    link = project / "lockguard.toml"
+    link.symlink_to(shared / "lockguard.toml")
+    assert lg("check", "--intent", "lockguard.toml").exit_code == 0
+    assert lg("check", "--intent", "lockguard.toml").exit_code == 0  # from the memo
     link.unlink()
-    link.symlink_to(drifted / "lockguard.toml")  # the same intent text, another project
-    assert lg("check", "--intent", "intent.toml").exit_code == 1
+    link.symlink_to(other / "lockguard.toml")  # its lock files are current next to it, not here
+    result = lg("check", "--intent", "lockguard.toml")
+    assert result.exit_code == 1 and "LG101" in result.stdout, result.output
 
 
 def test_an_empty_intent_option_is_bad_input_on_both_paths(project, lg, monkeypatch):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import lockguard
+from lockguard.io.cache import fingerprints
 from lockguard.io.project import check_cache
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,7 +36,7 @@ def _installed_copy(root: Path) -> Path:
 
 def _check(site: Path, project: Path, cache: Path) -> subprocess.CompletedProcess:
     script = (
-        f"import sys; sys.path.insert(0, {str(site)!r}); from lockguard.cli import main; main()"
+        f"import sys; sys.path.insert(0, {str(site)!r}); from lockguard.start import main; main()"
     )
     env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(cache)}
     env.pop("PYTHONPATH", None)
@@ -76,9 +77,9 @@ def test_the_fingerprint_follows_each_module(tmp_path, monkeypatch):
     (package / "check" / "rules.py").write_text("A = 1\n")
     (package / "check" / "notes.txt").write_text("not code\n")
     monkeypatch.setattr(lockguard, "__file__", str(package / "__init__.py"))
-    before = check_cache.package_fingerprint()
+    before = fingerprints.package_fingerprint()
     assert "check/rules.py:" in before and "notes.txt" not in before
     key = check_cache.command_key(["check"])
     (package / "check" / "rules.py").write_text("A = 22\n")
-    assert check_cache.package_fingerprint() != before
+    assert fingerprints.package_fingerprint() != before
     assert check_cache.command_key(["check"]) != key

@@ -35,7 +35,7 @@ def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:
         "out = sys.argv[1]\n"
         "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
         "sys.argv = ['lockguard'] + sys.argv[2:]\n"
-        "from lockguard.cli import main\nmain()\n"
+        "from lockguard.start import main\nmain()\n"
     )
     out = tmp_path / "modules.txt"
     env = {**os.environ, "LOCKGUARD_CACHE_DIR": str(tmp_path / "cache")}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lockguard.model import codes as codes_registry
 from tests.support.envs import (
     PIP_ENV,
     compile_library,
@@ -105,7 +106,7 @@ def test_inventory_of_a_dirty_environment(world, project, venv, lg, tmp_path, mo
     evil.mkdir()
     (evil / "METADATA").write_text("Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n")
     (evil / "RECORD").write_text(
-        "../../../../../../../../etc/passwd,,\nevil-1.0.dist-info/METADATA,,\n"
+        "../../../../../../../../etc/passwd,,\nevil-1.0.dist-info/METADATA,,\n.,,\n..,,\n,,\n"
     )
     # a cu11 wheel next to the cu12 ones
     pip_install(venv, world.pypi.url, "--no-deps", "nvidia-cublas-cu11")
@@ -127,6 +128,11 @@ def test_inventory_of_a_dirty_environment(world, project, venv, lg, tmp_path, mo
     assert any("libfoo.so.0" in m for m in messages["LG211"])
     assert any("libstray.so.1" in m for m in messages["LG210"])
     assert any("etc/passwd" in m for m in messages["LG219"])
+    # `.` and `..` name folders (the site, one above): invalid rows, never "files missing"
+    assert any("rows that name a folder, not a file: '.', '..'" in m for m in messages["LG219"]), (
+        messages["LG219"]
+    )
+    assert not any(f["code"] == codes_registry.RECORD_FILE_MISSING.code for f in findings), found
     if first is not None:
         assert any("libnccl.so.2:" in m or "SONAME libnccl.so.2" in m for m in messages["LG216"])
         assert any("libnccl.so.2.19.3" in m and "2.18.1" in m for m in messages["LG217"])
@@ -335,13 +341,18 @@ def test_user_site_duplicate_is_reported_not_touched(
     # pip refuses a user copy that would lose, so first
     assert done.returncode == 0, done.stdout + done.stderr
     applied = clean_install(lg, project, venv, "--yes")
-    # applied; the user copy outside the prefix is a warning
-    assert applied.exit_code == 0, applied.stderr
-    assert "warning: LG213" in applied.stderr
-    strict = clean_install(lg, project, venv, "--yes", "--strict")
-    # ... that fails only with --strict
-    assert strict.exit_code == 1 and "nothing to change" in strict.stdout
+    # applied; the user copy outside the prefix is reported, never changed, and as an error it
+    # fails the run as it fails `check --env` (one severity, issue 35)
+    assert applied.exit_code == 1, applied.stderr
+    assert "LG213 error:" in applied.stderr
+    assert (
+        "the lock's files are installed, but 1 error outside what clean-install changes remains"
+        in applied.stderr
+    )
+    again = clean_install(lg, project, venv, "--yes")
+    assert again.exit_code == 1 and "nothing to change" in again.stdout
     code, findings = env_check(lg, project, venv)
+    assert code == 1
     duplicate = [f for f in findings if f["code"] == "LG213" and "jinja2" in f["message"]]
     # named where it lies, with a fix pip has (`pip uninstall` takes no --user)
     assert duplicate

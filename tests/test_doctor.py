@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -357,3 +358,19 @@ def test_smoke_runs_a_matmul_per_visible_device(venv, lg, tmp_path, monkeypatch)
     )
     failed = lg("doctor", "--python", str(venv / "bin" / "python"), "--smoke")
     assert failed.exit_code == 1 and "no kernel image" in failed.stdout
+
+
+@pytest.mark.parametrize("executable", ["/srv/envs/train/bin/python", "/srv/my envs/bin/python"])
+def test_fixes_name_the_clean_install_that_runs_as_typed(executable):
+    """A bare `lockguard clean-install` is exit 2 (it needs --python or --prefix): every fix doctor
+    prints names this environment's interpreter, quoted for a shell."""
+    lock = LockView(pip={"numpy": "1.26.4"})
+    mixed = {"numpy": "2.0.0", "nvidia-cublas-cu11": "11.10.3.66", "nvidia-cublas-cu12": "12.1.3.1"}
+    result = probe(
+        TORCH_21, distributions=mixed, python={"version": "3.11.7", "executable": executable}
+    )
+    fixes = [c.finding.hint or "" for c in checks_of(result, machine(), lock) if c.finding]
+    wanted = f"`lockguard clean-install --python {shlex.quote(executable)}`"
+    with_clean_install = [fix for fix in fixes if "clean-install" in fix]
+    assert len(with_clean_install) >= 2  # LG306 and LG310
+    assert all(wanted in fix for fix in with_clean_install), with_clean_install

@@ -73,6 +73,7 @@ def test_clush_runs_doctor_on_every_host_and_keeps_one_file_per_node(lg, node_en
     )
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["gpu01.json", "gpu02.json", "gpu03.json"]
+    assert f"wrote 3 node reports to {out}" in result.stderr
     record = json.loads((out / "gpu02.json").read_text())
     assert record["fleet_node"] == 1 and record["status"] == "ok" and record["engine"] == "clush"
     assert (

@@ -233,3 +233,29 @@ def test_an_early_error_is_the_resolve_error(tmp_path, world, lg):
     result = lg("resolve", "--intent", str(project / "lockguard.toml"))
     assert result.exit_code == 4, result.stderr
     assert "cannot reach" in result.stderr and "/jinja2/" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        # cut inside the first link: it used to read as a project with no files (exit 3)
+        '<!DOCTYPE html><html><body><a href="jinja2-3.1.3-py3-none-any.whl#sha256=',
+        '<html><body><a href="jinja2-3.1.3-py3-none-any.whl">jinja2-3.1.3-py3-none-any.whl',
+        '<html><body><a href="jinja2-3.1.3-py3-none-any.whl">jinja2-3.1.3-py3-none-any.whl</a>\n',
+    ],
+)
+def test_a_page_cut_short_is_a_bad_page_never_an_empty_project(page):
+    with pytest.raises(BadPage, match="ends before its end"):
+        simple_index.project_rows(page.encode(), "text/html", "https://i.example/simple/jinja2/")
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<html><body></body></html>",  # a project with no files
+        '<a href="x-1.0-py3-none-any.whl">x-1.0-py3-none-any.whl</a><br/>\n',  # no html at all
+        '<html><body><a href="x-1.0-py3-none-any.whl">x-1.0-py3-none-any.whl</a></body></html>',
+    ],
+)
+def test_complete_pages_are_read_as_they_are(page):
+    simple_index.project_rows(page.encode(), "text/html", "https://i.example/simple/x/")

@@ -61,3 +61,12 @@ def test_init_rejects_bad_values_and_writes_nothing(tmp_path, monkeypatch, lg):
     assert result.exit_code == 2 and "not a valid requirement" in result.stderr
     assert not (tmp_path / "lockguard.toml").exists()
     assert lg("init", "--pyproject").exit_code == 2  # no pyproject.toml here
+
+
+def test_init_names_the_environment_after_the_project_folder(lg, tmp_path, monkeypatch):
+    """Two projects on one machine must not both `conda env create` an environment `lockguard`."""
+    project = tmp_path / "my vision-model"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert lg("init", "--python", "3.11", "--cuda", "none", "torch").exit_code == 0
+    assert 'name = "my-vision-model"' in (project / "lockguard.toml").read_text()

@@ -415,15 +415,15 @@ def test_the_quarantine_size_is_said_and_prune_gives_it_back(world, project, ven
 def test_the_plan_groups_stale_files_and_lists_one_package_a_line(world, project, venv, lg):
     site = site_packages(venv)
     (site / "ghost").mkdir()
-    for name in ("a.py", "b.py", "c.py"):
+    for name in ("a.py", "b.py", "c.py", "d.py"):
         (site / "ghost" / name).write_text("x = 1\n")
     (site / "libstray.so.1").write_bytes(b"\x7fELF stray")
     text = run(lg, project, "clean-install", "--prefix", str(venv), "--dry-run")
     lines = text.stdout.splitlines()
     rel = os.path.relpath(site, os.path.realpath(venv))
-    assert f"    {rel}/ghost/  3 files, 18 bytes: {rel}/ghost belongs to no distribution" in lines
+    assert f"    {rel}/ghost/  4 files, 24 bytes: {rel}/ghost belongs to no distribution" in lines
     assert not any(line.strip().startswith(f"{rel}/ghost/a.py") for line in lines)  # grouped
-    assert "      a.py  (6 bytes)" not in lines
+    assert "      a.py  (6 bytes)" not in lines  # four files: one line (three are named)
     install = lines.index(next(line for line in lines if line.startswith("  install ")))
     assert lines[install + 1 : install + 4] == [
         "    jinja2==1.0",

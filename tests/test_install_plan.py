@@ -183,3 +183,24 @@ def test_relative_path_is_relpath_without_the_file_system(path, start):
     from lockguard.model.prefix import relative_path
 
     assert relative_path(path, start) == os.path.relpath(path, start)
+
+
+def test_a_small_group_of_stale_files_is_named_file_by_file_without_verbose():
+    from lockguard.install.inventory import QuarantineItem
+    from lockguard.install.plan import Plan
+
+    few = [f"{SITE}/torch/lib/libold{i}.so" for i in range(3)]
+    many = [f"{SITE}/nvidia/cudnn/lib/libcudnn_{i}.so.8" for i in range(4)]
+    plan = Plan(
+        prefix="/env",
+        python="/env/bin/python",
+        requirements="requirements.lock",
+        quarantine=[QuarantineItem(p, "left behind by torch 1.13.1") for p in few + many],
+        sites=[f"{SITE}/"],
+    )
+    text = plan.text()
+    assert f"    {SITE}/torch/lib/  3 files" in text
+    assert all(f"      {p.rsplit('/', 1)[1]}  (" in text for p in few)  # named without -v
+    assert f"    {SITE}/nvidia/cudnn/  4 files" in text
+    assert "libcudnn_0.so.8" not in text  # a bigger group stays one line; -v lists it
+    assert "libcudnn_0.so.8" in plan.text(verbose=True)

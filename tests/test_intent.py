@@ -80,6 +80,10 @@ def test_good_intent_parses_into_frozen_values(tmp_path):
             '"none"',
         ),
         ('python = "three"\ncuda = "12.1"\n', 1, "python", "not a Python version", "3.11"),
+        ('python = "3.1"\ncuda = "12.1"\n', 1, "python", "lockguard locks Python 3.7", "3.11"),
+        ('python = "2.7"\ncuda = "12.1"\n', 1, "python", "Python 2.7 cannot be locked", "3.7"),
+        ('python = "3.11.7"\ncuda = "12.1"\n', 1, "python", "a patch release", '"3.11"'),
+        ('python = "3.40"\ncuda = "12.1"\n', 1, "python", "not released yet", "3.14"),
         ('python = 3.11\ncuda = "12.1"\n', 1, "python", "must be a string", 'python = "3.11"'),
         (
             'python = "3.11"\ncuda = "12.1"\ndriver = "latest"\n',
@@ -294,3 +298,38 @@ def test_cli_reports_intent_errors_with_exit_2_and_no_traceback(tmp_path, lg_pro
     assert "lockguard.toml:2" in result.stderr
     assert "did you mean 'cuda'?" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_plain_date_for_exclude_newer_is_that_day_s_start_in_utc(tmp_path):
+    """`exclude-newer = "2024-03-01"`, as uv accepts it: 2024-03-01T00:00:00Z (same hash)."""
+    plain = load(write(tmp_path, GOOD.replace("2024-03-01T00:00:00Z", "2024-03-01")))
+    assert plain.exclude_newer is not None
+    assert plain.exclude_newer.isoformat() == "2024-03-01T00:00:00+00:00"
+    assert plain.hash == load(write(tmp_path, GOOD)).hash
+
+
+@pytest.mark.parametrize(
+    "python, fragment",
+    [
+        ("3.1", "hint: did you mean 3.10, 3.11, 3.12, 3.13 or 3.14?"),
+        ("2.7", "Python 2.7 cannot be locked"),
+        ("3.11.7", "'3.11.7' is a patch release: the intent names major.minor only"),
+    ],
+)
+def test_init_refuses_a_python_no_lock_can_target_and_writes_nothing(
+    lg_process, tmp_path, python, fragment
+):
+    result = lg_process("init", "--python", python, "torch", cwd=tmp_path)
+    assert result.exit_code == 2, result.stderr
+    assert fragment in result.stderr and "--python" in result.stderr
+    assert not (tmp_path / "lockguard.toml").exists()
+
+
+def test_a_byte_order_mark_is_named_with_the_command_that_removes_it(tmp_path):
+    path = tmp_path / "lockguard.toml"
+    path.write_bytes(b'\xef\xbb\xbfpython = "3.11"\ncuda = "none"\n')
+    with pytest.raises(InputError) as error:
+        load(path)
+    assert error.value.line == 1
+    assert "byte order mark (BOM)" in error.value.message
+    assert "without BOM" in (error.value.hint or "")

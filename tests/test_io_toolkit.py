@@ -114,3 +114,14 @@ def test_an_atomic_write_keeps_the_mode_and_leaves_nothing_when_it_fails(tmp_pat
         "a-folder",
         "lock.txt",
     ]  # no temporary left
+
+
+@pytest.mark.skipif(
+    not os.path.isdir("/sys/kernel"), reason="needs sysfs, where no file can be made"
+)
+def test_a_folder_where_nothing_can_be_written_is_named_by_the_target_not_the_temporary():
+    """sysfs refuses a new file even to root, as a read-only project folder refuses a user."""
+    with pytest.raises(OSError) as error:
+        write_atomic("/sys/requirements.lock", "x")
+    assert error.value.filename == "/sys/requirements.lock"
+    assert ".tmp" not in str(error.value)

@@ -115,6 +115,10 @@ def test_bad_input_is_exit_2_naming_the_file(locks, lg, tmp_path):
     (tmp_path / "environment.yml").write_text("name: x\ndependencies:\n  - python=3.11\n")
     kinds = lg("diff", str(locks[0]), str(tmp_path / "environment.yml"))
     assert kinds.exit_code == 2 and "cannot be compared" in kinds.stderr
+    assert " an environment file" in kinds.stderr and " a requirements file" in kinds.stderr
+    (tmp_path / "cr.lock").write_bytes(locks[0].read_bytes().replace(b"\n", b"\r"))
+    cr_only = lg("diff", str(locks[0]), str(tmp_path / "cr.lock"))
+    assert cr_only.exit_code == 2 and "bare carriage return (CR)" in cr_only.stderr  # not "removed"
     one = lg("diff", str(locks[0]))
     assert one.exit_code == 2 and "--git HEAD" in one.stderr
     both = lg("diff", str(locks[0]), str(locks[1]), "--git", "HEAD")

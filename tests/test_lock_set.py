@@ -174,7 +174,7 @@ def test_a_check_answered_from_its_memo_holds_the_lock_set_too(project, world, t
 
 
 @pytest.mark.parametrize(
-    "signum, exit_code", [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, 130)]
+    "signum, exit_code", [(signal.SIGTERM, 130), (signal.SIGINT, 130), (signal.SIGHUP, 130)]
 )
 def test_a_signal_in_the_commit_leaves_the_whole_new_set_and_no_temporary_file(
     project, world, lg, signum, exit_code

@@ -265,7 +265,7 @@ def test_init_names_the_option_that_gave_a_bad_value_not_a_file_it_did_not_write
     result = lg("init", "--python", "3.11.7", "--cuda", "none")
     bad_input(
         result,
-        "--python: '3.11.7' is not a Python version",
+        "--python: '3.11.7' is a patch release",
         "nothing was written to lockguard.toml",
     )
     assert "lockguard.toml:" not in result.stderr and not (tmp_path / "lockguard.toml").exists()
@@ -297,6 +297,33 @@ def test_check_from_a_folder_above_the_project_names_files_from_there(project, l
     )
     monkeypatch.chdir(project)  # from the project itself: as before
     assert "::error file=Dockerfile,line=1" in lg("check", "--format", "github").stdout
+
+
+def test_annotations_in_a_monorepo_are_placed_against_the_repository(
+    project, lg, monkeypatch, tmp_path
+):
+    """`working-directory: services/train` in Actions: GitHub resolves `file=` against the
+    repository (GITHUB_WORKSPACE), so a path relative to the project would attach to nothing."""
+    repo = tmp_path / "repo"
+    train = repo / "services" / "train"
+    train.parent.mkdir(parents=True)
+    project.rename(train)
+    (repo / ".git").mkdir()  # the top level, as `git init` marks it
+    (train / "Dockerfile").write_text("FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n")
+    monkeypatch.chdir(train)
+    for workspace in (str(repo), None):  # in Actions, and where only .git says where the top is
+        if workspace:
+            monkeypatch.setenv("GITHUB_WORKSPACE", workspace)
+        else:
+            monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+        result = lg("check", "--format", "github")
+        assert result.exit_code == 1
+        assert "::error file=services/train/Dockerfile,line=1,title=LG131::" in result.stdout
+    # an error that stops the check (exit 2) is an annotation too, on the intent's line
+    (train / "lockguard.toml").write_text('python = "3.11"\ncdua = "12.1"\n')
+    bad = lg("check", "--format", "github")
+    assert bad.exit_code == 2
+    assert "::error file=services/train/lockguard.toml,line=2,title=lockguard::" in bad.stdout
 
 
 def test_counts_are_singular_for_one(project, lg):
@@ -444,7 +471,12 @@ def test_a_resolve_says_what_it_is_doing_on_a_ci_log_one_line_per_phase_and_buil
         for i, line in enumerate(lines)
         if line.startswith("building the metadata of built_sdist-")
     )
-    assert re.match(r"built the metadata of built_sdist-\S+ in \d+\.\d s$", lines[build + 1]), lines
+    # then one line per phase of the build (issue 31), with the time it has run so far
+    built = next(i for i in range(build, len(lines)) if lines[i].startswith("built the metadata"))
+    assert re.match(r"built the metadata of built_sdist-\S+ in \d+\.\d s$", lines[built]), lines
+    phases = lines[build + 1 : built]
+    assert phases and all(re.match(r"  built_sdist-\S+ \[\d+\.\d s\]: ", p) for p in phases)
+    assert "running prepare_metadata_for_build_wheel" in phases[-1]
     quiet = lg("resolve", "--intent", str(intent), "--json", "--refresh", "--upgrade")
     assert "resolving" not in quiet.stderr and "building the metadata" not in quiet.stderr
 

@@ -106,14 +106,20 @@ def test_garbage_wheel_metadata_is_an_error_never_no_dependencies(tmp_path, worl
     clean(result)
 
 
-def test_a_garbage_pep658_file_is_an_error(tmp_path, world, lg):
+def test_a_garbage_pep658_file_is_set_aside_for_the_wheels_own(tmp_path, world, lg):
+    # the index vouches for the garbage (its sha256 is advertised): still only a shortcut, the
+    # wheel's own METADATA decides (issue 30 item 6: a bad .metadata never decides anything)
     world.pypi.faults.serve_metadata = True
     world.pypi.faults.metadata_body["jinja2-1.0-py3-none-any.whl"] = b"\x00\x01 not metadata"
     project = tmp_path / "p"
     world.intent(project, cuda="none", pip=["jinja2"])
     result = resolve(lg, project)
-    assert result.exit_code == 4, result.output
-    assert "jinja2-1.0-py3-none-any.whl (its PEP 658 .metadata file, from " in result.stderr
+    assert result.exit_code == 0, result.output
+    assert (
+        "jinja2-1.0-py3-none-any.whl.metadata, which the index advertises, is unusable (it has "
+        "no Name or Version field" in result.stderr
+    )
+    assert "markupsafe==" in (project / "requirements.lock").read_text()  # the wheel's dependency
     clean(result)
 
 
@@ -135,7 +141,10 @@ def test_a_huge_metadata_is_refused_unread(tmp_path, world, lg):
     [
         ("hang", "no answer within 1 s (2 attempts)"),
         ("trickle", "no complete answer within 6 s (it came slower than 256 kB/s) (2 attempts)"),
-        ("redirect_loop", "more than 10 redirects (a redirect loop)"),
+        (
+            "redirect_loop",
+            "more than 10 redirects (a loop, or a longer chain than lockguard follows)",
+        ),
     ],
 )
 def test_an_index_that_misbehaves_is_exit_4_stating_the_bound(
@@ -225,8 +234,17 @@ def test_conflicting_pins_are_exit_3_without_a_traceback(tmp_path, world):
         assert proc.returncode == 3, proc.stderr
         assert (
             "Traceback" not in proc.stderr
-            and "no version of jinja2 satisfies them all (jinja2 has 1.0)" in proc.stderr
+            and "no version of jinja2 matches ==1.0 and ==2.0 at once (the index has 1.0)"
+            in proc.stderr
         )
+    # the intent's own requirements clash: its line is named, the hint is to change it
+    line = next(
+        n
+        for n, text in enumerate((project / "lockguard.toml").read_text().splitlines(), start=1)
+        if "jinja2==1.0" in text
+    )
+    assert f"{project / 'lockguard.toml'}:{line}: pip: no version of jinja2" in proc.stderr
+    assert "hint: change the requirement" in proc.stderr and "cuda/python" not in proc.stderr
 
 
 def test_conda_unsatisfiable_on_a_local_channel_exits_cleanly(tmp_path, world):
@@ -254,3 +272,11 @@ def test_json_shape_errors_do_not_poison_the_cache(tmp_path, world, lg):
     del world.pypi.faults.replace["/simple/jinja2/"]  # the index is fixed: the next resolve works
     result = resolve(lg, project)
     assert result.exit_code == 0, result.output
+
+
+def test_the_summary_counts_one_package_in_the_singular(tmp_path, world):
+    project = tmp_path / "p"
+    world.intent(project, cuda="none", pip=["markupsafe"])
+    proc = _resolve_in_a_child(project)
+    assert proc.returncode == 0, proc.stderr
+    assert "linux-64: 1 pip package;" in proc.stderr, proc.stderr

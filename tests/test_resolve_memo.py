@@ -200,3 +200,18 @@ def test_a_name_missing_from_the_first_index_is_never_memoized(tmp_path, world, 
     assert resolve(lg, project).exit_code == 0
     assert memo_entries() == []
     assert MEMO_LINE not in resolve(lg, project).stderr
+
+
+def test_a_remembered_resolve_names_the_files_in_the_order_a_fresh_one_does(tmp_path, world, lg):
+    project = tmp_path / "p"
+    # requirements.lock, then pylock.toml: not the order of their names
+    world.intent(project, pip=["jinja2"], extra='[outputs]\npylock = "pylock.toml"\n')
+    resolve(lg, project)
+    fresh = resolve(lg, project, "--refresh")  # resolved again: every file "unchanged"
+    remembered = resolve(lg, project)
+    assert MEMO_LINE in remembered.stderr and MEMO_LINE not in fresh.stderr
+
+    def files(result) -> list[str]:
+        return [line for line in result.stderr.splitlines() if line.startswith("unchanged: ")]
+
+    assert len(files(fresh)) >= 2 and files(remembered) == files(fresh)

@@ -137,14 +137,16 @@ def test_metadata_paths_pep658_ranges_refused_and_html(tmp_path, world, lg):
     world.intent(project, pip=["torch==2.1.2"])
     assert resolve(lg, project).exit_code == 0
     assert not any(p.endswith(".whl") for _m, p, _r in world.pypi.requests)  # no wheel was touched
-    world.pypi.faults.advertise_metadata = False  # served but not advertised: tried directly
+    # served but not advertised: never asked for (as pip and uv do), the wheel is read by ranges
+    world.pypi.faults.advertise_metadata = False
     world.pypi.faults.serve_json = False  # and PEP 503 HTML pages only
     world.pypi.reset_counters()
     fresh = tmp_path / "fresh"
     world.intent(fresh, cuda="none", pip=["hjson"])  # metadata not cached by the first resolve
     result = resolve(lg, fresh, "--refresh")
     assert result.exit_code == 0, result.stderr
-    assert any(p.endswith(".whl.metadata") for _m, p, _r in world.pypi.requests)
+    assert not any(p.endswith(".metadata") for _m, p, _r in world.pypi.requests)
+    assert any(r for _m, p, r in world.pypi.requests if p.endswith(".whl"))
     world.pypi.faults.serve_metadata = False
     world.pypi.faults.refuse_ranges = True
     world.pypi.add(build_wheel(tmp_path / "w", "rangeless", "1.0"))

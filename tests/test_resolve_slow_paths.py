@@ -92,6 +92,19 @@ def index(local_index, tmp_path):
             files={"backend.py": NEEDS_TORCH_BACKEND},
         )
     )
+    # grouped_gemm's shape: PKG-INFO 2.4 marking only Provides-Extra Dynamic
+    add(
+        build_sdist(
+            w,
+            "extras-dynamic",
+            "1.0",
+            requires=["hjson", "ninja; extra == 'fast'"],
+            metadata_version="2.4",
+            dynamic=("provides-extra",),
+            pyproject=IN_TREE_PYPROJECT,
+            files={"backend.py": NEEDS_TORCH_BACKEND},
+        )
+    )
     add(
         build_sdist(
             w,
@@ -138,6 +151,12 @@ def test_static_sdist_metadata_is_read_not_built(tmp_path, index, lg):
     assert found["pkginfo-static"] == "1.0" and found["project-static"] == "1.0"
     # [project] dependencies and the extra's
     assert found["hjson"] == "3.1.0" and found["ninja"] == "1.11.1"
+    # a Dynamic Provides-Extra next to a static Requires-Dist: the extras are in Requires-Dist
+    extras = tmp_path / "extras"
+    result = lg("resolve", "--intent", str(intent(extras, index, ["extras-dynamic[fast]"])))
+    assert result.exit_code == 0, result.stderr
+    assert {"extras-dynamic", "hjson", "ninja"} <= set(pins(extras))
+    assert sdist_gets(index, "extras_dynamic-1.0.tar.gz") <= 1  # read once, never built
     dynamic = tmp_path / "dynamic"
     result = lg("resolve", "--intent", str(intent(dynamic, index, ["dynamic-deps"])))
     # Dynamic: requires-dist is never trusted: built, and the build fails
@@ -184,7 +203,7 @@ def test_the_resolvers_metadata_never_waits_behind_queued_guesses():
     gate = threading.Event()
 
     class Fetcher:
-        def fetch(self, name, version, file, try_unadvertised=True):
+        def fetch(self, name, version, file):
             if name == "busy":
                 gate.wait(60)
             return DistMetadata(name, version, (), None)

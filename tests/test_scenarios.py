@@ -48,6 +48,7 @@ EXPECT_KEYS = {
     "conda-specs",
     "exit",
     "error",
+    "not-in-error",
     "warnings",
     "notes",
     "not-noted",
@@ -167,6 +168,8 @@ def check(scenario: Mapping[str, Any], outcome: Outcome, index: FakeIndex) -> No
         text = explanation(outcome.error)
         for fragment in expect.get("error", ()):
             assert fragment in text, f"{fragment!r} not in:\n{text}"
+        for fragment in expect.get("not-in-error", ()):
+            assert fragment not in text, f"{fragment!r} in:\n{text}"
     else:
         if outcome.error is not None:
             pytest.fail(f"exit {outcome.error.exit_code}:\n{explanation(outcome.error)}")

@@ -1,17 +1,16 @@
 """A conda environment.yml: channels, conda dependencies and its `pip:` section, each with its line.
 
-PyYAML reads the file (its composed nodes carry line numbers). The CUDA stack's own packages do not
-become conda specs, because lockguard plans them from `cuda`: `cudatoolkit`, `cuda-version`,
-`pytorch-cuda` (and `cpuonly`) become `cuda`, `sysroot_linux-64` becomes `glibc`, `python` becomes
-`python`, and the pytorch channel's `pytorch`/`torchvision`/`torchaudio` become pip requirements
-(lockguard installs torch from wheels). Every such change is written down as a note.
+PyYAML reads the file (lockfiles/yaml_adapter.py; its composed nodes carry line numbers). The CUDA
+stack's own packages do not become conda specs, because lockguard plans them from `cuda`:
+`cudatoolkit`, `cuda-version`, `pytorch-cuda` (and `cpuonly`) become `cuda`, `sysroot_linux-64`
+becomes `glibc`, `python` becomes `python`, and the pytorch channel's `pytorch`/`torchvision`/
+`torchaudio` become pip requirements (lockguard installs torch from wheels). Every such change is
+written down as a note.
 """
 
 from __future__ import annotations
 
 import re
-
-import yaml
 
 from lockguard.adopt.facts import (
     CHANNEL,
@@ -25,6 +24,8 @@ from lockguard.adopt.facts import (
     SourceFacts,
 )
 from lockguard.adopt.requirements_file import parse_requirements_text
+from lockguard.lockfiles.syntax import LockSyntaxError
+from lockguard.lockfiles.yaml_adapter import MappingNode, Node, ScalarNode, SequenceNode, compose
 
 _SPEC = re.compile(r"^\s*(?:[^:\s]+::)?([A-Za-z0-9_.\-]+)\s*(.*?)\s*$")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
@@ -38,16 +39,11 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
     out = SourceFacts()
     includes: list[tuple[str, Origin]] = []
     try:
-        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        out.skip(
-            Origin(file, mark.line + 1 if mark else None),
-            "(the whole file)",
-            f"not valid YAML: {exc}",
-        )
+        root = compose(text)
+    except LockSyntaxError as exc:
+        out.skip(Origin(file, exc.line), "(the whole file)", exc.message)
         return out, includes
-    if not isinstance(root, yaml.MappingNode):
+    if not isinstance(root, MappingNode):
         out.skip(
             Origin(file, 1),
             "(the whole file)",
@@ -55,7 +51,7 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
         )
         return out, includes
     for key, value in root.value:
-        if key.value == "channels" and isinstance(value, yaml.SequenceNode):
+        if key.value == "channels" and isinstance(value, SequenceNode):
             for item in value.value:
                 origin = Origin(file, item.start_mark.line + 1)
                 if item.value == "nodefaults":
@@ -64,20 +60,18 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
                     )
                 else:
                     out.add(CHANNEL, str(item.value), origin)
-        elif key.value == "dependencies" and isinstance(value, yaml.SequenceNode):
+        elif key.value == "dependencies" and isinstance(value, SequenceNode):
             for item in value.value:
                 origin = Origin(file, item.start_mark.line + 1)
-                if isinstance(item, yaml.ScalarNode):
+                if isinstance(item, ScalarNode):
                     conda_spec(str(item.value), origin, out)
                 elif (
-                    isinstance(item, yaml.MappingNode)
-                    and item.value
-                    and item.value[0][0].value == "pip"
+                    isinstance(item, MappingNode) and item.value and item.value[0][0].value == "pip"
                 ):
                     includes += _pip_section(item.value[0][1], file, out)
                 else:
                     out.skip(origin, "(a dependency)", "neither a conda spec nor a pip: section")
-        elif key.value == "name" and isinstance(value, yaml.ScalarNode) and value.value:
+        elif key.value == "name" and isinstance(value, ScalarNode) and value.value:
             origin = Origin(file, key.start_mark.line + 1)
             if _ENV_NAME.fullmatch(str(value.value)):
                 out.add(ENV_NAME, str(value.value), origin, f"name: {value.value}")
@@ -96,9 +90,9 @@ def parse_environment_yml(text: str, file: str) -> tuple[SourceFacts, list[tuple
     return out, includes
 
 
-def _pip_section(node, file: str, out: SourceFacts) -> list[tuple[str, Origin]]:
+def _pip_section(node: Node, file: str, out: SourceFacts) -> list[tuple[str, Origin]]:
     includes: list[tuple[str, Origin]] = []
-    if not isinstance(node, yaml.SequenceNode):
+    if not isinstance(node, SequenceNode):
         return includes
     for item in node.value:
         line = item.start_mark.line + 1

@@ -16,6 +16,7 @@ Every other instruction says nothing about the intent and is not listed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from lockguard.adopt.conda_env import conda_spec
 from lockguard.adopt.facts import CHANNEL, CUDA, PIP, PYTHON, Origin, SourceFacts
@@ -73,7 +74,7 @@ def _exact_lines(
         )
 
 
-def _instructions(text: str):
+def _instructions(text: str) -> Iterator[tuple[int, str, str, list[str]]]:
     """(line, INSTRUCTION, argument, its physical lines) with continuations joined; comment lines
     inside are skipped."""
     lines = text.splitlines()

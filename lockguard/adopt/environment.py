@@ -16,6 +16,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from lockguard.adopt.conda_env import conda_spec
 from lockguard.adopt.facts import CHANNEL, CUDA, PIP, PYTHON, Origin, SourceFacts
+from lockguard.model.json_types import JsonObject
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 from lockguard.model.versions import CudaVersion
 
@@ -24,7 +25,7 @@ _CHANNEL_URL = re.compile(r"^https?://conda\.anaconda\.org/([^/]+)(?:/[^/]+)?/?$
 
 
 def environment_facts(
-    captured: dict, conda: list[dict], label: str, *, top_level_only: bool = False
+    captured: JsonObject, conda: list[JsonObject], label: str, *, top_level_only: bool = False
 ) -> SourceFacts:
     out = SourceFacts()
     origin = Origin(label)
@@ -81,16 +82,16 @@ def _public(name: str, version: str) -> str:
     return version
 
 
-def _source(direct: dict) -> str:
+def _source(direct: JsonObject) -> str:
     url = direct.get("url", "?")
     if direct.get("dir_info", {}).get("editable"):
         return f"an editable checkout {url}"
     if "vcs_info" in direct:
         return f"{direct['vcs_info'].get('vcs', 'vcs')} {url}"
-    return url
+    return str(url)
 
 
-def _requirers(dists: dict[str, dict], markers: dict) -> dict[str, set[str]]:
+def _requirers(dists: dict[str, JsonObject], markers: JsonObject) -> dict[str, set[str]]:
     """name -> the installed distributions that require it (markers and requested extras
     evaluated)."""
     parents: dict[str, set[str]] = {}
@@ -124,7 +125,7 @@ def _requirers(dists: dict[str, dict], markers: dict) -> dict[str, set[str]]:
     return parents
 
 
-def _cuda(dists: dict[str, dict], origin: Origin, out: SourceFacts) -> None:
+def _cuda(dists: dict[str, JsonObject], origin: Origin, out: SourceFacts) -> None:
     torch = dists.get("torch")
     if torch is not None and torch.get("torch_cuda") != "?":
         cuda = torch.get("torch_cuda")
@@ -149,7 +150,7 @@ def _cuda(dists: dict[str, dict], origin: Origin, out: SourceFacts) -> None:
             return
 
 
-def _conda(records: list[dict], label: str, out: SourceFacts) -> None:
+def _conda(records: list[JsonObject], label: str, out: SourceFacts) -> None:
     depended = {d.split()[0] for r in records for d in r.get("depends") or ()}
     counts: dict[str, int] = {}
     for record in records:

@@ -29,6 +29,7 @@ from lockguard.adopt.facts import (
 )
 from lockguard.adopt.requirements_file import TORCH_FAMILY
 from lockguard.model.intent import DEFAULT_INDEXES
+from lockguard.model.json_types import JsonObject
 from lockguard.model.names import canonical_name, canonical_requirement_text
 
 PYTHONS = tuple(f"3.{minor}" for minor in range(8, 15))
@@ -63,8 +64,10 @@ class Undecided:
 
 @dataclass
 class Adopted:
-    values: dict = field(default_factory=dict)
-    notes: dict = field(default_factory=dict)  # key -> comment (scalar) or list of comments (list)
+    values: JsonObject = field(default_factory=dict)
+    notes: JsonObject = field(
+        default_factory=dict
+    )  # key -> comment (scalar) or list of comments (list)
     contradictions: list[Contradiction] = field(default_factory=list)
     undecided: list[Undecided] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)  # choices made, said on stderr

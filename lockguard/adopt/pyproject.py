@@ -3,23 +3,17 @@ Python (it names no single version, so it only decides when nothing else does)."
 
 from __future__ import annotations
 
-import sys
-
 from lockguard.adopt.facts import REQUIRES_PYTHON, Origin, SourceFacts
 from lockguard.adopt.requirements_file import requirement
+from lockguard.model import toml_read
 from lockguard.model.toml_lines import TomlLines
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 def parse_pyproject(text: str, file: str) -> tuple[SourceFacts, list[tuple[str, Origin]]]:
     out = SourceFacts()
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = toml_read.loads(text)
+    except toml_read.TOMLDecodeError as exc:
         out.skip(Origin(file), "(the whole file)", f"not valid TOML: {exc}")
         return out, []
     lines = TomlLines(text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -95,7 +96,7 @@ def parse_requirements_text(text: str, file: str) -> tuple[SourceFacts, list[tup
     return out, includes
 
 
-def _logical_lines(text: str):
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """(first line number, text) with backslash continuations joined and comments removed."""
     start, parts = None, []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -111,7 +112,7 @@ def _logical_lines(text: str):
             yield start, joined
         start, parts = None, []
     if parts and " ".join(parts).strip():
-        yield start, " ".join(p.strip() for p in parts).strip()
+        yield start or 1, " ".join(p.strip() for p in parts).strip()
 
 
 def pip_arguments(

@@ -7,21 +7,27 @@ lock does not match it (an invalid intent is then the real problem)."""
 from __future__ import annotations
 
 import os
+import pathlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from lockguard.app.reporting import Messages
     from lockguard.model.intent import Intent
 
 from lockguard.model import codes
 
 
 def lock_folder(intent_path) -> str:
-    """The folder whose lock set a check of this intent reads: the folder of the intent file, as
-    resolve locks it (Intent.source.root: the resolved file's folder)."""
+    """The folder whose lock set a check of this intent reads: the folder the intent file is in,
+    as resolve locks it (Intent.source.root; a symlinked intent's own folder)."""
+    from lockguard.io.project.project_paths import project_folder
+
     if intent_path is None:
         intent_path = "lockguard.toml" if os.path.lexists("lockguard.toml") else "pyproject.toml"
-    return os.path.dirname(os.path.realpath(intent_path))
+    return project_folder(intent_path)
 
 
 def project_lock(intent_path, *, wait: bool, on_wait, warn):
@@ -142,6 +148,51 @@ def remember(
     )
 
 
+def check(
+    ui: Messages,
+    *,
+    intent_path: str | None,
+    env_prefix: str | None = None,
+    python_exe: str | None = None,
+    intent_file: Callable[[], object] = lambda: None,
+    strict: bool = False,
+    verify_files: bool = False,
+    wait: bool = True,
+    show: Callable[[Checked], tuple[str, int]],
+    remember_as: tuple[str, ...] | None = None,
+    json: bool = False,
+) -> int:
+    """`lockguard check`'s sequence, under the project's lock set held shared to the end (never
+    half of a resolve's commit; `wait=False`: exit 2 while a resolve writes it): the static check,
+    or with `env_prefix` or `python_exe` the environment check (its intent as `intent_file()`
+    gives it); `show` renders and prints the result and gives back (output, exit code); a plain
+    check's output is then kept under the command line `remember_as` (None: not kept) for the
+    replay before click (cli/boundary.py). The exit code."""
+    with project_lock(intent_path, wait=wait, on_wait=ui.info, warn=ui.warn):
+        if env_prefix is not None or python_exe is not None:
+            checked = environment_check(
+                intent_file(),
+                prefix=pathlib.Path(env_prefix) if env_prefix is not None else None,
+                python=pathlib.Path(python_exe) if python_exe is not None else None,
+                strict=strict,
+                verify_files=verify_files,
+                wait=wait,
+                on_wait=ui.info,
+                warn=ui.warn,
+            )
+            remember_as = None  # the environment is not among the files a replay compares
+        else:
+            # what an empty path names (pathlib's reading)
+            intent_path = "." if intent_path == "" else intent_path
+            checked = static_check(intent_path, strict=strict, warn=ui.warn)
+        output, code = show(checked)
+        if remember_as is not None:
+            remember(
+                remember_as, checked, intent_path, wait=wait, json=json, output=output, code=code
+            )
+        return code
+
+
 def _matchspec_problem(spec: str) -> str | None:
     """The MatchSpec check resolve makes (rattler, imported only for an intent with conda specs)."""
     from lockguard.io.index.conda import matchspec_problem
@@ -178,3 +229,11 @@ def from_here(findings: list, root) -> list:
             f = Finding(f.code, f.severity, f.message, f.hint, os.path.join(folder, f.file), f.line)
         out.append(f)
     return out
+
+
+def annotation_folders() -> tuple[str, str]:
+    """(the working folder, the folder GitHub resolves an annotation's `file=` against)."""
+    from lockguard.io.project.git_files import annotation_root
+
+    cwd = os.getcwd()
+    return cwd, str(annotation_root(pathlib.Path(cwd)))

@@ -4,10 +4,12 @@ report between them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from lockguard.app.project import load_project_intent
-from lockguard.check.lock_changes import LockView, report
+from lockguard.check.lock_changes import ChangeReport, LockView, report
 from lockguard.check.lock_views import kind_of, merged, views_of
 from lockguard.errors import InputError
 from lockguard.io.knowledge_files import load_knowledge
@@ -16,9 +18,53 @@ from lockguard.io.project.intent_file import source_of
 from lockguard.io.read import read_lock_text
 from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.lock_paths import lock_paths
+from lockguard.model.wording import a_or_an
 
 
-def changes_between(pairs: list):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiffOutcome:
+    """The change report between the two sides, and the title a markdown table carries."""
+
+    changes: ChangeReport
+    title: str
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing changed, 1 when something did (as diff(1) does)."""
+        return 0 if self.changes.unchanged else 1
+
+
+def diff(
+    old: Path | None,
+    new: Path | None,
+    *,
+    revision: str | None = None,
+    intent_path: Path | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> DiffOutcome:
+    """`lockguard diff`'s sequence: two lock files of one kind (OLD NEW), or the project's lock
+    files (or OLD alone) at `revision` (default HEAD) against the working tree; exit 2 for a
+    combination that names no comparison."""
+    if old is not None and new is not None:
+        if revision is not None:
+            raise InputError(
+                "give two lock files, or --git REV (with at most one file), not both",
+                hint="lockguard diff OLD NEW, or lockguard diff --git HEAD",
+            )
+        pairs, title = files_pairs(old, new), f"Lock changes: {old} -> {new}"
+    elif old is not None and revision is None:
+        raise InputError(
+            "one lock file is not enough to compare",
+            hint=f"lockguard diff OLD NEW, or lockguard diff --git HEAD {old}",
+        )
+    else:
+        revision = revision or "HEAD"
+        pairs = revision_pairs(revision, old, intent_path, warn=warn)
+        title = f"Lock changes since {revision}"
+    return DiffOutcome(changes=changes_between(pairs), title=title)
+
+
+def changes_between(pairs: list) -> ChangeReport:
     """The change report of (before, after) views, with the knowledge's CUDA facts."""
     return report(pairs, load_knowledge())
 
@@ -27,6 +73,13 @@ def _read(path: Path, label: str | None = None) -> str:
     text = read_lock_text(path)
     if text is None:
         raise InputError(f"{label or path} does not exist", file=str(path))
+    if "\r" in text.replace("\r\n", ""):  # read as one line, it would be an empty lock
+        raise InputError(
+            f"{label or path} ends its lines with a bare carriage return (CR), which lockguard "
+            "never writes",
+            file=str(path),
+            hint="convert the line ends to LF (e.g. `tr '\\r' '\\n'`), or run `lockguard resolve`",
+        )
     return text
 
 
@@ -47,7 +100,8 @@ def files_pairs(old: Path, new: Path) -> list:
     kind = kind_of(old.name, old_text)
     if kind_of(new.name, new_text) != kind:
         raise InputError(
-            f"{old} is a {kind} file and {new} a {kind_of(new.name, new_text)} file: they "
+            f"{old} is {a_or_an(kind)} file and {new} {a_or_an(kind_of(new.name, new_text))} "
+            "file: they "
             "cannot be compared",
             hint="compare two lock files of one kind",
         )

@@ -10,7 +10,8 @@ from pathlib import Path
 from lockguard.check.lock_facts import lock_facts
 from lockguard.check.snapshot import Snapshot
 from lockguard.errors import InputError
-from lockguard.install.inventory import LockView, take_inventory
+from lockguard.install.inventory import take_inventory
+from lockguard.install.lock_diff import LockView
 from lockguard.io.env.prefix_lock import locked_prefix
 from lockguard.io.env.prefix_scan import scan_prefix
 from lockguard.io.env.quarantine_runs import interrupted_quarantines
@@ -167,9 +168,7 @@ def interrupted_runs(prefix: Path) -> list[Finding]:
                 "(a new clean-install undoes it first, too)"
             )
         out.append(
-            Finding(
-                codes.INTERRUPTED_RUN.code,
-                ERROR,
+            codes.INTERRUPTED_RUN.finding(
                 message,
                 fix + "; the other findings may be its doing: fix this first",
                 str(prefix / ".lockguard" / "quarantine" / q.id),

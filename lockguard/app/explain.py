@@ -11,7 +11,7 @@ from lockguard.errors import InputError
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.project_files import parse_lock
-from lockguard.io.read import read_lock_text
+from lockguard.io.project.project_paths import read_project_lock
 from lockguard.lockfiles.syntax import clip
 from lockguard.model.lock_paths import lock_file
 
@@ -30,16 +30,17 @@ def explain_package(package: str, intent_path: Path | None, platform: str | None
     platform = platform or intent.platforms[0]
     root = source_of(intent).root
     knowledge = load_knowledge()
-    req_path = root / lock_file(intent, "requirements", platform)
-    env_path = root / lock_file(intent, "environment", platform)
-    req_text = read_lock_text(req_path)
+    req_file, env_file = (lock_file(intent, k, platform) for k in ("requirements", "environment"))
+    req_path, env_path = root / req_file, root / env_file
+    # the project's own files: never through a symlink out of it (io/project/project_paths.py)
+    req_text = read_project_lock(root, req_file)
     if req_text is None:
         raise InputError(
             f"{req_path} does not exist", file=str(req_path), hint="run `lockguard resolve` first"
         )
     lock = parse_lock("requirements", req_text, str(req_path))
     found = explain_pip(package, lock, knowledge, platform, source_of(intent).path.name)
-    env_text = None if intent.pip_only else read_lock_text(env_path)
+    env_text = None if intent.pip_only else read_project_lock(root, env_file)
     if found is None and env_text is not None:
         env = parse_lock("environment", env_text, str(env_path))
         if package in env.conda:

@@ -10,8 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lockguard import interrupts
+from lockguard.app.reporting import Messages
 from lockguard.errors import InputError
-from lockguard.fleet.k8s import PROJECT_MOUNT, ManifestOptions
+from lockguard.fleet.groups import FleetReport, merge
+from lockguard.fleet.k8s import PROJECT_MOUNT, ManifestOptions, manifests
 from lockguard.fleet.launch import SlurmOptions
 from lockguard.fleet.node_protocol import NodeRequest, node_script, parse_node_output
 from lockguard.fleet.records import node_report
@@ -19,8 +22,18 @@ from lockguard.io.engines import clush, kubectl, ray_engine, slurm
 from lockguard.io.engines.report_files import read_reports, write_node_files, write_output
 from lockguard.io.project.intent_file import find_intent, load_intent, source_of
 from lockguard.io.project.project_files import read_snapshot
+from lockguard.io.project.project_paths import intent_location
 from lockguard.io.read import INTENT_LIMIT, read_text
 from lockguard.lockfiles.headers import body_hash_of
+from lockguard.lockfiles.yaml_adapter import dump_all
+from lockguard.model.wording import counted
+
+UNNAMED_ENV = (
+    "note: no --env or --python: on each node doctor probes the Python lockguard runs under "
+    "there ($VIRTUAL_ENV or $CONDA_PREFIX when set, else lockguard's own interpreter; under "
+    "--via ray the worker's), which need not be the environment your jobs use: pass "
+    "--env PREFIX or --python EXE (paths on the nodes) to check that one"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +45,90 @@ class Project:
     lock_hash: str | None
 
 
+def run(
+    ui: Messages,
+    *,
+    engine: str,
+    env_prefix: str | None,
+    python_exe: str | None,
+    lockguard_cmd: str | None,
+    intent_path: Path | None,
+    settings: dict,
+    timeout: float,
+    out_dir: Path | None,
+    strict: bool,
+) -> FleetReport:
+    """`lockguard fleet run`'s sequence: the project the nodes are judged against (none: they
+    compare with no lock), doctor on every node through `engine` (each record kept in `out_dir`
+    when given), the reports merged."""
+    project = load_project(intent_path, required=intent_path is not None)
+    request = NodeRequest(python=python_exe, env=env_prefix, lockguard=lockguard_cmd)
+    ui.info(
+        f"lockguard fleet: doctor on every node through {engine}"
+        + (
+            f", judged against {project.intent}"
+            if project
+            else ", no lockguard.toml here: nodes compare with no lock"
+        )
+    )
+    if not env_prefix and not python_exe:
+        ui.info(UNNAMED_ENV)
+    reports, written = node_reports(
+        engine, request, settings, timeout, project, out_dir, say=ui.info
+    )
+    if out_dir is not None:
+        ui.info(f"wrote {counted(len(written), 'node report')} to {out_dir}")
+    lock = project.lock_hash if project else None
+    return merge(
+        reports,
+        lock=lock,
+        lock_source=f"{project.intent}" if project and lock else None,
+        strict=strict,
+    )
+
+
+def report(paths: list[Path], *, intent_path: Path | None, strict: bool) -> FleetReport:
+    """`lockguard fleet report`'s sequence: stored per-node reports merged, judged against the
+    project's lock when --intent names one (the unreadable files listed, the others merged)."""
+    project = load_project(intent_path, required=True) if intent_path else None
+    reports, unreadable = stored_reports(list(paths))
+    lock = project.lock_hash if project else None
+    return merge(
+        reports,
+        unreadable=unreadable,
+        lock=lock,
+        lock_source=str(project.intent) if project and lock else None,
+        strict=strict,
+    )
+
+
+def manifest(
+    *,
+    intent_path: Path | None,
+    env_prefix: str | None,
+    python_exe: str | None,
+    lockguard_cmd: str | None,
+    run_id: str,
+    settings: dict,
+) -> str:
+    """`lockguard fleet manifest`'s text: the Kubernetes objects `fleet run --via kubectl`
+    applies (`settings`: image, namespace, kind, nodes, gpus, node_selector), the project's
+    intent and lock in their ConfigMap."""
+    project = load_project(intent_path, required=intent_path is not None)
+    request = NodeRequest(
+        python=python_exe,
+        env=env_prefix,
+        lockguard=lockguard_cmd,
+        intent=f"{PROJECT_MOUNT}/{project.intent.name}" if project else None,
+    )
+    options = manifest_options(settings, project, run_id=run_id)
+    return dump_all(manifests(options, node_script(request)))
+
+
 def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
     try:
-        path = (intent_path or find_intent(Path.cwd())).resolve()
+        # the project is the folder the intent is in (a symlinked intent's own folder)
+        path = Path(intent_location(intent_path or find_intent(Path.cwd())))
     except InputError:
         if required:
             raise
@@ -71,7 +165,12 @@ def node_reports(
     records = [parse_node_output(o, engine=engine, timeout=timeout) for o in outputs]
     written: list[Path] = []
     if out_dir is not None:
+        interrupts.now(
+            f"interrupted while the node reports were written to {out_dir}: each one there is "
+            "whole; run `lockguard fleet run` again for all of them"
+        )
         written = write_node_files(out_dir, records)
+        interrupts.now(f"interrupted after the node reports were written to {out_dir}")
         sources = [str(p) for p in written]
     else:
         sources = [f"{engine}:{r['node']}" for r in records]
@@ -90,6 +189,7 @@ def stored_reports(paths: list[Path]) -> tuple[list, list]:
 def write_report(output: Path, text: str) -> None:
     """The merged report (or a manifest) written to --output, atomically."""
     write_output(output, text)
+    interrupts.now(f"interrupted after {output} was written; it is whole")
 
 
 def collect(

@@ -9,13 +9,13 @@ conda, verification) are in install_steps.py, what it applies in install_source.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lockguard import interrupts
 from lockguard.app.env_check import must_be_environment
 from lockguard.app.install_source import LockSource
 from lockguard.app.install_steps import install_conda, install_pip, verify
@@ -23,6 +23,7 @@ from lockguard.app.reporting import InstallProgress
 from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
+from lockguard.io.deferred_signals import DeferredSignals
 from lockguard.io.env.prefix_lock import locked_prefix
 from lockguard.io.env.prefix_scan import ask_interpreter, interpreter_of, scan_prefix
 from lockguard.io.env.preflight import survey_moves
@@ -88,6 +89,10 @@ def undo_interrupted(prefix: Path, progress: InstallProgress) -> list[str]:
     a restore killed mid-way is finished the same way."""
     undone = []
     for info in reversed(interrupted_quarantines(prefix)):  # newest first, as restore goes
+        interrupts.now(
+            f"interrupted while undoing the earlier interrupted clean-install {info.id} in "
+            f"{prefix}; `lockguard restore {info.id} --prefix {prefix}` finishes it"
+        )
         result = Transaction.of(prefix, info.id).undo()
         what = (
             f"the restore of clean-install {info.id} was interrupted; finished it"
@@ -99,6 +104,10 @@ def undo_interrupted(prefix: Path, progress: InstallProgress) -> list[str]:
             f"{counted(result.put_back, 'file')}"
         )
         undone.append(info.id)
+        interrupts.now(
+            f"interrupted after clean-install {', '.join(undone)} (interrupted earlier) was "
+            f"undone; nothing else changed in {prefix}"
+        )
     return undone
 
 
@@ -131,27 +140,6 @@ class Applied:
     quarantined_bytes: int = 0
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM during an apply: undo, then stop."""
-
-
-@contextmanager
-def _interrupts_as_exceptions():
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
-    except ValueError:  # not the main thread
-        previous = None
-    try:
-        yield
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _raise_interrupted(_signum, _frame):
-    raise Interrupted()
-
-
 def _anchors(scan: PrefixSnapshot) -> set[str]:
     """Folders a move never removes: the site folders, the scheme's folders, and their parents."""
     out = set()
@@ -181,79 +169,84 @@ def apply_plan(
     applied = Applied(run_id)
     applied.removed = [f"{o.name} {o.version}" for o in plan.outgoing]
     t = None
-    with _interrupts_as_exceptions():
-        try:
-            if moves:
-                progress.say(
-                    f"hashing {counted(len(moves), 'file')} "
-                    f"({human_size(plan.size_of(m.path for m in moves))}) "
-                    "for the quarantine manifest"
-                )
-            t = Transaction.begin(
-                Path(plan.prefix),
-                moves,
-                install=plan.install,
-                anchors=_anchors(scan),
-                qid=run_id,
-                outgoing=[
-                    {"name": o.name, "version": o.version, "reason": o.reason}
-                    for o in plan.outgoing
-                ],
-                on_hashed=_hashing(progress, len(moves)),
+    # SIGTERM and SIGHUP raise as Ctrl-C does (lockguard/interrupts.py): each rolls back
+    try:
+        if moves:
+            progress.say(
+                f"hashing {counted(len(moves), 'file')} "
+                f"({human_size(plan.size_of(m.path for m in moves))}) "
+                "for the quarantine manifest"
             )
-            q = t.quarantine
-            applied.root = str(q.root)
-            moved = t.move_out()
-            applied.quarantined = moved
-            applied.quarantined_bytes = sum(e.get("size") or 0 for e in q.manifest()["entries"])
-            if moved:
-                progress.say(
-                    f"quarantined {counted(moved, 'file')} "
-                    f"({human_size(applied.quarantined_bytes)}) in {q.root}"
-                )
-            t.record_before()
-            if plan.conda:
-                install_conda(plan, source, progress)
-            if plan.install:
-                applied.installed = install_pip(plan, scan, source, q, progress)
-            installed = t.record_installed(plan.owners)
-            if installed.replaced:
-                progress.say(
-                    f"pip wrote over {counted(len(installed.replaced), 'file')} that staying "
-                    "packages share with the new ones; their old copies are in the quarantine"
-                )
-            if installed.modified:
-                applied.warnings.append(
-                    f"pip changed {counted(len(installed.modified), 'file')} in place "
-                    f"({', '.join(installed.modified[:3])}); restore cannot give back their old "
-                    "bytes"
-                )
-            applied.imported = verify(plan, source, q, progress)
-            q.log(event="verified")
-        # anything, a bug of lockguard's included: the environment goes back first
-        except BaseException as exc:
-            progress.close()
+        t = Transaction.begin(
+            Path(plan.prefix),
+            moves,
+            install=plan.install,
+            anchors=_anchors(scan),
+            qid=run_id,
+            outgoing=[
+                {"name": o.name, "version": o.version, "reason": o.reason} for o in plan.outgoing
+            ],
+            on_hashed=_hashing(progress, len(moves)),
+        )
+        q = t.quarantine
+        applied.root = str(q.root)
+        moved = t.move_out()
+        applied.quarantined = moved
+        applied.quarantined_bytes = sum(e.get("size") or 0 for e in q.manifest()["entries"])
+        if moved:
+            progress.say(
+                f"quarantined {counted(moved, 'file')} "
+                f"({human_size(applied.quarantined_bytes)}) in {q.root}"
+            )
+        t.record_before()
+        if plan.conda:
+            install_conda(plan, source, progress)
+        if plan.install:
+            applied.installed = install_pip(plan, scan, source, q, progress)
+        installed = t.record_installed(plan.owners)
+        if installed.replaced:
+            progress.say(
+                f"pip wrote over {counted(len(installed.replaced), 'file')} that staying "
+                "packages share with the new ones; their old copies are in the quarantine"
+            )
+        if installed.modified:
+            applied.warnings.append(
+                f"pip changed {counted(len(installed.modified), 'file')} in place "
+                f"({', '.join(installed.modified[:3])}); restore cannot give back their old "
+                "bytes"
+            )
+        applied.imported = verify(plan, source, q, progress)
+        q.log(event="verified")
+    # anything, a bug of lockguard's included: the environment goes back first
+    except BaseException as exc:
+        progress.close()
+        # a second Ctrl-C waits for the rollback it asked for, then reports what it did
+        with DeferredSignals():
             rolled = _roll_back(t) if t is not None else "nothing in the environment was changed"
-            if isinstance(exc, InstallFailed):
-                raise InstallFailed(
-                    exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint
-                ) from None
-            # a full disk, a permission: the cause, and that it was undone
-            if isinstance(exc, OSError):
-                raise InstallFailed(
-                    f"clean-install failed: {os_cause(exc)}" + (f"\n{rolled}" if rolled else ""),
-                    hint=_SPACE_HINT
-                    if exc.errno == 28
-                    else "run as a user that owns the environment",
-                ) from None
-            if isinstance(exc, KeyboardInterrupt):
-                progress.say("interrupted; " + (rolled or "the run had undone itself already"))
-            raise
-        else:
+            interrupts.now(
+                f"interrupted; {rolled or 'the run had undone itself already'} ({plan.prefix})"
+            )
+        if isinstance(exc, InstallFailed):
+            raise InstallFailed(
+                exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint
+            ) from None
+        # a full disk, a permission: the cause, and that it was undone
+        if isinstance(exc, OSError):
+            raise InstallFailed(
+                f"clean-install failed: {os_cause(exc)}" + (f"\n{rolled}" if rolled else ""),
+                hint=_SPACE_HINT if exc.errno == 28 else "run as a user that owns the environment",
+            ) from None
+        raise
+    else:
+        with DeferredSignals():  # the run's end, and what an interrupt then says, as one
             t.quarantine.finish()
-        finally:
-            if t is not None:
-                t.quarantine.close()
+            interrupts.now(
+                f"interrupted after clean-install {run_id} finished: {plan.prefix} matches "
+                f"the lock; `lockguard restore {run_id} --prefix {plan.prefix}` undoes it"
+            )
+    finally:
+        if t is not None:
+            t.quarantine.close()
     progress.close()
     return applied
 

@@ -13,7 +13,7 @@ from lockguard.app.project import load_project_intent
 from lockguard.check.rules_lock import lock_state
 from lockguard.check.snapshot import Snapshot
 from lockguard.errors import InputError
-from lockguard.install.inventory import LockView
+from lockguard.install.lock_diff import LockView
 from lockguard.install.pylock_source import disagreements, install_from_pylock
 from lockguard.install.verify import direct_names
 from lockguard.io.knowledge_files import load_knowledge

@@ -29,7 +29,7 @@ class ResolveWatch(Protocol):
 
     def phase(self, text: str) -> None: ...
 
-    def build(self, event: str, filename: str) -> None: ...
+    def build(self, event: str, filename: str, detail: str = "") -> None: ...
 
 
 # counts() -> (requests made, metadata read) so far: what a live progress line shows
@@ -62,5 +62,5 @@ class SilentWatch:
     def phase(self, text: str) -> None:
         return None
 
-    def build(self, event: str, filename: str) -> None:
+    def build(self, event: str, filename: str, detail: str = "") -> None:
         return None

@@ -14,6 +14,8 @@ from packaging.version import Version
 
 from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory
+from lockguard.check.gate import refuse_what_check_rejects
+from lockguard.io.index.build_env import BuildEnvironments, build_preferences, offers
 from lockguard.io.index.cache import Cache
 from lockguard.io.index.client import IndexClient
 from lockguard.io.index.conda import RattlerSolver
@@ -32,7 +34,6 @@ from lockguard.model.lock_paths import lock_file, lock_paths
 from lockguard.model.target import MachineFacts
 from lockguard.model.wording import counted
 from lockguard.resolve.candidates import CandidateFilter
-from lockguard.resolve.gate import refuse_what_check_rejects
 from lockguard.resolve.orchestrate import ResolveOptions, resolve_lock
 from lockguard.resolve.preferences import Preferences, preferences_for, unmet_adoptions
 from lockguard.resolve.speculate import Speculator
@@ -84,6 +85,8 @@ class Resolution:
         overrides = self._metadata_overrides()
         known = self._known_metadata(knowledge)
         fetchers: list = []
+        # one build environment per set of build requirements for the whole run (all platforms)
+        builds = BuildEnvironments(self.intent.indexes, pip_cache=cache.root / "pip")
         progress = self.watch(
             lambda: (http.requests, sum(sum(f.counts.copy().values()) for f in list(fetchers)))
         )
@@ -109,6 +112,10 @@ class Resolution:
                 failed_builds=FailedBuilds(refresh=self.refresh),
                 on_build=progress.build,
                 known=known,
+                builds=builds,
+                build_preferences=build_preferences(
+                    torch_versions, self.intent.pytorch_index, has=offers(index, "torch")
+                ),
             )
             fetchers.append(fetcher)
             speculator = Speculator(
@@ -180,7 +187,8 @@ class Resolution:
             )
             torch_note = f", torch {torch.version} ({platform.stack.variant})" if torch else ""
             self.ui.info(
-                f"{platform.target.platform}: {len(platform.pip.pins)} pip packages{torch_note}; "
+                f"{platform.target.platform}: {counted(len(platform.pip.pins), 'pip package')}"
+                f"{torch_note}; "
                 f"{conda_note}"
             )
         if conda is not None:

@@ -7,32 +7,129 @@ and the file writers meet; `lockguard.resolve` itself stays free of I/O.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from lockguard import interrupts
+from lockguard.app.project import load_project_intent
 from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory, SilentWatch
-from lockguard.errors import InputError
+from lockguard.errors import InputError, UnknownProject
 from lockguard.io.index.cache import PAGE_TTL_SECONDS, Cache
 from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
 from lockguard.io.project.files import remove_leftovers, write_all_atomic
 from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.lock_set import LockSet
+from lockguard.io.project.project_paths import refuse_unsafe_files
 from lockguard.io.project.written import remember
 from lockguard.io.read import INTENT_LIMIT, read_lock_text, read_text
+from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import PYPROJECT
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.toml_lines import TomlLines
+from lockguard.model.upgrades import upgrade_request
 
 # the resolution and the lock's model are imported by a resolution, not by a memo hit
 if TYPE_CHECKING:
     from lockguard.app.resolution import Resolution
+    from lockguard.check.lock_changes import ChangeReport
     from lockguard.model.lock import Lock
     from lockguard.model.upgrades import UpgradeRequest
+    from lockguard.resolve.relock_notes import Vanished
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolveOutcome:
+    """What a resolve did: the changes against the lock found, and either the files written (with
+    the --json summary) or, for --check, the lock files a resolve would rewrite and the locked
+    versions that vanished from the index."""
+
+    changes: ChangeReport
+    checked: bool  # --check: nothing was written
+    written: tuple[Path, ...] = ()
+    summary: Mapping[str, object] = field(default_factory=dict)
+    stale: tuple[Path, ...] = ()
+    vanished: tuple[Vanished, ...] = ()
+
+    @property
+    def current(self) -> bool:
+        """--check's verdict: nothing a resolve would rewrite, no locked version vanished."""
+        return not (self.stale or self.vanished)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.current else 1
+
+
+def resolve(
+    ui: Messages,
+    *,
+    intent_path: Path | None = None,
+    platforms: tuple[str, ...] = (),
+    offline: bool = False,
+    refresh: bool = False,
+    check_only: bool = False,
+    upgrade: bool = False,
+    upgrade_packages: tuple[str, ...] = (),
+    accept_edits: bool = False,
+    conda_from_knowledge: bool = False,
+    wait: bool = True,
+    watch: ResolveWatchFactory | None = None,
+) -> ResolveOutcome:
+    """`lockguard resolve`'s sequence, its options as the command line gives them: the intent
+    read, the lock set held (exclusive to write it, shared for `check_only`; `wait=False` exits 2
+    while another run holds it) and its files refused where unsafe, the resolution (or its memo),
+    the check gate, then the lock files written or, for `check_only`, compared. `watch`: the
+    progress line's factory. The caller has started the prefetch (app/prefetch.py) before it
+    imported this module."""
+    intent = load_project_intent(intent_path, warn=ui.warn)
+    session = ResolveSession(
+        intent,
+        ui,
+        offline=offline,
+        refresh=refresh,
+        conda_from_knowledge=conda_from_knowledge,
+        platforms=platforms,
+        upgrade=upgrade_request(upgrade, upgrade_packages),
+        watch=watch,
+        accept_edits=accept_edits,
+    )
+    writing = not check_only
+    if writing:
+        session.will_write()
+    with session.lock_set(exclusive=writing, wait=wait):
+        session.refuse_unsafe_files(writing=writing)
+        try:
+            resolved = session.resolve()
+        except UnknownProject as exc:
+            raise at_its_line(exc, intent) from None
+        except Unsatisfiable as exc:
+            raise at_requirement_line(exc, intent) from None
+        outputs = resolved.outputs
+        if not resolved.remembered:  # a remembered resolution passed this gate with these inputs
+            session.refuse_what_check_rejects(resolved.platforms, outputs)
+            session.remember()
+        changes = session.relock.changes(outputs)
+        if not writing:
+            return ResolveOutcome(
+                changes=changes,
+                checked=True,
+                stale=tuple(session.stale(outputs)),
+                vanished=tuple(session.relock.vanished()),
+            )
+        written = session.write(outputs)
+        return ResolveOutcome(
+            changes=changes,
+            checked=False,
+            written=tuple(written),
+            summary=session.summary(resolved, written),
+        )
 
 
 class Resolved:
@@ -53,8 +150,9 @@ class Resolved:
         self.remembered = remembered
 
 
-class _Recorder:
-    """The messages, with the info lines and warnings of a resolve kept (in order) for its memo."""
+class _Recorder(Messages):
+    """The messages, with the info lines and warnings of a resolve kept (in order) for its memo;
+    -v detail and the end of a status line pass through unrecorded."""
 
     def __init__(self, ui: Messages) -> None:
         self._ui = ui
@@ -71,8 +169,11 @@ class _Recorder:
         self.warned_while_resolving = self.warned_while_resolving or not self.rendering
         self._ui.warn(message)
 
-    def __getattr__(self, name: str):
-        return getattr(self._ui, name)
+    def debug(self, message: str) -> None:
+        self._ui.debug(message)
+
+    def done(self) -> None:
+        self._ui.done()
 
 
 class ResolveSession:
@@ -278,18 +379,47 @@ class ResolveSession:
             warn=self.ui.warn,
         )
 
+    def refuse_unsafe_files(self, *, writing: bool) -> None:
+        """Before anything is resolved, read or written: every lock file of the intent is a
+        regular file inside the project, or missing (io/project/project_paths.py); exit 2 naming
+        the path and what is there otherwise (a symlink out of the project, a folder, a FIFO)."""
+        refuse_unsafe_files(
+            self._root(),
+            [relative for relative, _kind, _platform in lock_paths(self.intent)],
+            doing="write" if writing else "read",
+        )
+
+    def will_write(self) -> None:
+        """From now on an interrupt says the lock set is as it was (the commit is all or nothing:
+        io/project/files.py) until it is written."""
+        where = self.intent.source.root if self.intent.source else Path.cwd()
+        interrupts.now(
+            f"interrupted before the lock set was written: the lock files in {where} are as they "
+            "were; run `lockguard resolve` again"
+        )
+
     def write(self, outputs: dict[Path, str]) -> list[Path]:
         """Write the lock files whose bytes differ from what is on disk (a file already holding
         exactly these bytes is left alone: rewriting it would cost an fsync and change nothing).
+        The command has refused unsafe targets before it resolved (refuse_unsafe_files).
         Temporary files a killed earlier write left next to them are removed first (the lock set
         is held: no other run is writing them)."""
         for leftover in remove_leftovers(outputs):
             self.ui.info(f"removed {leftover}, left by an interrupted write")
         changed = set(self.stale(outputs))
+        where = self.intent.source.root if self.intent.source else Path.cwd()
+        written = (
+            f"interrupted after the new lock set was written in {where}; it is whole (`lockguard "
+            "check` confirms it)"
+            if changed
+            else f"interrupted; the lock set in {where} was current already: nothing was changed"
+        )
         write_all_atomic(
             {p: t for p, t in outputs.items() if p in changed},
             root=self.intent.source.root if self.intent.source else None,
+            on_commit=lambda: interrupts.now(written),
         )
+        interrupts.now(written)
         remember(outputs.values())  # lets `check` name the entries of a later hand edit (LG102)
         for path in outputs:
             self.ui.info(f"wrote {path}" if path in changed else f"unchanged: {path}")
@@ -300,14 +430,29 @@ class ResolveSession:
         return {"written": [str(p) for p in written], **resolved.summary}
 
 
-def at_its_line(exc, intent: Intent):
-    """The unknown project's requirement, at its line of the intent, with the pages that said so."""
+def requirement_line(intent: Intent, name: str) -> tuple[Path, int | None]:
+    """The intent file and the line of its pip requirement of `name` (canonical)."""
     path = source_of(intent).path
-    element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == exc.name), None)
+    element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == name), None)
     base = ("tool", "lockguard") if path.name == PYPROJECT else ()
     line = TomlLines(read_text(path, what="intent file", limit=INTENT_LIMIT), base).line_of(
         "pip", element=element
     )
+    return path, line
+
+
+def at_requirement_line(exc: Unsatisfiable, intent: Intent) -> Unsatisfiable:
+    """An intent requirement no release meets, named with its line (still exit 3)."""
+    if exc.requirement is None:
+        return exc
+    path, line = requirement_line(intent, canonicalize_name(exc.requirement))
+    where = f"{path}:{line}" if line else str(path)
+    return Unsatisfiable(f"{where}: pip: {exc.message}", conflicts=exc.conflicts, hint=exc.hint)
+
+
+def at_its_line(exc, intent: Intent):
+    """The unknown project's requirement, at its line of the intent, with the pages that said so."""
+    path, line = requirement_line(intent, exc.name)
     pages = ", ".join(f"{index}/{exc.name}/" for index in intent.indexes)
     where = f"{path}:{line}" if line else str(path)
     return InputError(

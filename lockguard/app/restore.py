@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lockguard import interrupts
 from lockguard.errors import InputError
 from lockguard.io.env.prefix_lock import locked_prefix
 from lockguard.io.env.quarantine_runs import (
@@ -73,7 +74,35 @@ def restore_run(prefix: Path, quarantine_id: str | None) -> Restored:
             hint=f"restore {newer[-1]} first (runs are undone newest first)",
         )
     run = Transaction.of(prefix, quarantine_id)
+    interrupts.now(_where_restore_stands(run, prefix))
     return Restored(quarantine_id, run.undo(), run.quarantine.root / "displaced")
+
+
+def _where_restore_stands(run: Transaction, prefix: Path) -> Callable[[], str]:
+    """What an interrupt of this restore says, worked out when it comes from the run's state
+    folder: nothing changed yet, half restored (how many quarantined files are back), or
+    restored. Restoring again finishes a half restore (the undo goes by what lies in files/)."""
+    q = run.quarantine
+    starts_before = _undo_starts(q.journal())
+    again = f"`lockguard restore {q.id} --prefix {prefix}`"
+
+    def line() -> str:
+        events = q.journal()
+        if q.state(events) == "restored":
+            return f"interrupted after {prefix} was restored (clean-install {q.id} is undone)"
+        if _undo_starts(events) == starts_before and q.state(events) == "complete":
+            return f"interrupted before anything changed in {prefix}; {again} restores it"
+        back, total = q.files_back()
+        return (
+            f"interrupted: {prefix} is half restored ({back} of {total} files back); run "
+            f"{again} again to finish"
+        )
+
+    return line
+
+
+def _undo_starts(events: list[dict]) -> int:
+    return sum(1 for e in events if e["event"] == "undo-start")
 
 
 def runs(prefix: Path) -> list[tuple[QuarantineInfo, int]]:
@@ -104,6 +133,10 @@ def prune_plan(prefix: Path, keep: int) -> Pruning:
 def prune(prefix: Path, pruning: Pruning) -> tuple[list[str], int, list[str]]:
     """Delete those quarantines: (the runs gone, as checked after; the bytes freed; the runs
     left)."""
+    interrupts.now(
+        f"interrupted while pruning the quarantines of {prefix}: the runs not pruned yet are "
+        f"intact; `lockguard restore --prune --prefix {prefix}` finishes it"
+    )
     for r in pruning.going:
         drop_run(prefix, r.id)
     left = {r.id for r in list_quarantines(prefix)}

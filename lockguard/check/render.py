@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from lockguard.model.finding import ERROR, Finding, counts
 from lockguard.model.wording import counted
 
@@ -35,8 +37,10 @@ def json_data(findings: list[Finding], *, checked: str) -> dict[str, object]:
     }
 
 
-def github(findings: list[Finding]) -> str:
-    """GitHub Actions workflow commands: ::error file=F,line=L,title=CODE::message"""
+def github(findings: list[Finding], *, cwd: str, root: str) -> str:
+    """GitHub Actions workflow commands: ::error file=F,line=L,title=CODE::message. GitHub reads
+    `file=` relative to the repository (`root`); a finding's file is relative to `cwd`. A file
+    outside the repository (a system library) gets no `file=`: it would attach to nothing."""
     out = []
     for finding in findings:
         level = (
@@ -46,15 +50,34 @@ def github(findings: list[Finding]) -> str:
             if finding.severity == "warning"
             else "notice"
         )
-        props = []
-        if finding.file:
-            props.append(f"file={_escape_property(finding.file)}")
-        if finding.line:
-            props.append(f"line={finding.line}")
-        props.append(f"title={finding.code}")
         message = finding.message + (f" (hint: {finding.hint})" if finding.hint else "")
-        out.append(f"::{level} {','.join(props)}::{_escape_data(message)}")
-    return "\n".join(out) + ("\n" if out else "")
+        where = _in_repository(finding.file, cwd, root) if finding.file else None
+        out.append(_annotation(level, finding.code, message, where, finding.line))
+    return "".join(out)
+
+
+def github_error(message: str, *, file: str | None, line: int | None, cwd: str, root: str) -> str:
+    """An error that stopped the command (exit 2) as one annotation, placed as findings are."""
+    where = _in_repository(file, cwd, root) if file else None
+    return _annotation("error", "lockguard", message, where, line)
+
+
+def _annotation(level: str, title: str, message: str, file: str | None, line: int | None) -> str:
+    props = []
+    if file:
+        props.append(f"file={_escape_property(file)}")
+        if line:
+            props.append(f"line={line}")
+    props.append(f"title={title}")
+    return f"::{level} {','.join(props)}::{_escape_data(message)}\n"
+
+
+def _in_repository(file: str, cwd: str, root: str) -> str | None:
+    """`file` (relative to `cwd`, or absolute) relative to `root`; None outside it. Text only:
+    both folders are absolute."""
+    path = os.path.normpath(os.path.join(cwd, file))
+    top = os.path.normpath(root)
+    return path[len(top) :].lstrip(os.sep) if path.startswith(top.rstrip(os.sep) + os.sep) else None
 
 
 def _escape_data(value: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from lockguard.check.lock_facts import LockFacts
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model import codes
-from lockguard.model.finding import ERROR, Finding
+from lockguard.model.finding import Finding
 from lockguard.model.intent import Intent
 from lockguard.model.versions import CudaVersion
 
@@ -50,9 +50,7 @@ def component_findings(intent: Intent, facts: LockFacts, knowledge: Knowledge) -
                 else "belongs to no CUDA release lockguard knows"
             )
             out.append(
-                Finding(
-                    codes.COMPONENT_OF_OTHER_CUDA.code,
-                    ERROR,
+                codes.COMPONENT_OF_OTHER_CUDA.finding(
                     f"{name} {version} {belongs}, but {what}: {bound.reason} ({bound.origin})",
                     HINT,
                     facts.requirements_path,

@@ -30,22 +30,19 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
     if conda_cuda and facts.torch_cuda and conda_cuda != facts.torch_cuda.major_minor:
         severity = ERROR if conda_cuda.major != facts.torch_cuda.major else WARNING
         out.append(
-            Finding(
-                codes.CONDA_CUDA_MISMATCH.code,
-                severity,
+            codes.CONDA_CUDA_MISMATCH.finding(
                 f"conda pins CUDA {conda_cuda} but {facts.torch_cuda_why}: extensions built with "
                 f"this nvcc will not match torch.version.cuda {facts.torch_cuda}",
                 RELOCK,
                 env,
                 facts.conda_lines.get("cuda-version") or facts.conda_lines.get("cudatoolkit"),
+                severity=severity,
             )
         )
     for row, names in knowledge.wheel_files.clashes_among(facts.pip):
         shown = " and ".join(f"{n} {facts.pip[n]}" for n in names)
         out.append(
-            Finding(
-                codes.SHARED_FILES.code,
-                ERROR,
+            codes.SHARED_FILES.finding(
                 f"{shown} both install {row.path} ({row.origin}): each overwrites "
                 "the other's files, and uninstalling one removes files the other needs",
                 "they cannot share an environment; " + RELOCK,
@@ -57,9 +54,7 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
     if facts.torch_cuda and families and facts.torch_cuda.major not in families:
         major = sorted(families)[0]
         out.append(
-            Finding(
-                codes.CONDA_CUDA_MISMATCH.code,
-                ERROR,
+            codes.CONDA_CUDA_MISMATCH.finding(
                 f"{facts.torch_cuda_why}, but the lock has nvidia-*-cu{major} packages",
                 RELOCK,
                 req,
@@ -76,9 +71,7 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
                 continue
             if major > toolkit.max_gcc:
                 out.append(
-                    Finding(
-                        codes.GCC_TOO_NEW.code,
-                        ERROR,
+                    codes.GCC_TOO_NEW.finding(
                         f"{name} {facts.conda[name]} is newer than nvcc {toolkit.version} accepts "
                         f"(gcc <= {toolkit.max_gcc}; {toolkit.origin})",
                         f"pin {name}={toolkit.max_gcc} (lockguard resolve does)",
@@ -90,9 +83,7 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
     runtime_toolkit = knowledge.toolkit(runtime) if runtime else None
     if intent.driver and runtime_toolkit and intent.driver < runtime_toolkit.min_driver:
         out.append(
-            Finding(
-                codes.DRIVER_FLOOR_TOO_LOW.code,
-                ERROR,
+            codes.DRIVER_FLOOR_TOO_LOW.finding(
                 f"CUDA {runtime_toolkit.version} needs driver >= {runtime_toolkit.min_driver}; "
                 f"the intent's driver floor is {intent.driver} ({runtime_toolkit.origin})",
                 "raise the driver floor, or lower cuda in the intent and relock",
@@ -106,9 +97,7 @@ def cuda_coherence(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> li
             for gpu in intent.gpu:
                 if not build_runs_on(arch_row.archs, gpu):
                     out.append(
-                        Finding(
-                            codes.GPU_NOT_IN_TORCH_BUILD.code,
-                            ERROR,
+                        codes.GPU_NOT_IN_TORCH_BUILD.finding(
                             f"torch {facts.torch} ({facts.torch_variant}) was built for "
                             f"{' '.join(str(a) for a in arch_row.archs)}, not {gpu}: expect "
                             "'CUDA error: no kernel image is available'",
@@ -145,9 +134,7 @@ def _hazards(facts: LockFacts, knowledge: Knowledge) -> list[Finding]:
         version = facts.pip.get(name)
         if version and not hazard.constrain.contains(version):
             out.append(
-                Finding(
-                    codes.KNOWLEDGE_HAZARD.code,
-                    ERROR,
+                codes.KNOWLEDGE_HAZARD.finding(
                     f"{name} {version} with {when} {facts.pip[when]}: {hazard.why} "
                     f"(knowledge {hazard.id}: needs {hazard.constrain}; {hazard.origin})",
                     f"{hazard.source}; {RELOCK}",
@@ -165,9 +152,7 @@ def _extension_rules(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> 
         rule = knowledge.nvcc_rule(name)
         if rule and nvcc and facts.torch_cuda and not rule.accepts(nvcc, facts.torch_cuda):
             out.append(
-                Finding(
-                    codes.DEEPSPEED_NVCC.code,
-                    ERROR,
+                codes.DEEPSPEED_NVCC.finding(
                     f"{name}'s JIT ops need nvcc to match torch.version.cuda: "
                     f"conda's nvcc is {nvcc}, "
                     f"torch is {facts.torch_cuda} ({rule.origin})",
@@ -182,9 +167,7 @@ def _extension_rules(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> 
             for gpu in intent.gpu:
                 if gpu.capability < gpu_rule.min_arch.capability:
                     out.append(
-                        Finding(
-                            codes.GPU_RULE_BROKEN.code,
-                            ERROR,
+                        codes.GPU_RULE_BROKEN.finding(
                             f"{name} needs {gpu_rule.min_arch}+ but the intent has {gpu}: "
                             f"{gpu_rule.why} ({gpu_rule.origin})",
                             "drop that GPU or the package",
@@ -195,9 +178,7 @@ def _extension_rules(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> 
             cuda = facts.torch_cuda
             if cuda and cuda < gpu_rule.min_cuda:
                 out.append(
-                    Finding(
-                        codes.GPU_RULE_BROKEN.code,
-                        ERROR,
+                    codes.GPU_RULE_BROKEN.finding(
                         f"{name} needs CUDA >= {gpu_rule.min_cuda}, the lock has {cuda}",
                         RELOCK,
                         facts.requirements_path,
@@ -210,9 +191,7 @@ def _extension_rules(intent: Intent, facts: LockFacts, knowledge: Knowledge) -> 
         spec = pin_rule.pins.get(version) if version else None
         if spec is not None and facts.torch and not spec.contains(facts.torch, prereleases=True):
             out.append(
-                Finding(
-                    codes.TORCH_PIN_BROKEN.code,
-                    ERROR,
+                codes.TORCH_PIN_BROKEN.finding(
                     f"{package} {version} pins torch{spec}, the lock has torch {facts.torch} "
                     f"({pin_rule.origin})",
                     RELOCK,

@@ -18,7 +18,7 @@ from lockguard.lockfiles.headers import body_hash_of
 from lockguard.lockfiles.pins import entries, pins_digest
 from lockguard.lockfiles.syntax import LockSyntaxError, clip
 from lockguard.model import codes
-from lockguard.model.finding import ERROR, WARNING, Finding
+from lockguard.model.finding import Finding
 from lockguard.model.intent import Intent
 from lockguard.model.names import canonical_name
 
@@ -29,18 +29,12 @@ def lock_state(snapshot: Snapshot) -> list[Finding]:
     out: list[Finding] = []
     for lock in snapshot.files:
         if lock.text is None:
-            out.append(
-                Finding(
-                    codes.LOCK_MISSING.code, ERROR, f"{lock.path} is missing", RELOCK, lock.path
-                )
-            )
+            out.append(codes.LOCK_MISSING.finding(f"{lock.path} is missing", RELOCK, lock.path))
             continue
         header = lock.header
         if header is None or header.intent_hash is None:
             out.append(
-                Finding(
-                    codes.LOCK_NOT_LOCKGUARDS.code,
-                    ERROR,
+                codes.LOCK_NOT_LOCKGUARDS.finding(
                     f"{lock.path} has no lockguard header: it was not written by lockguard",
                     RELOCK,
                     lock.path,
@@ -50,9 +44,7 @@ def lock_state(snapshot: Snapshot) -> list[Finding]:
             continue
         if header.intent_hash != snapshot.intent.hash:
             out.append(
-                Finding(
-                    codes.INTENT_CHANGED.code,
-                    ERROR,
+                codes.INTENT_CHANGED.finding(
                     f"{snapshot.intent_file} changed since {lock.path} was written (intent hash "
                     f"{header.intent_hash[:12]} in the lock, {snapshot.intent.hash[:12]} now)",
                     RELOCK,
@@ -83,7 +75,7 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
         if conda_lock and conda_lock.conda_lock is not None:
             views[conda_lock.path] = (
                 _conda_lock_packages(conda_lock.conda_lock, "pip", platform),
-                {},
+                _conda_lock_lines(conda_lock.text or "", "pip", platform),
             )
         pylock = snapshot.of_kind("pylock", platform)
         if pylock and pylock.pylock is not None:
@@ -93,9 +85,7 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
                 for name in sorted(set(pins) | set(req_pins)):
                     if pins.get(name) != req_pins.get(name):
                         out.append(
-                            Finding(
-                                codes.PIP_VIEWS_DIFFER.code,
-                                ERROR,
+                            codes.PIP_VIEWS_DIFFER.finding(
                                 f"{name}: {requirements.path} has {_show(req_pins.get(name))}, "
                                 f"{path} has {_show(pins.get(name))}",
                                 RELOCK,
@@ -120,9 +110,7 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
             for name in sorted(set(env_conda) | set(lock_conda)):
                 if env_conda.get(name) != lock_conda.get(name):
                     out.append(
-                        Finding(
-                            codes.CONDA_VIEWS_DIFFER.code,
-                            ERROR,
+                        codes.CONDA_VIEWS_DIFFER.finding(
                             f"{name}: {environment.path} has {_show(env_conda.get(name))}, "
                             f"{conda_lock.path} has "
                             f"{_show(lock_conda.get(name))}",
@@ -142,13 +130,8 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
 
     def finding(lock: LockFile, message: str, line: int | None = None) -> None:
         out.append(
-            Finding(
-                codes.LOCK_CONTRADICTS_INTENT.code,
-                ERROR,
-                f"{lock.path}: {message}",
-                RELOCK,
-                lock.path,
-                line,
+            codes.LOCK_CONTRADICTS_INTENT.finding(
+                f"{lock.path}: {message}", RELOCK, lock.path, line
             )
         )
 
@@ -251,9 +234,7 @@ def strict(snapshot: Snapshot) -> list[Finding]:
             continue
         if lock.kind == "environment" and not lock.header.conda_solved:
             out.append(
-                Finding(
-                    codes.CONDA_FROM_KNOWLEDGE.code,
-                    WARNING,
+                codes.CONDA_FROM_KNOWLEDGE.finding(
                     f"the conda side of {lock.path} was pinned "
                     "from lockguard's knowledge, not solved "
                     "(versions only, no builds or hashes)",
@@ -266,9 +247,7 @@ def strict(snapshot: Snapshot) -> list[Finding]:
             for entry in lock.requirements.entries.values():
                 if not entry.hashes:
                     out.append(
-                        Finding(
-                            codes.PIN_WITHOUT_HASH.code,
-                            WARNING,
+                        codes.PIN_WITHOUT_HASH.finding(
                             f"{entry.name}=={entry.version} has no --hash",
                             "its index gives no sha256; pip --require-hashes will refuse it",
                             lock.path,
@@ -309,6 +288,29 @@ def _conda_lock_packages(
     return out
 
 
+def _conda_lock_lines(text: str, manager: str, platform: str) -> dict[str, int]:
+    """name -> the line of its `- name:` in conda-lock.yml's package list, for the entries of
+    `manager` on `platform` (the layout lockguard writes; another layout gives no lines)."""
+    out: dict[str, int] = {}
+    entry: dict[str, str] = {}
+    start = 0
+
+    def close() -> None:
+        if entry.get("manager") == manager and entry.get("platform") == platform:
+            name = entry.get("name", "")
+            out[canonical_name(name) if manager == "pip" else name] = start
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("- name: "):
+            close()
+            entry, start = {"name": line[len("- name: ") :].strip()}, number
+        elif line.startswith(("  manager: ", "  platform: ")):
+            key, _, value = line.strip().partition(": ")
+            entry[key] = value.strip()
+    close()
+    return out
+
+
 def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
     """LG102, saying only what is known: against lockguard's own copy of what it wrote (when this
     machine has it) every change is named; else the header's pins digest tells whether a pin
@@ -324,21 +326,14 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
             shown = "; ".join(changes[:8]) + (
                 f"; and {len(changes) - 8} more" if len(changes) > 8 else ""
             )
-            return Finding(
-                codes.LOCK_HAND_EDITED.code,
-                ERROR,
-                f"{lock.path} was edited by hand: {shown}",
-                hint,
-                lock.path,
-                line,
+            return codes.LOCK_HAND_EDITED.finding(
+                f"{lock.path} was edited by hand: {shown}", hint, lock.path, line
             )
     edited = _edited_entries(snapshot, lock)
     pins_changed = _pins_changed(lock)
     where = _line_of(lock.text or "", "lockguard-body-hash")
     if edited:
-        return Finding(
-            codes.LOCK_HAND_EDITED.code,
-            ERROR,
+        return codes.LOCK_HAND_EDITED.finding(
             f"{lock.path} was edited by hand (its body hash does not match); entries "
             f"that differ from the other lock files: {', '.join(edited)}",
             hint,
@@ -346,9 +341,7 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
             _first_edited_line(lock, edited),
         )
     if pins_changed is False:
-        return Finding(
-            codes.LOCK_HAND_EDITED.code,
-            ERROR,
+        return codes.LOCK_HAND_EDITED.finding(
             f"{lock.path} was edited by hand outside the pins (comments, hashes, index "
             "options or formatting): its pins are the ones lockguard wrote",
             hint,
@@ -356,9 +349,7 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
             where,
         )
     if pins_changed:
-        return Finding(
-            codes.LOCK_HAND_EDITED.code,
-            ERROR,
+        return codes.LOCK_HAND_EDITED.finding(
             f"{lock.path} was edited by hand: its pins are not the ones lockguard wrote "
             "(which ones changed cannot be told without lockguard's copy of the file, "
             "kept only on the "
@@ -367,9 +358,7 @@ def _hand_edit(snapshot: Snapshot, lock: LockFile) -> Finding:
             lock.path,
             where,
         )
-    return Finding(
-        codes.LOCK_HAND_EDITED.code,
-        ERROR,
+    return codes.LOCK_HAND_EDITED.finding(
         f"{lock.path} was edited by hand: its body changed since lockguard wrote it",
         hint,
         lock.path,

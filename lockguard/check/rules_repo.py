@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import configparser
 import re
-import sys
 from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
 from lockguard.check.lock_facts import LockFacts
-from lockguard.model import codes
-from lockguard.model.finding import ERROR, Finding
+from lockguard.model import codes, toml_read
+from lockguard.model.codes import FindingCode
+from lockguard.model.finding import Finding
 from lockguard.model.names import canonical_name
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover  (Python 3.10: the tomli backport)
-    import tomli as tomllib
 
 HINT = "make the file agree with the lock (or change the intent and relock)"
 _NVIDIA_CUDA = re.compile(
@@ -53,7 +48,7 @@ def repo_files(files: dict[str, str], facts: LockFacts) -> list[Finding]:
 
 
 def _check(
-    req_text: str, facts: LockFacts, code: str, path: str, line: int, what: str
+    req_text: str, facts: LockFacts, code: FindingCode, path: str, line: int, what: str
 ) -> Finding | None:
     # only when the repository has such files: parsing requirements costs the check ~10 ms of
     # imports (packaging.markers, packaging.tags), which a lock-only repository never pays
@@ -75,13 +70,8 @@ def _check(
         return None
     if ok:
         return None
-    return Finding(
-        code,
-        ERROR,
-        f"{what} asks for {name}{req.specifier}, the lock has {name}=={locked}",
-        HINT,
-        path,
-        line,
+    return code.finding(
+        f"{what} asks for {name}{req.specifier}, the lock has {name}=={locked}", HINT, path, line
     )
 
 
@@ -107,7 +97,7 @@ def _requirements_file(path: str, text: str, facts: LockFacts) -> list[Finding]:
         if not line or line.startswith(("#", "-")):
             continue
         line = line.split(" --hash", 1)[0].rstrip(" \\")
-        finding = _check(line, facts, codes.REQUIREMENTS_FILE_PIN.code, path, number, path)
+        finding = _check(line, facts, codes.REQUIREMENTS_FILE_PIN, path, number, path)
         if finding:
             out.append(finding)
     return out
@@ -125,9 +115,7 @@ def _dockerfile(path: str, text: str, facts: LockFacts) -> list[Finding]:
             and (int(match.group(1)), int(match.group(2))) != (lock_cuda.major, lock_cuda.minor)
         ):
             out.append(
-                Finding(
-                    codes.DOCKER_BASE_IMAGE.code,
-                    ERROR,
+                codes.DOCKER_BASE_IMAGE.finding(
                     f"base image has CUDA {match.group(1)}.{match.group(2)}, the lock has "
                     f"CUDA {lock_cuda} ({facts.torch_cuda_why or 'conda cuda-version'})",
                     f"use an nvidia/cuda:{lock_cuda}.x image",
@@ -140,9 +128,7 @@ def _dockerfile(path: str, text: str, facts: LockFacts) -> list[Finding]:
             image_torch, cuda = match.group(1), (int(match.group(2)), int(match.group(3)))
             if lock_cuda and cuda != (lock_cuda.major, lock_cuda.minor):
                 out.append(
-                    Finding(
-                        codes.DOCKER_BASE_IMAGE.code,
-                        ERROR,
+                    codes.DOCKER_BASE_IMAGE.finding(
                         f"base image has CUDA {cuda[0]}.{cuda[1]}, the lock has CUDA {lock_cuda}",
                         HINT,
                         path,
@@ -155,9 +141,7 @@ def _dockerfile(path: str, text: str, facts: LockFacts) -> list[Finding]:
                 and not Version(facts.torch).public.startswith(image_torch + ".")
             ):
                 out.append(
-                    Finding(
-                        codes.DOCKER_BASE_IMAGE.code,
-                        ERROR,
+                    codes.DOCKER_BASE_IMAGE.finding(
                         f"base image ships torch {image_torch}, the lock has torch {facts.torch}",
                         HINT,
                         path,
@@ -171,7 +155,7 @@ def _dockerfile(path: str, text: str, facts: LockFacts) -> list[Finding]:
             finding = _check(
                 f"{name}=={version}",
                 facts,
-                codes.DOCKER_PIP_INSTALL.code,
+                codes.DOCKER_PIP_INSTALL,
                 path,
                 number,
                 "RUN pip install",
@@ -197,8 +181,8 @@ def _run_commands(lines: list[str]) -> Iterator[tuple[int, str]]:
 
 def _pyproject(path: str, text: str, facts: LockFacts) -> list[Finding]:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        data = toml_read.loads(text)
+    except toml_read.TOMLDecodeError:
         return []
     project = data.get("project", {})
     requirements = list(project.get("dependencies", []))
@@ -224,7 +208,7 @@ def _listed(path: str, text: str, requirements: list[str], facts: LockFacts) -> 
         if not isinstance(item, str):
             continue
         number = next((i for i, line in enumerate(lines, start=1) if item in line), None)
-        finding = _check(item, facts, codes.PROJECT_DEPENDENCY.code, path, number or 1, path)
+        finding = _check(item, facts, codes.PROJECT_DEPENDENCY, path, number or 1, path)
         if finding:
             out.append(finding)
     return out

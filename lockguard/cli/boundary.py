@@ -10,25 +10,37 @@ from __future__ import annotations
 
 import sys
 
+from lockguard import interrupts
 from lockguard.cli.output import Ui
 from lockguard.errors import EXIT_INTERNAL, InputError, LockguardError
 
+EXIT_INTERRUPTED = 130  # the shell's 128 + SIGINT, for SIGTERM and SIGHUP too
+
 
 def run(argv: list[str]) -> int:
-    _tolerant_streams()
+    # the console script raised on SIGTERM/SIGHUP already (lockguard/start.py); an in-process run
+    # (the tests) gets the same handlers, given back when it ends
+    handlers = interrupts.raise_on_signals()
+    interrupts.now(interrupts.NOTHING_CHANGED)
     ui = Ui()
     ui.command_line = tuple(argv)
     try:
+        return _run(argv, ui)
+    finally:
+        interrupts.put_back(handlers)
+
+
+def _run(argv: list[str], ui: Ui) -> int:
+    try:
+        _tolerant_streams()
         answered = _answered_before(argv, ui)
         if answered is not None:
             return answered
         from lockguard.cli.commands import invoke
 
         return invoke(argv, ui)
-    except KeyboardInterrupt:
-        ui.done()
-        ui.error("interrupted")
-        return 130
+    except KeyboardInterrupt:  # SIGINT, SIGTERM, SIGHUP (lockguard/interrupts.py)
+        return interrupted(ui)
     except LockguardError as exc:
         ui.done()
         report(ui, exc)
@@ -46,6 +58,31 @@ def run(argv: list[str]) -> int:
             hint="this is a bug in lockguard; rerun with -v for the traceback and report it",
         )
         return EXIT_INTERNAL
+
+
+def interrupted(ui: Ui) -> int:
+    """Exit 130 with one line on stderr: what state the prefix or project is in, and the command
+    that finishes or undoes it (each session keeps it current: lockguard/interrupts.py)."""
+    handlers = interrupts.ignore_signals()  # a second Ctrl-C must not cut this line short
+    try:
+        ui.done()
+        line = interrupts.state_line()
+        if ui.json_mode:
+            import json
+
+            body = ui.envelope(
+                None,
+                ok=False,
+                error={"kind": "interrupted", "message": line},
+                exit_code=EXIT_INTERRUPTED,
+            )
+            sys.stdout.write(json.dumps(body, indent=2, sort_keys=True) + "\n")
+        # on a terminal the line starts below the terminal's own "^C"
+        lead = "\n" if sys.stderr.isatty() else ""
+        print(f"{lead}lockguard: {line}", file=sys.stderr)
+    finally:
+        interrupts.put_back(handlers)
+    return EXIT_INTERRUPTED
 
 
 def _answered_before(argv: list[str], ui: Ui) -> int | None:
@@ -85,8 +122,22 @@ def report(ui: Ui, exc: LockguardError) -> None:
         import traceback
 
         traceback.print_exc()
+    if ui.github_mode:
+        sys.stdout.write(_annotation(exc))
     details = exc.details()
     message = exc.message
     if isinstance(exc, InputError) and exc.location and exc.location not in message:
         message = f"{exc.location}: {message}"
     ui.error(message, exc.hint, details)
+
+
+def _annotation(exc: LockguardError) -> str:
+    """The error as a GitHub annotation: a CI log's summary shows it, not only its stderr."""
+    from lockguard.app.check import annotation_folders
+    from lockguard.check.render import github_error
+
+    message = exc.message + (f" (hint: {exc.hint})" if exc.hint else "")
+    file = exc.file if isinstance(exc, InputError) else None
+    line = exc.line if isinstance(exc, InputError) else None
+    cwd, root = annotation_folders()
+    return github_error(message, file=file, line=line, cwd=cwd, root=root)

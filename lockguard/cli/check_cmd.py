@@ -73,50 +73,32 @@ def check(
 
     Without --env, an identical earlier check (same lockguard, constraints, options and file
     contents) is answered from the cache; --no-cache always runs the rules."""
-    from lockguard.app.check import environment_check, project_lock, remember, static_check
+    from lockguard.app.check import check as run_check
 
     ui = get_ui(ctx, "check")
     ui.json_mode = fmt == "json"
-    # the lock set is read under a shared lock: never half of a resolve's commit (held to the end)
-    ctx.with_resource(project_lock(intent_path, wait=not no_wait, on_wait=ui.info, warn=ui.warn))
-    if env_prefix is not None or python_exe is not None:
-        from pathlib import Path
+    ui.github_mode = fmt == "github"
 
-        env_prefix, python_exe = (
-            Path(p) if p is not None else None for p in (env_prefix, python_exe)
-        )
-        checked = environment_check(
-            _intent_file(ctx, intent_path),
-            prefix=env_prefix,
-            python=python_exe,
-            strict=strict,
-            verify_files=verify_files,
-            wait=not no_wait,
-            on_wait=ui.info,
-            warn=ui.warn,
-        )
-    else:
-        # what an empty path names (pathlib's reading)
-        intent_path = "." if intent_path == "" else intent_path
-        checked = static_check(intent_path, strict=strict, warn=ui.warn)
-    output, code = render_findings(ui, checked.findings, fmt, checked.shown, checked.code)
-    sys.stdout.write(output)
-    if (
-        env_prefix is None
-        and python_exe is None
-        and not (no_cache or ui.verbose)
-        and ui.command_line is not None
-    ):
-        remember(
-            ui.command_line,
-            checked,
-            intent_path,
-            wait=not no_wait,
-            json=fmt == "json",
-            output=output,
-            code=code,
-        )
-    return code
+    def show(checked) -> tuple[str, int]:
+        output, code = render_findings(ui, checked.findings, fmt, checked.shown, checked.code)
+        sys.stdout.write(output)
+        return output, code
+
+    # github's paths depend on GITHUB_WORKSPACE, which the memo does not key
+    kept = fmt != "github" and not (no_cache or ui.verbose)
+    return run_check(
+        ui,
+        intent_path=intent_path,
+        env_prefix=env_prefix,
+        python_exe=python_exe,
+        intent_file=lambda: _intent_file(ctx, intent_path),
+        strict=strict,
+        verify_files=verify_files,
+        wait=not no_wait,
+        show=show,
+        remember_as=ui.command_line if kept else None,
+        json=fmt == "json",
+    )
 
 
 def _intent_file(ctx: click.Context, value: str | None):
@@ -145,5 +127,8 @@ def render_findings(
         )
         return json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", code
     if fmt == "github":
-        return render.github(findings), code
+        from lockguard.app.check import annotation_folders
+
+        cwd, root = annotation_folders()
+        return render.github(findings, cwd=cwd, root=root), code
     return render.text(findings, checked=checked), code

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from lockguard import interrupts
 from lockguard.app.install_session import (
     apply_plan,
     build_plan,
@@ -20,6 +21,7 @@ from lockguard.app.install_source import lock_source
 from lockguard.cli.common import get_ui, intent_option, json_option
 from lockguard.cli.install_progress import Progress
 from lockguard.errors import InputError
+from lockguard.model.finding import ERROR
 from lockguard.model.wording import counted, human_size
 
 
@@ -85,7 +87,7 @@ def clean_install(
     a distribution that leaves or changes version moves into a quarantine (never deleted), pip
     installs the lock (--require-hashes --no-deps) into what remains, and the result is verified
     by effect (every RECORD file present, an import smoke). A failure is rolled back (exit 5, with
-    its cause); Ctrl-C or SIGTERM rolls back too and exits 130. `lockguard restore` undoes a
+    its cause); Ctrl-C, SIGTERM or SIGHUP rolls back too and exits 130. `lockguard restore` undoes a
     finished run, `lockguard restore --prune` gives the quarantine's disk space back. The
     environment is locked while this runs: a second run waits for it (or, with --no-wait, exits 2).
     Exit 0 when the environment matches the lock."""
@@ -98,6 +100,7 @@ def clean_install(
         )
     source = lock_source(intent_path, from_file, warn=ui.warn)
     root = target_prefix(prefix, python_exe)
+    interrupts.now(f"interrupted before anything changed in {root}")
     with held_environment(
         root,
         exclusive=not dry_run,
@@ -111,7 +114,9 @@ def clean_install(
         if stuck:
             undo_interrupted(root, progress)
         scan, plan = build_plan(source, prefix, python_exe, verify_files=verify_files)
-        failing = 1 if strict and plan.reported else 0
+        # as `check --env` judges them: an error fails the run, a warning only with --strict
+        errors = [f for f in plan.reported if f.severity == ERROR]
+        failing = 1 if errors or (strict and plan.reported) else 0
         if dry_run or plan.changes_nothing:
             failing = 1 if plan.blocked and dry_run else failing
             if as_json:
@@ -133,7 +138,7 @@ def clean_install(
         progress.warn(warning)
     for finding in plan.reported:
         progress.warn(
-            f"{finding.code} {finding.message}"
+            f"{finding.code} {finding.severity}: {finding.message}"
             + (f" (hint: {finding.hint})" if finding.hint else "")
         )
     if as_json:
@@ -153,9 +158,16 @@ def clean_install(
             exit_code=failing,
         )
     else:
+        outcome = (
+            f"the lock's files are installed, but {counted(len(errors), 'error')} outside what "
+            f"clean-install changes {'remains' if len(errors) == 1 else 'remain'} (above; "
+            "`lockguard check --env` reports the same)"
+            if errors
+            else "the environment matches the lock"
+        )
         progress.say(
-            f"the environment matches the lock; `lockguard restore {applied.quarantine} --prefix "
-            f"{scan.prefix}` undoes this run"
+            f"{outcome}; `lockguard restore {applied.quarantine} --prefix {scan.prefix}` undoes "
+            "this run"
         )
         if applied.quarantined:
             progress.say(

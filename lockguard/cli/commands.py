@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 
 import click
@@ -62,6 +63,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "fleet",
         "Run doctor on every node (Ray, Slurm, ClusterShell, Kubernetes); merge the reports.",
     ),
+    "export": (
+        "lockguard.cli.export_cmd",
+        "export",
+        "The lock as an SBOM (CycloneDX 1.6 JSON): purls, hashes, URLs, CUDA stack facts.",
+    ),
     "explain": ("lockguard.cli.explain_cmd", "explain", "Why a package is pinned at its version."),
     "constraints": (
         "lockguard.cli.constraints_cmd",
@@ -105,7 +111,10 @@ def invoke(argv: list[str], ui: Ui) -> int:
     """Run the click group; click's own usage errors become exit 2 here. Everything else is
     handled by the boundary (lockguard.cli.boundary), which calls this."""
     try:
-        result = cli.main(args=argv, prog_name="lockguard", standalone_mode=False, obj=ui)
+        # not cli.main(): it turns Ctrl-C into click.Abort after printing an empty line; an
+        # interrupt goes to the boundary as it came, which says what state things are in
+        with cli.make_context("lockguard", list(argv), obj=ui) as ctx:
+            result = cli.invoke(ctx)
         return result if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:
         return exc.exit_code
@@ -117,8 +126,16 @@ def invoke(argv: list[str], ui: Ui) -> int:
                 ui, {"kind": "usage", "message": exc.format_message()}, exc.exit_code
             )
         return exc.exit_code
-    except click.Abort:
-        ui.error("aborted")
+    except BrokenPipeError:  # stdout's reader is gone (`| head`): quietly, as click's main does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except click.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # Ctrl-C at a question
+            if not sys.stderr.isatty():  # the question's line ends (a terminal: the boundary)
+                sys.stderr.write("\n")
+            raise exc.__context__ from None
+        ui.error("aborted")  # a question answered no
         return 130
 
 

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import click
 
-from lockguard.app.diff import changes_between, files_pairs, revision_pairs
+from lockguard.app.diff import diff as compare
 from lockguard.check.changes_render import markdown, text_lines, to_data
 from lockguard.cli.common import get_ui, intent_option, json_flag
-from lockguard.errors import InputError
 
 
 @click.command()
@@ -47,31 +46,12 @@ def diff(ctx, old, new, revision, intent_path, fmt) -> int:
     """What changed between two locks: added, removed, upgraded, downgraded, and the CUDA facts."""
     ui = get_ui(ctx, "diff")
     ui.json_mode = ui.json_mode or fmt == "json"
-    if old is not None and new is not None:
-        if revision is not None:
-            raise InputError(
-                "give two lock files, or --git REV (with at most one file), not both",
-                hint="lockguard diff OLD NEW, or lockguard diff --git HEAD",
-            )
-        pairs, title = files_pairs(old, new), f"Lock changes: {old} -> {new}"
-    elif old is not None and revision is None:
-        raise InputError(
-            "one lock file is not enough to compare",
-            hint=f"lockguard diff OLD NEW, or lockguard diff --git HEAD {old}",
-        )
-    else:
-        revision = revision or "HEAD"
-        pairs, title = (
-            revision_pairs(revision, old, intent_path, warn=ui.warn),
-            f"Lock changes since {revision}",
-        )
-    changes = changes_between(pairs)
-    code = 0 if changes.unchanged else 1
+    outcome = compare(old, new, revision=revision, intent_path=intent_path, warn=ui.warn)
     if fmt == "json":
-        ui.emit_json(to_data(changes), ok=True, exit_code=code)
+        ui.emit_json(to_data(outcome.changes), ok=True, exit_code=outcome.exit_code)
     elif fmt == "markdown":
-        ui.out(markdown(changes, title=title).rstrip("\n"))
+        ui.out(markdown(outcome.changes, title=outcome.title).rstrip("\n"))
     else:
-        for line in text_lines(changes, list_new=True):
+        for line in text_lines(outcome.changes, list_new=True):
             ui.out(line)
-    return code
+    return outcome.exit_code

@@ -7,30 +7,14 @@ import json
 from pathlib import Path
 
 import click
-import yaml
 
-from lockguard.app.fleet_session import (
-    load_project,
-    manifest_options,
-    node_reports,
-    stored_reports,
-    write_report,
-)
+from lockguard.app import fleet_session
 from lockguard.cli.common import get_ui, intent_option, json_flag
 from lockguard.fleet import render
-from lockguard.fleet.groups import merge
-from lockguard.fleet.k8s import PROJECT_MOUNT, manifests
-from lockguard.fleet.node_protocol import NodeRequest, node_script
 from lockguard.fleet.render_html import page
 
 ENGINES = ("ray", "slurm", "clush", "kubectl")
 DEFAULT_TIMEOUT = 300.0
-UNNAMED_ENV = (
-    "note: no --env or --python: on each node doctor probes the Python lockguard runs under "
-    "there ($VIRTUAL_ENV or $CONDA_PREFIX when set, else lockguard's own interpreter; under "
-    "--via ray the worker's), which need not be the environment your jobs use: pass "
-    "--env PREFIX or --python EXE (paths on the nodes) to check that one"
-)
 
 
 def _format_options(func):
@@ -200,28 +184,16 @@ def run(
     ui.json_mode = fmt == "json"
     if env_prefix and python_exe:
         raise click.UsageError("--env and --python name the same thing twice: give one")
-    project = load_project(intent_path, required=intent_path is not None)
-    request = NodeRequest(python=python_exe, env=env_prefix, lockguard=lockguard_cmd)
-    ui.info(
-        f"lockguard fleet: doctor on every node through {engine}"
-        + (
-            f", judged against {project.intent}"
-            if project
-            else ", no lockguard.toml here: nodes compare with no lock"
-        )
-    )
-    if not env_prefix and not python_exe:
-        ui.info(UNNAMED_ENV)
-    reports, written = node_reports(
-        engine, request, settings, timeout, project, out_dir, say=ui.info
-    )
-    if out_dir is not None:
-        ui.info(f"wrote {len(written)} node reports to {out_dir}")
-    lock = project.lock_hash if project else None
-    report = merge(
-        reports,
-        lock=lock,
-        lock_source=f"{project.intent}" if project and lock else None,
+    report = fleet_session.run(
+        ui,
+        engine=engine,
+        env_prefix=env_prefix,
+        python_exe=python_exe,
+        lockguard_cmd=lockguard_cmd,
+        intent_path=intent_path,
+        settings=settings,
+        timeout=timeout,
+        out_dir=out_dir,
         strict=strict,
     )
     return _emit(ui, report, fmt, output)
@@ -239,16 +211,7 @@ def report(ctx, paths, intent_path, fmt, output, strict) -> int:
     are still merged)."""
     ui = get_ui(ctx, "fleet report")
     ui.json_mode = fmt == "json"
-    project = load_project(intent_path, required=True) if intent_path else None
-    reports, unreadable = stored_reports(list(paths))
-    lock = project.lock_hash if project else None
-    merged = merge(
-        reports,
-        unreadable=unreadable,
-        lock=lock,
-        lock_source=str(project.intent) if project and lock else None,
-        strict=strict,
-    )
+    merged = fleet_session.report(list(paths), intent_path=intent_path, strict=strict)
     return _emit(ui, merged, fmt, output)
 
 
@@ -316,15 +279,13 @@ def manifest(
     ui = get_ui(ctx, "fleet manifest")
     if kind == "job" and not nodes:
         raise click.UsageError("--kind job needs --nodes N")
-    project = load_project(intent_path, required=intent_path is not None)
-    request = NodeRequest(
-        python=python_exe,
-        env=env_prefix,
-        lockguard=lockguard_cmd,
-        intent=f"{PROJECT_MOUNT}/{project.intent.name}" if project else None,
-    )
-    options = manifest_options(
-        {
+    text = fleet_session.manifest(
+        intent_path=intent_path,
+        env_prefix=env_prefix,
+        python_exe=python_exe,
+        lockguard_cmd=lockguard_cmd,
+        run_id=run_id,
+        settings={
             "image": image,
             "namespace": namespace,
             "kind": kind,
@@ -332,12 +293,9 @@ def manifest(
             "gpus": gpus,
             "node_selector": node_selector,
         },
-        project,
-        run_id=run_id,
     )
-    text = yaml.safe_dump_all(manifests(options, node_script(request)), sort_keys=False, width=1000)
     if output is not None:
-        write_report(output, text)
+        fleet_session.write_report(output, text)
         ui.info(f"wrote {output}")
     else:
         ui.out(text.rstrip("\n"))
@@ -361,7 +319,7 @@ def _emit(ui, report, fmt: str, output: Path | None) -> int:
     else:
         text = render.text(report)
     if output is not None:
-        write_report(output, text)
+        fleet_session.write_report(output, text)
         ui.info(f"wrote {output}: {render.summary(report)}")
     else:
         ui.out(text.rstrip("\n"))

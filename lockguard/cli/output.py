@@ -23,6 +23,7 @@ class Ui:
     def __init__(self, command: str = "", json_mode: bool = False, verbose: int = 0) -> None:
         self.command = command
         self.json_mode = json_mode
+        self.github_mode = False  # `check --format github`: an error that stops it is annotated too
         self.verbose = verbose
         # as given: the key of the check's result memo
         self.command_line: tuple[str, ...] | None = None

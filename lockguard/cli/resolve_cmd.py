@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from lockguard.app.prefetch import prefetch
 from lockguard.check.changes_render import text_lines, to_data
-from lockguard.cli.common import get_ui, intent_option, json_option, load_project_intent
+from lockguard.cli.common import get_ui, intent_option, json_option
+from lockguard.cli.output import Ui
 from lockguard.cli.resolve_progress import ResolveProgress
-from lockguard.errors import UnknownProject
-from lockguard.model.upgrades import upgrade_request
+
+if TYPE_CHECKING:  # the session loads after the prefetch started (app/prefetch.py)
+    from lockguard.app.resolve_session import ResolveOutcome
 
 
 @click.command()
@@ -91,64 +95,54 @@ def resolve(
     # first: the pages come while the rest loads
     prefetch(intent_path, refresh=refresh, offline=offline)
     # the command's session, imported after the prefetch has started (app/prefetch.py says why)
-    from lockguard.app.resolve_session import ResolveSession, at_its_line
+    from lockguard.app.resolve_session import resolve
 
     ui = get_ui(ctx, "resolve")
-    intent = load_project_intent(intent_path, ui=ui)
-    wanted = upgrade_request(upgrade, upgrade_packages)
-    session = ResolveSession(
-        intent,
+    outcome = resolve(
         ui,
+        intent_path=intent_path,
+        platforms=tuple(platforms),
         offline=offline,
         refresh=refresh,
-        conda_from_knowledge=conda_from_knowledge,
-        platforms=tuple(platforms),
-        upgrade=wanted,
-        watch=lambda counts: ResolveProgress(ui, counts),
+        check_only=check_only,
+        upgrade=upgrade,
+        upgrade_packages=tuple(upgrade_packages),
         accept_edits=accept_edits,
+        conda_from_knowledge=conda_from_knowledge,
+        wait=not no_wait,
+        watch=lambda counts: ResolveProgress(ui, counts),
     )
-    # held until the command ends
-    ctx.with_resource(session.lock_set(exclusive=not check_only, wait=not no_wait))
-    try:
-        resolved = session.resolve()
-    except UnknownProject as exc:
-        raise at_its_line(exc, intent) from None
-    outputs = resolved.outputs
-    if not resolved.remembered:  # a remembered resolution passed this gate with the same inputs
-        session.refuse_what_check_rejects(resolved.platforms, outputs)
-        session.remember()
-    changes = session.relock.changes(outputs)
     if check_only:
-        stale = session.stale(outputs)
-        vanished = session.relock.vanished()
-        failed = bool(stale or vanished)
-        if as_json:
-            ui.emit_json(
-                {
-                    "current": not failed,
-                    "stale": [str(p) for p in stale],
-                    "vanished": [
-                        {"name": v.name, "locked": v.locked, "now": v.now} for v in vanished
-                    ],
-                    "changes": to_data(changes),
-                },
-                ok=not failed,
-                exit_code=1 if failed else 0,
-            )
-        for item in vanished:
-            ui.info(f"out of date: {item.text()}")
-        for path in stale:
-            ui.info(f"out of date: {path}")
-        if stale and not changes.unchanged:
-            ui.info("a resolve would change:")
-            for line in text_lines(changes, list_new=True):
-                ui.info(f"  {line}")
-        if not failed:
-            ui.info("the lock files are current")
-        return 1 if failed else 0
-    written = session.write(outputs)
-    for line in text_lines(changes):
+        return _show_check(ui, outcome, as_json=as_json)
+    for line in text_lines(outcome.changes):
         ui.info(line)
     if as_json:
-        ui.emit_json({**session.summary(resolved, written), "changes": to_data(changes)})
+        ui.emit_json({**outcome.summary, "changes": to_data(outcome.changes)})
     return 0
+
+
+def _show_check(ui: Ui, outcome: ResolveOutcome, *, as_json: bool) -> int:
+    """--check's verdict: the JSON envelope, then what is out of date and what would change."""
+    changes, stale, vanished = outcome.changes, outcome.stale, outcome.vanished
+    if as_json:
+        ui.emit_json(
+            {
+                "current": outcome.current,
+                "stale": [str(p) for p in stale],
+                "vanished": [{"name": v.name, "locked": v.locked, "now": v.now} for v in vanished],
+                "changes": to_data(changes),
+            },
+            ok=outcome.current,
+            exit_code=outcome.exit_code,
+        )
+    for item in vanished:
+        ui.info(f"out of date: {item.text()}")
+    for path in stale:
+        ui.info(f"out of date: {path}")
+    if stale and not changes.unchanged:
+        ui.info("a resolve would change:")
+        for line in text_lines(changes, list_new=True):
+            ui.info(f"  {line}")
+    if outcome.current:
+        ui.info("the lock files are current")
+    return outcome.exit_code

@@ -28,6 +28,7 @@ class ResolveProgress:
         self.quiet = ui.json_mode
         self._phase = ""
         self._builds: dict[str, float] = {}  # sdist file name -> when its build started
+        self._steps: dict[str, str] = {}  # sdist file name -> what its build does now
         self._guard = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -57,37 +58,49 @@ class ResolveProgress:
         elif not self.quiet:
             self._line(f"resolving {text}")
 
-    def build(self, event: str, filename: str) -> None:
-        """`event` "start" or "end" of the PEP 517 metadata build of an sdist."""
+    def build(self, event: str, filename: str, detail: str = "") -> None:
+        """An sdist's PEP 517 metadata build: "start", its phases ("env" creating or reusing the
+        build environment, "install" its requirements, "prepare" the hook) with what they do,
+        then "end" or "failed". Each phase says how long the build has run so far."""
         with self._guard:
             if event == "start":
                 self._builds[filename] = time.monotonic()
-                started = None
-            else:
-                started = self._builds.pop(filename, None)
+            started = self._builds.get(filename)
+            if event in ("end", "failed"):
+                self._builds.pop(filename, None)
+                self._steps.pop(filename, None)
+            elif event != "start":
+                self._steps[filename] = detail
         if self.live:
             self._show()
-        elif self.quiet:
             return
-        elif event == "start":
+        if self.quiet:
+            return
+        took = f"{time.monotonic() - started:.1f} s" if started is not None else "?"
+        if event == "start":
             self._line(
                 f"building the metadata of {filename} (an sdist whose dependencies only its build "
                 "knows; this can take minutes)"
             )
-        elif started is not None:
-            self._line(f"built the metadata of {filename} in {time.monotonic() - started:.1f} s")
+        elif event == "end":
+            self._line(f"built the metadata of {filename} in {took}")
+        elif event == "failed":
+            self._line(f"the metadata build of {filename} failed after {took}")
+        else:
+            self._line(f"  {filename} [{took}]: {detail}")
 
     # -- the live line -----------------------------------------------------------------------
 
     def status_text(self) -> str:
         requests, metadata = self.counts()
         with self._guard:
-            phase, builds = self._phase, dict(self._builds)
+            phase, builds, steps = self._phase, dict(self._builds), dict(self._steps)
         parts = [counted(requests, "request"), f"{metadata:,} metadata read"]
         if builds:
             name, started = min(builds.items(), key=lambda item: item[1])
             more = f" and {len(builds) - 1} more" if len(builds) > 1 else ""
-            parts.append(f"building {name}{more} ({time.monotonic() - started:.0f} s)")
+            step = f": {steps[name]}" if name in steps else ""
+            parts.append(f"building {name}{more} ({time.monotonic() - started:.0f} s{step})")
         return f"resolving {phase or '...'}: " + ", ".join(parts)
 
     def _refresh(self) -> None:

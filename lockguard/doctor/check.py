@@ -6,19 +6,21 @@ carries a Finding with the fix.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lockguard.model import codes
 from lockguard.model.codes import FindingCode
 from lockguard.model.finding import ERROR, WARNING, Finding
+from lockguard.model.json_types import JsonObject
 from lockguard.model.probe import ProbeResult
 from lockguard.model.system_facts import SystemFacts
 from lockguard.model.target import MachineFacts
 from lockguard.model.versions import CudaVersion
 
 if TYPE_CHECKING:  # only types here: doctor without a lock never loads the install inventory
-    from lockguard.install.inventory import LockView
+    from lockguard.install.lock_diff import LockView
     from lockguard.knowledge.tables import Knowledge
 
 
@@ -31,7 +33,7 @@ class Check:
     finding: Finding | None = None
     evidence: tuple[str, ...] = ()  # lines that back the detail: a traceback tail, the stderr tail
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         return {
             "code": self.id,
             "title": self.title,
@@ -49,14 +51,6 @@ def ok(id_: str, title: str, detail: str) -> Check:
 
 def skip(id_: str, title: str, reason: str) -> Check:
     return Check(id_, title, "skip", reason)
-
-
-def bad(
-    id_: str, title: str, severity: str, message: str, hint: str, evidence: tuple[str, ...] = ()
-) -> Check:
-    return Check(
-        id_, title, _status(severity), message, Finding(id_, severity, message, hint), evidence
-    )
 
 
 def flag(
@@ -109,7 +103,7 @@ class Facts:
         )
 
     @property
-    def duplicates(self) -> dict[str, list[dict]]:
+    def duplicates(self) -> dict[str, list[JsonObject]]:
         """name -> its dist-infos in one folder ({version, dist_info, live}), where several."""
         value = self.probe.base.get("duplicates")
         if not isinstance(value, dict):
@@ -121,7 +115,16 @@ class Facts:
         }
 
     @property
-    def torch(self) -> dict:
+    def clean_install(self) -> str:
+        """The clean-install command for this environment, as a fix says it: the bare command is
+        exit 2 (it needs --python or --prefix)."""
+        python = self.probe.base.get("python")
+        executable = python.get("executable") if isinstance(python, dict) else None
+        target = shlex.quote(executable) if isinstance(executable, str) and executable else "PATH"
+        return f"`lockguard clean-install --python {target}`"
+
+    @property
+    def torch(self) -> JsonObject:
         return (
             self.probe.torch if self.probe.torch and self.probe.torch.get("state") == "ok" else {}
         )

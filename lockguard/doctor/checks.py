@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 
-from lockguard.doctor.check import Check, Facts, bad, cuda_of, flag, ok, skip
+from lockguard.doctor.check import Check, Facts, cuda_of, flag, ok, skip
 from lockguard.doctor.checks_system import system_checks
 from lockguard.doctor.imports import import_checks
 from lockguard.model import codes
-from lockguard.model.finding import ERROR, INFO, WARNING, Finding
+from lockguard.model.json_types import JsonObject
 from lockguard.model.names import cuda_family, same_version
 from lockguard.model.versions import GpuArch, build_runs_on
 from lockguard.model.wording import counted
@@ -46,7 +46,7 @@ def run_checks(facts: Facts) -> list[Check]:
     checks.append(_driver(facts))
     checks.append(_arch(facts))
     checks += system_checks(facts)
-    checks.append(_families(facts.dists))
+    checks.append(_families(facts.dists, facts.clean_install))
     checks.append(_twice(facts))
     checks.append(_zombies(facts))
     checks.append(_available(facts))
@@ -67,9 +67,7 @@ def _driver(facts: Facts) -> Check:
             title,
             "skip",
             problem,
-            Finding(
-                codes.NO_DRIVER.code,
-                INFO,
+            codes.NO_DRIVER.finding(
                 f"no NVIDIA driver on this machine ({problem})",
                 "GPU checks are skipped; set LOCKGUARD_CUDA_DRIVER / LOCKGUARD_GPU_ARCH to check "
                 "a lock against a target machine",
@@ -84,20 +82,18 @@ def _driver(facts: Facts) -> Check:
         )
     toolkit = facts.knowledge.toolkit(cuda)
     if toolkit and machine.driver < toolkit.min_driver:
-        return bad(
-            codes.DRIVER_TOO_OLD.code,
+        return flag(
+            codes.DRIVER_TOO_OLD,
             title,
-            ERROR,
             f"driver {machine.driver} is older than CUDA {cuda} needs "
             f"(>= {toolkit.min_driver}; {toolkit.origin})",
             f"upgrade the NVIDIA driver to >= {toolkit.min_driver}, "
             "or lock a torch built for an older CUDA",
         )
     if machine.cuda_max and machine.cuda_max.major < cuda.major:
-        return bad(
-            codes.DRIVER_TOO_OLD.code,
+        return flag(
+            codes.DRIVER_TOO_OLD,
             title,
-            ERROR,
             f"driver {machine.driver} runs CUDA up to {machine.cuda_max}, torch needs {cuda}",
             "upgrade the NVIDIA driver",
         )
@@ -130,10 +126,9 @@ def _arch(facts: Facts) -> Check:
     missing = [g for g in facts.machine.gpus if not build_runs_on(tuple(archs), g.arch)]
     if missing:
         names = ", ".join(f"GPU {g.index} {g.name} ({g.arch})" for g in missing)
-        return bad(
-            codes.ARCH_NOT_IN_BUILD.code,
+        return flag(
+            codes.ARCH_NOT_IN_BUILD,
             title,
-            ERROR,
             f"{names}: torch {torch.get('version')} was built for "
             f"{' '.join(map(str, archs))}: expect "
             "'CUDA error: no kernel image is available for execution on the device'",
@@ -146,7 +141,7 @@ def _arch(facts: Facts) -> Check:
     )
 
 
-def _families(dists: dict) -> Check:
+def _families(dists: JsonObject, clean_install: str) -> Check:
     families: dict[str, list[str]] = {}
     for name in dists:
         family = cuda_family(name)
@@ -154,13 +149,11 @@ def _families(dists: dict) -> Check:
             families.setdefault(family, []).append(name)
     if len(families) > 1:
         listed = "; ".join(f"cu{k}: {', '.join(sorted(v))}" for k, v in sorted(families.items()))
-        return bad(
-            codes.MIXED_NVIDIA_FAMILIES.code,
+        return flag(
+            codes.MIXED_NVIDIA_FAMILIES,
             "nvidia wheels",
-            ERROR,
             f"several CUDA majors installed ({listed})",
-            "they overwrite each other in nvidia/; `lockguard clean-install` keeps only the "
-            "locked ones",
+            f"they overwrite each other in nvidia/; {clean_install} keeps only the locked ones",
         )
     return ok(
         codes.MIXED_NVIDIA_FAMILIES.code,
@@ -194,7 +187,7 @@ def _twice(facts: Facts) -> Check:
         title,
         "; ".join(parts),
         "`pip install --ignore-installed` writes a second copy over the first and leaves its "
-        ".dist-info and files behind; `lockguard clean-install` keeps the lock's copy and "
+        f".dist-info and files behind; {facts.clean_install} keeps the lock's copy and "
         f"quarantines the other's files (by hand: `pip uninstall {' '.join(names)}` until "
         "none is left, then install the version you want)",
     )
@@ -207,10 +200,9 @@ def _zombies(facts: Facts) -> Check:
         listed = ", ".join(
             f"pid {p.pid} on GPU {g.index} ({p.used_memory / GIB:.1f} GiB)" for g, p in gone
         )
-        return bad(
-            codes.GPU_MEMORY_HELD.code,
+        return flag(
+            codes.GPU_MEMORY_HELD,
             "GPU memory",
-            WARNING,
             f"memory held by processes that no longer exist: {listed}",
             "a crashed job's context; it frees when its parent exits "
             "(or `nvidia-smi --gpu-reset` on an idle GPU)",
@@ -229,19 +221,17 @@ def _available(facts: Facts) -> Check:
         return skip(codes.TORCH_SEES_NO_CUDA.code, "torch.cuda", reason)
     torch = facts.torch
     if not torch.get("cuda"):
-        return bad(
-            codes.TORCH_SEES_NO_CUDA.code,
+        return flag(
+            codes.TORCH_SEES_NO_CUDA,
             "torch.cuda",
-            ERROR,
             f"torch {torch.get('version')} is a CPU build on a machine with "
             f"{len(machine.gpus)} GPU(s)",
             "install the lock's CUDA build of torch",
         )
     if not torch.get("cuda_available"):
-        return bad(
-            codes.TORCH_SEES_NO_CUDA.code,
+        return flag(
+            codes.TORCH_SEES_NO_CUDA,
             "torch.cuda",
-            ERROR,
             f"torch.cuda.is_available() is False while NVML sees {len(machine.gpus)} GPU(s)"
             + (f": {torch['cuda_error']}" if torch.get("cuda_error") else ""),
             f"check CUDA_VISIBLE_DEVICES, the driver version ({codes.DRIVER_TOO_OLD.code}) "
@@ -268,13 +258,12 @@ def _against_lock(facts: Facts) -> Check:
             wrong.append(f"{name} {have} (lock {version})")
     if wrong:
         shown = "; ".join(wrong[:8]) + (f"; and {len(wrong) - 8} more" if len(wrong) > 8 else "")
-        return bad(
-            codes.INSTALLED_DIFFERS.code,
+        return flag(
+            codes.INSTALLED_DIFFERS,
             "lock",
-            ERROR,
             f"{counted(len(wrong), 'package')} {'differs' if len(wrong) == 1 else 'differ'} "
             f"from the lock: {shown}",
-            "`lockguard clean-install` makes the environment the lock",
+            f"{facts.clean_install} makes the environment the lock",
         )
     return ok(
         codes.INSTALLED_DIFFERS.code,
@@ -312,7 +301,7 @@ def _cudnn(facts: Facts) -> Check:
             f"torch uses cuDNN {used}, the installed wheel {name} is {wheel}"
             + (f" (loaded from {loaded[0]})" if loaded else ""),
             "another wheel wrote its libcudnn into the shared nvidia/cudnn/ folder "
-            f"({codes.MIXED_NVIDIA_FAMILIES.code}); `lockguard clean-install` keeps only the "
+            f"({codes.MIXED_NVIDIA_FAMILIES.code}); {facts.clean_install} keeps only the "
             "locked wheel"
             if from_wheels
             else "another libcudnn is loaded first (LD_LIBRARY_PATH or a system copy)",
@@ -340,10 +329,9 @@ def _smoke(facts: Facts) -> Check:
     results = facts.probe.smoke or []
     failed = [r for r in results if not r.get("ok")]
     if failed:
-        return bad(
-            codes.SMOKE_FAILED.code,
+        return flag(
+            codes.SMOKE_FAILED,
             title,
-            ERROR,
             "; ".join(f"GPU {r.get('index')}: {r.get('error')}" for r in failed),
             f"see the error; {codes.DRIVER_TOO_OLD.code}/{codes.ARCH_NOT_IN_BUILD.code} "
             "explain the usual causes",

@@ -8,9 +8,10 @@ import os
 import re
 from dataclasses import dataclass
 
-from lockguard.doctor.check import Check, Facts, bad, cuda_of, flag, ok, skip
+from lockguard.doctor.check import Check, Facts, cuda_of, flag, ok, skip
 from lockguard.model import codes
-from lockguard.model.finding import ERROR, WARNING
+from lockguard.model.finding import ERROR
+from lockguard.model.json_types import JsonObject
 from lockguard.model.system_facts import (
     LIBRARY_FAMILIES,
     WHEEL_OF_FAMILY,
@@ -190,7 +191,7 @@ def wheel_owned(path: str) -> bool:
     )
 
 
-def _version_note(path: str, versions: dict) -> str:
+def _version_note(path: str, versions: JsonObject) -> str:
     match = _FAMILY.search(path)
     if match is None:
         return ""
@@ -230,10 +231,9 @@ def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
             "are all absent",
         )
     if not jit.exists:
-        return bad(
-            codes.JIT_TOOLKIT_MISMATCH.code,
+        return flag(
+            codes.JIT_TOOLKIT_MISMATCH,
             title,
-            WARNING,
             f"{jit.how} does not exist",
             "point it at a CUDA toolkit folder (one with bin/nvcc), or unset it",
         )
@@ -269,10 +269,9 @@ def _cuda_toolkit(facts: Facts, jit: JitToolkit | None) -> Check:
         parts = [f"JIT builds{users} use CUDA {jit.version} from {source}"] + (
             [local_note] if local_note else []
         )
-        return bad(
-            codes.JIT_TOOLKIT_MISMATCH.code,
+        return flag(
+            codes.JIT_TOOLKIT_MISMATCH,
             title,
-            WARNING,
             "; ".join(parts + [f"{whose} CUDA is {cuda}"]),
             f"point CUDA_HOME at a CUDA {cuda} toolkit before DeepSpeed or flash-attn build "
             "anything: with conda, `export CUDA_HOME=$CONDA_PREFIX` "
@@ -309,29 +308,27 @@ def _nvcc(facts: Facts, jit: JitToolkit | None) -> Check:
     rule = rules[0] if rules else None
     where = f"nvcc {nvcc} at {jit.nvcc}"
     if rule and not rule.accepts(nvcc, torch_cuda):
-        return bad(
-            codes.NVCC_TORCH_MISMATCH.code,
+        return flag(
+            codes.NVCC_TORCH_MISMATCH,
             title,
-            ERROR,
             f"{where} vs torch.version.cuda {torch_cuda}: {rule.package}'s JIT ops refuse "
             f"this pair ({rule.origin})",
             f"use a CUDA {torch_cuda} toolkit (CUDA_HOME), or {rule.override_env}=1 "
             "at your own risk",
+            severity=ERROR,
         )
     if nvcc.major != torch_cuda.major:
-        return bad(
-            codes.NVCC_TORCH_MISMATCH.code,
+        return flag(
+            codes.NVCC_TORCH_MISMATCH,
             title,
-            WARNING,
             f"{where} vs torch.version.cuda {torch_cuda}: torch's cpp_extension refuses to build "
             "extensions with another CUDA major",
             f"use a CUDA {torch_cuda} toolkit (CUDA_HOME) for extension builds",
         )
     if nvcc != torch_cuda:
-        return bad(
-            codes.NVCC_TORCH_MISMATCH.code,
+        return flag(
+            codes.NVCC_TORCH_MISMATCH,
             title,
-            WARNING,
             f"{where} vs torch.version.cuda {torch_cuda}: minor mismatch",
             f"extensions usually work; a CUDA {torch_cuda} toolkit avoids surprises",
         )
@@ -356,10 +353,9 @@ def _gcc(facts: Facts, jit: JitToolkit | None) -> Check:
     head = gcc.version.split(".")[0]
     major = int(head) if head.isdigit() else 0
     if major > toolkit.max_gcc:
-        return bad(
-            codes.GCC_NEWER_THAN_NVCC.code,
+        return flag(
+            codes.GCC_NEWER_THAN_NVCC,
             title,
-            ERROR,
             f"gcc {gcc.version} ({gcc.path}) is newer than nvcc {nvcc} accepts "
             f"(<= {toolkit.max_gcc}; {toolkit.origin})",
             f"install gcc {toolkit.max_gcc} and point CC/CXX at it "
@@ -377,10 +373,9 @@ def _shm(facts: Facts) -> Check:
     if size is None:
         return skip(codes.DEV_SHM_SMALL.code, "/dev/shm", "no /dev/shm on this machine")
     if size < SHM_MIN:
-        return bad(
-            codes.DEV_SHM_SMALL.code,
+        return flag(
+            codes.DEV_SHM_SMALL,
             "/dev/shm",
-            WARNING,
             f"/dev/shm is {size / (1 << 20):.0f} MiB",
             "DataLoader workers and NCCL need more: run containers with --shm-size=8g "
             "(or --ipc=host)",

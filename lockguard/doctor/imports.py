@@ -6,10 +6,12 @@ No distribution is a skip with that reason."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from lockguard.doctor.check import Check, Facts, bad, ok, skip
+from lockguard.doctor.check import Check, Facts, flag, ok, skip
 from lockguard.model import codes
-from lockguard.model.finding import ERROR, WARNING
+from lockguard.model.finding import WARNING
+from lockguard.model.json_types import JsonObject
 
 # The GPU packages doctor imports when they are installed (distribution, module), torch first.
 # Each loads native CUDA code at import. Left out: DeepSpeed (its import takes seconds, and its CUDA
@@ -75,10 +77,9 @@ def _probe_check(facts: Facts) -> Check:
         version = facts.dists.get(str(dist))
         installed = f"{dist} {version}" if version else str(dist)
         if probe.timed_out:
-            return bad(
-                codes.IMPORT_FAILS.code,
+            return flag(
+                codes.IMPORT_FAILS,
                 f"import {module}",
-                ERROR,
                 f"{installed} is installed but `import {module}` hangs: "
                 f"{'; '.join(probe.problems)}",
                 f"run `{probe.python} -c 'import {module}'` to see where it waits "
@@ -87,10 +88,9 @@ def _probe_check(facts: Facts) -> Check:
                 stderr,
             )
         last = stderr[-1] if stderr else "no stderr"
-        return bad(
-            codes.IMPORT_FAILS.code,
+        return flag(
+            codes.IMPORT_FAILS,
             f"import {module}",
-            ERROR,
             f"{installed} is installed but `import {module}` killed the probe ({crashed}); "
             f"stderr: {last}",
             f"run `{probe.python} -c 'import {module}'` to see the crash; a crash on import "
@@ -100,10 +100,9 @@ def _probe_check(facts: Facts) -> Check:
         )
     if crashed:
         what = "; ".join(probe.problems + probe.noise) or f"it ended with {crashed}"
-        return bad(
-            codes.IMPORT_FAILS.code,
+        return flag(
+            codes.IMPORT_FAILS,
             title,
-            ERROR,
             f"the probe in {probe.python} failed: {what}",
             f"check that {probe.python} is the environment's Python interpreter (its bin/python); "
             f"run `{probe.python} -c 'import sys; print(sys.version)'`"
@@ -111,10 +110,9 @@ def _probe_check(facts: Facts) -> Check:
             stderr,
         )
     if probe.torch is None:
-        return bad(
-            codes.IMPORT_FAILS.code,
+        return flag(
+            codes.IMPORT_FAILS,
             title,
-            ERROR,
             f"the probe in {probe.python} stopped before it reported torch",
             f"run `{probe.python} -c 'import torch'` in that environment",
             stderr,
@@ -125,20 +123,20 @@ def _probe_check(facts: Facts) -> Check:
         else None
     )
     if probe.noise:
-        return bad(
-            codes.IMPORT_FAILS.code,
+        return flag(
+            codes.IMPORT_FAILS,
             title,
-            WARNING,
             f"python {version} at {probe.python} also printed lines that are not the probe's: "
             f"{'; '.join(probe.noise)}",
             "something in the environment writes to stdout at start-up "
             "(a .pth file or sitecustomize)",
             stderr,
+            severity=WARNING,
         )
     return ok(codes.IMPORT_FAILS.code, title, f"python {version} at {probe.python}")
 
 
-def _import_check(facts: Facts, result: dict) -> Check:
+def _import_check(facts: Facts, result: JsonObject) -> Check:
     dist, module = result.get("dist"), result.get("module")
     version = result.get("version") or facts.dists.get(str(dist)) or "?"
     title = f"import {module}"
@@ -163,17 +161,16 @@ def _import_check(facts: Facts, result: dict) -> Check:
             "`lockguard check --env`)"
         )
     )
-    return bad(
-        codes.IMPORT_FAILS.code,
+    return flag(
+        codes.IMPORT_FAILS,
         title,
-        ERROR,
         f"{dist} {version} is installed but `import {module}` fails: {error}",
         hint,
         trace + tuple(f"stderr: {line}" for line in stderr),
     )
 
 
-def _provider_fix(facts: Facts, library: str, providers: list) -> str:
+def _provider_fix(facts: Facts, library: str, providers: list[Any]) -> str:
     """Which distribution should provide `library`, as a fix: an installed RECORD that lists it,
     joined with the lock's pin; else the lock's wheel of that library's family."""
     lock = facts.lock.pip if facts.lock else {}
@@ -196,7 +193,7 @@ def _provider_fix(facts: Facts, library: str, providers: list) -> str:
             )
         return (
             f"{library} belongs to {who}, whose RECORD lists {item.get('file')}, but the file "
-            "is missing: reinstall it with `lockguard clean-install`, or "
+            f"is missing: reinstall it with {facts.clean_install}, or "
             f"`pip install --force-reinstall --no-deps {dist}=={pin or item.get('version')}`."
         )
     match = _STEM.match(library)
@@ -206,7 +203,7 @@ def _provider_fix(facts: Facts, library: str, providers: list) -> str:
             if dist.startswith(prefix) and (not major or pin.split(".")[0] == major):
                 return (
                     f"{library} comes from the lock's {dist} {pin}, which is not installed: "
-                    "`lockguard clean-install`"
+                    f"{facts.clean_install}"
                     f" (or `pip install --no-deps {dist}=={pin}`)."
                 )
     if lock:

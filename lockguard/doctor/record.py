@@ -14,7 +14,9 @@ from collections import Counter
 
 from lockguard.doctor.check import Check, Facts
 from lockguard.doctor.checks_system import jit_toolkit, wheel_owned
+from lockguard.model.json_types import JsonObject
 from lockguard.model.system_facts import decode_library_version
+from lockguard.model.target import MachineFacts
 
 DOCTOR_SCHEMA = 1
 
@@ -49,8 +51,8 @@ def node_record(
     time: str,
     version: str,
     exit_code: int,
-    lock_meta: dict | None,
-) -> dict:
+    lock_meta: JsonObject | None,
+) -> JsonObject:
     dists = facts.dists
     drift = drift_columns(facts, checks, lock_meta)
     # every installed dist-info: two of one name in one folder are both listed
@@ -98,14 +100,14 @@ def node_record(
     }
 
 
-def fingerprint(drift: dict, distributions: list[str]) -> str:
+def fingerprint(drift: JsonObject, distributions: list[str]) -> str:
     body = {key: drift.get(key) for key in FINGERPRINT_KEYS}
     body["distributions"] = distributions
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def drift_columns(facts: Facts, checks: list[Check], lock_meta: dict | None) -> dict:
+def drift_columns(facts: Facts, checks: list[Check], lock_meta: JsonObject | None) -> JsonObject:
     machine, system, torch = facts.machine, facts.system, facts.torch
     models = Counter(g.name for g in machine.gpus)
     local = system.toolkit("/usr/local/cuda")
@@ -149,7 +151,7 @@ def drift_columns(facts: Facts, checks: list[Check], lock_meta: dict | None) -> 
     return columns
 
 
-def _library_columns(facts: Facts, family: str, prefix: str) -> dict:
+def _library_columns(facts: Facts, family: str, prefix: str) -> JsonObject:
     """`family`, `family_how` (loaded | reachable), `family_from` (the file), `family_origin`
     (wheel | system)."""
     torch = facts.torch
@@ -180,7 +182,7 @@ def _library_columns(facts: Facts, family: str, prefix: str) -> dict:
     }
 
 
-def nvml_dict(machine) -> dict:
+def nvml_dict(machine: MachineFacts) -> JsonObject:
     return {
         "driver": str(machine.driver) if machine.driver else None,
         "cuda_max": str(machine.cuda_max) if machine.cuda_max else None,

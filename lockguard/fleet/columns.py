@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lockguard.model.json_types import JsonObject
+
 GIB = 1 << 30
 MIB = 1 << 20
 
@@ -18,10 +20,10 @@ MIB = 1 << 20
 class Column:
     key: str
     label: str
-    value: Callable[[dict], str]
+    value: Callable[[JsonObject], str]
 
 
-def _get(key: str) -> Callable[[dict], str]:
+def _get(key: str) -> Callable[[JsonObject], str]:
     return lambda drift: _text(drift.get(key))
 
 
@@ -33,7 +35,7 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _torch(drift: dict) -> str:
+def _torch(drift: JsonObject) -> str:
     state = drift.get("torch_state")
     if state == "missing":
         return "not installed"
@@ -41,22 +43,22 @@ def _torch(drift: dict) -> str:
     return version if state in (None, "ok") else f"{version} ({state})"
 
 
-def _usr_local_cuda(drift: dict) -> str:
+def _usr_local_cuda(drift: JsonObject) -> str:
     version, target = drift.get("usr_local_cuda_version"), drift.get("usr_local_cuda")
     if target is None:
         return "absent" if version is None else str(version)
     return f"{version or 'unknown'} ({target})"
 
 
-def _jit(drift: dict) -> str:
+def _jit(drift: JsonObject) -> str:
     version, home = drift.get("jit_cuda"), drift.get("cuda_home")
     if version is None and home is None:
         return "-"
     return f"{version or 'unknown'}" + (f" (CUDA_HOME {home})" if home else "")
 
 
-def _library(family: str) -> Callable[[dict], str]:
-    def value(drift: dict) -> str:
+def _library(family: str) -> Callable[[JsonObject], str]:
+    def value(drift: JsonObject) -> str:
         path = drift.get(f"{family}_from")
         if path is None:
             return "-"
@@ -67,14 +69,14 @@ def _library(family: str) -> Callable[[dict], str]:
     return value
 
 
-def _shm(drift: dict) -> str:
+def _shm(drift: JsonObject) -> str:
     size = drift.get("dev_shm_bytes")
     if not isinstance(size, int):
         return "absent"
     return f"{size / GIB:.1f} GiB" if size >= GIB else f"{size // MIB} MiB"
 
 
-def _lock(drift: dict) -> str:
+def _lock(drift: JsonObject) -> str:
     value = drift.get("lock_body_hash")
     return short_hash(value) if value else "no lock"
 
@@ -86,7 +88,7 @@ def short_hash(value: str | None) -> str:
     return f"{algorithm}:{digest[:12]}" if digest else value[:19]
 
 
-def _findings(drift: dict) -> str:
+def _findings(drift: JsonObject) -> str:
     return ", ".join(drift.get("findings") or []) or "none"
 
 
@@ -132,7 +134,7 @@ NOT_FINGERPRINTED = (
 )
 
 
-def row(drift: dict, findings: list[str] | None = None) -> dict[str, str]:
+def row(drift: JsonObject, findings: list[str] | None = None) -> dict[str, str]:
     """Column key -> the text shown, for one node's drift columns; `findings` ("LG302 warning", the
     doctor's and `check --env`'s) stand in for the record's own list when given."""
     values = {column.key: column.value(drift) for column in COLUMNS}

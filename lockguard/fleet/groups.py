@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from lockguard.fleet import columns
 from lockguard.fleet.nodeset import fold, natural_key
@@ -93,8 +94,8 @@ def merge(
     reports, duplicates = _latest_per_node(reports)
     if lock is None:
         lock, lock_source = _majority_lock(reports)
-    buckets: dict[tuple, list[NodeReport]] = defaultdict(list)
-    rows: dict[tuple, dict[str, str]] = {}
+    buckets: dict[tuple[Any, ...], list[NodeReport]] = defaultdict(list)
+    rows: dict[tuple[Any, ...], dict[str, str]] = {}
     for report in reports:
         if report.status == OK:
             shown = tuple(
@@ -146,7 +147,11 @@ def _text(value: object) -> object:
 
 
 def _group(
-    key: tuple, members: list[NodeReport], row: dict[str, str], lock: str | None, strict: bool
+    key: tuple[Any, ...],
+    members: list[NodeReport],
+    row: dict[str, str],
+    lock: str | None,
+    strict: bool,
 ) -> Group:
     members.sort(key=lambda n: natural_key(n.node))
     first = members[0]
@@ -187,8 +192,8 @@ def _group(
 def _fixes(members: list[NodeReport]) -> list[Fix]:
     """Each distinct problem (code, severity, fix) once, with the nodes that have it when not all of
     them do; when its message differs between nodes, the most common one and how many others."""
-    holders: dict[tuple, list[str]] = defaultdict(list)
-    messages: dict[tuple, Counter] = defaultdict(Counter)
+    holders: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    messages: dict[tuple[Any, ...], Counter[str]] = defaultdict(Counter)
     for member in members:
         for finding in member.findings:
             if finding.severity in ("error", "warning"):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from lockguard.model.json_types import JsonObject
+
 APP_LABEL = "app.kubernetes.io/name"
 RUN_LABEL = "lockguard.dev/fleet-run"
 CONTAINER = "doctor"
@@ -34,7 +36,7 @@ def name_of(options: ManifestOptions) -> str:
     return f"lockguard-fleet-{options.run_id}"
 
 
-def manifests(options: ManifestOptions, script: str) -> list[dict]:
+def manifests(options: ManifestOptions, script: str) -> list[JsonObject]:
     if options.kind not in ("daemonset", "job"):
         raise ValueError(f"kind {options.kind!r}: expected daemonset or job")
     if options.kind == "job" and not options.nodes:
@@ -108,9 +110,9 @@ def manifests(options: ManifestOptions, script: str) -> list[dict]:
     return out
 
 
-def _pod_spec(options: ManifestOptions, script: str, labels: dict) -> dict:
+def _pod_spec(options: ManifestOptions, script: str, labels: JsonObject) -> JsonObject:
     env = [{"name": "LOCKGUARD_NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
-    resources: dict = {"requests": {"cpu": "100m", "memory": "256Mi"}}
+    resources: JsonObject = {"requests": {"cpu": "100m", "memory": "256Mi"}}
     if options.gpus:
         resources["limits"] = {"nvidia.com/gpu": options.gpus}
     else:
@@ -122,7 +124,7 @@ def _pod_spec(options: ManifestOptions, script: str, labels: dict) -> dict:
         "env": env,
         "resources": resources,
     }
-    spec: dict = {
+    spec: JsonObject = {
         "containers": [container],
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
     }
@@ -145,7 +147,7 @@ class PodState:
     reason: str  # what the pod is doing, for a node that gives no report
 
 
-def pod_states(pods: dict) -> list[PodState]:
+def pod_states(pods: JsonObject) -> list[PodState]:
     """`kubectl get pods -l ... -o json` -> the doctor container's state in each pod."""
     states = []
     for item in pods.get("items") or []:
@@ -187,7 +189,7 @@ def pod_states(pods: dict) -> list[PodState]:
     return states
 
 
-def node_names(nodes: dict) -> list[str]:
+def node_names(nodes: JsonObject) -> list[str]:
     """`kubectl get nodes -l SELECTOR -o json` -> the names of the nodes that should answer."""
     return sorted(
         item["metadata"]["name"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lockguard.fleet.records import FAILED, OK, UNREACHABLE, fleet_node_record
 from lockguard.model import codes
+from lockguard.model.json_types import JsonObject
 
 MARK = "@@lockguard-fleet"
 # the Ray task (and anyone else) may point the script at an interpreter that has lockguard installed
@@ -144,12 +145,12 @@ def _sections(stdout: str) -> _Sections:
     return out
 
 
-def parse_node_output(output: NodeOutput, *, engine: str, timeout: float | None) -> dict:
+def parse_node_output(output: NodeOutput, *, engine: str, timeout: float | None) -> JsonObject:
     """The fleet node record (records.fleet_node_record) for one node's output."""
     parts = _sections(output.stdout)
     node = output.node or parts.node or "unknown"
 
-    def failed(message: str, hint: str | None = None) -> dict:
+    def failed(message: str, hint: str | None = None) -> JsonObject:
         return fleet_node_record(node, engine=engine, status=FAILED, message=message, hint=hint)
 
     if parts.missing is not None:
@@ -197,7 +198,7 @@ def parse_node_output(output: NodeOutput, *, engine: str, timeout: float | None)
     return fleet_node_record(node, engine=engine, status=OK, doctor=doctor["data"], check=check)
 
 
-def _envelope(lines: list[str], command: str) -> tuple[dict | None, str]:
+def _envelope(lines: list[str], command: str) -> tuple[JsonObject | None, str]:
     text = "\n".join(lines).strip()
     if not text:
         return None, "printed nothing on stdout"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
 _LAST_NUMBER = re.compile(r"^(.*?)(\d+)(\D*)$")
 _DIGITS = re.compile(r"\d+")
@@ -89,7 +90,7 @@ def _ranges(numbers: list[str]) -> str:
     return ",".join(text for _width, _start, text in sorted(ranges))
 
 
-def natural_key(name: str) -> tuple:
+def natural_key(name: str) -> tuple[Any, ...]:
     """gpu2 before gpu10: names compared by their text and number runs."""
     return tuple(
         (0, int(part), part) if part.isdigit() else (1, 0, part)

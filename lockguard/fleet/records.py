@@ -12,8 +12,10 @@ Pure: parsed JSON in, NodeReport out; a record that is not one of these raises M
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from lockguard.model import codes
+from lockguard.model.json_types import JsonObject
 
 DOCTOR_SCHEMA = 1  # the doctor record layout this merge reads (README, "The doctor's JSON record")
 FLEET_NODE_SCHEMA = 1
@@ -41,7 +43,7 @@ class NodeFinding:
     message: str
     hint: str | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         return {
             "code": self.code,
             "severity": self.severity,
@@ -57,7 +59,7 @@ class NodeReport:
     status: str  # ok | unreachable | failed
     message: str | None = None  # why an unreachable or failed node gave no report
     fingerprint: str | None = None
-    drift: dict = field(default_factory=dict)
+    drift: JsonObject = field(default_factory=dict)
     findings: tuple[NodeFinding, ...] = ()
     lock_hash: str | None = None
     lock_reason: str | None = None
@@ -101,7 +103,7 @@ def node_report(data: object, *, file: str, default_node: str) -> NodeReport:
     )
 
 
-def _fleet_node(data: dict, file: str) -> NodeReport:
+def _fleet_node(data: JsonObject, file: str) -> NodeReport:
     if data.get("fleet_node") != FLEET_NODE_SCHEMA:
         raise Malformed(
             f"fleet_node {data.get('fleet_node')!r}: "
@@ -141,7 +143,7 @@ def _fleet_node(data: dict, file: str) -> NodeReport:
 
 
 def _doctor(
-    record: dict, *, file: str, node: str | None = None, engine: str | None = None
+    record: JsonObject, *, file: str, node: str | None = None, engine: str | None = None
 ) -> NodeReport:
     schema = record.get("doctor_schema")
     if schema != DOCTOR_SCHEMA:
@@ -187,14 +189,14 @@ def _finding(item: object, where: str) -> NodeFinding:
     return NodeFinding(item["code"], severity, str(item.get("message") or ""), item.get("hint"))
 
 
-def _text(data: dict, key: str) -> str:
+def _text(data: JsonObject, key: str) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value:
         raise Malformed(f"{key}: expected a non-empty string, found {value!r}")
     return value
 
 
-def _replace(report: NodeReport, **changes) -> NodeReport:
+def _replace(report: NodeReport, **changes: Any) -> NodeReport:
     return replace(report, **changes)  # a copy: a report is never changed in place
 
 
@@ -208,9 +210,9 @@ def fleet_node_record(
     status: str,
     message: str | None = None,
     hint: str | None = None,
-    doctor: dict | None = None,
-    check: dict | None = None,
-) -> dict:
+    doctor: JsonObject | None = None,
+    check: JsonObject | None = None,
+) -> JsonObject:
     return {
         "fleet_node": FLEET_NODE_SCHEMA,
         "node": node,

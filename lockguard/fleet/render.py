@@ -7,6 +7,7 @@ from lockguard.fleet import columns
 from lockguard.fleet.groups import MATCHES, FleetReport, Group
 from lockguard.fleet.nodeset import fold
 from lockguard.fleet.records import OK
+from lockguard.model.json_types import JsonObject
 
 FLEET_SCHEMA = 1
 TABLE_GROUPS = 3  # groups side by side in one drift table; more groups make more tables
@@ -87,7 +88,7 @@ def _table(groups: list[Group], differing: list[str]) -> list[str]:
     return out
 
 
-def json_data(report: FleetReport) -> dict:
+def json_data(report: FleetReport) -> JsonObject:
     return {
         "fleet_schema": FLEET_SCHEMA,
         "nodes": report.node_count,
@@ -104,7 +105,7 @@ def json_data(report: FleetReport) -> dict:
     }
 
 
-def _group_data(group: Group) -> dict:
+def _group_data(group: Group) -> JsonObject:
     first = group.nodes[0]
     return {
         "label": group.label,

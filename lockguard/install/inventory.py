@@ -155,20 +155,35 @@ def _ignorable(path: str, present: set[str]) -> bool:
 
 def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
     for dist in snap.dists:
-        bad = list(dist.outside)
-        if bad and dist.in_prefix:
-            shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-            inv.findings.append(
-                Finding(
-                    codes.RECORD_OUTSIDE_PREFIX.code,
-                    ERROR,
-                    f"the RECORD of {dist.name} {dist.version} lists paths outside the prefix: "
-                    f"{shown}",
-                    "lockguard never touches those paths; "
-                    "reinstall the package from a trusted wheel",
-                    os.path.join(dist.dist_info, "RECORD"),
-                )
+        if not dist.outside or not dist.in_prefix:
+            continue
+        # rows the scan set aside: paths out of the prefix, and rows naming a folder (`.`, `..`)
+        folders = [raw for raw in dist.outside if _names_a_folder(raw, dist.site, snap.prefix)]
+        outside = [raw for raw in dist.outside if raw not in folders]
+        what = []
+        if outside:
+            what.append(f"paths outside the prefix: {_first_three(outside)}")
+        if folders:
+            what.append(f"rows that name a folder, not a file: {_first_three(folders)}")
+        inv.findings.append(
+            codes.RECORD_OUTSIDE_PREFIX.finding(
+                f"the RECORD of {dist.name} {dist.version} lists {'; and '.join(what)}",
+                "lockguard never touches those paths; reinstall the package from a trusted wheel",
+                os.path.join(dist.dist_info, "RECORD"),
             )
+        )
+
+
+def _names_a_folder(raw: str, site: str, prefix: str) -> bool:
+    """A RECORD row inside the prefix that names the site folder or a folder above it."""
+    absolute = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(site, raw))
+    inside = absolute.startswith(prefix.rstrip(os.sep) + os.sep)
+    return inside and (raw.endswith("/") or absolute == site or site.startswith(absolute + os.sep))
+
+
+def _first_three(rows: list[str]) -> str:
+    shown = ", ".join(repr(r) for r in rows[:3])
+    return shown + (f" and {len(rows) - 3} more" if len(rows) > 3 else "")
 
 
 def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
@@ -188,9 +203,7 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
         target = snap.symlinks.get(path)
         if target is not None and not (target + os.sep).startswith(snap.prefix + os.sep):
             inv.findings.append(
-                Finding(
-                    codes.SYMLINK_OUT.code,
-                    ERROR,
+                codes.SYMLINK_OUT.finding(
                     f"{path} is a symlink out of the prefix, to {target}",
                     "lockguard moves the link into quarantine and never follows it",
                     os.path.join(snap.prefix, path),
@@ -222,9 +235,7 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
         owner = owned_tops.get(folder)
         if owner:
             inv.findings.append(
-                Finding(
-                    codes.UNOWNED_FILE.code,
-                    ERROR,
+                codes.UNOWNED_FILE.finding(
                     f"{path} is inside {owner}'s folder but not in its RECORD",
                     "left by another install or an older version; clean-install quarantines it",
                     os.path.join(snap.prefix, path),
@@ -237,9 +248,7 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
             orphans.setdefault(folder, []).append(path)
     for top, paths in sorted(orphans.items()):
         inv.findings.append(
-            Finding(
-                codes.ORPHAN_FOLDER.code,
-                ERROR,
+            codes.ORPHAN_FOLDER.finding(
                 f"{top} belongs to no installed distribution ({counted(len(paths), 'file')})",
                 "a leftover of an uninstalled package; clean-install quarantines it",
                 os.path.join(snap.prefix, top),
@@ -280,12 +289,11 @@ def _orphan_bytecode(
             )
         )
         inv.findings.append(
-            Finding(
-                codes.ORPHAN_BYTECODE.code,
-                ERROR if alone else WARNING,
+            codes.ORPHAN_BYTECODE.finding(
                 message,
                 "left by an older version or an uninstall; clean-install quarantines them",
                 os.path.join(snap.prefix, folder),
+                severity=ERROR if alone else WARNING,
             )
         )
         inv.quarantine += [
@@ -328,9 +336,7 @@ def _owned_tops(snap: PrefixSnapshot, sites: list[str]) -> dict[str, str]:
 
 def _unowned_library(snap: PrefixSnapshot, path: str, inv: Inventory) -> None:
     inv.findings.append(
-        Finding(
-            codes.UNOWNED_LIBRARY.code,
-            ERROR,
+        codes.UNOWNED_LIBRARY.finding(
             f"{path} is a shared library no package owns",
             "the loader may pick it instead of the locked one; clean-install quarantines it",
             os.path.join(snap.prefix, path),
@@ -350,13 +356,12 @@ def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
             continue
         severity = INFO if owner else WARNING
         inv.findings.append(
-            Finding(
-                codes.PTH_INJECTS.code,
-                severity,
+            codes.PTH_INJECTS.finding(
                 f"{os.path.basename(pth.path)} adds {', '.join(existing)} to sys.path"
                 + (f" (from {owner})" if owner else " (no package owns it)"),
                 "modules there shadow the locked ones; remove the .pth if it is a leftover",
                 pth.path,
+                severity=severity,
             )
         )
 
@@ -370,9 +375,7 @@ def _families(snap: PrefixSnapshot, inv: Inventory) -> None:
     if len(families) > 1:
         listed = "; ".join(f"cu{k}: {', '.join(sorted(v))}" for k, v in sorted(families.items()))
         inv.findings.append(
-            Finding(
-                codes.MIXED_CUDA_WHEELS.code,
-                ERROR,
+            codes.MIXED_CUDA_WHEELS.finding(
                 f"nvidia packages of several CUDA majors are installed ({listed})",
                 "they overwrite each other in the shared nvidia/ folder; clean-install removes "
                 "the ones the lock does not pin",
@@ -389,9 +392,7 @@ def _sonames(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> No
         if len(paths) > 1:
             listed = ", ".join(f"{p} ({owners.get(p, 'unowned')})" for p in sorted(paths))
             inv.findings.append(
-                Finding(
-                    codes.DUPLICATE_SONAME.code,
-                    ERROR,
+                codes.DUPLICATE_SONAME.finding(
                     f"{counted(len(paths), 'file')} {'has' if len(paths) == 1 else 'have'} "
                     f"the SONAME {name}: {listed}",
                     "which one loads depends on RPATH and search order; keep only the locked one",
@@ -438,9 +439,7 @@ def _cuda_link(snap: PrefixSnapshot, lock: LockView, inv: Inventory) -> None:
     match = re.search(r"cuda-(\d+\.\d+)", target)
     if match and match.group(1) != lock.cuda:
         inv.findings.append(
-            Finding(
-                codes.USR_LOCAL_CUDA.code,
-                WARNING,
+            codes.USR_LOCAL_CUDA.finding(
                 f"{link} points at {target} (CUDA {match.group(1)}); the lock's "
                 f"CUDA is {lock.cuda}",
                 "extension builds that use /usr/local/cuda will mismatch "

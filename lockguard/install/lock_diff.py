@@ -4,12 +4,14 @@ leave or change version, which are damaged or legacy .egg-info installs and rein
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from lockguard.model import codes
-from lockguard.model.finding import ERROR, WARNING, Finding
+from lockguard.model.finding import Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name, cuda_family, same_version
 from lockguard.model.prefix import InstalledDist, PrefixSnapshot
 from lockguard.model.wording import counted
@@ -54,7 +56,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
     """LG200-LG205 and LG230: the findings, the distributions that go (outgoing), what pip and the
     conda side must install."""
     diff = LockDiff()
-    copies: dict[str, list] = {}
+    copies: dict[str, list[Any]] = {}
     # a second .dist-info of a name in one folder leaves as a whole (LG206 says why); the copy
     # whose files are on disk is judged like any other
     extras = _extra_twins(snap, lock)
@@ -68,9 +70,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
         have = copies.get(name, [])
         if not have:
             diff.findings.append(
-                Finding(
-                    codes.PACKAGE_MISSING.code,
-                    ERROR,
+                codes.PACKAGE_MISSING.finding(
                     f"{name}=={version} is in the lock but not installed",
                     "run `lockguard clean-install`",
                     snap.prefix,
@@ -83,9 +83,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
             if dist in good:
                 continue
             diff.findings.append(
-                Finding(
-                    codes.OTHER_VERSION.code,
-                    ERROR,
+                codes.OTHER_VERSION.finding(
                     f"{name} {dist.version} is installed, the lock has {version}" + _legacy(dist),
                     "run `lockguard clean-install`",
                     dist.dist_info,
@@ -95,9 +93,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
         legacy = [d for d in good if d.legacy]
         for dist in legacy:
             diff.findings.append(
-                Finding(
-                    codes.LEGACY_EGG_INFO.code,
-                    WARNING,
+                codes.LEGACY_EGG_INFO.finding(
                     f"{name} {dist.version} is a legacy .egg-info install (setup.py install; "
                     f"{dist.ownership_note()}): no RECORD, so nothing can verify its files or undo "
                     "them exactly",
@@ -120,9 +116,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
             if dist.installer == "conda" or name in conda_names:
                 continue  # the conda side's
             diff.findings.append(
-                Finding(
-                    codes.NOT_IN_LOCK.code,
-                    ERROR,
+                codes.NOT_IN_LOCK.finding(
                     f"{name} {dist.version} is installed but not in the lock" + _legacy(dist),
                     "clean-install moves it into the quarantine",
                     dist.dist_info,
@@ -136,9 +130,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
             if record is None or record.version != version or (build and record.build != build):
                 installed = f"{record.version}={record.build}" if record else "nothing"
                 diff.findings.append(
-                    Finding(
-                        codes.CONDA_RECORD_DIFFERS.code,
-                        ERROR,
+                    codes.CONDA_RECORD_DIFFERS.finding(
                         f"conda {name}={version}={build} is locked, {installed} is installed",
                         "run `lockguard clean-install`",
                         os.path.join(snap.prefix, "conda-meta"),
@@ -148,7 +140,7 @@ def against_lock(snap: PrefixSnapshot, lock: LockView, changed: dict[str, list[s
     return diff
 
 
-def twins(dists) -> dict[tuple[str, str], list[InstalledDist]]:
+def twins(dists: Iterable[InstalledDist]) -> dict[tuple[str, str], list[InstalledDist]]:
     """(folder, name) -> the .dist-info of that name in that folder, where there are several."""
     groups: dict[tuple[str, str], list[InstalledDist]] = {}
     for dist in dists:
@@ -180,7 +172,7 @@ def _extra_twins(snap: PrefixSnapshot, lock: LockView) -> dict[InstalledDist, st
     return out
 
 
-def _legacy(dist) -> str:
+def _legacy(dist: InstalledDist) -> str:
     return f" (a legacy .egg-info install; {dist.ownership_note()})" if dist.legacy else ""
 
 
@@ -222,7 +214,7 @@ def _leaving(name: str, dist: InstalledDist, reason: str) -> Outgoing:
     return Outgoing(name, dist.version, dist.dist_info, reason, dist.ownership_note())
 
 
-def _damage(dist, changed: dict[str, list[str]]) -> str:
+def _damage(dist: InstalledDist, changed: dict[str, list[str]]) -> str:
     parts = []
     missing = [p for p in dist.absent if _significant(p)]
     if missing:
@@ -238,7 +230,7 @@ def _shown(paths: list[str]) -> str:
     return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
-def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
+def _damage_findings(dist: InstalledDist, changed: dict[str, list[str]]) -> list[Finding]:
     out = []
     fix = f"`lockguard clean-install` reinstalls {dist.name}=={dist.version}"
     missing = [p for p in dist.absent if _significant(p)]
@@ -255,20 +247,14 @@ def _damage_findings(dist, changed: dict[str, list[str]]) -> list[Finding]:
                 f"{_shown(list(dist.resized))}"
             )
         out.append(
-            Finding(
-                codes.RECORD_FILE_MISSING.code,
-                ERROR,
-                f"{dist.name} {dist.version}: " + "; ".join(what),
-                fix,
-                dist.dist_info,
+            codes.RECORD_FILE_MISSING.finding(
+                f"{dist.name} {dist.version}: " + "; ".join(what), fix, dist.dist_info
             )
         )
     if changed.get(dist.dist_info):
         files = changed[dist.dist_info]
         out.append(
-            Finding(
-                codes.FILE_DIFFERS.code,
-                ERROR,
+            codes.FILE_DIFFERS.finding(
                 f"{dist.name} {dist.version}: {counted(len(files), 'file')} "
                 f"{'differs' if len(files) == 1 else 'differ'} from its RECORD "
                 f"({_shown(files)})",

@@ -3,11 +3,15 @@ installs, with their hashes and the lock's index options (pip then touches nothi
 
 from __future__ import annotations
 
+from os import PathLike
+
 from lockguard.lockfiles.requirements_lock import RequirementsLock
 from lockguard.model.names import canonical_name
 
 
-def requirements_text(lock: RequirementsLock, install: list[str], *, find_links=None) -> str:
+def requirements_text(
+    lock: RequirementsLock, install: list[str], *, find_links: str | PathLike[str] | None = None
+) -> str:
     """`find_links`: a links page of the lock's files (a pylock.toml); without an index in the
     lock, pip then looks nowhere else."""
     lines = [f"--index-url {lock.index_url}"] if lock.index_url else []

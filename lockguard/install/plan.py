@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from lockguard.install.inventory import Inventory, QuarantineItem
 from lockguard.install.lock_diff import Outgoing
 from lockguard.model import codes
 from lockguard.model.finding import Finding
+from lockguard.model.json_types import JsonObject
 from lockguard.model.prefix import PrefixSnapshot, relative_path
 from lockguard.model.wording import counted, human_size
+
+# a group of stale files this small is listed file by file without -v (a folder name alone hides
+# which three files move)
+FILES_NAMED = 3
 
 # findings a clean-install fixes inside the prefix; the rest are reported only
 FIXABLE = {
@@ -81,10 +87,10 @@ class Plan:
                     )
         return out
 
-    def size_of(self, paths) -> int:
+    def size_of(self, paths: Iterable[str]) -> int:
         return sum(self.sizes.get(path, 0) for path in paths)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         moves = self.moves()
         return {
             "prefix": self.prefix,
@@ -143,7 +149,7 @@ class Plan:
             for (folder, reason), items in self._stale_groups():
                 size = human_size(self.size_of(q.path for q in items))
                 lines.append(f"    {folder}  {counted(len(items), 'file')}, {size}: {reason}")
-                if verbose:
+                if verbose or len(items) <= FILES_NAMED:
                     lines += [
                         f"      {q.path[len(folder) :]}  ({human_size(self.sizes.get(q.path, 0))})"
                         for q in items

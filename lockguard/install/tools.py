@@ -10,7 +10,7 @@ import platform
 from packaging.version import InvalidVersion, Version
 
 from lockguard.model import codes
-from lockguard.model.finding import WARNING, Finding
+from lockguard.model.finding import Finding
 from lockguard.model.names import INSTALLER_TOOLS, canonical_name
 from lockguard.model.prefix import PrefixSnapshot
 
@@ -57,9 +57,7 @@ def tool_conflicts(snap: PrefixSnapshot, locked: dict[str, str]) -> list[Finding
             except (InvalidRequirement, InvalidVersion, ValueError, TypeError):
                 continue  # a requirement lockguard cannot read is pip's problem, not a conflict
             out.append(
-                Finding(
-                    codes.KEPT_TOOL_CONFLICT.code,
-                    WARNING,
+                codes.KEPT_TOOL_CONFLICT.finding(
                     f"{dist.name} {dist.version} is kept (the lock does not pin it) and requires "
                     f"{requirement}, but the lock pins {name} {locked[name]}",
                     f"add `{dist.name}` to the intent's pip list and run `lockguard resolve`: "

@@ -5,7 +5,8 @@ SIGHUP arriving in the middle would stop Python between two renames (SIGTERM's d
 no `finally`), leaving a mix of old and new files and the temporary ones. Inside
 `with DeferredSignals():` those signals are recorded; when the block ends (committed, or rolled
 back after an error) the previous handlers come back and each recorded signal is raised again, so
-the process then stops exactly as it would have (Ctrl-C: KeyboardInterrupt; SIGTERM: killed).
+the process then stops exactly as it would have (lockguard's handlers raise Interrupted for all
+three: lockguard/interrupts.py; a block's last step may set the state line that interrupt reports).
 
 Python runs signal handlers in the main thread only; elsewhere nothing is deferred (the commit
 runs as before). A commit that hangs (a stuck network file system) cannot be interrupted by these

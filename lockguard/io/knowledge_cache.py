@@ -19,8 +19,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from lockguard import __version__
+from lockguard.io.cache.fingerprints import package_fingerprint
 from lockguard.io.cache.store import Store
-from lockguard.io.project.check_cache import package_fingerprint
 from lockguard.knowledge.loader import parse_file
 
 if TYPE_CHECKING:

@@ -1,5 +1,7 @@
 """The one subprocess runner of lockguard: pip, an environment's interpreter (its sys.path, the
-import smoke), the doctor's probe, nvcc, ldconfig, git all run through here.
+import smoke), the doctor's probe, nvcc, ldconfig, git all run through here; so do the two children
+that are not waited for here: the prefix listing (`find`, started early and collected later) and
+the detached deletion of a finished run's trash (`start_in_background`, `start_detached`).
 
 A child never runs unbounded: it gets its own process group and a deadline, and when it runs past
 the deadline, or prints more than its cap on stdout, the whole group is killed (an interpreter that
@@ -191,6 +193,42 @@ def run_bounded(
         problem,
         stopped=stopped,
     )
+
+
+def start_in_background(
+    argv: list[str], *, cwd: str, stdout_file, pass_fds: tuple[int, ...], env: dict
+) -> subprocess.Popen | None:
+    """Start a child whose output goes to files, to be collected by the caller (who waits for it,
+    and kills it if it gives up on it); None when it cannot start."""
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout_file,
+            stderr=subprocess.DEVNULL,
+            pass_fds=pass_fds,
+            env=env,
+        )
+    except OSError:
+        return None
+
+
+def start_detached(argv: list[str]) -> bool:
+    """Start a child that outlives lockguard (its own session, no standard streams); False when
+    it cannot start."""
+    try:
+        subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        return False
+    return True
 
 
 def _end(process: subprocess.Popen, grace: float) -> float:

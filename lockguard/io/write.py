@@ -40,6 +40,8 @@ def temporary_beside(path, *, mode: int = 0o666, make_folder: bool = False) -> t
                 raise
             os.makedirs(folder or ".", exist_ok=True)
             make_folder = False
+        except OSError as exc:  # a read-only folder: name the file the user asked for, not ours
+            raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
     raise FileExistsError(f"no free temporary name next to {path}")
 
 

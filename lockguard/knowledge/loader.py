@@ -7,7 +7,6 @@ A malformed row is an InputError naming the file, the line of the row, the table
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias, TypeVar
@@ -18,12 +17,8 @@ from lockguard.knowledge.components import ComponentPolicy, ComponentRelease, Co
 from lockguard.knowledge.schema import SCHEMA, Field
 from lockguard.knowledge.sdist_metadata import SdistMetadata, SdistMetadataRow
 from lockguard.knowledge.shared_files import SeparateFiles, SharedFiles, WheelFiles
+from lockguard.model import toml_read
 from lockguard.model.toml_lines import TomlLines
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10: the backport
-    import tomli as tomllib
 
 _Row = TypeVar("_Row")
 # a row's values by attribute name, checked against the schema: the keyword arguments of its
@@ -73,7 +68,7 @@ def knowledge_from_files(
 def parse_file(text: str) -> Parsed:
     """A knowledge file's TOML data and the line of each row of each array of tables. Raises
     ValueError (tomllib's TOMLDecodeError) on bad TOML."""
-    data: dict[str, object] = tomllib.loads(text)
+    data: dict[str, object] = toml_read.loads(text)
     lines = TomlLines(text)
     origins = {
         name: [lines.line_of(name, array_index=i) for i in range(len(rows))]
@@ -93,7 +88,7 @@ def _rows_of(
 ) -> dict[str, list[RowValues]]:
     try:
         data, origins = parse(name, text)
-    except ValueError as exc:  # tomllib.TOMLDecodeError
+    except ValueError as exc:  # toml_read.TOMLDecodeError
         raise InputError(f"{path} is not valid TOML: {exc}", file=str(path)) from None
     lines = _Lines(text, origins)
     out: dict[str, list[RowValues]] = {}

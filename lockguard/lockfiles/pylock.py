@@ -8,18 +8,13 @@ lockfiles/pylock_write.py writes it.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 
 from lockguard.lockfiles.headers import PinEntries
 from lockguard.lockfiles.syntax import LockSyntaxError, clip
+from lockguard.model import toml_read
 from lockguard.model.intent_parse import toml_error_line
 from lockguard.model.names import canonical_name
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10: the backport
-    import tomli as tomllib
 
 # -- reading ---------------------------------------------------------------------------------------
 
@@ -77,8 +72,8 @@ def read(text: str) -> PylockFile:
     packages array, or holds a package that is not a table with a string name and version, or the
     same package twice, is a LockSyntaxError with its line."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = toml_read.loads(text)
+    except toml_read.TOMLDecodeError as exc:
         line, detail = toml_error_line(text, str(exc))
         raise LockSyntaxError(line, f"not valid TOML: {clip(str(exc), 200)}{detail}") from None
     except RecursionError:

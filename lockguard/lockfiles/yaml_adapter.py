@@ -1,12 +1,14 @@
 """The one adapter around PyYAML: safe loading that refuses duplicate keys (PyYAML keeps the last
-one silently) and reports errors with their line, and the block-style dump lock files use."""
+one silently) and reports errors with their line, composing a document into its nodes (each with
+its line: `init --from environment.yml` cites them), and the block-style dumps lock files and
+Kubernetes manifests use. No other module imports yaml."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
 import yaml
-from yaml.nodes import MappingNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from lockguard.lockfiles.syntax import LockSyntaxError
 
@@ -69,6 +71,21 @@ def load_with_lines(text: str) -> tuple[object, dict[int, int]]:
         loader.dispose()
 
 
+def compose(text: str) -> Node | None:
+    """The node tree of the YAML document in `text` (None when it is empty): every node knows its
+    line (`node.start_mark.line`, 0-based). LockSyntaxError when it is not valid YAML."""
+    loader = _BASE(text)
+    try:
+        return loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise LockSyntaxError(mark.line + 1 if mark else None, f"not valid YAML: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise LockSyntaxError(None, f"not valid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
 def load(text: str) -> object:
     """The YAML document in `text` (see load_with_lines)."""
     return load_with_lines(text)[0]
@@ -76,3 +93,22 @@ def load(text: str) -> object:
 
 def dump(document: object) -> str:
     return yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def dump_all(documents: Iterable[object], *, width: int = 1000) -> str:
+    """Several documents, `---` between them, keys in the order given."""
+    text: str = yaml.safe_dump_all(documents, sort_keys=False, width=width)
+    return text
+
+
+__all__ = [
+    "MappingNode",
+    "Node",
+    "ScalarNode",
+    "SequenceNode",
+    "compose",
+    "dump",
+    "dump_all",
+    "load",
+    "load_with_lines",
+]

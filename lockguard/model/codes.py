@@ -132,7 +132,9 @@ LOADER_PATH_COPY = FindingCode(
 USR_LOCAL_CUDA = FindingCode(
     "LG218", WARNING, "/usr/local/cuda points at another CUDA than the lock's"
 )
-RECORD_OUTSIDE_PREFIX = FindingCode("LG219", ERROR, "a RECORD lists paths outside the prefix")
+RECORD_OUTSIDE_PREFIX = FindingCode(
+    "LG219", ERROR, "a RECORD lists paths outside the prefix, or rows that name a folder"
+)
 SYMLINK_OUT = FindingCode("LG220", ERROR, "a symlink points out of the prefix")
 KEPT_TOOL_CONFLICT = FindingCode(
     "LG221", WARNING, "a kept installer tool requires another version of a locked package"

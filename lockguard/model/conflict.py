@@ -22,10 +22,17 @@ class Unsatisfiable(LockguardError):
     kind = "unsatisfiable"
 
     def __init__(
-        self, message: str, *, conflicts: list[Conflict] | None = None, hint: str | None = None
+        self,
+        message: str,
+        *,
+        conflicts: list[Conflict] | None = None,
+        hint: str | None = None,
+        requirement: str | None = None,
     ):
         super().__init__(message, hint=hint)
         self.conflicts = list(conflicts or [])
+        # the one intent requirement (its name) to change: the command names its line
+        self.requirement = requirement
 
     def to_dict(self) -> dict[str, object]:
         data: dict[str, object] = super().to_dict()

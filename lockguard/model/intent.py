@@ -58,10 +58,11 @@ class Outputs:
 class IntentSource:
     """Where an intent was read from: `lockguard.toml`, or `[tool.lockguard]` in pyproject.
 
-    Kept as the resolved path's text (what Path.resolve() spells), which the check path reads
-    through os.path; `path` and `root` give it as a Path."""
+    Kept as the absolute path's text, its folder resolved but not the file's own name (the project
+    is the folder the intent was found in, also when the intent is a symlink), which the check
+    path reads through os.path; `path` and `root` give it as a Path."""
 
-    location: str  # absolute, resolved
+    location: str  # absolute; the folder resolved, a symlinked intent's own name kept
     in_pyproject: bool = False
 
     @cached_property
@@ -74,7 +75,7 @@ class IntentSource:
 
     @property
     def name(self) -> str:
-        """The file's name (Path.name of a resolved path)."""
+        """The file's name (lockguard.toml or pyproject.toml, a symlink's own name)."""
         return os.path.basename(self.location)
 
     @property

@@ -11,7 +11,6 @@ import difflib
 import os
 import posixpath
 import re
-import sys
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
@@ -22,6 +21,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import InputError
+from lockguard.model import toml_read
 from lockguard.model.intent import (
     DEFAULT_CHANNELS,
     DEFAULT_GLIBC,
@@ -38,11 +38,6 @@ from lockguard.model.intent import (
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10: the backport
-    import tomli as tomllib
 
 MatchSpecValidator: TypeAlias = Callable[
     [str], "str | None"
@@ -107,12 +102,22 @@ PROTECTED_FILES = {
     ".pre-commit-config.yaml",
     ".pre-commit-hooks.yaml",
 }
+# the Pythons an intent may name: 3.7 is the oldest with wheels of the CUDA stack (torch 1.13);
+# 3.14 the newest final CPython release (a typo such as "3.1" must not resolve to exit 3)
+OLDEST_PYTHON = PythonVersion(3, 7)
+NEWEST_PYTHON = PythonVersion(3, 14)
+_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 PROTECTED_FOLDERS = {".git", ".hg", ".svn", ".lockguard", ".venv", "node_modules"}
 OUTPUT_SUFFIXES = {
     "environment": (".yml", ".yaml"),
     "conda-lock": (".yml", ".yaml"),
     "requirements": (".lock", ".txt"),
 }
+
+
+def _one_of(items: list[str]) -> str:
+    """'3.10, 3.11 or 3.12'"""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
 
 
 def _q(value: str, limit: int = 80) -> str:
@@ -282,8 +287,7 @@ def deep_nesting_line(text: str) -> int | None:
 
 def parse_toml(text: str) -> dict[str, Any]:
     """The TOML document in `text`, typed as tomllib types it."""
-    document: dict[str, Any] = tomllib.loads(text)  # annotated: tomli (Python 3.10) ships no types
-    return document
+    return toml_read.loads(text)
 
 
 def name_of(path: Path | str) -> str:
@@ -302,9 +306,17 @@ def parse_intent(
     """`resolve_path(path)` gives the text of the file's resolved form, which the intent's source
     keeps (io/ resolves it; without it, the path as given)."""
     in_pyproject = name_of(path) == PYPROJECT
+    if text.startswith("\ufeff"):  # Windows editors save one; TOML parsers stop at line 1, column 1
+        raise InputError(
+            f"{path}:1 starts with a byte order mark (BOM), which TOML does not allow",
+            file=str(path),
+            line=1,
+            hint=f"save {name_of(path)} as UTF-8 without BOM, e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' "
+            f"{name_of(path)}",
+        )
     try:
         data = parse_toml(text)
-    except ValueError as exc:  # tomllib.TOMLDecodeError
+    except ValueError as exc:  # toml_read.TOMLDecodeError
         line, detail = toml_error_line(text, str(exc))
         raise InputError(
             f"{path}"
@@ -466,15 +478,7 @@ class _Reader:
 
     def intent(self, data: TomlTable, source: IntentSource) -> Intent:
         self.unknown_keys(data, TOP_KEYS)
-        python_text = self.string(data, "python", required=True)
-        try:
-            python = PythonVersion.parse(python_text)
-        except ValueError:
-            raise self.fail(
-                "python",
-                f"{_q(python_text)} is not a Python version",
-                hint='write major.minor, e.g. python = "3.11"',
-            ) from None
+        python = self.python(data)
 
         gpu, gpu_auto = self.gpu(data)
         intent = Intent(
@@ -690,6 +694,8 @@ class _Reader:
                     f"{_q(text)} is not an RFC 3339 date-time",
                     hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
                 ) from None
+            if _PLAIN_DATE.fullmatch(text):  # a day alone means its start in UTC, as uv reads it
+                value = value.replace(tzinfo=timezone.utc)
         elif isinstance(value, date) and not isinstance(value, datetime):
             value = datetime.combine(value, time(0), tzinfo=timezone.utc)
         if not isinstance(value, datetime):
@@ -728,6 +734,44 @@ class _Reader:
                 hint="use a past date-time (or remove the key)",
             )
         return value
+
+    def python(self, data: TomlTable) -> PythonVersion:
+        text = self.string(data, "python", required=True)
+        patch = re.fullmatch(r"(\d+\.\d+)\.\d+", text.strip(), re.ASCII)
+        if patch:  # a full version names a release of an interpreter; a lock targets its minor
+            raise self.fail(
+                "python",
+                f"{_q(text)} is a patch release: the intent names major.minor only",
+                hint=f'use "{patch.group(1)}"',
+            )
+        try:
+            python = PythonVersion.parse(text)
+        except ValueError:
+            raise self.fail(
+                "python",
+                f"{_q(text)} is not a Python version",
+                hint='write major.minor, e.g. python = "3.11"',
+            ) from None
+        if python < OLDEST_PYTHON:
+            # "3.1" is most often 3.1x with a digit missing
+            guesses = [f"3.{python.minor}{d}" for d in range(10)] if python.major == 3 else []
+            known = [g for g in guesses if OLDEST_PYTHON <= PythonVersion.parse(g) <= NEWEST_PYTHON]
+            raise self.fail(
+                "python",
+                f"Python {python} cannot be locked: lockguard locks Python {OLDEST_PYTHON} "
+                f"to {NEWEST_PYTHON}",
+                hint=f"did you mean {_one_of(known)}?"
+                if known
+                else f"name a Python from {OLDEST_PYTHON} on",
+            )
+        if python > NEWEST_PYTHON:
+            raise self.fail(
+                "python",
+                f"Python {python} is not released yet (the newest lockguard knows is "
+                f"{NEWEST_PYTHON})",
+                hint=f"name a Python from {OLDEST_PYTHON} to {NEWEST_PYTHON}",
+            )
+        return python
 
     def boolean(self, data: TomlTable, key: str) -> bool:
         value = data.get(key, False)

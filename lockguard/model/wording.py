@@ -11,6 +11,11 @@ def counted(number: int, singular: str, plural: str | None = None) -> str:
     return f"{number:,} {word}"
 
 
+def a_or_an(noun: str) -> str:
+    """'an environment', 'a requirements' (by the first letter: the nouns here are file kinds)."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def human_size(size: int) -> str:
     """1536 -> "1.54 KB", 5_520_000_000 -> "5.52 GB" (decimal units, as pip and `df -H` print)."""
     for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):

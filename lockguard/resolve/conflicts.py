@@ -28,7 +28,7 @@ from resolvelib.resolvers import Criterion
 from lockguard.resolve.candidates import Candidate
 from lockguard.resolve.provider import Cause, Provider
 from lockguard.resolve.requirements import PYTHON, Req, exact_version, fact
-from lockguard.resolve.why_unsatisfiable import why_none
+from lockguard.resolve.why_unsatisfiable import no_candidate, why_none
 
 CHECKED_CONFLICTS = 40  # conflicts examined for a proof (each costs a few metadata reads)
 MAX_CONFLICTS = 400  # the search gives up after this many conflicts
@@ -159,7 +159,7 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
             return None
         asked = _asked(key, reqs)
         if not options:
-            return [asked, f"no candidate of {key} satisfies them all"]
+            return [asked, no_candidate(key)]
         why = [self._dead(c, forced) for c in options]
         if all(why):
             return [asked, _every(key, options, why)]
@@ -233,11 +233,19 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
 
 
 def _asked(key: str, reqs: list[Req]) -> str:
-    parts = [
-        fact(req, req.by or (req.parent.replace("==", " ") if req.parent else "the intent"))
-        for req in reqs
-    ]
-    return "; ".join(dict.fromkeys(parts))
+    parts = list(
+        dict.fromkeys(
+            fact(req, req.by or (req.parent.replace("==", " ") if req.parent else "the intent"))
+            for req in reqs
+        )
+    )
+    # "torch 2.1.2 needs numpy" says nothing next to "torch 2.1.2 needs numpy<2 [knowledge]"
+    return "; ".join(p for p in parts if not any(_narrows(q, p) for q in parts))
+
+
+def _narrows(fact_text: str, bare: str) -> bool:
+    """Is `fact_text` the same asker's need for the same name, with a specifier `bare` lacks?"""
+    return fact_text != bare and fact_text.startswith(bare) and fact_text[len(bare)] in "<>=!~ ["
 
 
 def _allowed(reqs: list[Req]) -> str:

@@ -227,7 +227,8 @@ def _conda_side(
         raise Unsatisfiable("no conda solver is available", hint="pass --conda-from-knowledge")
     virtual = virtual_packages(knowledge, target, stack)
     options.progress(
-        f"{target.platform}: conda solve ({len(specs)} specs, {len(intent.channels)} channels)"
+        f"{target.platform}: conda solve ({counted(len(specs), 'spec')}, "
+        f"{counted(len(intent.channels), 'channel')})"
     )
     records = conda.solve(
         list(specs),

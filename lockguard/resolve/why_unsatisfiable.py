@@ -31,7 +31,8 @@ def explain_unsatisfiable(
     proof: list[str] | None = None,
 ) -> Unsatisfiable:
     lines: list[str] = list(proof or [])
-    conflicts = [Conflict(line, "proof") for line in lines]
+    # each line of a proof names its own sources (the intent, a package, a knowledge rule)
+    conflicts = [Conflict(line) for line in lines]
     names: list[str] = []
     asked: dict[str, list[Req]] = {}
     for info in causes:
@@ -67,11 +68,15 @@ def explain_unsatisfiable(
             and name != PYTHON
             and not provider.candidates_of(name, asked[name])
         ):
-            found = [str(c.version) for c in provider.candidates_of(name)][:5]
-            notes = _after_cutoff(name, asked[name], provider, target) or [
-                f"no version of {name} satisfies them all ({name} has {', '.join(found)}"
-                f"{', ...' if len(found) == 5 else ''})"
-            ]
+            notes = _after_cutoff(name, asked[name], provider, target)
+            if not notes:
+                notes = [_no_version(name, asked[name], provider)]
+                _alone_in_the_intent(name, asked[name], provider, notes[0])
+            # the proof's shorter words for the same fact
+            proof_line = no_candidate(name)
+            if proof_line in lines:
+                conflicts = [c for c in conflicts if c.fact != proof_line]
+                lines.remove(proof_line)
         for note in notes:
             if note not in lines:
                 lines.append(note)
@@ -86,6 +91,42 @@ def explain_unsatisfiable(
     _build_failure_is_the_answer(causes, provider)
     _unknown_project_is_the_answer(causes, provider)
     return Unsatisfiable("; ".join(lines), conflicts=conflicts, hint=HINT)
+
+
+def no_candidate(name: str) -> str:
+    """What a proof says when nothing meets the forced requirements of a name (the explanation
+    replaces it with the versions the index has)."""
+    return f"no candidate of {name} satisfies them all"
+
+
+def _no_version(name: str, reqs: list[Req], provider: Provider) -> str:
+    """'no version of numpy matches >=2 and <2 at once (the index has 2.4.6, 1.26.4)'."""
+    found = [str(c.version) for c in provider.candidates_of(name)][:5]
+    specifiers = [str(s) for r in reqs for s in r.specifier]
+    within = " and ".join(dict.fromkeys(specifiers)) or "allowed"
+    at_once = " at once" if len(set(specifiers)) > 1 else ""
+    return (
+        f"no version of {name} matches {within}{at_once} (the index has {', '.join(found)}"
+        f"{', ...' if len(found) == 5 else ''})"
+    )
+
+
+def _alone_in_the_intent(name: str, reqs: list[Req], provider: Provider, note: str) -> None:
+    """A requirement of the intent that no release meets, with nothing else asking for the name
+    (`transformers==99.0`): the intent's line is the one to change, not cuda or python."""
+    if not reqs or any(r.by or r.constraint_only or r.parent for r in reqs):
+        return
+    if provider.build_failures or not provider.candidates_of(name):
+        return
+    newest = max(c.version for c in provider.candidates_of(name))
+    raise Unsatisfiable(
+        note,
+        conflicts=[Conflict(fact(r, "the intent"), "intent") for r in reqs]
+        + [Conflict(note, "index")],
+        hint=f"change the requirement (the newest {name} the index has for this target is "
+        f"{newest})",
+        requirement=name,
+    )
 
 
 def _unknown_project_is_the_answer(causes: Iterable[Cause], provider: Provider) -> None:

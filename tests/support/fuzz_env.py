@@ -540,6 +540,9 @@ def _dist_file_damage(
 
 
 _RECORD_HEAD = "markupsafe/__init__.py,sha256=x,1\n"
+# rows a clean-install cannot fix (LG219: it never touches such paths): its dry run fails as
+# `check --env` does (one severity, issue 35)
+UNFIXABLE_ROWS = {"absolute-path", "dotdot-path", "dotdot-inside", "dot-path", "trailing-slash"}
 RECORD_ROWS: dict[str, tuple[bytes, frozenset]] = {
     # a RECORD path out of the prefix is a finding (LG219), never used
     "absolute-path": (b"/etc/hostname,,\n", frozenset({1})),
@@ -556,8 +559,9 @@ RECORD_ROWS: dict[str, tuple[bytes, frozenset]] = {
     "quoted-commas": (b'"markupsafe/a,b.py",,\n', frozenset({0, 1})),
     "missing-file": (b"markupsafe/gone.py,sha256=x,1\n", frozenset({1})),
     "a-folder-listed": (b"markupsafe,,\n", frozenset({0, 1})),
-    "dot-path": (b".,,\n./,,\n", frozenset({0, 1})),
-    "trailing-slash": (b"markupsafe/,,\n", frozenset({0, 1})),
+    # rows that name a folder, not a file (the site, a package folder): LG219, never "missing"
+    "dot-path": (b".,,\n./,,\n", frozenset({1})),
+    "trailing-slash": (b"markupsafe/,,\n", frozenset({1})),
     "backslashes": (b"markupsafe\\__init__.py,,\n", frozenset({0, 1})),
     "crlf": (b"markupsafe/__init__.py,,\r\nmarkupsafe/x.py,,\r\n", frozenset({0, 1})),
     "long-line": (b"markupsafe/" + b"a" * 100_000 + b".py,,\n", frozenset({0, 1})),
@@ -650,7 +654,8 @@ def dist_file_cases() -> list[EnvCase]:
                     command,
                     "venv",
                     _dist_file_damage("RECORD", "append", rows),
-                    shift(expect),
+                    # LG219 is outside what a clean-install changes: an error to it as to check
+                    expect if name in UNFIXABLE_ROWS else shift(expect),
                     names=f"{FAULTY}-{FAULTY_VERSION}.dist-info/RECORD",
                 )
             )

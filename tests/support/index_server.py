@@ -1,8 +1,8 @@
 """A local simple index on 127.0.0.1 for tests: PEP 691 JSON and PEP 503 HTML project pages,
 files with HTTP range requests, PEP 658 metadata, and switches for the failures a real index has
 (ranges refused, a 500 then success, a slow answer, a truncated body) and for a misbehaving one
-(a page or a .metadata file replaced by garbage, a connection that never answers, a body that
-trickles or never ends, a redirect loop)."""
+(a page or a .metadata file replaced by garbage, a connection that never answers, headers or a
+body that trickle, a body that never ends, a redirect loop, a catch-all mirror)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import json
 import re
 import threading
 import time
+import urllib.parse
 import zipfile
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +38,10 @@ class Faults:
     metadata_body: dict[str, bytes] = field(default_factory=dict)
     hang: set[str] = field(default_factory=set)  # accept, read the request, never answer
     trickle: set[str] = field(default_factory=set)  # headers, then a byte every 0.3 s, for ever
+    # the status line and headers themselves, a byte every trickle_head_delay s, never complete
+    trickle_head: set[str] = field(default_factory=set)
+    trickle_head_delay: float = 0.5
+    catch_all: bool = False  # 200 with an HTML page for every path it has nothing for
     endless: set[str] = field(default_factory=set)  # a body that never ends (no Content-Length)
     redirect_loop: set[str] = field(default_factory=set)  # 302 to itself
     # path prefix -> an HTTP status, every time
@@ -189,6 +194,15 @@ class LocalIndex:
                 req.send_header("Content-Length", "0")
                 req.end_headers()
                 return True
+            if matches(self.faults.trickle_head):
+                head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Pad: " + b"y" * 65536
+                for i in range(len(head)):
+                    if self._stopped.is_set():
+                        break
+                    req.wfile.write(head[i : i + 1])
+                    req.wfile.flush()
+                    self._stopped.wait(self.faults.trickle_head_delay)
+                return True
             if matches(self.faults.trickle) or matches(self.faults.endless):
                 req.send_response(200)
                 req.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
@@ -274,6 +288,7 @@ class LocalIndex:
         self._send(req, 200, body, "text/html", head=head, extra=extra)
 
     def _file(self, req, name: str, head: bool) -> None:
+        name = urllib.parse.unquote(name)  # pip asks for torch-2.1.2%2Bcu118-...whl, as PyPI serves
         if name.endswith(".metadata"):
             wheel = self.files_dir / name[: -len(".metadata")]
             meta = (
@@ -332,6 +347,9 @@ class LocalIndex:
         extra: dict | None = None,
     ) -> None:
         path = req.path.split("?", 1)[0]
+        if status == 404 and self.faults.catch_all:  # a mirror that answers every path
+            status, content_type = 200, "text/html"
+            body = b"<!DOCTYPE html><html><body><h1>Welcome to our mirror</h1></body></html>"
         truncated = path in self.faults.truncate_once
         if truncated:
             self.faults.truncate_once.discard(path)

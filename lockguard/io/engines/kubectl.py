@@ -10,8 +10,6 @@ import json
 import time
 from collections.abc import Callable
 
-import yaml
-
 from lockguard.errors import InputError
 from lockguard.fleet.k8s import (
     CONTAINER,
@@ -27,6 +25,7 @@ from lockguard.fleet.launch import kubectl_refused, kubectl_words
 from lockguard.fleet.node_protocol import NodeOutput
 from lockguard.io.engines import EngineDown, EngineRefused, require_program
 from lockguard.io.run import Finished, run_bounded
+from lockguard.lockfiles.yaml_adapter import dump_all
 
 HINT = (
     "install kubectl and point it at the cluster (KUBECONFIG), or apply "
@@ -89,7 +88,7 @@ def run(
             key="--node-selector",
             hint="`kubectl get nodes --show-labels` lists the labels to select on",
         )
-    documents = yaml.safe_dump_all(manifests(options, script), sort_keys=False)
+    documents = dump_all(manifests(options, script), width=80)
     _kubectl(kubectl, "apply", "-f", "-", stdin=documents, namespace=namespace)
     try:
         states = _wait(kubectl, options, expected, timeout)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 
+from lockguard.io.run import start_in_background
 from lockguard.model.prefix import PrefixSnapshot
 
 STATE_DIR = ".lockguard"
@@ -36,43 +36,39 @@ class FileListing:
         if self.tops and shutil.which("find"):
             relative = [t[len(self.root) + 1 :] for t in self.tops]
             links, libraries = self._links.fileno(), self._libraries.fileno()
-            try:
-                self.process = subprocess.Popen(
-                    [
-                        "find",
-                        *relative,
-                        "-name",
-                        STATE_DIR,
-                        "-prune",
-                        "-o",
-                        "-type",
-                        "l",
-                        "-fprintf",
-                        f"/dev/fd/{links}",
-                        "%p\\0",
-                        "-o",
-                        "-type",
-                        "f",
-                        "-name",
-                        "*.so*",
-                        "-fprintf",
-                        f"/dev/fd/{libraries}",
-                        "%s %p\\0",
-                        "-o",
-                        "-type",
-                        "f",
-                        "-print0",
-                    ],
-                    cwd=self.root,
-                    stdout=self._files,
-                    stderr=subprocess.DEVNULL,
-                    pass_fds=(links, libraries),
-                    # byte-wise -name matching: a third faster than in a UTF-8 locale, and every
-                    # name with ".so" in it counts as a library, valid UTF-8 or not
-                    env={**os.environ, "LC_ALL": "C"},
-                )
-            except OSError:
-                self.process = None
+            self.process = start_in_background(
+                [
+                    "find",
+                    *relative,
+                    "-name",
+                    STATE_DIR,
+                    "-prune",
+                    "-o",
+                    "-type",
+                    "l",
+                    "-fprintf",
+                    f"/dev/fd/{links}",
+                    "%p\\0",
+                    "-o",
+                    "-type",
+                    "f",
+                    "-name",
+                    "*.so*",
+                    "-fprintf",
+                    f"/dev/fd/{libraries}",
+                    "%s %p\\0",
+                    "-o",
+                    "-type",
+                    "f",
+                    "-print0",
+                ],
+                cwd=self.root,
+                stdout_file=self._files,
+                pass_fds=(links, libraries),
+                # byte-wise -name matching: a third faster than in a UTF-8 locale, and every
+                # name with ".so" in it counts as a library, valid UTF-8 or not
+                env={**os.environ, "LC_ALL": "C"},
+            )
         self.sizes: dict[str, int] = {}  # shared libraries (*.so*) -> size: find stats them anyway
         self.libraries: list[str] | None = None  # the regular *.so* files, where find listed them
 

@@ -520,7 +520,10 @@ def _records(
             if inside_site and _plain(raw):
                 continue
             absolute = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(site, raw))
-            if absolute.startswith(root_s + os.sep):
+            # `.`, `..`, `lib/` name a folder (the site itself, one above it), never a file: an
+            # invalid row (LG219), not a file found missing
+            folder = raw.endswith("/") or absolute == site or site.startswith(absolute + os.sep)
+            if absolute.startswith(root_s + os.sep) and not folder:
                 inside.append(absolute[len(root_s) + 1 :])
             else:
                 outside.append(raw)
@@ -555,9 +558,11 @@ def _lines_with(text: str, needle: str) -> list[str]:
 def _odd(text: str) -> bool:
     """Whether any name of a RECORD text may need normalizing (substring tests run at C speed)."""
     return (
-        text.startswith(("/", ".,"))
+        text.startswith(("/", ".,", "..,"))
         or "\n/" in text
         or "\n.," in text
+        or "\n..," in text
+        or "/..," in text
         or "./" in text
         or "\\" in text
         or "//" in text
@@ -573,8 +578,8 @@ def _plain(name: str) -> bool:
         and "./" not in name
         and "\\" not in name
         and "//" not in name
-        and not name.endswith(("/", "/."))
-        and name != "."
+        and not name.endswith(("/", "/.", "/.."))
+        and name not in (".", "..")
     )
 
 

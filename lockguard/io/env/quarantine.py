@@ -476,6 +476,13 @@ class Quarantine:
                 restored.add(event["path"])
         return [p for p in moved if p not in restored]
 
+    def files_back(self) -> tuple[int, int]:
+        """(how many of the manifest's files are out of files/: never moved or put back, all of
+        them): how far an undo got."""
+        entries = self.manifest()["entries"]
+        waiting = sum(1 for e in entries if os.path.lexists(self.files / e["path"]))
+        return len(entries) - waiting, len(entries)
+
     def finish(self) -> None:
         self.log(event="done")
 

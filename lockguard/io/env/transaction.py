@@ -26,7 +26,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from lockguard.io.env.quarantine import (
     safe_relative,
 )
 from lockguard.io.read import MIB, read_env_text
+from lockguard.io.run import start_detached
 from lockguard.io.state_paths import is_folder
 from lockguard.io.write import write_atomic
 from lockguard.model.names import canonical_name
@@ -442,16 +442,7 @@ def delete_later(folder: Path) -> None:
     if not folder.exists():
         return
     code = "import os, shutil, sys; os.nice(10); shutil.rmtree(sys.argv[1], ignore_errors=True)"
-    try:
-        subprocess.Popen(
-            [sys.executable, "-c", code, str(folder)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
-    except OSError:
+    if not start_detached([sys.executable, "-c", code, str(folder)]):
         shutil.rmtree(folder, ignore_errors=True)
 
 

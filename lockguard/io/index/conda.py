@@ -14,6 +14,8 @@ from lockguard.errors import InstallFailed, SourceUnreachable
 from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.lock import CondaRecord
 
+CONDA_REQUEST_FACTOR = 4  # a channel request may take this many deadlines (_channel_client)
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
@@ -54,7 +56,9 @@ class RattlerSolver:
             config = rattler.SourceConfig(
                 cache_action="force-cache-only" if self.offline else "cache-or-fetch"
             )
-            self._gateway = rattler.Gateway(cache_dir=self.cache_dir, default_config=config)
+            self._gateway = rattler.Gateway(
+                cache_dir=self.cache_dir, default_config=config, client=_channel_client()
+            )
         return self._gateway
 
     def solve(
@@ -106,7 +110,7 @@ class RattlerSolver:
         except (GatewayError, FetchRepoDataError) as exc:
             raise SourceUnreachable(
                 f"cannot read conda channel(s) {', '.join(channels)} for {platform}: "
-                f"{_first_line(exc)}",
+                f"{_first_and_cause(exc)}",
                 url=channels[0] if channels else None,
                 hint="check the channel names or the network; where the channels are out of reach, "
                 "`lockguard resolve --conda-from-knowledge` (or conda-from-knowledge = true in "
@@ -157,6 +161,20 @@ class RattlerSolver:
         return preferred
 
 
+def _channel_client() -> rattler.Client:
+    """rattler's client for channel requests, with a bound on each: without one a channel that
+    trickles its headers held the resolve for ever (issue 30). rattler takes one total limit per
+    request (reqwest's), not io/index/http.py's rule, so the limit leaves room for conda-forge's
+    whole repodata at MIN_RATE (CONDA_REQUEST_FACTOR times the deadline: 4 minutes, 60 MB at
+    256 kB/s); a request past it is tried once more, as a timeout is there."""
+    import rattler
+
+    from lockguard.io.index.http import DEADLINE_FACTOR, request_timeout
+
+    limit = max(1, round(request_timeout() * DEADLINE_FACTOR * CONDA_REQUEST_FACTOR))
+    return rattler.Client.default_client(max_retries=1, timeout=limit)
+
+
 def _virtual(name: str, value: str):
     import rattler
 
@@ -186,6 +204,14 @@ def _record(r) -> CondaRecord:
         build_number=r.build_number,
         noarch=noarch_kind,
     )
+
+
+def _first_and_cause(exc: Exception) -> str:
+    """rattler's first line and, where it gives one, its innermost cause ("operation timed out")."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    causes = [line.removeprefix("Caused by:").strip() for line in lines[1:] if "Caused by" in line]
+    first = _first_line(exc)
+    return f"{first} ({causes[-1]})" if causes and causes[-1] not in first else first
 
 
 def _first_line(exc: Exception) -> str:

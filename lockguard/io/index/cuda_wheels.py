@@ -4,6 +4,7 @@ CUDA wheel (range requests, as METADATA is read: never a whole wheel)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -83,9 +84,14 @@ def _wheels_by_version(files: list[DistFile]) -> dict[Version, DistFile]:
 
 
 def _metadata(client: HttpClient, file: DistFile) -> bytes:
+    # the advertised .metadata only (io/index/metadata.py says why), and only when its sha256
+    # holds; else the wheel's own
     if file.metadata:
         answer = client.get(file.url + ".metadata")
-        if answer.status == 200:
+        digest = file.metadata.get("sha256") if isinstance(file.metadata, dict) else None
+        if answer.status == 200 and (
+            not digest or hashlib.sha256(answer.content).hexdigest() == str(digest).lower()
+        ):
             return answer.content
     raw, _refused = read_wheel_metadata(client, file.url)
     return raw

@@ -9,6 +9,19 @@ connected to at all is not asked again in this session, so an unreachable PyTorc
 failure, not one per variant page. `bytes_fetched` counts body bytes so benchmarks can report what a
 resolve downloaded.
 
+The answer's head (connect, TLS, the status line and headers, redirects) must be complete within
+the timeout of the request's start, whatever trickles in meanwhile: httpx's timeouts are per socket
+operation, so a server sending one header byte every 2 s never trips them (issue 30: a resolve ran
+past 420 s). httpx has no public way to interrupt a request from another thread before it has a
+response, so the head is awaited in a short-lived daemon thread (`_head`) while the caller waits on
+the clock; a late head is given up (that thread closes the answer if it ever comes, and counts as
+in flight until then: the note below). The body is read in the caller's thread, where each chunk
+is checked against the deadline (a read that waits longer than the timeout fails by itself). Only
+public httpx API is used (`build_request`, `send(stream=True)`, the `trace` request extension, which
+tells a head given up while its connection was still being made: that host is out of reach). A
+custom transport was not simpler: httpx's transport blocks in the same place, and wrapping
+httpcore's network layer would mean re-implementing httpx's transport (proxies, errors).
+
 `close()` never closes a connection a request is still reading from: fetch threads (prefetches
 nobody waits for any more) may still be in `get` when a resolve ends, and a socket closed under
 them frees its descriptor number while OpenSSL in that thread goes on reading "its" socket, now
@@ -44,6 +57,16 @@ MAX_BODY = 256 * 1024 * 1024  # the largest answer read by default (pages, sdist
 MAX_REDIRECTS = 10
 
 
+class AnswerTooLarge(SourceUnreachable):
+    """An answer larger than the caller's limit (not read past it): the file is broken, the index
+    answered."""
+
+
+def request_timeout() -> float:
+    """Seconds a request waits for an answer: LOCKGUARD_HTTP_TIMEOUT, else DEFAULT_TIMEOUT."""
+    return float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
+
+
 @dataclass
 class Response:
     url: str
@@ -67,13 +90,40 @@ class _Closed(Exception):
     pass
 
 
+class _NoHead(Exception):
+    """The status line and headers did not all arrive within the timeout; `connecting`: the
+    connection (TCP, TLS) itself was not made by then, which says the host is out of reach."""
+
+    def __init__(self, connecting: bool) -> None:
+        super().__init__()
+        self.connecting = connecting
+
+
+class _HeadSlot:
+    """The hand-over between a request's head thread and the caller waiting for it."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.answer: httpx.Response | None = None
+        self.error: BaseException | None = None
+        self.abandoned = False  # the caller stopped waiting: a late answer is closed unread
+        self.connecting = False  # between the start and the end of a TCP connect or TLS handshake
+
+    def trace(self, event: str, _info: dict) -> None:
+        """httpx's `trace` request extension: where the request is (a connection being made, or
+        not), for telling a host out of reach from one that is slow to answer."""
+        if event.endswith(("connect_tcp.started", "start_tls.started")):
+            self.connecting = True
+        elif event.endswith(("connect_tcp.complete", "start_tls.complete")):
+            self.connecting = False
+
+
 class HttpClient:
     def __init__(
         self, *, timeout: float | None = None, retries: int = 3, backoff: float | None = None
     ) -> None:
-        self.timeout = (
-            timeout if timeout is not None else float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
-        )
+        self.timeout = timeout if timeout is not None else request_timeout()
         self.deadline = self.timeout * DEADLINE_FACTOR
         self.retries = retries
         self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
@@ -177,9 +227,12 @@ class HttpClient:
                 time.sleep(self.backoff * (2 ** (attempt - 1)))
             try:
                 answer, body = self._once(client, url, headers, max_bytes)
-            except (_TooSlow, httpx.TimeoutException) as exc:
+            except (_TooSlow, _NoHead, httpx.TimeoutException) as exc:
                 timeouts += 1
-                unreachable = isinstance(exc, httpx.ConnectTimeout)
+                # no connection at all, not a slow answer: the host is out of reach
+                unreachable = isinstance(exc, httpx.ConnectTimeout) or (
+                    isinstance(exc, _NoHead) and exc.connecting
+                )
                 last_error = (
                     f"no complete answer within {self.deadline:.0f} s (it came slower than "
                     f"{MIN_RATE // 1024} kB/s)"
@@ -191,7 +244,7 @@ class HttpClient:
                     break
                 continue
             except _TooLarge:
-                raise SourceUnreachable(
+                raise AnswerTooLarge(
                     f"{url}: the answer is larger than {max_bytes // 2**20} MB; lockguard stopped "
                     "reading it",
                     url=url,
@@ -199,7 +252,8 @@ class HttpClient:
                 ) from None
             except httpx.TooManyRedirects:
                 raise SourceUnreachable(
-                    f"{url}: more than {MAX_REDIRECTS} redirects (a redirect loop)",
+                    f"{url}: more than {MAX_REDIRECTS} redirects (a loop, or a longer chain than "
+                    "lockguard follows)",
                     url=url,
                     hint="check the index URL in the intent",
                 ) from None
@@ -230,7 +284,8 @@ class HttpClient:
 
     def _once(self, client, url: str, headers: dict[str, str] | None, max_bytes: int):
         started = time.monotonic()
-        with client.stream("GET", url, headers=headers) as answer:
+        answer = self._head(client, url, headers, started)
+        try:
             declared = answer.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > max_bytes:
                 raise _TooLarge()
@@ -245,6 +300,60 @@ class HttpClient:
                     raise _TooSlow()
                 chunks.append(chunk)
             return answer, b"".join(chunks)
+        finally:
+            answer.close()
+
+    def _head(
+        self, client, url: str, headers: dict[str, str] | None, started: float
+    ) -> httpx.Response:
+        """The answer with its status line and headers, once they have all arrived, within the
+        timeout of `started` (the module's note says why in another thread); _NoHead if not."""
+        slot = _HeadSlot()
+        request = client.build_request(
+            "GET", url, headers=headers, extensions={"trace": slot.trace}
+        )
+        with self._lock:
+            self._in_flight += 1  # the head thread's own: the pool stays open while it reads
+        thread = threading.Thread(
+            target=self._send, args=(client, request, slot), name="lockguard-http", daemon=True
+        )
+        thread.start()
+        try:
+            slot.done.wait(max(0.0, self.timeout - (time.monotonic() - started)))
+        except BaseException:  # Ctrl-C while waiting: the answer, now or later, is closed unread
+            with slot.lock:
+                slot.abandoned = True
+                answer, slot.answer = slot.answer, None
+            if answer is not None:
+                answer.close()
+            raise
+        with slot.lock:
+            answer, error = slot.answer, slot.error
+            slot.abandoned = answer is None and error is None
+        if error is not None:
+            raise error
+        if answer is None:
+            raise _NoHead(slot.connecting)
+        return answer
+
+    def _send(self, client, request: httpx.Request, slot: _HeadSlot) -> None:
+        """The head thread: sends the request and hands over the answer, or closes it when the
+        caller has given up on it."""
+        try:
+            answer = client.send(request, stream=True)
+        except BaseException as exc:  # handed to the caller, who raises it as its own
+            with slot.lock:
+                slot.error = exc
+        else:
+            with slot.lock:
+                late = slot.abandoned
+                if not late:
+                    slot.answer = answer
+            if late:
+                answer.close()
+        finally:
+            slot.done.set()
+            self._request_ended()
 
     def _hint(self) -> str:
         return (

@@ -11,10 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-import threading
 import zipfile
 from pathlib import Path
-from typing import overload
 from urllib.parse import unquote, urlparse
 
 from lockguard.errors import SourceUnreachable
@@ -156,31 +154,16 @@ def read_wheel_record(client: HttpClient, url: str) -> tuple[str, ...]:
     return tuple(row[0] for row in csv.reader(text.splitlines()) if row and row[0])
 
 
-@overload
 def read_wheel_metadata(
-    client: HttpClient, url: str, tail: Response | None = None, cancelled: None = None
-) -> tuple[bytes, bool]: ...
-@overload
-def read_wheel_metadata(
-    client: HttpClient, url: str, tail: Response | None, cancelled: threading.Event
-) -> tuple[bytes, bool] | None: ...
-def read_wheel_metadata(
-    client: HttpClient,
-    url: str,
-    tail: Response | None = None,
-    cancelled: threading.Event | None = None,
-) -> tuple[bytes, bool] | None:
+    client: HttpClient, url: str, tail: Response | None = None
+) -> tuple[bytes, bool]:
     """The METADATA bytes of the wheel at `url`, and whether the server refused ranges.
-    `tail`: the answer of `fetch_tail` when the caller started it already. `cancelled`: an Event;
-    when it is set once the tail has arrived, the zip is not parsed and None is returned (another
-    way to the metadata won: parsing torch's directory of thousands of files would be wasted)."""
+    `tail`: the answer of `fetch_tail` when the caller started it already."""
     try:
         if url.startswith("file://"):
             with zipfile.ZipFile(Path(unquote(urlparse(url).path))) as archive:
                 return _metadata_from_zip(archive), False
         remote = _RangeFile(client, url.split("#", 1)[0], tail)
-        if cancelled is not None and cancelled.is_set():
-            return None
         with zipfile.ZipFile(remote) as archive:
             return _metadata_from_zip(archive), remote.ranges_refused
     except (zipfile.BadZipFile, MetadataNotFound, OSError, ValueError, EOFError) as exc:

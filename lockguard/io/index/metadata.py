@@ -2,28 +2,26 @@
 
 Order: `dependency-metadata` overrides (no fetch), for an sdist the knowledge's metadata of its
 version (constraints/sdist_metadata.toml: no fetch, no build), the cache (by the file's sha256),
-PEP 658 metadata (advertised, or the `<file>.metadata` URL tried directly), HTTP range requests into
-the wheel, an sdist's static metadata (PKG-INFO of Metadata-Version >= 2.2 whose Requires-Dist is
-not Dynamic, or pyproject.toml's static [project] table: io/index/sdist_static.py), and last a
-PEP 517 `prepare_metadata_for_build_wheel` in an isolated build environment. A build that failed is
-remembered (io/index/failed_builds.py) and not tried again until --refresh.
+PEP 658 metadata (only where the index page advertises it, as pip and uv do), HTTP range
+requests into the wheel, an sdist's static metadata (PKG-INFO of Metadata-Version >= 2.2 whose
+Requires-Dist is not Dynamic, or pyproject.toml's static [project] table: io/index/sdist_static.py),
+and last a PEP 517 `prepare_metadata_for_build_wheel` in an isolated build environment, one per set
+of build requirements per run (io/index/build_env.py). A build that failed is remembered
+(io/index/failed_builds.py) and not tried again until --refresh.
+
+A `.metadata` file is a shortcut, never the only word: one that is missing, larger than 4 MB,
+fails the sha256 the page gives, or is not this version's METADATA is set aside with a warning and
+the wheel's own METADATA is read instead (which is then held to the same checks). An unadvertised
+`<file>.metadata` is never asked for: a catch-all mirror answers 200 with an HTML page for any
+path, and racing that answer against the range read made the same resolve pass or fail at random
+(issue 30).
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
-import os
-import subprocess
-import tarfile
-import tempfile
-import threading
-import warnings
-import zipfile
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, wait
 from email.parser import HeaderParser
-from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -31,16 +29,16 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import BuildFailed, SourceUnreachable
+from lockguard.io.index.build_env import BUILD_HINT as _BUILD_HINT
+from lockguard.io.index.build_env import BuildEnvironments, BuildPreferences
 from lockguard.io.index.cache import Cache
-from lockguard.io.index.http import HttpClient
+from lockguard.io.index.http import AnswerTooLarge, HttpClient
 from lockguard.io.index.lazy_wheel import read_wheel_metadata
 from lockguard.io.index.sdist_static import static_metadata
-from lockguard.io.index.workers import DaemonPool
 from lockguard.model.dist import DistFile, DistMetadata
 
 # the largest METADATA lockguard reads (PyPI's biggest are ~1 MB)
 MAX_METADATA_BYTES = 4 * 1024 * 1024
-BUILD_TIMEOUT = 180.0  # seconds one sdist metadata build may take
 
 
 def parse_metadata(raw: bytes, how: str) -> DistMetadata:
@@ -102,13 +100,19 @@ class MetadataFetcher:
         overrides: dict[tuple[str, str], bytes] | None = None,
         warn: Callable[[str], None] = lambda _m: None,
         failed_builds=None,
-        on_build: Callable[[str, str], None] = lambda _event, _filename: None,
+        on_build: Callable[[str, str, str], None] = lambda _event, _filename, _detail: None,
         known: Callable[[str, str], bytes | None] | None = None,
+        builds: BuildEnvironments | None = None,
+        build_preferences: BuildPreferences = BuildPreferences(),  # noqa: B008 (frozen)
     ) -> None:
+        # the run's shared build environments (io/index/build_env.py) and what they prefer
+        self.builds = builds
+        self.build_preferences = build_preferences
         # (name, version) -> core metadata lockguard's knowledge gives an sdist of it
         self.known = known
         self.failed_builds = failed_builds  # io/index/failed_builds.FailedBuilds, or None: no memo
-        # ("start" | "end", sdist file name): builds take long, progress says so
+        # (event, sdist file name, detail): "start", the build's phases ("env", "install",
+        # "prepare"), then "end" or "failed"; builds take long, progress says so
         self.on_build = on_build
         self.http = http
         self.cache = cache
@@ -119,12 +123,7 @@ class MetadataFetcher:
         self.warn = warn
         self.counts: dict[str, int] = {}
 
-    def fetch(
-        self, name: str, version: str, file: DistFile, *, try_unadvertised: bool = True
-    ) -> DistMetadata:
-        """`try_unadvertised`: ask for `<file>.metadata` even when the page does not advertise it
-        (a mirror that serves PEP 658 files without saying so); pointless when the page advertises
-        metadata for other files but not this one."""
+    def fetch(self, name: str, version: str, file: DistFile) -> DistMetadata:
         override = self.overrides.get((canonicalize_name(name), str(Version(version).public)))
         if override is not None:
             return self._count(parse_metadata(override, "override"))
@@ -151,7 +150,7 @@ class MetadataFetcher:
                 url=file.url,
                 hint="run once without --offline to fill the cache",
             )
-        raw, how = self._fetch(file, try_unadvertised, version)
+        raw, how = self._fetch(file, name, str(Version(version)))
         if len(raw) > MAX_METADATA_BYTES:
             raise SourceUnreachable(
                 f"the METADATA of {file.filename} is {len(raw) / 1e6:.1f} MB, more than "
@@ -185,46 +184,14 @@ class MetadataFetcher:
         self.counts[metadata.how] = self.counts.get(metadata.how, 0) + 1
         return metadata
 
-    def _fetch(
-        self, file: DistFile, try_unadvertised: bool, version: str = ""
-    ) -> tuple[bytes, str]:
-        if file.is_wheel:
-            if file.metadata:
-                raw = self._pep658(file)
-                if raw is not None:
-                    return raw, "pep658"
-            elif try_unadvertised and not file.url.startswith("file://"):
-                return self._race(file)
-            raw, refused = read_wheel_metadata(self.http, file.url)
-            if refused:
-                self.warn(
-                    f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
-                    f"{file.filename} to read its METADATA"
-                )
-                return raw, "download"
-            return raw, "range"
-        return self._sdist(file, version)
-
-    def _race(self, file: DistFile) -> tuple[bytes, str]:
-        """An unadvertised `.metadata` against range requests, both at once: a mirror may serve
-        the file, but its 404 can take longer than the range reads that replace it (and a
-        dependency chain waits on each). When the probe wins, the range read stops before it
-        parses the zip's directory (torch's lists thousands of files)."""
-        side = _side_requests()
-        won = threading.Event()
-        probe = side.submit(self._pep658, file)
-        ranged = side.submit(read_wheel_metadata, self.http, file.url, None, won)
-        done, _pending = wait([probe, ranged], return_when=FIRST_COMPLETED)
-        if probe not in done and ranged.exception() is not None:
-            wait([probe])  # the range read failed: the probe may still have the metadata
-            done = {probe}
-        if probe in done and probe.exception() is None and probe.result() is not None:
-            won.set()
-            return probe.result(), "pep658"
-        return self._ranged(file, ranged.result())
-
-    def _ranged(self, file: DistFile, answer: tuple[bytes, bool]) -> tuple[bytes, str]:
-        raw, refused = answer
+    def _fetch(self, file: DistFile, name: str, version: str) -> tuple[bytes, str]:
+        if not file.is_wheel:
+            return self._sdist(file, version)
+        if file.metadata:  # advertised (PEP 658/714): the shortcut, when it holds up
+            raw = self._pep658(file, name, version)
+            if raw is not None:
+                return raw, "pep658"
+        raw, refused = read_wheel_metadata(self.http, file.url)
         if refused:
             self.warn(
                 f"{file.url.split('/')[2]} refused HTTP range requests: downloaded all of "
@@ -233,20 +200,35 @@ class MetadataFetcher:
             return raw, "download"
         return raw, "range"
 
-    def _pep658(self, file: DistFile) -> bytes | None:
+    def _pep658(self, file: DistFile, name: str, version: str) -> bytes | None:
+        """The advertised `.metadata` of a wheel, or None when it does not hold up (the caller
+        reads the wheel instead). A timeout or a lost connection is raised: the index is not
+        answering, and its wheels would not come either."""
         if file.url.startswith("file://"):
             return None
-        answer = self.http.get(file.url + ".metadata", max_bytes=MAX_METADATA_BYTES)
-        if answer.status != 200:
-            return None  # not advertised and not served: fall back to range requests
-        expected = _advertised_sha256(file)
-        if expected and hashlib.sha256(answer.content).hexdigest() != expected:
-            self.warn(
-                f"{file.filename}.metadata does not match its advertised sha256; "
-                "reading the wheel instead"
-            )
-            return None
-        return answer.content
+        url = file.url.split("#", 1)[0] + ".metadata"
+        try:
+            answer = self.http.get(url, max_bytes=MAX_METADATA_BYTES)
+        except AnswerTooLarge:
+            answer = None
+        problem = None
+        if answer is None:
+            problem = f"it is larger than {MAX_METADATA_BYTES // 2**20} MB"
+        elif answer.status != 200:
+            problem = f"HTTP {answer.status}"
+        else:
+            expected = _advertised_sha256(file)
+            if expected and hashlib.sha256(answer.content).hexdigest() != expected:
+                problem = "it does not match its advertised sha256"
+            else:
+                problem = metadata_problem(parse_metadata(answer.content, "pep658"), name, version)
+        if problem is None and answer is not None:
+            return answer.content
+        self.warn(
+            f"{file.filename}.metadata, which the index advertises, is unusable ({problem}); "
+            "reading the wheel's own METADATA instead"
+        )
+        return None
 
     def _sdist(self, file: DistFile, version: str) -> tuple[bytes, str]:
         remembered = (
@@ -269,25 +251,23 @@ class MetadataFetcher:
         static = static_metadata(file.filename, version, archive)
         if static is not None:
             return static
-        self.on_build("start", file.filename)
+        return self._build(file, archive), "pep517"
+
+    def _build(self, file: DistFile, archive: bytes) -> bytes:
+        if self.builds is None:
+            self.builds = BuildEnvironments(())
+        self.on_build("start", file.filename, "")
         try:
-            return _prepare_metadata(file.filename, archive), "pep517"
+            built = self.builds.prepare_metadata(
+                file.filename, archive, prefer=self.build_preferences, on_build=self.on_build
+            )
         except BuildFailed as failure:
+            self.on_build("failed", file.filename, failure.message)
             if self.failed_builds and file.sha256 and failure.lasting:
                 self.failed_builds.remember(file.sha256, failure.message)
             raise
-        finally:
-            self.on_build("end", file.filename)
-
-
-_SIDE: DaemonPool | None = None
-
-
-def _side_requests() -> DaemonPool:
-    global _SIDE
-    if _SIDE is None:
-        _SIDE = DaemonPool(32, "lockguard-side")
-    return _SIDE
+        self.on_build("end", file.filename, "")
+        return built
 
 
 def _advertised_sha256(file: DistFile) -> str | None:
@@ -309,100 +289,3 @@ def _how(how: str) -> str:
         "pyproject": "the sdist's pyproject.toml",
         "pep517": "built from the sdist",
     }.get(how, how)
-
-
-def _prepare_metadata(filename: str, archive: bytes) -> bytes:
-    """PEP 517 prepare_metadata_for_build_wheel in an isolated build environment, quietly (the
-    backend's output is kept for the error message) and within BUILD_TIMEOUT seconds."""
-    # the PEP 517 build machinery, heavy, only for an sdist without static metadata
-    from build import BuildBackendException, BuildException, ProjectBuilder
-    from build.env import DefaultIsolatedEnv
-    from pyproject_hooks import BuildBackendWarning
-
-    # the backend's warnings (setuptools' license classifiers...) are re-raised here; a resolve
-    # that reads an sdist's metadata must not print them
-    warnings.filterwarnings("ignore", category=BuildBackendWarning)
-    output: list[str] = []
-
-    def runner(cmd, cwd=None, extra_environ=None):
-        env = {**os.environ, **(extra_environ or {})}
-        try:
-            done = subprocess.run(
-                cmd,
-                cwd=cwd,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                timeout=BUILD_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            output.append(f"timed out after {BUILD_TIMEOUT:.0f} s")
-            raise
-        output[:] = done.stdout.decode("utf-8", "replace").splitlines()
-        done.check_returncode()
-
-    with tempfile.TemporaryDirectory(prefix="lockguard-sdist-") as tmp:
-        root = Path(tmp) / "src"
-        root.mkdir()
-        try:
-            if filename.endswith(".zip"):
-                with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
-                    zipped.extractall(root)
-            else:
-                with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tarred:
-                    tarred.extractall(root, filter="data")
-        except (zipfile.BadZipFile, tarfile.TarError, OSError) as exc:
-            raise _build_failed(
-                filename, f"the archive cannot be unpacked ({exc})", lasting=True
-            ) from None
-        tops = [p for p in root.iterdir() if p.is_dir()]
-        source = tops[0] if len(tops) == 1 else root
-        # what failed decides whether the failure lasts: the sdist's own project and backend fail
-        # the same way next time; installing build requirements (the network) or a timeout may not
-        stage = "project"
-        try:
-            with DefaultIsolatedEnv() as env:
-                builder = ProjectBuilder.from_isolated_env(env, source, runner=runner)
-                stage = "install"
-                env.install(builder.build_system_requires)
-                stage = "backend"
-                requires = builder.get_requires_for_build("wheel")
-                stage = "install"
-                env.install(requires)
-                stage = "backend"
-                info = Path(builder.metadata_path(Path(tmp) / "out"))
-                return (info / "METADATA").read_bytes()
-        except (
-            BuildException,
-            BuildBackendException,
-            subprocess.SubprocessError,
-            OSError,
-            Exception,
-        ) as exc:
-            last = next((line.strip() for line in reversed(output) if line.strip()), "")
-            reason = (
-                f"{type(exc).__name__}: "
-                f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
-            )
-            timed_out = any(line.startswith("timed out after") for line in output)
-            raise _build_failed(
-                filename,
-                reason + (f"; the build said: {last[:200]}" if last else ""),
-                lasting=stage in ("project", "backend") and not timed_out,
-            ) from None
-
-
-_BUILD_HINT = (
-    "sdists whose build imports torch need static metadata: add a [[dependency-metadata]] entry "
-    "(name, version, requires-dist) to the intent"
-)
-
-
-def _build_failed(filename: str, reason: str, *, lasting: bool = False) -> BuildFailed:
-    return BuildFailed(
-        f"cannot read the metadata of {filename}: its build failed ({reason})",
-        filename=filename,
-        hint=_BUILD_HINT,
-        lasting=lasting,
-    )

@@ -36,7 +36,6 @@ class IndexPackageSource:
         self._pool = DaemonPool(workers, "lockguard-fetch")
         self._metadata: dict[str, Future] = {}
         self._pages: dict[str, Future] = {}
-        self._advertises: dict[str, bool] = {}  # file url -> its page advertises PEP 658 metadata
         self._jobs: dict[
             Future, tuple
         ] = {}  # a metadata future not started yet -> its fetch's arguments
@@ -68,19 +67,12 @@ class IndexPackageSource:
     def _load_projects(self, name: str) -> list[Project]:
         # the index serializes per name; it never waits on the pool
         pages = self.index.projects(name)
-        for page in pages:
-            advertises = any(f.metadata for f in page.files)
-            for file in page.files:
-                self._advertises[file.url] = advertises
         return [Project(p.name, p.index_url, p.files) for p in pages]
 
     def index_project(self, name: str, index_url: str) -> Project | None:
         page = self.index.variant_page(name, index_url)
         if page is None:
             return None
-        advertises = any(f.metadata for f in page.files)
-        for file in page.files:
-            self._advertises[file.url] = advertises
         return Project(page.name, page.index_url, page.files)
 
     def metadata(self, name: str, version: str, file: DistFile) -> DistMetadata:
@@ -148,23 +140,18 @@ class IndexPackageSource:
             if future is not None:
                 return future
             future = self._metadata[file.url] = Future()
-            # a mirror may serve PEP 658 files without advertising them (this is tried);
-            # a page that advertises metadata for some files has none for the others
-            try_unadvertised = not self._advertises.get(file.url, False)
-            self._jobs[future] = (name, version, file, try_unadvertised)
+            self._jobs[future] = (name, version, file)
         # outside the lock (the resolver's thread waits on it): the submit may start a thread, and
         # a future that is already done runs its callback right here
         if self.speculator is not None:
             future.add_done_callback(self._speculate_dependencies)
         if inline:
-            self._fetch_into(future, name, version, file, try_unadvertised)
+            self._fetch_into(future, name, version, file)
         else:
-            self._pool.submit(self._fetch_into, future, name, version, file, try_unadvertised)
+            self._pool.submit(self._fetch_into, future, name, version, file)
         return future
 
-    def _fetch_into(
-        self, future: Future, name: str, version: str, file: DistFile, try_unadvertised: bool
-    ) -> None:
+    def _fetch_into(self, future: Future, name: str, version: str, file: DistFile) -> None:
         # whoever claims the job first runs it: a worker, or the resolver's thread
         with self._guard:
             if self._jobs.pop(future, None) is None:
@@ -172,8 +159,6 @@ class IndexPackageSource:
         if not future.set_running_or_notify_cancel():
             return
         try:
-            future.set_result(
-                self.fetcher.fetch(name, version, file, try_unadvertised=try_unadvertised)
-            )
+            future.set_result(self.fetcher.fetch(name, version, file))
         except BaseException as exc:  # handed to whoever waits on the metadata
             future.set_exception(exc)

@@ -25,10 +25,10 @@ import time
 from importlib.machinery import PathFinder
 
 from lockguard import __version__
+from lockguard.io.cache.fingerprints import constraints_fingerprint, package_fingerprint
 from lockguard.io.index.cache import Cache
-from lockguard.io.project.check_cache import constraints_fingerprint, package_fingerprint
 
-MEMO_FORMAT = 1
+MEMO_FORMAT = 2  # 2: outputs as [path, text] pairs, in the order resolve wrote them
 DECIDING_LIBRARIES = ("resolvelib", "packaging")
 
 
@@ -118,7 +118,8 @@ class ResolveMemo:
         entry = {
             "format": MEMO_FORMAT,
             "pages": remembered.pages,
-            "outputs": remembered.outputs,
+            # pairs, not an object: keys are sorted below; the order they were written in is kept
+            "outputs": [[path, text] for path, text in remembered.outputs.items()],
             "platforms": remembered.platforms,
             "summary": remembered.summary,
             "messages": [list(m) for m in remembered.messages],
@@ -131,7 +132,10 @@ class ResolveMemo:
 def _entry(entry) -> Remembered | None:
     if not isinstance(entry, dict) or entry.get("format") != MEMO_FORMAT:
         return None
-    pages, outputs = entry["pages"], entry["outputs"]
+    pages, pairs = entry["pages"], entry["outputs"]
+    if not (isinstance(pairs, list) and all(isinstance(p, list) and len(p) == 2 for p in pairs)):
+        return None
+    outputs = {p[0]: p[1] for p in pairs}
     platforms, summary, messages = entry["platforms"], entry["summary"], entry["messages"]
     if not (
         isinstance(pages, dict)

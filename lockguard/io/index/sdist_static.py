@@ -1,9 +1,12 @@
 """The metadata of an sdist that can be read without building it (PEP 643 and PEP 621).
 
-- PKG-INFO of Metadata-Version 2.2 or later whose Requires-Dist and Provides-Extra are not Dynamic
-  holds exactly what a wheel built from it will say (PEP 643). A Requires-Python marked Dynamic is
-  taken from pyproject.toml's [project] table when it is static there, else left out (the index's
-  requires-python still filters the file): mamba-ssm 2.3.x marks only Requires-Python Dynamic.
+- PKG-INFO of Metadata-Version 2.2 or later whose Requires-Dist is not Dynamic holds exactly the
+  requirements a wheel built from it will list (PEP 643: a field not marked Dynamic must match in
+  every wheel), the extras' included (their `extra == "x"` markers). A Provides-Extra marked Dynamic
+  (grouped_gemm's PKG-INFO 2.4 marks only that) is taken from those markers. A Requires-Python
+  marked Dynamic is taken from pyproject.toml's [project] table when it is static there, else left
+  out (the index's requires-python still filters the file): mamba-ssm 2.3.x marks only
+  Requires-Python Dynamic.
 - Else pyproject.toml's [project] table, when neither `dependencies` nor `optional-dependencies`
   is dynamic: PEP 621 forbids a backend to change what it does not list as dynamic. The version
   comes from PKG-INFO, or from the file name when `version` is dynamic.
@@ -17,12 +20,14 @@ Anything unreadable returns None: the caller builds the sdist.
 from __future__ import annotations
 
 import io
-import sys
+import re
 import tarfile
 import zipfile
 from email.parser import HeaderParser
 
-_NEEDED = {"requires-dist", "provides-extra"}
+from lockguard.model import toml_read
+
+_EXTRA_MARKER = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
 
 
 def static_metadata(filename: str, version: str, archive: bytes) -> tuple[bytes, str] | None:
@@ -36,13 +41,19 @@ def static_metadata(filename: str, version: str, archive: bytes) -> tuple[bytes,
     if pkg_info is not None:
         message = HeaderParser().parsestr(pkg_info.decode("utf-8", errors="replace"))
         dynamic = {d.strip().lower() for d in message.get_all("Dynamic") or ()}
-        if _metadata_version(message) >= (2, 2) and not dynamic & _NEEDED:
-            if "requires-python" not in dynamic:
+        if _metadata_version(message) >= (2, 2) and "requires-dist" not in dynamic:
+            if not dynamic & {"requires-python", "provides-extra"}:
                 return pkg_info, "pkg-info"
-            del message["Requires-Python"]
-            python = _static(project, "requires-python")
-            if isinstance(python, str):
-                message["Requires-Python"] = python
+            if "requires-python" in dynamic:
+                del message["Requires-Python"]
+                python = _static(project, "requires-python")
+                if isinstance(python, str):
+                    message["Requires-Python"] = python
+            if "provides-extra" in dynamic:
+                del message["Provides-Extra"]
+                requires = " ".join(message.get_all("Requires-Dist") or ())
+                for extra in dict.fromkeys(_EXTRA_MARKER.findall(requires)):
+                    message["Provides-Extra"] = extra
             return message.as_string().encode(), "pkg-info"
     return _from_project(project, pkg_info, version)
 
@@ -100,12 +111,8 @@ def _static(project: dict | None, key: str):
 def _project_table(data: bytes | None) -> dict | None:
     if data is None:
         return None
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
     try:
-        project = tomllib.loads(data.decode("utf-8")).get("project")
+        project = toml_read.loads(data.decode("utf-8")).get("project")
     except (ValueError, UnicodeDecodeError):
         return None
     return project if isinstance(project, dict) else None

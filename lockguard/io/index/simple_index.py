@@ -193,10 +193,17 @@ class _Anchors(HTMLParser):
             self.anchors.append((self._current, "".join(self._text).strip()))
             self._current = None
 
+    @property
+    def inside_an_anchor(self) -> bool:
+        return self._current is not None
+
 
 def parse_html_page(text: str, page_url: str) -> list[DistFile]:
     parser = _Anchors()
     parser.feed(text)
+    if _cut_short(text, parser):
+        # never "no files": the rest of the list (maybe every file) was lost on the way
+        raise _bad(page_url, "it ends before its end (cut short in transfer?)")
     base = page_url
     match = re.search(r'<base\s+href="([^"]+)"', text, re.I)
     if match:
@@ -235,6 +242,14 @@ def parse_html_page(text: str, page_url: str) -> list[DistFile]:
             )
         )
     return files
+
+
+def _cut_short(text: str, parser: _Anchors) -> bool:
+    """A page that stops inside a link, or opens <html>/<body> and never closes it."""
+    if parser.inside_an_anchor or re.search(r"<a\s[^>]*$", text[-4096:], re.I):
+        return True
+    opened = re.search(r"<(html|body)[\s>]", text[:4096], re.I)
+    return bool(opened) and not re.search(r"</(html|body)\s*>", text[-4096:], re.I)
 
 
 def file_to_row(file: DistFile) -> tuple:

@@ -19,9 +19,9 @@ import hashlib
 import marshal
 import os
 
-import lockguard
 from lockguard import __version__
 from lockguard.errors import InputError
+from lockguard.io.cache.fingerprints import constraints_fingerprint, package_fingerprint
 from lockguard.io.cache.store import Store
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.read import LOCK_LIMIT, is_regular_file, read_bytes
@@ -31,47 +31,6 @@ UNREADABLE = b"\0unreadable\0"
 RESULTS = Store("check", 2)
 # the environment a check's output depends on (the constraints read, the cache and colour)
 ENVIRONMENT = ("LOCKGUARD_CONSTRAINTS", "LOCKGUARD_CACHE_DIR", "NO_COLOR")
-
-
-def constraints_fingerprint() -> str:
-    folder = os.environ.get("LOCKGUARD_CONSTRAINTS")
-    if not folder:
-        import lockguard.constraints as shipped
-
-        folder = os.path.dirname(shipped.__file__)
-    parts = []
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            stat = entry.stat()
-            parts.append(f"{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
-    return ";".join(parts)
-
-
-def package_fingerprint() -> str:
-    """Every module of the installed lockguard by relative path, size and mtime: a change to its
-    code without a version bump must not replay an answer the old code gave. Stat, not contents:
-    0.8 ms for the package where hashing its bytes costs 7.5 ms on this path."""
-    package = os.path.dirname(os.path.abspath(lockguard.__file__))
-    parts = []
-    for relative in _modules(package, ""):
-        try:
-            info = os.stat(os.path.join(package, relative))
-            parts.append(f"{relative}:{info.st_size}:{info.st_mtime_ns}")
-        except OSError:
-            parts.append(f"{relative}:unreadable")
-    return ";".join(parts)
-
-
-def _modules(folder: str, prefix: str) -> list[str]:
-    """The .py files under `folder`, relative and in a stable order (no __pycache__, no links)."""
-    out = []
-    with os.scandir(folder) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
-                out += _modules(entry.path, prefix + entry.name + "/")
-            elif entry.name.endswith(".py") and entry.is_file(follow_symlinks=False):
-                out.append(prefix + entry.name)
-    return out
 
 
 def command_key(argv: list[str] | tuple[str, ...]) -> str:
@@ -114,12 +73,18 @@ def _bytes(path: str) -> bytes:
 
 
 def _digest(root: str, files: list[str]) -> str:
+    """The bytes of every file, and where each really is: a file swapped for a symlink (out of
+    the project, which the check refuses) to a copy of the same bytes is another file."""
     h = hashlib.sha256()
     for relative in files:
         path = os.path.join(root, relative)  # an absolute one stays as it is
         data = _bytes(path) if os.path.lexists(path) else ABSENT
         h.update(
-            relative.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest()
+            relative.encode("utf-8", "surrogateescape")
+            + b"\0"
+            + os.path.realpath(path).encode("utf-8", "surrogateescape")
+            + b"\0"
+            + hashlib.sha256(data).digest()
         )
     return h.hexdigest()
 

@@ -4,9 +4,10 @@ never half of them (each file through io/write.py, the one atomic writer).
 A set of lock files changes all together or not at all: every target is checked first (a regular
 file or nothing, inside the project folder after resolving symlinks), every file is staged and
 fsynced next to its target, and only then renamed into place; if one rename fails, the ones
-already renamed are put back from hard-link backups. SIGINT and SIGTERM are held back while the
-set is staged and committed (io/deferred_signals.py): a signal in the middle ends the process just
-after the commit, with the whole new set in place and no temporary file left. Temporary files of a
+already renamed are put back from hard-link backups. SIGINT, SIGTERM and SIGHUP are held back
+while the set is staged and committed (io/deferred_signals.py): a signal in the middle ends the
+command just after the commit (exit 130, saying the set was written: lockguard/interrupts.py),
+with the whole new set in place and no temporary file left. Temporary files of a
 run killed outright (SIGKILL, a crash) are named `.<target>.<8 characters>.tmp[.old]`;
 `remove_leftovers` clears them (resolve calls it under the project's lock)."""
 
@@ -16,23 +17,29 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from lockguard.errors import InputError
 from lockguard.io.deferred_signals import DeferredSignals
+from lockguard.io.project.project_paths import refuse_unsafe
 from lockguard.io.write import sync_folder, temporary_beside, write_and_sync
 
 
-def write_file(path: Path, data: str | bytes, *, root: Path | None = None) -> None:
+def write_file(
+    path: Path,
+    data: str | bytes,
+    *,
+    root: Path | None = None,
+    on_commit: Callable[[], None] | None = None,
+) -> None:
     """One file of the project, as a set of one (its target checked first, signals held back)."""
-    write_all_atomic({Path(path): data}, root=root)
+    write_all_atomic({Path(path): data}, root=root, on_commit=on_commit)
 
 
 def check_targets(paths, root: Path | None) -> None:
     """Refuse, before anything is written, a target that is not a regular file (a folder, a FIFO, a
-    device), or that lies outside `root` once symlinks are resolved."""
-    real_root = os.path.realpath(root) if root is not None else None
+    device), that lies outside `root` once symlinks are resolved, or that is another target."""
     landing: dict[str, Path] = {}
     for path in paths:
         path = Path(path)
@@ -45,44 +52,30 @@ def check_targets(paths, root: Path | None) -> None:
                 hint="give each lock file its own name in [outputs]",
             )
         landing[where] = path
-        if (
-            real_root is not None
-            and where != real_root
-            and not where.startswith(real_root + os.sep)
-        ):
-            raise InputError(
-                f"refusing to write {path}: it resolves to {where}, outside the project folder "
-                f"{real_root}",
-                file=str(path),
-                hint="lock files are written inside the project; "
-                "remove the symlink or change [outputs]",
-            )
-        try:
-            info = os.stat(path)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise InputError(
-                f"cannot write {path}: {exc.strerror or exc}", file=str(path)
-            ) from None
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise InputError(
-                f"refusing to write {path}: it is {kind}",
-                file=str(path),
-                hint="move it away, or point [outputs] at another file name",
-            )
+        if root is not None:
+            refuse_unsafe(path, root, doing="write")
+        else:
+            refuse_unsafe(path, os.sep, doing="write")  # no project: only what the path is
 
 
-def write_all_atomic(files: Mapping[Path, str | bytes], *, root: Path | None = None) -> None:
+def write_all_atomic(
+    files: Mapping[Path, str | bytes],
+    *,
+    root: Path | None = None,
+    on_commit: Callable[[], None] | None = None,
+) -> None:
     """Write several files so that a failure anywhere leaves every one of them as it was.
 
-    An existing file's permissions are kept. `root`: refuse targets outside it."""
+    An existing file's permissions are kept. `root`: refuse targets outside it. `on_commit` runs
+    once they are all in place, before a signal held back meanwhile is delivered (what an
+    interrupt then says must already know the set was written)."""
     check_targets(files, root)
     if not files:
         return
     with DeferredSignals():
         _stage_and_commit(files)
+        if on_commit is not None:
+            on_commit()
 
 
 def _stage_and_commit(files: Mapping[Path, str | bytes]) -> None:

@@ -3,6 +3,7 @@ one subprocess runner (io/run.py). Read-only: nothing in the repository changes.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from lockguard.errors import InputError
@@ -60,3 +61,17 @@ def text_at(root: Path, revision: str, relative: str) -> str | None:
             f"{relative} at {revision} is larger than a lock file can be", file=relative
         )
     return found.stdout
+
+
+def annotation_root(start: Path) -> Path:
+    """The folder GitHub resolves an annotation's `file=` against: GITHUB_WORKSPACE in Actions,
+    else the repository's top level (the nearest folder above `start` holding `.git`), else
+    `start`. In a monorepo the project is a folder below it (`working-directory: services/x`)."""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if workspace and os.path.isdir(workspace):
+        return Path(os.path.abspath(workspace))
+    start = Path(os.path.abspath(start))
+    for folder in (start, *start.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return start

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
+from lockguard.io.project.project_paths import intent_location
 from lockguard.io.read import INTENT_LIMIT, is_regular_file, read_bytes, read_text
 from lockguard.model.intent import Intent, IntentSource
 from lockguard.model.intent_parse import (
@@ -144,8 +145,9 @@ def load_intent(
 
 
 def _resolved(path: Path) -> str:
-    """The text of the intent's resolved path, which its source keeps."""
-    return str(Path(path).resolve())
+    """The intent's absolute path, which its source keeps: its folder resolved, its own name not
+    (a symlinked intent is read through the link; the project stays the link's folder)."""
+    return intent_location(path)
 
 
 def source_of(intent: Intent) -> IntentSource:

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lockguard.errors import InputError
+from lockguard.io.project.project_paths import read_project_lock
 from lockguard.io.project.written import written_copy
-from lockguard.io.read import read_lock_text
 from lockguard.lockfiles.headers import is_sealed_intact, read_header
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_paths
@@ -82,8 +82,10 @@ def read_lock_texts(intent: Intent) -> LockTexts:
     for relative, kind, platform in lock_paths(intent):
         kinds[relative] = (kind, platform)
         try:
-            texts[relative] = read_lock_text(os.path.join(root, relative))
-        except InputError as exc:  # a folder, a FIFO, not UTF-8: certainly not a preference source
+            texts[relative] = read_project_lock(root, relative)
+        # a folder, a FIFO, a symlink out of the project, not UTF-8: certainly not a preference
+        # source (resolve refuses all but the last before it resolves: ResolveSession)
+        except InputError as exc:
             texts[relative] = None
             unreadable[relative] = exc.message
     return LockTexts(texts, kinds, unreadable)

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
 from lockguard.io.project.intent_file import source_of
+from lockguard.io.project.project_paths import read_project_lock
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.written import written_copy
-from lockguard.io.read import REPO_FILE_LIMIT, read_lock_text, read_text
+from lockguard.io.read import REPO_FILE_LIMIT, read_text
 from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
 from lockguard.lockfiles.headers import body_hash_of, read_header
 from lockguard.lockfiles.syntax import LockSyntaxError
@@ -57,7 +58,7 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
     root = source_of(intent).folder
     files = []
     for relative, kind, platform in lock_paths(intent):
-        text = read_lock_text(os.path.join(root, relative))
+        text = read_project_lock(root, relative)  # never through a symlink out of the project
         header = read_header(text) if text is not None else None
         # missing, or without lockguard's header (LG104): not parsed
         if text is None or header is None or not header.intent_hash:
