@@ -516,3 +516,88 @@ def test_a_command_that_conducts_its_session_is_found(tmp_path):
         "long_cmd.py: long's body is 41 lines (> 40)",
         "long_cmd.py imports 3 names from lockguard.app (> 2): b, one, two",
     ]
+
+
+# -- one registry of lock formats -----------------------------------------------------------
+
+# the kinds of lockfiles/formats.py's FORMATS, as string literals (the test does not import them:
+# a kind renamed there must show up here as a failure, not pass silently)
+FORMAT_KINDS = {"requirements", "environment", "conda-lock", "pylock"}
+# the modules that may tell the formats apart by their kind
+FORMAT_MODULES = {
+    PACKAGE / "lockfiles" / "formats.py",
+    PACKAGE
+    / "model"
+    / "lock_names.py",  # the naming half of the registry (model may not import it)
+}
+# (file, the compared or keyed text) -> why it is not a lock format dispatch
+FORMAT_KIND_ALLOWED = {
+    ("install/duplicates.py", "origins[d.site].kind != 'environment'"): (
+        "an installed copy's origin (the environment's own site-packages), not a lock format"
+    ),
+    ("model/intent.py", "outputs"): (
+        "the intent's canonical [outputs] for its hash: the keys of hashes already written"
+    ),
+}
+
+
+def _is_kind(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in FORMAT_KINDS
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_is_kind(e) for e in node.elts)
+    return False
+
+
+def format_dispatch(path: Path, source: str) -> list[tuple[int, str]]:
+    """(line, text) of each comparison with a lock format's kind (`kind == "pylock"`,
+    `kind in ("requirements", "environment")`) and each table keyed by two kinds or more."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(
+            _is_kind(side) for side in [node.left, *node.comparators]
+        ):
+            found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
+            keys = [k for k in node.value.keys if k is not None and _is_kind(k)]
+            if len(keys) >= 2:
+                target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+                found.append((node.lineno, ast.unparse(target)))
+    return sorted(found)
+
+
+def test_only_the_format_registry_tells_lock_formats_apart():
+    """A new `kind == "..."` (or a table by kind) outside lockfiles/formats.py is a format that
+    the registry does not know about: give LockFormat what it needs instead."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path in FORMAT_MODULES:
+            continue
+        relative = path.relative_to(PACKAGE).as_posix()
+        for line, text in format_dispatch(path, path.read_text(encoding="utf-8")):
+            if (relative, text) not in FORMAT_KIND_ALLOWED:
+                wrong.append(f"lockguard/{relative}:{line}: {text}")
+    assert not wrong, (
+        "dispatch on a lock format's kind outside lockfiles/formats.py:\n" + "\n".join(wrong)
+    )
+
+
+def test_a_new_kind_dispatch_is_found():
+    source = (
+        'if lock.kind == "pylock":\n    pass\n'
+        'if kind not in ("requirements", "environment"):\n    pass\n'
+        'READERS = {"requirements": 1, "conda-lock": 2}\n'
+        'if kind == "torch":\n    pass\n'
+    )
+    assert format_dispatch(Path("x.py"), source) == [
+        (1, "lock.kind == 'pylock'"),
+        (3, "kind not in ('requirements', 'environment')"),
+        (5, "READERS"),
+    ]
+
+
+def test_the_allowed_dispatch_is_still_there():
+    """An allow-list entry whose code went away is removed with it."""
+    for relative, text in FORMAT_KIND_ALLOWED:
+        path = PACKAGE / relative
+        assert text in [t for _l, t in format_dispatch(path, path.read_text(encoding="utf-8"))]

@@ -502,3 +502,29 @@ def test_one_requirement_is_said_in_the_singular(world, lg, tmp_path):
     result = lg("resolve", "--intent", str(intent))
     assert result.exit_code == 0, result.stderr
     assert "resolving linux-64: pip side (1 requirement)" in result.stderr.splitlines()
+
+
+def test_the_intent_is_found_above_the_working_folder_up_to_the_repository(
+    project, lg, monkeypatch
+):
+    """`cd mlproj/src && lockguard check` checks mlproj (as uv finds pyproject.toml), and says
+    which intent it used; a folder above the repository is never searched."""
+    (project / ".git").mkdir()
+    deep = project / "src" / "pkg"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    result = lg("check", "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "ok: ../../lockguard.toml: no findings\n"
+    (project / "Dockerfile").write_text("FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\n")
+    found = lg("check", "--no-cache")
+    assert found.exit_code == 1 and found.stdout.startswith("../../Dockerfile\n")
+    # the repository's top is as far as the search goes
+    (project / ".git").rmdir()
+    (project / "src" / ".git").mkdir()
+    lost = lg("check", "--no-cache")
+    assert lost.exit_code == 2 and f"no intent found in {deep}" in lost.stderr
+    # init writes the subfolder's own intent (the one above is another project's)
+    monkeypatch.chdir(project / "src")
+    assert lg("init", "--python", "3.11", "--cuda", "none", "jinja2").exit_code == 0
+    assert (project / "src" / "lockguard.toml").exists()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lockguard.errors import InputError
-from lockguard.io.env import loader_paths, prefix_scan, scan_memo
+from lockguard.io.env import dist_records, loader_paths, scan_memo
 from lockguard.io.env.prefix_scan import scan_prefix
 from tests.support import cache_entries
 from tests.support.envs import compile_library
@@ -35,13 +35,13 @@ def env(venv) -> Path:
 def _parses(monkeypatch) -> list[str]:
     """The dist-info folders parsed (not taken from the memo) from now on."""
     parsed: list[str] = []
-    real = prefix_scan._parse_dist_info
+    real = dist_records.parse_dist_info
 
     def counting(info, site, root):
         parsed.append(os.path.basename(info))
         return real(info, site, root)
 
-    monkeypatch.setattr(prefix_scan, "_parse_dist_info", counting)
+    monkeypatch.setattr(dist_records, "parse_dist_info", counting)
     return parsed
 
 

@@ -26,7 +26,13 @@ def lock_folder(intent_path) -> str:
     from lockguard.io.project.project_paths import project_folder
 
     if intent_path is None:
-        intent_path = "lockguard.toml" if os.path.lexists("lockguard.toml") else "pyproject.toml"
+        from lockguard.errors import InputError
+        from lockguard.io.project.intent_file import find_intent
+
+        try:  # the project the working folder lies in (an intent above it: io/project/intent_file)
+            intent_path = find_intent(pathlib.Path.cwd())
+        except InputError:  # none: the check itself says so
+            intent_path = "lockguard.toml"
     return project_folder(intent_path)
 
 
@@ -201,9 +207,11 @@ def _matchspec_problem(spec: str) -> str | None:
 
 
 def _below_here(root) -> str | None:
-    """The project folder relative to the current one when it lies below it ("sub"), else None."""
+    """The project folder relative to the current one when it lies below it ("sub") or above it
+    ("../..": a check from a subfolder finds the intent above), else None."""
     relative = os.path.relpath(os.path.realpath(os.fspath(root)), os.path.realpath(os.getcwd()))
-    return None if relative == "." or relative.startswith("..") else relative
+    above = all(part == ".." for part in relative.split(os.sep))
+    return None if relative == "." or (relative.startswith("..") and not above) else relative
 
 
 def shown_path(path) -> str:

@@ -9,13 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockguard.app.project import load_project_intent
-from lockguard.check.lock_changes import ChangeReport, LockView, report
-from lockguard.check.lock_views import kind_of, merged, views_of
+from lockguard.check.lock_changes import ChangeReport, report
+from lockguard.check.lock_views import merged, views_of
 from lockguard.errors import InputError
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.io.project.git_files import check_revision, text_at
 from lockguard.io.project.intent_file import source_of
 from lockguard.io.read import read_lock_text
+from lockguard.lockfiles.formats import format_of, kind_of
+from lockguard.lockfiles.lock_view import LockView
 from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.wording import a_or_an
@@ -107,7 +109,7 @@ def files_pairs(old: Path, new: Path) -> list:
         )
     before, after = _views(kind, old_text, str(old)), _views(kind, new_text, str(new))
     # one platform each: compare them
-    if kind != "conda-lock" and len(before) == 1 and len(after) == 1:
+    if format_of(kind).per_platform and len(before) == 1 and len(after) == 1:
         platform = next(iter(after))
         view = next(iter(before.values()))
         before = {platform: LockView(platform, view.pip, view.conda)}
@@ -135,7 +137,7 @@ def revision_pairs(
     check_revision(root, revision)
     before_parts, after_parts = [], []
     for relative, kind, platform in lock_paths(intent):
-        if kind not in ("requirements", "environment"):
+        if not format_of(kind).primary:
             continue  # conda-lock.yml and pylock.toml say the same again
         old_text = text_at(root, revision, relative)
         new_text = _read(root / relative) if (root / relative).exists() else None

@@ -17,7 +17,7 @@ from pathlib import Path
 from lockguard import __version__
 from lockguard.app.check import from_here
 from lockguard.app.project import load_project_intent
-from lockguard.check.lock_changes import LockView, stack_facts
+from lockguard.check.lock_changes import stack_facts
 from lockguard.check.lock_facts import facts_of
 from lockguard.check.rules_lock import lock_state, views_agree
 from lockguard.check.snapshot import LockFile, Snapshot
@@ -29,12 +29,14 @@ from lockguard.io.project.lock_set import LockSet
 from lockguard.io.project.project_files import read_snapshot
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles import cyclonedx
+from lockguard.lockfiles.formats import EXPORTS
+from lockguard.lockfiles.lock_view import LockView
 from lockguard.lockfiles.syntax import clip
 from lockguard.model.finding import ERROR
 from lockguard.model.names import canonical_name
 
-# --format -> the renderer of that SBOM format (issue 34's registry of lock formats will hold these)
-RENDERERS: dict[str, Callable[[cyclonedx.Sbom], str]] = {"cyclonedx": cyclonedx.render}
+# --format -> the renderer of that SBOM format (the export-only entries of lockfiles/formats.py)
+RENDERERS: dict[str, Callable[[cyclonedx.Sbom], str]] = {f.key: f.render for f in EXPORTS}
 FIRST = "run `lockguard resolve` first (and commit the lock files it writes)"
 
 

@@ -25,8 +25,9 @@ def environment_name(root: Path) -> str:
 
 
 def existing_intent(root: Path) -> Path | None:
+    """The intent `init` would replace: this folder's own (one above is another project's)."""
     try:
-        return find_intent(root)
+        return find_intent(root, upward=False)
     except InputError:
         return None
 

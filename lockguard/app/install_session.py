@@ -24,8 +24,9 @@ from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
 from lockguard.io.deferred_signals import DeferredSignals
+from lockguard.io.env.interpreter import ask_interpreter, interpreter_of
 from lockguard.io.env.prefix_lock import locked_prefix
-from lockguard.io.env.prefix_scan import ask_interpreter, interpreter_of, scan_prefix
+from lockguard.io.env.prefix_scan import scan_prefix
 from lockguard.io.env.preflight import survey_moves
 from lockguard.io.env.quarantine import new_run_id, os_cause
 from lockguard.io.env.quarantine_runs import QuarantineInfo, interrupted_quarantines

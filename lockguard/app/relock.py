@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from lockguard.check.lock_changes import (
     ChangeReport,
     HandEdit,
-    LockView,
     PlatformChanges,
     SettledEdit,
     report,
@@ -207,10 +206,12 @@ class Relock:
         # the lock file readers, only for a lock that changed (a memo hit's bytes are compared
         # above)
         from lockguard.check.lock_views import merged, views_of
+        from lockguard.lockfiles.formats import FORMATS
+        from lockguard.lockfiles.lock_view import LockView
         from lockguard.lockfiles.syntax import LockSyntaxError
 
         found = []
-        for kind in ("requirements", "environment"):
+        for kind in (f.kind for f in FORMATS if f.primary):
             where = self.texts.of_kind(kind, platform)
             text = texts.get(where[0]) if where else None
             if text is None:

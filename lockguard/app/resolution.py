@@ -26,7 +26,7 @@ from lockguard.io.index.metadata import MetadataFetcher, synthesize_metadata
 from lockguard.io.index.pip_source import IndexPackageSource
 from lockguard.io.knowledge_files import load_knowledge
 from lockguard.knowledge.tables import Knowledge
-from lockguard.lockfiles import conda_lock, environment_yml, pylock_write, requirements_lock
+from lockguard.lockfiles.formats import FORMATS, RenderRequest
 from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
@@ -273,42 +273,37 @@ class Resolution:
         root = self.root
         intent_name = intent.source.path.name if intent.source else "lockguard.toml"
         files: dict[Path, str] = {}  # file names follow the intent, also for a --platform subset
+        wanted = [f for f in FORMATS if f.wanted(intent)]
         for platform in lock.platforms:
-            name = platform.target.platform
-            conda_state = None
-            if platform.conda is not None:
-                conda_state = "solved" if platform.conda.solved else "knowledge-only (not solved)"
-            requirements = root / lock_file(intent, "requirements", name)
-            files[requirements] = requirements_lock.render(
-                platform.pip,
-                intent_hash=intent.hash,
-                intent_name=intent_name,
-                python=str(intent.python),
-                index_urls=platform.index_urls,
-                conda_solved=conda_state,
-            )
-            if not intent.pip_only:
-                environment = root / lock_file(intent, "environment", name)
-                files[environment] = environment_yml.render(
-                    platform, intent_hash=intent.hash, intent_name=intent_name, env_name=intent.name
-                )
-            if intent.outputs.pylock:  # opt-in fourth view (PEP 751)
-                relative = lock_file(intent, "pylock", name)
-                files[root / relative] = pylock_write.render(
-                    platform,
-                    intent_hash=intent.hash,
-                    intent_name=intent_name,
-                    python=str(intent.python),
-                    filename=Path(relative).name,
-                )
-        if not intent.pip_only:
+            for form in wanted:
+                if form.per_platform:
+                    relative = lock_file(intent, form.kind, platform.target.platform)
+                    files[root / relative] = form.render(
+                        RenderRequest(
+                            lock=lock,
+                            platform=platform,
+                            intent=intent,
+                            intent_name=intent_name,
+                            relative=relative,
+                        )
+                    )
+        for form in wanted:
+            if form.per_platform:
+                continue
+            relative = lock_file(intent, form.kind)
             if len(lock.platforms) == len(intent.platforms):
-                files[root / lock_file(intent, "conda-lock")] = conda_lock.render(
-                    lock, intent_name=intent_name
+                files[root / relative] = form.render(
+                    RenderRequest(
+                        lock=lock,
+                        platform=None,
+                        intent=intent,
+                        intent_name=intent_name,
+                        relative=relative,
+                    )
                 )
-            else:  # conda-lock.yml holds every platform: a subset would drop the others
+            else:  # a file of every platform: a subset would drop the others
                 self.ui.warn(
-                    f"--platform resolves a subset: {intent.outputs.conda_lock} (all platforms) "
+                    f"--platform resolves a subset: {relative} (all platforms) "
                     "is not rewritten; resolve without --platform to update it"
                 )
         return files

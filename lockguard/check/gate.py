@@ -9,7 +9,7 @@ from lockguard.check.lock_facts import lock_facts
 from lockguard.check.rules_cuda import cuda_coherence
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.knowledge.tables import Knowledge
-from lockguard.lockfiles import conda_lock, environment_yml, requirements_lock
+from lockguard.lockfiles.formats import format_of
 from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.finding import ERROR
 from lockguard.model.intent import Intent
@@ -24,15 +24,10 @@ def refuse_what_check_rejects(
     """`files`: (relative path, kind, platform, text) of every file resolve would write."""
     snapshot = Snapshot(intent, intent.source.path.name if intent.source else "lockguard.toml")
     for path, kind, platform, text in files:
-        if kind == "requirements":
-            lock = LockFile(path, text, kind, platform, requirements=requirements_lock.parse(text))
-        elif kind == "environment":
-            lock = LockFile(path, text, kind, platform, environment=environment_yml.parse(text))
-        elif kind == "conda-lock":
-            lock = LockFile(path, text, kind, platform, conda_lock=conda_lock.read(text))
-        else:
-            continue  # other views (pylock.toml) hold the same pins; the rules read these three
-        snapshot.files.append(lock)
+        found = format_of(kind)
+        if not found.cuda_rules:
+            continue  # other views (pylock.toml) hold the same pins; the rules read the others
+        snapshot.files.append(LockFile(path, text, kind, platform, parsed=found.parse(text)))
     errors = []
     for platform in platforms:
         facts = lock_facts(snapshot, knowledge, platform)

@@ -11,28 +11,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 from packaging.version import InvalidVersion, Version
 
 from lockguard.check.lock_facts import facts_of
 from lockguard.knowledge.tables import Knowledge
+from lockguard.lockfiles.lock_view import LockView
 from lockguard.model.stack_names import in_cuda_stack
 
 # what a side maps a name to: pip a version, conda (version, build)
 Locked = TypeVar("Locked", str, tuple[str, str])
 
 KINDS = ("added", "removed", "upgraded", "downgraded", "rebuilt")
-
-
-@dataclass(frozen=True, slots=True)
-class LockView:
-    """One platform of a lock: pip name -> version, conda name -> (version, build)."""
-
-    platform: str
-    pip: Mapping[str, str] = field(default_factory=dict)
-    conda: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

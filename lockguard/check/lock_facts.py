@@ -8,6 +8,7 @@ from packaging.version import InvalidVersion, Version
 
 from lockguard.check.snapshot import Snapshot
 from lockguard.knowledge.tables import Knowledge
+from lockguard.lockfiles.formats import ENVIRONMENT, REQUIREMENTS
 from lockguard.model.versions import CudaVersion
 
 
@@ -50,13 +51,13 @@ def lock_facts(snapshot: Snapshot, knowledge: Knowledge, platform: str) -> LockF
     conda: dict[str, str] = {}
     conda_lines: dict[str, int] = {}
     requirements_path = environment_path = None
-    requirements = snapshot.of_kind("requirements", platform)
+    requirements = snapshot.of_kind(REQUIREMENTS.kind, platform)
     if requirements and requirements.requirements:
         requirements_path = requirements.path
         for name, entry in requirements.requirements.entries.items():
             pip[name] = entry.version
             pip_lines[name] = entry.line
-    environment = snapshot.of_kind("environment", platform)
+    environment = snapshot.of_kind(ENVIRONMENT.kind, platform)
     if environment and environment.environment:
         environment_path = environment.path
         for name, (version, _build, line) in environment.environment.conda.items():

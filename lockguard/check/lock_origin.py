@@ -20,14 +20,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from lockguard.check.lock_changes import EditedPin, HandEdit, LockView
+from lockguard.check.lock_changes import EditedPin, HandEdit
 from lockguard.check.lock_views import views_of
+from lockguard.lockfiles.formats import (
+    BY_PIP_RANK,
+    CONDA_LOCK,
+    ENVIRONMENT,
+    REQUIREMENTS,
+    format_of,
+)
 from lockguard.lockfiles.headers import is_sealed_intact, pins_digest_of, read_header
+from lockguard.lockfiles.lock_view import LockView
 from lockguard.lockfiles.syntax import LockSyntaxError, clip
 
 # the order in which the views of one platform's pip pins are asked, and in which the edits of
 # several files to the same pin are adopted (--accept-edits): requirements.lock first
-PIP_VIEWS = ("requirements", "pylock", "environment", "conda-lock")
+PIP_VIEWS = tuple(f.kind for f in BY_PIP_RANK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +91,12 @@ class LockOrigin:
 
 def origin_of(files: Sequence[LockFileText], platforms: Sequence[str]) -> LockOrigin:
     by_kind = {(f.kind, f.platform): f for f in files}
-    conda_lock = by_kind.get(("conda-lock", None))
+    conda_lock = by_kind.get((CONDA_LOCK.kind, None))
     pip: dict[str, dict[str, str]] = {}
     pip_from: dict[str, str] = {}
     unknown: list[str] = []
     for platform in platforms:
-        requirements = by_kind.get(("requirements", platform))
+        requirements = by_kind.get((REQUIREMENTS.kind, platform))
         if requirements is None or requirements.text is None:
             continue  # no lock there: nothing was written, nothing was edited
         own = _view(requirements.kind, requirements.written, platform)
@@ -97,7 +105,7 @@ def origin_of(files: Sequence[LockFileText], platforms: Sequence[str]) -> LockOr
             continue
         if not requirements.edited:
             continue  # lockguard's, but unreadable or another platform's: prior_lock says so
-        found = _sibling_pins(requirements, platform, by_kind, conda_lock)
+        found = _sibling_pins(requirements, platform, by_kind)
         if found is None:
             unknown.append(platform)
         else:
@@ -125,14 +133,13 @@ def _sibling_pins(
     requirements: LockFileText,
     platform: str,
     by_kind: Mapping[tuple[str, str | None], LockFileText],
-    conda_lock: LockFileText | None,
 ) -> tuple[dict[str, str], str] | None:
     """requirements.lock's pins from a view lockguard wrote with it: its pins must hash to the
     digest requirements.lock's header recorded (or, in a file that records none, the view must
     be of the same intent)."""
     header = read_header(requirements.text or "")
     for kind in PIP_VIEWS[1:]:
-        sibling = conda_lock if kind == "conda-lock" else by_kind.get((kind, platform))
+        sibling = by_kind.get((kind, platform if format_of(kind).per_platform else None))
         if sibling is None or sibling.written is None:
             continue
         try:
@@ -165,7 +172,7 @@ def _conda(
         written = conda_lock.written
         if written is not None:
             try:
-                records = {p: dict(v.conda) for p, v in views_of("conda-lock", written).items()}
+                records = {p: dict(v.conda) for p, v in views_of(CONDA_LOCK.kind, written).items()}
             except LockSyntaxError:
                 records = {}
         elif conda_lock.edited and read_header(conda_lock.text or "").conda_solved:
@@ -180,8 +187,8 @@ def _conda(
         if records.get(platform):
             out[platform] = records[platform]
             continue
-        environment = by_kind.get(("environment", platform))
-        view = _view("environment", environment.written, platform) if environment else None
+        environment = by_kind.get((ENVIRONMENT.kind, platform))
+        view = _view(ENVIRONMENT.kind, environment.written, platform) if environment else None
         if view is not None:
             out[platform] = dict(view.conda)  # knowledge-only specs (no builds), or no records
     return out, source, unknown
@@ -201,12 +208,12 @@ def _conda_from_environments(
     entries: dict[str, str] = {}
     sources = []
     for platform in platforms:
-        environment = by_kind.get(("environment", platform))
+        environment = by_kind.get((ENVIRONMENT.kind, platform))
         if environment is None or environment.written is None or platform not in pip:
             return None
         if not read_header(environment.written).conda_solved:
             return None  # versions only: not the records conda-lock.yml held
-        view = _view("environment", environment.written, platform)
+        view = _view(ENVIRONMENT.kind, environment.written, platform)
         if view is None:
             return None
         records[platform] = dict(view.conda)
@@ -250,7 +257,7 @@ def _edits(
             pins += _differ("pip", platform, before.pip, view.pip)
             # conda-lock.yml holds records (with builds) only: none for a knowledge-only side
             records = any(build for _version, build in before.conda.values())
-            if before.conda and (lock.kind == "environment" or records):
+            if before.conda and (format_of(lock.kind).lists_unsolved_conda or records):
                 now = {n: _conda_text(v) for n, v in view.conda.items()}
                 pins += _differ(
                     "conda", platform, {n: _conda_text(v) for n, v in before.conda.items()}, now

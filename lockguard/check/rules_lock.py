@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from lockguard.check.snapshot import CondaLockDocument, LockFile, Snapshot
 from lockguard.lockfiles.conda_lock import content_hash_of
+from lockguard.lockfiles.formats import CONDA_LOCK, ENVIRONMENT, PYLOCK, REQUIREMENTS
 from lockguard.lockfiles.headers import body_hash_of
 from lockguard.lockfiles.pins import entries, pins_digest
 from lockguard.lockfiles.syntax import LockSyntaxError, clip
@@ -61,10 +62,10 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
     """environment.yml's pip section, requirements.lock, conda-lock.yml and pylock.toml hold the
     same pins; the conda records of environment.yml and conda-lock.yml are the same."""
     out: list[Finding] = []
-    conda_lock = snapshot.of_kind("conda-lock")
+    conda_lock = snapshot.of_kind(CONDA_LOCK.kind)
     for platform in snapshot.intent.platforms:
-        requirements = snapshot.of_kind("requirements", platform)
-        environment = snapshot.of_kind("environment", platform)
+        requirements = snapshot.of_kind(REQUIREMENTS.kind, platform)
+        environment = snapshot.of_kind(ENVIRONMENT.kind, platform)
         req_pins = _pins(requirements)
         views = {}
         if environment and environment.environment:
@@ -77,7 +78,7 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
                 _conda_lock_packages(conda_lock.conda_lock, "pip", platform),
                 _conda_lock_lines(conda_lock.text or "", "pip", platform),
             )
-        pylock = snapshot.of_kind("pylock", platform)
+        pylock = snapshot.of_kind(PYLOCK.kind, platform)
         if pylock and pylock.pylock is not None:
             views[pylock.path] = _pylock_pins(pylock)
         if requirements is not None and req_pins is not None:
@@ -135,7 +136,7 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
             )
         )
 
-    conda_lock = snapshot.of_kind("conda-lock")
+    conda_lock = snapshot.of_kind(CONDA_LOCK.kind)
     metadata = ((conda_lock.conda_lock or {}).get("metadata") or {}) if conda_lock else {}
     hashes = metadata.get("content_hash") or {}
     # the content_hash was computed from the intent hash of the resolve that wrote it, not from
@@ -157,7 +158,7 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
                 f"the file is the {lock.platform} lock",
                 _line_of(lock.text, "lockguard-platform"),
             )
-        if lock.kind == "requirements" and lock.requirements is not None:
+        if lock.requirements is not None:
             if fields.get("python") not in (None, str(intent.python)):
                 finding(
                     lock,
@@ -171,7 +172,7 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
             problem = _index_problem(urls, intent)
             if problem:
                 finding(lock, problem, _line_of(lock.text, "--index-url"))
-        if lock.kind == "environment" and lock.environment is not None:
+        if lock.environment is not None:
             env = lock.environment
             if env.name != intent.name:
                 finding(
@@ -232,7 +233,7 @@ def strict(snapshot: Snapshot) -> list[Finding]:
     for lock in snapshot.files:
         if lock.text is None or lock.header is None:
             continue
-        if lock.kind == "environment" and not lock.header.conda_solved:
+        if lock.environment is not None and not lock.header.conda_solved:
             out.append(
                 codes.CONDA_FROM_KNOWLEDGE.finding(
                     f"the conda side of {lock.path} was pinned "
@@ -243,7 +244,7 @@ def strict(snapshot: Snapshot) -> list[Finding]:
                     _line_of(lock.text, "lockguard-conda-side"),
                 )
             )
-        if lock.kind == "requirements" and lock.requirements:
+        if lock.requirements:
             for entry in lock.requirements.entries.values():
                 if not entry.hashes:
                     out.append(
@@ -426,20 +427,20 @@ def edits_since_written(lock: LockFile) -> tuple[list[str], int | None]:
 
 def _edited_entries(snapshot: Snapshot, lock: LockFile) -> list[str]:
     """Pins of an edited file that its sibling views do not have."""
-    if lock.kind == "requirements":
+    if lock.requirements is not None:
         mine = _pins(lock) or {}
-        environment = snapshot.of_kind("environment", lock.platform)
+        environment = snapshot.of_kind(ENVIRONMENT.kind, lock.platform)
         other = (
             {n: v for n, (v, _l) in environment.environment.pip.items()}
             if environment and environment.environment
             else None
         )
-    elif lock.kind == "environment" and lock.environment:
+    elif lock.environment:
         mine = {n: v for n, (v, _l) in lock.environment.pip.items()}
-        other = _pins(snapshot.of_kind("requirements", lock.platform))
-    elif lock.kind == "pylock" and lock.pylock:
+        other = _pins(snapshot.of_kind(REQUIREMENTS.kind, lock.platform))
+    elif lock.pylock:
         mine = _pylock_pins(lock)[0]
-        other = _pins(snapshot.of_kind("requirements", lock.platform))
+        other = _pins(snapshot.of_kind(REQUIREMENTS.kind, lock.platform))
     else:
         return []
     if other is None:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
+
+from lockguard.lockfiles.formats import CONDA_LOCK, ENVIRONMENT, PYLOCK, REQUIREMENTS, LockFormat
+from lockguard.lockfiles.formats import format_of as _format_of
 
 if TYPE_CHECKING:  # annotations only: each reader is imported when its kind of file is read
     from lockguard.lockfiles.environment_yml import EnvironmentFile
+    from lockguard.lockfiles.formats import Parsed
     from lockguard.lockfiles.headers import Header
     from lockguard.lockfiles.pylock import PylockFile
     from lockguard.lockfiles.requirements_lock import RequirementsLock
@@ -24,15 +28,36 @@ class LockFile:
 
     path: str  # relative to the project root, as findings print it
     text: str | None
-    kind: str  # "requirements" | "environment" | "conda-lock" | "pylock"
+    kind: str  # the kind of one of lockfiles/formats.py's FORMATS
     platform: str | None = None
     header: Header | None = None
-    requirements: RequirementsLock | None = None
-    environment: EnvironmentFile | None = None
-    conda_lock: CondaLockDocument | None = None
-    pylock: PylockFile | None = None
+    parsed: Parsed | None = None  # what the format's parser made of it (None: not parsed)
     # what lockguard wrote under the header's body hash (for LG102), if known
     written: str | None = None
+
+    @property
+    def format(self) -> LockFormat:
+        return _format_of(self.kind)
+
+    def _parsed_as(self, wanted: LockFormat) -> Any:
+        return self.parsed if self.format is wanted else None
+
+    # the parsed file, typed by its format (None: another format's file, or not parsed)
+    @property
+    def requirements(self) -> RequirementsLock | None:
+        return cast("RequirementsLock | None", self._parsed_as(REQUIREMENTS))
+
+    @property
+    def environment(self) -> EnvironmentFile | None:
+        return cast("EnvironmentFile | None", self._parsed_as(ENVIRONMENT))
+
+    @property
+    def conda_lock(self) -> CondaLockDocument | None:
+        return cast("CondaLockDocument | None", self._parsed_as(CONDA_LOCK))
+
+    @property
+    def pylock(self) -> PylockFile | None:
+        return cast("PylockFile | None", self._parsed_as(PYLOCK))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,14 +12,15 @@ from pathlib import Path
 import click
 
 from lockguard.cli.common import get_ui, intent_option
+from lockguard.lockfiles.formats import EXPORTS
 
 
 @click.command()
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["cyclonedx"]),
-    default="cyclonedx",
+    type=click.Choice([f.key for f in EXPORTS]),  # lockfiles/formats.py's export-only formats
+    default=EXPORTS[0].key,
     show_default=True,
     help="cyclonedx: CycloneDX 1.6 JSON.",
 )

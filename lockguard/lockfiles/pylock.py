@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from lockguard.lockfiles.headers import PinEntries
 from lockguard.lockfiles.syntax import LockSyntaxError, clip
 from lockguard.model import toml_read
-from lockguard.model.intent_parse import toml_error_line
 from lockguard.model.names import canonical_name
+from lockguard.model.toml_errors import toml_error_line
 
 # -- reading ---------------------------------------------------------------------------------------
 

@@ -8,20 +8,14 @@ the fast `lockguard check` path can load an intent without importing rattler.
 from __future__ import annotations
 
 import difflib
-import os
-import posixpath
 import re
 from collections.abc import Callable, Iterable
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar, overload
-from urllib.parse import urlsplit
-
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import InputError
-from lockguard.model import toml_read
+from lockguard.model import intent_fields, toml_read
 from lockguard.model.intent import (
     DEFAULT_CHANNELS,
     DEFAULT_GLIBC,
@@ -35,7 +29,16 @@ from lockguard.model.intent import (
     IntentSource,
     Outputs,
 )
+from lockguard.model.intent_values import (
+    URL,
+    folded,
+    name_of,
+    url_problem,
+)
+from lockguard.model.intent_values import quoted as _q
+from lockguard.model.lock_names import OUTPUT_NAMES
 from lockguard.model.lock_paths import lock_paths
+from lockguard.model.toml_errors import DEEP, clip_text, deep_nesting_line, toml_error_line
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
@@ -68,231 +71,24 @@ TOP_KEYS = (
     "dependency-metadata",
     "outputs",
 )
-OUTPUT_KEYS = ("environment", "requirements", "conda-lock", "pylock")
-DEPENDENCY_METADATA_KEYS = ("name", "version", "requires-dist", "requires-python")
+OUTPUT_KEYS = tuple(name.kind for name in OUTPUT_NAMES)
+
 CONDA_SUBDIRS = ("linux-64", "linux-aarch64", "linux-ppc64le", "osx-64", "osx-arm64", "win-64")
 
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*")
-_URL = re.compile(r"(https?|file)://\S+")
 _GLIBC = re.compile(r"2\.\d{1,2}", re.ASCII)
-# PEP 508 names (packaging.utils' rule), ASCII only
-_PROJECT_NAME = re.compile(r"([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])", re.IGNORECASE | re.ASCII)
-_PLAIN_URL = re.compile(
-    r"https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::(\d{1,5}))?(?:/[^\s\\]*)?", re.ASCII
-)
-_HOST = re.compile(
-    r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?",
-    re.ASCII,
-)
-# PEP 751: pylock.toml or pylock.<name>.toml
-_PYLOCK_NAME = re.compile(r"pylock(\.[^./\\]+)?\.toml")
 
 
 MAX_VALUE = 4096  # characters in one intent value: a requirement, a URL, a MatchSpec
-EARLIEST_CUTOFF = datetime(2008, 1, 1, tzinfo=timezone.utc)  # PyPI served no wheels before this
-
-# files a lock output must never replace: the intent, the project's metadata, the VCS
-PROTECTED_FILES = {
-    "lockguard.toml",
-    "pyproject.toml",
-    "setup.cfg",
-    "setup.py",
-    ".gitignore",
-    ".gitattributes",
-    ".pre-commit-config.yaml",
-    ".pre-commit-hooks.yaml",
-}
-# the Pythons an intent may name: 3.7 is the oldest with wheels of the CUDA stack (torch 1.13);
-# 3.14 the newest final CPython release (a typo such as "3.1" must not resolve to exit 3)
-OLDEST_PYTHON = PythonVersion(3, 7)
-NEWEST_PYTHON = PythonVersion(3, 14)
-_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
-PROTECTED_FOLDERS = {".git", ".hg", ".svn", ".lockguard", ".venv", "node_modules"}
-OUTPUT_SUFFIXES = {
-    "environment": (".yml", ".yaml"),
-    "conda-lock": (".yml", ".yaml"),
-    "requirements": (".lock", ".txt"),
-}
-
-
-def _one_of(items: list[str]) -> str:
-    """'3.10, 3.11 or 3.12'"""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
-
-
-def _q(value: str, limit: int = 80) -> str:
-    """A value quoted for a message: never the whole of a huge input."""
-    text = value if len(value) <= limit else f"{value[:limit]}... ({len(value):,} characters)"
-    return repr(text)
-
-
-def _fold(path: str) -> str:
-    return posixpath.normpath(path).casefold()
-
-
-def output_path_problem(value: str, key: str, intent_name: str) -> str | None:
-    """Why an `[outputs]` value is not a safe lock file path inside the project, or None.
-
-    Pure and syntactic; the writer also resolves symlinks before writing (io/project/files.py)."""
-    if not value or value != value.strip():
-        return f"{_q(value)} is empty or has surrounding spaces"
-    if any(ord(c) < 32 or c == "\\" for c in value) or len(value) > 255:
-        return f"{_q(value)} has control characters, a backslash, or is too long"
-    if value.startswith(("/", "~")) or (len(value) > 1 and value[1] == ":"):
-        return f"{_q(value)} is not a path relative to the project folder"
-    parts = value.split("/")
-    if ".." in parts or "" in parts[:-1] or parts[-1] in ("", "."):
-        return f"{_q(value)} leaves the project folder or names a folder"
-    normalized = posixpath.normpath(value)
-    folders = normalized.split("/")[:-1]
-    if any(part in PROTECTED_FOLDERS for part in folders):
-        return (
-            f"{_q(value)} is inside {next(p for p in folders if p in PROTECTED_FOLDERS)}/, "
-            "which lockguard never writes"
-        )
-    name = normalized.rsplit("/", 1)[-1]
-    if normalized == intent_name or name in PROTECTED_FILES:
-        return f"{_q(value)} would overwrite {name}"
-    suffixes = OUTPUT_SUFFIXES.get(key)
-    if suffixes and not name.endswith(suffixes):
-        return f"{_q(value)} must end with {' or '.join(suffixes)}"
-    return None
-
-
-def url_problem(text: str) -> str | None:
-    """Why `text` is not an http(s):// or file:// URL a request can be made to, or None."""
-    if not _URL.fullmatch(text):
-        return "is not an http(s):// or file:// URL"
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
-        return "has control characters"
-    # the usual https://host[:port]/path: no URL parser to import
-    plain = _PLAIN_URL.fullmatch(text)
-    if plain:
-        return (
-            None
-            if not plain.group(1) or 0 < int(plain.group(1)) <= 65535
-            else f"has port {plain.group(1)}, outside 1-65535"
-        )
-    try:
-        parts = urlsplit(text)
-        port = parts.port  # raises for a port outside 0-65535 or not a number
-    except ValueError as exc:  # "Invalid IPv6 URL", "Port out of range 0-65535"
-        return f"cannot be parsed ({exc})"
-    if parts.scheme == "file":
-        return None if parts.path not in ("", "/") else "names no folder"
-    host = parts.hostname or ""
-    if not host:
-        return "names no host"
-    if port == 0:
-        return "has port 0"
-    if "[" not in parts.netloc and not _HOST.fullmatch(host):
-        return f"has a host name that is not valid ({_q(host)})"
-    return None
 
 
 def _close(word: str, choices: Iterable[str], n: int = 1, cutoff: float = 0.5) -> list[str]:
     return difflib.get_close_matches(word, choices, n=n, cutoff=cutoff)
 
 
-def _clip_text(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def toml_error_line(text: str, message: str) -> tuple[int | None, str]:
-    """(the line to blame, an extra note) for a tomllib error message.
-
-    tomllib reports where it noticed the problem; for an unclosed array or inline table that is
-    the next key or the end of the document, so the line where the bracket opened is named too."""
-    match = re.search(r"at line (\d+)(?:, column (\d+))?", message)
-    line = int(match.group(1)) if match else None
-    column = int(match.group(2)) if match and match.group(2) else None
-    if line is None and "end of document" in message:
-        line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
-    opened = _unclosed_bracket_line(text, line)
-    if (
-        opened is not None
-        and opened != line
-        and (
-            "nclosed" in message
-            or "end of document" in message
-            or "Invalid value" in message
-            or "Expected" in message
-        )
-    ):
-        return opened, f" (the bracket opened on line {opened} is not closed before line {line})"
-    if line is not None and column is not None and _comma_before_brace(text, line, column):
-        return line, (
-            " (a comma before an inline table's `}` is TOML 1.1; Python reads TOML 1.0, which "
-            "allows none there: remove the comma)"
-        )
-    return line, ""
-
-
-def _comma_before_brace(text: str, line: int, column: int) -> bool:
-    """Whether the parser stopped at the `}` of an inline table right after a comma: TOML 1.1
-    allows that comma, the TOML 1.0 of tomllib (Python 3.11-3.14) and of tomli < 2.4 does not."""
-    lines = text.splitlines()
-    if not 1 <= line <= len(lines) or column < 1:
-        return False
-    row = lines[line - 1]
-    return row[column - 1 : column] == "}" and row[: column - 1].rstrip().endswith(",")
-
-
-def _unclosed_bracket_line(text: str, upto: int | None) -> int | None:
-    """The line of the outermost `[` / `{` value bracket still open before line `upto`."""
-    stack: list[int] = []
-    for number, line in enumerate(text.splitlines()[: upto or None], start=1):
-        quote = None
-        for index, char in enumerate(line):
-            if quote:
-                if char == quote and line[index - 1] != "\\":
-                    quote = None
-                continue
-            if char in "\"'":
-                quote = char
-            elif char == "#":
-                break
-            elif char in "[{" and (stack or "=" in line[:index]):
-                stack.append(number)
-            elif char in "]}" and stack:
-                stack.pop()
-    return stack[0] if stack else None
-
-
-# brackets deep: far beyond any intent, far below what the TOML parser's recursion allows
-_DEEP = 100
-
-
-def deep_nesting_line(text: str) -> int | None:
-    """The line where `[`/`{` brackets first open more than _DEEP deep (quotes and comments
-    aside)."""
-    depth = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        quote = None
-        for char in line:
-            if quote:
-                quote = None if char == quote else quote
-            elif char in "\"'":
-                quote = char
-            elif char == "#":
-                break
-            elif char in "[{":
-                depth += 1
-                if depth > _DEEP:
-                    return number
-            elif char in "]}":
-                depth = max(0, depth - 1)
-    return None
-
-
 def parse_toml(text: str) -> dict[str, Any]:
     """The TOML document in `text`, typed as tomllib types it."""
     return toml_read.loads(text)
-
-
-def name_of(path: Path | str) -> str:
-    """The file name of a path (a Path, or its text)."""
-    return os.path.basename(path) if isinstance(path, str) else path.name
 
 
 def parse_intent(
@@ -321,7 +117,7 @@ def parse_intent(
         raise InputError(
             f"{path}"
             + (f":{line}" if line else "")
-            + f" is not valid TOML: {_clip_text(str(exc))}{detail}",
+            + f" is not valid TOML: {clip_text(str(exc))}{detail}",
             file=str(path),
             line=line,
             hint="fix the TOML syntax at that line",
@@ -332,7 +128,7 @@ def parse_intent(
             f"{path}"
             + (f":{line}" if line else "")
             + " is not valid TOML: arrays or tables nested "
-            f"more than {_DEEP} deep",
+            f"more than {DEEP} deep",
             file=str(path),
             line=line,
             hint="an intent needs at most two levels; fix the value at that line",
@@ -445,7 +241,7 @@ class _Reader:
             hint = (
                 f'write one value in quotes, e.g. {key} = "..."'
                 if isinstance(value, (dict, list))
-                else f'quote it: {key} = "{_clip_text(str(value), 40)}"'
+                else f'quote it: {key} = "{clip_text(str(value), 40)}"'
             )
             raise self.fail(prefix + key, f"must be a string, not {kind}", hint=hint)
         self.bounded(prefix + key, value)
@@ -466,7 +262,7 @@ class _Reader:
         value = table[key]
         if isinstance(value, str):
             raise self.fail(
-                key, "must be a list of strings", hint=f'write {key} = ["{_clip_text(value, 40)}"]'
+                key, "must be a list of strings", hint=f'write {key} = ["{clip_text(value, 40)}"]'
             )
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(key, "must be a list of strings")
@@ -508,15 +304,15 @@ class _Reader:
         """Per-platform names (requirements.linux-64.lock) must not collide with another output."""
         seen: dict[str, str] = {}
         for relative, kind, platform in lock_paths(intent):
-            folded = _fold(relative)
-            if folded in seen:
+            key_folded = folded(relative)
+            if key_folded in seen:
                 raise self.fail(
                     "outputs",
                     f"the {kind} lock file{' for ' + platform if platform else ''} would be "
-                    f"{_q(relative)}, which is also the {seen[folded]} lock file",
+                    f"{_q(relative)}, which is also the {seen[key_folded]} lock file",
                     hint="give each [outputs] entry a distinct name",
                 )
-            seen[folded] = kind + (f" ({platform})" if platform else "")
+            seen[key_folded] = kind + (f" ({platform})" if platform else "")
 
     def cuda(self, data: TomlTable) -> CudaRequest:
         text = self.string(data, "cuda", required=True)
@@ -545,40 +341,7 @@ class _Reader:
             ) from None
 
     def gpu(self, data: TomlTable) -> tuple[tuple[GpuArch, ...], bool]:
-        value = data.get("gpu")
-        if value is None:
-            return (), False
-        if value == "auto":
-            return (), True
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(
-                "gpu",
-                'must be a list of architectures or "auto"',
-                hint='e.g. gpu = ["sm_80", "sm_90"]',
-            )
-        archs = []
-        for item in value:
-            try:
-                arch = GpuArch.parse(item)
-            except ValueError as exc:
-                reason = str(exc).partition(": ")[
-                    2
-                ]  # why a well-formed name is still no target (sm_80a)
-                raise self.fail(
-                    "gpu",
-                    f"{_q(item)} is not a GPU architecture" + (f": {reason}" if reason else ""),
-                    element=item,
-                    hint="write sm_XY as nvcc names it, e.g. sm_80 (A100), sm_90 (H100), sm_90a",
-                ) from None
-            if arch.ptx:
-                raise self.fail(
-                    "gpu",
-                    f"{_q(item)} is a PTX target, not a GPU",
-                    element=item,
-                    hint=f"write sm_{arch.major}{arch.minor}",
-                )
-            archs.append(arch)
-        return tuple(sorted(set(archs))), False
+        return intent_fields.gpu(self, data)
 
     def platforms(self, data: TomlTable) -> tuple[str, ...]:
         values = self.string_list(data, "platforms", DEFAULT_PLATFORMS)
@@ -604,7 +367,7 @@ class _Reader:
         for item in values:
             if _CHANNEL_NAME.fullmatch(item):
                 continue
-            problem = url_problem(item) if _URL.fullmatch(item) else "is not a channel name or URL"
+            problem = url_problem(item) if URL.fullmatch(item) else "is not a channel name or URL"
             if problem:
                 raise self.fail(
                     "channels",
@@ -643,7 +406,7 @@ class _Reader:
                 except InvalidRequirement as exc:
                     raise self.fail(
                         "pip",
-                        f"{_q(item)} is not a valid requirement: {_clip_text(str(exc))}",
+                        f"{_q(item)} is not a valid requirement: {clip_text(str(exc))}",
                         element=item,
                         hint='use PEP 508, e.g. "torch==2.1.*", "numpy<2"',
                     ) from None
@@ -681,97 +444,10 @@ class _Reader:
         return text.rstrip("/")
 
     def exclude_newer(self, data: TomlTable) -> datetime | None:
-        if "exclude-newer" not in data:
-            return None
-        value = data["exclude-newer"]
-        if isinstance(value, str):
-            text = value
-            try:
-                value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            except ValueError:
-                raise self.fail(
-                    "exclude-newer",
-                    f"{_q(text)} is not an RFC 3339 date-time",
-                    hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
-                ) from None
-            if _PLAIN_DATE.fullmatch(text):  # a day alone means its start in UTC, as uv reads it
-                value = value.replace(tzinfo=timezone.utc)
-        elif isinstance(value, date) and not isinstance(value, datetime):
-            value = datetime.combine(value, time(0), tzinfo=timezone.utc)
-        if not isinstance(value, datetime):
-            raise self.fail(
-                "exclude-newer",
-                "must be a date-time",
-                hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
-            )
-        if value.tzinfo is None:
-            raise self.fail(
-                "exclude-newer",
-                f"{_q(value.isoformat())} has no time zone",
-                hint="append Z for UTC, e.g. 2024-03-01T00:00:00Z",
-            )
-        try:
-            value = value.astimezone(timezone.utc)
-        except OverflowError:  # year 1 or 9999 shifted by its offset leaves datetime's range
-            raise self.fail(
-                "exclude-newer",
-                f"{_q(value.isoformat())} is not between {EARLIEST_CUTOFF.date()} and now",
-                hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
-            ) from None
-        if value < EARLIEST_CUTOFF:
-            raise self.fail(
-                "exclude-newer",
-                f"{value.date()} is before any package index served wheels "
-                f"({EARLIEST_CUTOFF.date()}); nothing could be locked",
-                hint="use a recent date-time",
-            )
-        # no OverflowError near 9999-12-31
-        if value - timedelta(days=1) > datetime.now(timezone.utc):
-            raise self.fail(
-                "exclude-newer",
-                f"{value.isoformat()} is in the future: the lock would change as "
-                "releases appear until then",
-                hint="use a past date-time (or remove the key)",
-            )
-        return value
+        return intent_fields.exclude_newer(self, data)
 
     def python(self, data: TomlTable) -> PythonVersion:
-        text = self.string(data, "python", required=True)
-        patch = re.fullmatch(r"(\d+\.\d+)\.\d+", text.strip(), re.ASCII)
-        if patch:  # a full version names a release of an interpreter; a lock targets its minor
-            raise self.fail(
-                "python",
-                f"{_q(text)} is a patch release: the intent names major.minor only",
-                hint=f'use "{patch.group(1)}"',
-            )
-        try:
-            python = PythonVersion.parse(text)
-        except ValueError:
-            raise self.fail(
-                "python",
-                f"{_q(text)} is not a Python version",
-                hint='write major.minor, e.g. python = "3.11"',
-            ) from None
-        if python < OLDEST_PYTHON:
-            # "3.1" is most often 3.1x with a digit missing
-            guesses = [f"3.{python.minor}{d}" for d in range(10)] if python.major == 3 else []
-            known = [g for g in guesses if OLDEST_PYTHON <= PythonVersion.parse(g) <= NEWEST_PYTHON]
-            raise self.fail(
-                "python",
-                f"Python {python} cannot be locked: lockguard locks Python {OLDEST_PYTHON} "
-                f"to {NEWEST_PYTHON}",
-                hint=f"did you mean {_one_of(known)}?"
-                if known
-                else f"name a Python from {OLDEST_PYTHON} on",
-            )
-        if python > NEWEST_PYTHON:
-            raise self.fail(
-                "python",
-                f"Python {python} is not released yet (the newest lockguard knows is "
-                f"{NEWEST_PYTHON})",
-                hint=f"name a Python from {OLDEST_PYTHON} to {NEWEST_PYTHON}",
-            )
-        return python
+        return intent_fields.python(self, data)
 
     def boolean(self, data: TomlTable, key: str) -> bool:
         value = data.get(key, False)
@@ -800,135 +476,7 @@ class _Reader:
         return text
 
     def dependency_metadata(self, data: TomlTable) -> tuple[DependencyMetadata, ...]:
-        entries = data.get("dependency-metadata", [])
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise self.fail(
-                "dependency-metadata",
-                "must be an array of tables",
-                hint="write each entry as a [[dependency-metadata]] table",
-            )
-        prefix = "dependency-metadata."
-        result = []
-        for index, entry in enumerate(entries):
-            self.unknown_keys(entry, DEPENDENCY_METADATA_KEYS, prefix, array_index=index)
-            for key in ("name", "version"):
-                if not isinstance(entry.get(key), str):
-                    raise self.fail(
-                        f"{prefix}{key}", "is required and must be a string", array_index=index
-                    )
-                self.bounded(f"{prefix}{key}", entry[key])
-            if not _PROJECT_NAME.fullmatch(entry["name"]):
-                raise self.fail(
-                    f"{prefix}name",
-                    f"{_q(entry['name'])} is not a project name",
-                    array_index=index,
-                    hint="a name as PyPI spells it: letters, digits, '.', '_' and '-', "
-                    "e.g. deepspeed",
-                )
-            requires = entry.get("requires-dist", [])
-            if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
-                raise self.fail(
-                    f"{prefix}requires-dist", "must be a list of strings", array_index=index
-                )
-            if "requires-python" in entry and not isinstance(entry["requires-python"], str):
-                raise self.fail(
-                    f"{prefix}requires-python",
-                    "must be a string",
-                    array_index=index,
-                    hint='a specifier, e.g. requires-python = ">=3.8"',
-                )
-            metadata = DependencyMetadata(
-                entry["name"], entry["version"], tuple(requires), entry.get("requires-python")
-            )
-            if self.validate:
-                self._check_dependency_metadata(metadata, index)
-            result.append(metadata)
-        return tuple(result)
-
-    def _check_dependency_metadata(self, metadata: DependencyMetadata, index: int) -> None:
-        # packaging's requirement parser (markers, tags: about 15 ms) only where requirements are
-        # validated: the check path reads the intent with validate=False and never needs it
-        from packaging.requirements import InvalidRequirement, Requirement
-
-        prefix = "dependency-metadata."
-        try:
-            Version(metadata.version)
-        except InvalidVersion:
-            raise self.fail(
-                f"{prefix}version",
-                f"{_q(metadata.version)} is not a PEP 440 version",
-                array_index=index,
-            ) from None
-        for item in metadata.requires_dist:
-            try:
-                Requirement(item)
-            except InvalidRequirement as exc:
-                raise self.fail(
-                    f"{prefix}requires-dist",
-                    f"{_q(item)} is not a valid requirement: {_clip_text(str(exc))}",
-                    array_index=index,
-                    element=item,
-                ) from None
-        requires_python = metadata.requires_python
-        if requires_python is not None:
-            try:
-                SpecifierSet(requires_python)
-            except (InvalidSpecifier, TypeError):
-                raise self.fail(
-                    f"{prefix}requires-python",
-                    f"{_q(requires_python)} is not a specifier",
-                    array_index=index,
-                ) from None
+        return intent_fields.dependency_metadata(self, data)
 
     def outputs(self, data: TomlTable) -> Outputs:
-        table = data.get("outputs", {})
-        if not isinstance(table, dict):
-            raise self.fail(
-                "outputs",
-                "must be a table",
-                hint="write [outputs] with environment, requirements, conda-lock",
-            )
-        self.unknown_keys(table, OUTPUT_KEYS, "outputs.")
-        defaults = Outputs()
-        default_paths = {
-            "environment": defaults.environment,
-            "requirements": defaults.requirements,
-            "conda-lock": defaults.conda_lock,
-        }
-        values = {
-            key: self.string(table, key, "outputs.", default=path)
-            for key, path in default_paths.items()
-        }
-        pylock = self.string(table, "pylock", "outputs.")
-        if pylock is not None:
-            values["pylock"] = pylock
-        claimed: dict[str, str] = {}
-        for key, value in values.items():
-            problem = output_path_problem(value, key, name_of(self.path))
-            if problem:
-                raise self.fail(
-                    f"outputs.{key}",
-                    problem,
-                    hint="lock files live in the project folder or below it, "
-                    f'e.g. {key} = "{default_paths.get(key, "pylock.toml")}"',
-                )
-            folded = _fold(value)
-            if folded in claimed:
-                raise self.fail(
-                    f"outputs.{key}",
-                    f"names the same file as outputs.{claimed[folded]} ({_q(value)})",
-                    hint="each lock file needs its own name",
-                )
-            claimed[folded] = key
-        if pylock is not None and not _PYLOCK_NAME.fullmatch(_file_name(pylock)):
-            raise self.fail(
-                "outputs.pylock",
-                f"{_q(pylock)} is not a PEP 751 lock file name",
-                hint="uv and pip read only pylock.toml or pylock.<name>.toml, "
-                'e.g. pylock = "pylock.toml"',
-            )
-        return Outputs(values["environment"], values["requirements"], values["conda-lock"], pylock)
-
-
-def _file_name(relative: str) -> str:
-    return Path(relative).name
+        return intent_fields.outputs(self, data)

@@ -12,7 +12,7 @@ import base64
 import os
 
 from lockguard.errors import InputError
-from lockguard.io.env.prefix_scan import record_entries
+from lockguard.io.env.dist_records import record_entries
 from lockguard.io.read import regular_file_sha256
 from lockguard.model.prefix import InstalledDist, PrefixSnapshot
 

@@ -7,6 +7,7 @@ the repository cannot tell which one is real.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,7 +51,36 @@ def _pyproject_has_table(pyproject: Path) -> bool | None:
     return isinstance(tool, dict) and "lockguard" in tool
 
 
-def choose_intent(start: Path) -> IntentChoice:
+def choose_intent(start: Path, *, upward: bool = True) -> IntentChoice:
+    """The intent of the project `start` lies in: the folder's own, else (`upward`) the nearest
+    folder above it that has one, up to the repository's top level (the folder holding `.git`), as
+    uv finds its pyproject.toml: `cd mlproj/src && lockguard check` checks mlproj. Outside a
+    repository only `start` is looked at (a stray intent above it must never be picked up). None
+    found: the error names `start`."""
+    if upward and not _holds_an_intent(start):
+        for folder in _up_to_the_repository(start)[1:]:
+            if _holds_an_intent(folder):
+                return _choice_in(folder)
+    return _choice_in(start)
+
+
+def _up_to_the_repository(start: Path) -> list[Path]:
+    """`start` and the folders above it up to the nearest one holding `.git`; [start] when no
+    folder above holds one."""
+    start = Path(os.path.abspath(start))
+    chain = [start, *start.parents]
+    for index, folder in enumerate(chain):
+        if os.path.lexists(folder / ".git"):
+            return chain[: index + 1]
+    return [start]
+
+
+def _holds_an_intent(folder: Path) -> bool:
+    candidate = folder / INTENT_FILE
+    return candidate.exists() or candidate.is_symlink() or _has_table(folder / PYPROJECT)
+
+
+def _choice_in(start: Path) -> IntentChoice:
     """The intent file of a project folder."""
     candidate = start / INTENT_FILE
     pyproject = start / PYPROJECT
@@ -120,8 +150,8 @@ def _peek(path: Path) -> bytes:
         return b""
 
 
-def find_intent(start: Path) -> Path:
-    return choose_intent(start).path
+def find_intent(start: Path, *, upward: bool = True) -> Path:
+    return choose_intent(start, upward=upward).path
 
 
 def load_intent(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from lockguard.errors import InputError
 from lockguard.io.project.project_paths import read_project_lock
 from lockguard.io.project.written import written_copy
+from lockguard.lockfiles.formats import CONDA_LOCK, REQUIREMENTS, format_of
 from lockguard.lockfiles.headers import is_sealed_intact, read_header
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_paths
@@ -158,24 +159,25 @@ def _edit_notes(texts: LockTexts, origin: LockOrigin, accept_edits: bool) -> lis
         if not edit.known:
             continue
         kind, platform = texts.kinds[edit.file]
+        form = format_of(kind)
         head = f"{edit.file} was edited by hand (its body does not match its header's hash)"
         if edit.problem:
             head = f"{edit.file} was edited by hand ({edit.problem})"
         source = None  # where a preference source's own pins come from instead
         if edit.file in origin.copies:
             source = "lockguard's copy of it on this machine"
-        elif kind == "requirements" and platform is not None and platform in origin.pip_from:
+        elif form.pip_preferences and platform is not None and platform in origin.pip_from:
             source = origin.pip_from[platform]
-        elif kind == "conda-lock" and origin.conda_from:
+        elif form.conda_preferences and origin.conda_from:
             source = origin.conda_from
         if accept_edits:
             notes.append(f"{head}: its edits are adopted (--accept-edits)")
-        elif kind == "conda-lock" and origin.conda_unknown:
+        elif form.conda_preferences and origin.conda_unknown:
             notes.append(
                 f"{head}, and no unedited view holds the conda records lockguard wrote: the "
                 "conda side is solved without them"
             )
-        elif source is not None and kind in ("requirements", "conda-lock"):
+        elif source is not None and (form.pip_preferences or form.conda_preferences):
             notes.append(
                 f"{head}: not a preference source; starting from the pins lockguard wrote, "
                 f"as {source} holds them"
@@ -194,7 +196,7 @@ def _pip(
     from lockguard.lockfiles.requirements_lock import parse
     from lockguard.lockfiles.syntax import LockSyntaxError
 
-    found = texts.of_kind("requirements", platform)
+    found = texts.of_kind(REQUIREMENTS.kind, platform)
     if found is None or found[1] is None:
         return {}, {}
     relative, text = found[0], found[1]
@@ -231,7 +233,7 @@ def _pip(
 def _conda_records(
     texts: LockTexts, origin: LockOrigin, notes: list[str]
 ) -> dict[str, tuple[LockedConda, ...]]:
-    found = texts.of_kind("conda-lock")
+    found = texts.of_kind(CONDA_LOCK.kind)
     if found is None or found[1] is None:
         return {}
     relative, text = found[0], found[1]

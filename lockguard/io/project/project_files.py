@@ -14,7 +14,7 @@ from lockguard.io.project.project_paths import read_project_lock
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.project.written import written_copy
 from lockguard.io.read import REPO_FILE_LIMIT, read_text
-from lockguard.lockfiles import conda_lock, environment_yml, pylock, requirements_lock
+from lockguard.lockfiles.formats import format_of
 from lockguard.lockfiles.headers import body_hash_of, read_header
 from lockguard.lockfiles.syntax import LockSyntaxError
 from lockguard.model.intent import Intent
@@ -25,21 +25,11 @@ from lockguard.model.lock_paths import lock_file, lock_paths  # noqa: F401
 if TYPE_CHECKING:
     from pathlib import Path
 
-# kind -> the reader of that lock file's text
-_READERS = {
-    "requirements": requirements_lock.parse,
-    "environment": environment_yml.parse,
-    "conda-lock": conda_lock.read,
-    "pylock": pylock.read,
-}
-
 
 def parse_lock(kind: str, text: str, path: str):
     """The parsed view of one lock file; a file not in the form lockguard writes is an InputError
     naming the file and the line."""
-    if kind not in _READERS:
-        raise KeyError(kind)
-    reader = _READERS[kind]
+    reader = format_of(kind).parse  # KeyError for a kind no format has
     try:
         return reader(text)
     except LockSyntaxError as exc:
@@ -64,19 +54,13 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
         if text is None or header is None or not header.intent_hash:
             files.append(LockFile(relative, text, kind, platform))
             continue
-        view = {
-            "requirements": "requirements",
-            "environment": "environment",
-            "conda-lock": "conda_lock",
-            "pylock": "pylock",
-        }[kind]  # the LockFile field that holds the parsed file
-        parsed = {view: parse_lock(kind, text, relative)}
+        parsed = parse_lock(kind, text, relative)
         written = None
         if header.body_hash and header.body_hash != body_hash_of(text):
             # only for a hand-edited lock: the copy lockguard wrote, to show what changed
             written = written_copy(header.body_hash)
         files.append(
-            LockFile(relative, text, kind, platform, header=header, written=written, **parsed)
+            LockFile(relative, text, kind, platform, header=header, parsed=parsed, written=written)
         )
     repo_files = (
         repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)})
