@@ -44,8 +44,15 @@ def state_folder(prefix: Path) -> Path:
 def check_state(prefix: Path) -> None:
     """Refuse (exit 2, naming the path and what lies there) any path of the state folder that is
     not what lockguard makes there: a symlink, a FIFO, a folder for a file, a file for a folder.
-    A missing path is fine: lockguard makes it when it needs it."""
-    state = state_folder(prefix)
+    A missing path is fine: lockguard makes it when it needs it. A state folder this user may not
+    look into (another user's environment) is left to the open that follows, which says so."""
+    try:
+        _check(state_folder(prefix))
+    except PermissionError:
+        return
+
+
+def _check(state: Path) -> None:
     if not is_folder(state):
         return
     is_file(state / LOCK_FILE)
