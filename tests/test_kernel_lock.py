@@ -12,19 +12,23 @@ import time
 
 import pytest
 
-from lockguard.io.kernel_lock import Holder, LockBusy, held, read_holder
+from lockguard.io.kernel_lock import Holder, LockBusy, held, live_holder, read_holder
+from lockguard.io.state_paths import StatePathRefused
 from tests.support.faults import fault_env, release, wait_paused
 
 ME = Holder("check", 1)
 
 
-def hold_in_child(lock, *, exclusive=True, until=None):
-    """A child process that holds `lock` until `until` exists (or it is killed)."""
+def hold_in_child(lock, *, exclusive=True, until=None, drop=False):
+    """A child process that holds `lock` until `until` exists (or it is killed); with `drop`, it
+    removes the lock file as it lets go."""
     code = textwrap.dedent(f"""
         import os, sys, time
         from lockguard.io.kernel_lock import Holder, held
         holder = Holder("clean-install", os.getpid(), "20261201-1203")
-        with held({str(lock)!r}, exclusive={exclusive}, holder=holder, what="the prefix"):
+        drop = (lambda: os.unlink({str(lock)!r})) if {drop} else None
+        with held({str(lock)!r}, exclusive={exclusive}, holder=holder, what="the prefix",
+                  drop=drop):
             print("held", flush=True)
             while {str(until)!r} == "None" or not os.path.exists({str(until)!r}):
                 time.sleep(0.02)
@@ -147,3 +151,58 @@ def test_the_fault_seam_pauses_raises_and_kills_a_child_at_a_named_function(tmp_
         [sys.executable, "-c", code], env=fault_env(die), capture_output=True, text=True
     )
     assert dead.returncode == 9 and dead.stdout == ""
+
+
+@pytest.mark.parametrize("exclusive", [True, False])
+def test_a_lock_file_that_is_a_symlink_is_refused_and_its_target_left_alone(tmp_path, exclusive):
+    victim, absent = tmp_path / "victim.txt", tmp_path / "absent.txt"
+    victim.write_bytes(b"root:x:0:0\n")
+    for target in (victim, absent):
+        lock = tmp_path / f"lock-{target.stem}"
+        lock.symlink_to(target)
+        with (
+            pytest.raises(StatePathRefused, match=f"it is a symlink to {target}") as raised,
+            held(lock, exclusive=exclusive, holder=ME, what="x"),
+        ):
+            pass
+        assert raised.value.exit_code == 2 and raised.value.file == str(lock)
+    assert victim.read_bytes() == b"root:x:0:0\n"
+    assert not absent.exists()
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a folder"])
+def test_a_lock_file_that_is_a_fifo_or_a_folder_is_refused_without_blocking(tmp_path, kind):
+    import os
+
+    lock = tmp_path / "lock"
+    os.mkfifo(lock) if kind == "a FIFO" else lock.mkdir()
+    signal.alarm(10)  # a FIFO that blocks an open fails the test instead of hanging it
+    try:
+        for exclusive in (True, False):
+            with (
+                pytest.raises(StatePathRefused, match=f"it is {kind}"),
+                held(lock, exclusive=exclusive, holder=ME, what="x"),
+            ):
+                pass
+        assert live_holder(lock) is None
+    finally:
+        signal.alarm(0)
+
+
+def test_a_waiter_whose_lock_file_was_dropped_takes_the_one_at_the_path(tmp_path):
+    """The holder removes the lock file as it lets go (a state folder it made for nothing): a run
+    that waited on that file must not hold a lock no one else can see, but the file at the path."""
+    lock, go = tmp_path / "lock", tmp_path / "go"
+    child = hold_in_child(lock, until=go, drop=True)
+
+    def on_wait(message):
+        go.write_text("")
+
+    with held(lock, exclusive=True, holder=ME, what="x", on_wait=on_wait, reopen=lambda: None):
+        child.wait(timeout=10)
+        assert lock.exists() and read_holder(lock) == ME
+        with (
+            pytest.raises(LockBusy),
+            held(lock, exclusive=True, holder=ME, what="x", wait=False),
+        ):
+            pass

@@ -20,6 +20,7 @@ from lockguard.io.env.pip_apply import install_lock
 from lockguard.io.env.prefix_scan import scan_prefix
 from lockguard.io.index.cache import Cache
 from lockguard.io.index.conda import install_locked
+from lockguard.io.write import write_atomic
 from lockguard.lockfiles.conda_lock import read_document
 from lockguard.model.names import canonical_name, same_version
 from lockguard.model.wording import counted
@@ -63,10 +64,9 @@ def install_pip(
     find_links = None
     if source.links:
         find_links = q.root / "links.html"
-        find_links.write_text(links_page(list(source.links)), encoding="utf-8")
-    requirements.write_text(
-        requirements_text(source.requirements, plan.install, find_links=find_links),
-        encoding="utf-8",
+        write_atomic(find_links, links_page(list(source.links)))  # never through a link
+    write_atomic(
+        requirements, requirements_text(source.requirements, plan.install, find_links=find_links)
     )
     wanted = {canonical_name(p.split("==", 1)[0]): p.split("==", 1)[1] for p in plan.install}
     total, fetched, done = len(wanted), [], []

@@ -11,6 +11,7 @@ second run can say whom it waits for ("waiting for clean-install 20261201-1203 (
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from lockguard.errors import InputError
 from lockguard.io.read import read_head
+from lockguard.io.state_paths import StatePathRefused, open_file, same_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,8 @@ def held(
     wait: bool = True,
     on_wait: Callable[[str], None] | None = None,
     note_path: str | os.PathLike[str] | None = None,
+    reopen: Callable[[], None] | None = None,
+    drop: Callable[[], None] | None = None,
 ) -> Iterator[None]:
     """Hold the lock on `lock_path` (created if missing) for the `with` block.
 
@@ -66,20 +70,47 @@ def held(
     `note_path`: lock `lock_path` as it is, read-only (a folder can be locked so), and name the
     exclusive holder in the file `note_path` instead
     (best effort: unnamed when it cannot be written).
+    The lock file is never opened through a symlink, and only a regular file is one (else
+    StatePathRefused, exit 2). A lock file removed while we waited for it (its last holder dropped
+    it) is opened again, after `reopen()` (which makes its folder again). `drop()` runs as we let
+    go, only while no one else holds the lock: it may remove the lock file (and its folder).
     """
-    fd = (
-        _open(lock_path, exclusive=exclusive)
-        if note_path is None
-        else os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
-    )
-    # a reader of state it cannot write (a read-only prefix): nobody can be changing it
-    if fd is None:
-        yield
-        return
+    for attempt in range(10):
+        try:
+            fd = (
+                _open(lock_path, exclusive=exclusive)
+                if note_path is None
+                else os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+            )
+        except FileNotFoundError:  # its folder went with the lock's last holder: made again
+            if reopen is None or attempt == 9:
+                raise
+            reopen()
+            continue
+        # a reader of state it cannot write (a read-only prefix): nobody can be changing it
+        if fd is None:
+            yield
+            return
+        try:
+            _acquire(
+                fd,
+                note_path or lock_path,
+                exclusive=exclusive,
+                what=what,
+                wait=wait,
+                on_wait=on_wait,
+            )
+        except BaseException:
+            os.close(fd)
+            raise
+        if note_path is not None or same_file(fd, lock_path):
+            break
+        os.close(fd)  # the file we waited on was dropped: the lock is the one at the path now
+        if reopen is not None:
+            reopen()
+    else:
+        raise OSError(errno.EAGAIN, f"{what}: its lock file keeps being removed", str(lock_path))
     try:
-        _acquire(
-            fd, note_path or lock_path, exclusive=exclusive, what=what, wait=wait, on_wait=on_wait
-        )
         named = (fd if note_path is None else _open_note(note_path)) if exclusive else None
         if named is not None:
             with _unless_a_note(named != fd):
@@ -92,9 +123,23 @@ def held(
                     _write_holder(named, None)
                 if named != fd:
                     os.close(named)
+            if drop is not None and note_path is None:
+                _drop(fd, lock_path, drop)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _drop(fd: int, lock_path, drop: Callable[[], None]) -> None:
+    """`drop()` while no one else holds the lock file: a run waiting on it then finds it gone and
+    opens the one at the path (held())."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a reader's lock becomes ours alone
+    except OSError:
+        return  # another run holds it too: it stays
+    if same_file(fd, lock_path):
+        with contextlib.suppress(OSError):
+            drop()
 
 
 def _unless_a_note(note: bool):
@@ -114,14 +159,18 @@ def _open_note(note_path) -> int | None:
 
 def _open(lock_path, *, exclusive: bool) -> int | None:
     try:
-        return os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return open_file(lock_path, os.O_RDWR | os.O_CREAT)
+    except (StatePathRefused, FileNotFoundError):  # no folder: none to read without a lock
+        raise
     except OSError as exc:
         if exclusive:
             raise
         try:
-            return os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+            return open_file(lock_path, os.O_RDONLY)
         except FileNotFoundError:
             return None
+        except StatePathRefused:
+            raise
         except OSError:
             raise exc from None
 
@@ -172,9 +221,9 @@ def live_holder(lock_path: str | os.PathLike[str]) -> Holder | None:
     held shared, unreadable): lets a reader that takes no lock (a listing) tell a running run
     from one that died, without waiting. Our own holding counts as another open file: the
     caller compares the holder's pid with its own."""
-    try:
-        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
+    try:  # never through a symlink, never blocked by a FIFO
+        fd = open_file(lock_path, os.O_RDONLY)
+    except (OSError, InputError):
         return None
     try:
         try:

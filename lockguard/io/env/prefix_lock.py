@@ -13,14 +13,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
-from lockguard.io.env.file_listing import STATE_DIR
+from lockguard.io.env.state_folder import LOCK_FILE, check_state, state_folder
 from lockguard.io.kernel_lock import Holder, held, live_holder
-
-LOCK_FILE = "lock"
+from lockguard.io.state_paths import make_folder
 
 
 def lock_path(prefix: Path) -> Path:
-    return Path(prefix) / STATE_DIR / LOCK_FILE
+    return state_folder(prefix) / LOCK_FILE
 
 
 @contextlib.contextmanager
@@ -34,11 +33,21 @@ def locked_prefix(
     on_wait: Callable[[str], None] | None = None,
     shown: str | None = None,
 ) -> Iterator[None]:
-    """Hold the prefix's lock for the block. A reader of a prefix whose state folder it cannot
-    create (another user's environment, a read-only file system) reads without the lock."""
-    state = Path(prefix) / STATE_DIR
+    """Hold the prefix's lock for the block, after checking its state folder (a link, a FIFO or a
+    file where lockguard keeps its state is refused, exit 2, before anything changes). A reader
+    of a prefix whose state folder it cannot create (another user's environment, a read-only file
+    system) reads without the lock. A state folder this run made and left holding only the lock
+    (a refusal, a read, a run with nothing to change) goes again as the lock is let go: a command
+    that changed nothing leaves nothing."""
+    state = state_folder(prefix)
+    check_state(prefix)
+    made = [False]
+
+    def make() -> None:
+        made[0] = make_folder(state) or made[0]
+
     try:
-        state.mkdir(exist_ok=True)
+        make()
     except OSError as exc:
         if not exclusive:
             yield
@@ -55,6 +64,14 @@ def locked_prefix(
             hint=f"{command} changes the environment: run it as a user that owns it",
         ) from None
     holder = Holder(command, os.getpid(), run)
+
+    def drop() -> None:
+        """As the lock is let go (held exclusively): the folder this run made, if it holds only
+        the lock; a run waiting for the lock then makes them again (held(), `reopen`)."""
+        if made[0] and _only_the_lock(state):
+            os.unlink(state / LOCK_FILE)
+            os.rmdir(state)
+
     with held(
         lock_path(prefix),
         exclusive=exclusive,
@@ -62,8 +79,18 @@ def locked_prefix(
         wait=wait,
         on_wait=on_wait,
         what=shown or str(prefix),
+        reopen=make,
+        drop=drop,
     ):
+        check_state(prefix)  # again, under the lock: what the block reads is this
         yield
+
+
+def _only_the_lock(state: Path) -> bool:
+    try:
+        return os.listdir(state) == [LOCK_FILE]
+    except OSError:
+        return False
 
 
 def live_run(prefix: Path) -> Holder | None:

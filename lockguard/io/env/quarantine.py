@@ -33,6 +33,7 @@ from pathlib import Path
 from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.file_listing import STATE_DIR
 from lockguard.io.read import MIB, read_env_bytes, regular_file_sha256
+from lockguard.io.state_paths import open_file
 from lockguard.io.write import sync_folder, write_atomic
 
 _STATE_LIMIT = 512 * MIB  # manifests of a CUDA environment are a few MB
@@ -354,9 +355,7 @@ class Quarantine:
         for a CUDA environment, and undo goes by what lies in files/, not by the journal alone."""
         data = (json.dumps(event) + "\n").encode("utf-8")
         if self._journal is None:
-            self._journal = os.open(
-                self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
-            )
+            self._journal = open_file(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         size = os.fstat(self._journal).st_size
         try:
             # one write per event: on a full disk it may land in part, and a part line in the middle
@@ -390,11 +389,7 @@ class Quarantine:
         error = self.note(event=event, sync=True, **fields)
         if error:
             try:
-                os.close(
-                    os.open(
-                        self.root / f"{event}.mark", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644
-                    )
-                )
+                os.close(open_file(self.root / f"{event}.mark", os.O_CREAT | os.O_WRONLY))
                 sync_folder(self.root, strict=True)
             except OSError as exc:
                 return f"{error}; no marker file either ({os_cause(exc)})"

@@ -13,6 +13,7 @@ from pathlib import Path
 from lockguard.io.env.file_listing import STATE_DIR
 from lockguard.io.env.prefix_lock import live_run
 from lockguard.io.env.quarantine import Quarantine, quarantine_root
+from lockguard.io.env.state_folder import check_state
 
 INTERRUPTED = (
     "incomplete",
@@ -48,6 +49,9 @@ class QuarantineInfo:
 
 
 def list_quarantines(prefix: Path) -> list[QuarantineInfo]:
+    """Every run in the state folder, oldest first; a state folder holding what lockguard does not
+    make there (a symlink out, a FIFO) is refused first (exit 2), whoever asks."""
+    check_state(prefix)
     root = quarantine_root(prefix)
     if not root.is_dir():
         return []

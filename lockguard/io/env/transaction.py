@@ -42,6 +42,7 @@ from lockguard.io.env.quarantine import (
 )
 from lockguard.io.read import MIB, read_env_text
 from lockguard.io.run import start_detached
+from lockguard.io.state_paths import is_folder
 from lockguard.io.write import write_atomic
 from lockguard.model.names import canonical_name
 
@@ -334,10 +335,19 @@ def _must_stay_inside(q: Quarantine, events: list[dict]) -> None:
     included): a damaged state folder naming a path through a link out of the prefix is refused
     whole, never half undone."""
     seen: dict[str, str] = {}
+    stored: dict[str, str] = {}
+    aside: dict[str, str] = {}
+    real: set[Path] = set()
+    for entry in q.manifest()["entries"]:  # a FIFO, file or link where a folder of files/ was
+        _real_folders(q.files, entry["path"], real)
+        _real_folders(q.root / "displaced", entry["path"], real)
     where = str(q.manifest_path)
     try:
         for entry in q.manifest()["entries"]:
             safe_relative(q.prefix, entry["path"], seen)
+            # where its bytes lie, and where it would be set aside: never through a link out
+            safe_relative(q.files, entry["path"], stored)
+            safe_relative(q.root / "displaced", entry["path"], aside)
         where = str(q.journal_path)
         for event in events:
             if event["event"] == "rmdir":
@@ -349,6 +359,18 @@ def _must_stay_inside(q: Quarantine, events: list[dict]) -> None:
             hint="the quarantine folder is damaged: restore "
             "cannot trust it; move that folder out of .lockguard/quarantine/ and run again",
         ) from None
+
+
+def _real_folders(root: Path, path: str, checked: set[Path]) -> None:
+    """Every folder of `path` under `root` is a real folder or missing (StatePathRefused, exit 2,
+    naming it, otherwise): checked before the undo moves anything."""
+    parts = path.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):  # from the top: a FIFO above hides what is below it
+        folder = root.joinpath(*parts[:depth])
+        if folder not in checked:
+            checked.add(folder)
+            if not is_folder(folder):
+                return  # missing: nothing below it either
 
 
 def _ancestors(path: str):
