@@ -344,7 +344,7 @@ def test_user_site_duplicate_is_reported_not_touched(
     # applied; the user copy outside the prefix is reported, never changed, and as an error it
     # fails the run as it fails `check --env` (one severity, issue 35)
     assert applied.exit_code == 1, applied.stderr
-    assert "LG213 error:" in applied.stderr
+    assert "error: LG213 " in applied.stderr
     assert (
         "the lock's files are installed, but 1 error outside what clean-install changes remains"
         in applied.stderr

@@ -137,10 +137,13 @@ def clean_install(
     for warning in applied.warnings:
         progress.warn(warning)
     for finding in plan.reported:
-        progress.warn(
-            f"{finding.code} {finding.severity}: {finding.message}"
-            + (f" (hint: {finding.hint})" if finding.hint else "")
+        line = f"{finding.code} {finding.message}" + (
+            f" (hint: {finding.hint})" if finding.hint else ""
         )
+        if finding.severity == ERROR:
+            progress.say(f"error: {line}")
+        else:
+            progress.warn(line)
     if as_json:
         ui.emit_json(
             {
