@@ -55,6 +55,7 @@ RETRY_STATUS = {429, 500, 502, 503, 504}
 USER_AGENT = f"lockguard/{__version__}"
 ENV_TIMEOUT = "LOCKGUARD_HTTP_TIMEOUT"
 ENV_BACKOFF = "LOCKGUARD_HTTP_BACKOFF"
+ENV_HTTP2 = "LOCKGUARD_HTTP2"  # "0": HTTP/1.1 only (a middlebox that breaks HTTP/2; benchmarks)
 DEFAULT_TIMEOUT = 10.0  # seconds without a byte before a request is given up
 CONNECT_TIMEOUT = 5.0
 DEADLINE_FACTOR = 6  # past this many idle timeouts an answer must keep arriving at MIN_RATE
@@ -229,8 +230,10 @@ class _DirectTransport(httpx.BaseTransport):
 
 
 def http2_available() -> bool:
-    """The h2 package is importable (a runtime dependency; an environment without it speaks
-    HTTP/1.1)."""
+    """HTTP/2 is offered to servers unless LOCKGUARD_HTTP2=0, when the h2 package is importable (a
+    runtime dependency; an environment without it speaks HTTP/1.1)."""
+    if os.environ.get(ENV_HTTP2, "1") == "0":
+        return False
     return importlib.util.find_spec("h2") is not None
 
 
