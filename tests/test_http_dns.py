@@ -207,3 +207,82 @@ def test_tls_checks_the_host_name_not_the_address(tls_index):
             client.get(f"https://other.test:{tls_index}/simple/a/")
     finally:
         client.close()
+
+
+@pytest.fixture
+def h2_index(tmp_path, monkeypatch):
+    """An HTTP/2-only server (TLS, ALPN "h2") on 127.0.0.1 for index.test; counts connections."""
+    pytest.importorskip("h2")
+    import h2.config
+    import h2.connection
+    import h2.events
+    import h2.exceptions
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make the test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key)]
+        + ["-out", str(cert), "-days", "1", "-subj", "/CN=index.test"]
+        + ["-addext", "subjectAltName=DNS:index.test"],
+        check=True,
+        capture_output=True,
+    )
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.set_alpn_protocols(["h2"])
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    connections: list[str | None] = []
+
+    def serve(raw: socket.socket) -> None:
+        try:
+            with context.wrap_socket(raw, server_side=True) as tls:
+                connections.append(tls.selected_alpn_protocol())
+                conn = h2.connection.H2Connection(
+                    config=h2.config.H2Configuration(client_side=False)
+                )
+                conn.initiate_connection()
+                tls.sendall(conn.data_to_send())
+                while data := tls.recv(65535):
+                    for event in conn.receive_data(data):
+                        if isinstance(event, h2.events.RequestReceived):
+                            headers = [(":status", "200"), ("content-length", "2")]
+                            conn.send_headers(event.stream_id, headers)
+                            conn.send_data(event.stream_id, b"ok", end_stream=True)
+                    tls.sendall(conn.data_to_send())
+        except (OSError, ssl.SSLError, h2.exceptions.ProtocolError):
+            pass  # a client that does not speak HTTP/2: the test sees no answer
+
+    def accept() -> None:
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(raw,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield listener.getsockname()[1], connections
+    listener.close()
+
+
+def test_http2_when_asked_for_multiplexes_one_connection(h2_index, monkeypatch):
+    # LOCKGUARD_HTTP2=1 (not the default: http2_wanted says why) with h2 installed
+    monkeypatch.setenv("LOCKGUARD_HTTP2", "1")
+    port, connections = h2_index
+    client = HttpClient(hosts=HostMemo(Lookups({"index.test"}, delay=0)), retries=0)
+    try:
+        assert client.http2
+        urls = [f"https://index.test:{port}/simple/p{i}/" for i in range(20)]
+        assert _get_all(client, urls) == [200] * 20
+    finally:
+        client.close()
+    assert connections == ["h2"]  # 20 requests, one connection
+
+
+def test_http1_by_default(monkeypatch):
+    monkeypatch.delenv("LOCKGUARD_HTTP2", raising=False)
+    assert not HttpClient().http2

@@ -19,8 +19,18 @@ in flight until then: the note below). The body is read in the caller's thread, 
 is checked against the deadline (a read that waits longer than the timeout fails by itself). Only
 public httpx API is used (`build_request`, `send(stream=True)`, the `trace` request extension, which
 tells a head given up while its connection was still being made: that host is out of reach). A
-custom transport was not simpler: httpx's transport blocks in the same place, and wrapping
-httpcore's network layer would mean re-implementing httpx's transport (proxies, errors).
+custom transport would not interrupt it either: it blocks where httpx's does.
+
+Connections (issue 31): a cold resolve's 48 prefetch workers ask two or three hosts at once, and
+each new connection looked its host name up again; a resolver that drops a burst of lookups costs
+5 s per dropped one. So direct connections go through `_DirectTransport`, httpx's own HTTPTransport
+mirrored over public httpx/httpcore names (the same request mapping, the same error mapping) with
+a network backend that looks each host up once per run (io/index/host_memo.py); at most PER_HOST
+requests go to one host at once, over kept-alive connections (HTTP/1.1; HTTP/2 with
+LOCKGUARD_HTTP2=1, measured slower: `http2_wanted`). With HTTP(S)_PROXY/ALL_PROXY set, httpx's own
+proxy transports run as before (a transport of lockguard's own would switch trust_env's proxies
+off) and the proxy looks the names up: the memo is for direct connections. The `trace` extension
+reaches httpcore through the request's extensions, as with httpx's transport.
 
 `close()` never closes a connection a request is still reading from: fetch threads (prefetches
 nobody waits for any more) may still be in `get` when a resolve ends, and a socket closed under
@@ -55,18 +65,21 @@ RETRY_STATUS = {429, 500, 502, 503, 504}
 USER_AGENT = f"lockguard/{__version__}"
 ENV_TIMEOUT = "LOCKGUARD_HTTP_TIMEOUT"
 ENV_BACKOFF = "LOCKGUARD_HTTP_BACKOFF"
-ENV_HTTP2 = "LOCKGUARD_HTTP2"  # "0": HTTP/1.1 only (a middlebox that breaks HTTP/2; benchmarks)
+ENV_HTTP2 = "LOCKGUARD_HTTP2"  # "1": offer HTTP/2 (http2_wanted says why not by default)
 DEFAULT_TIMEOUT = 10.0  # seconds without a byte before a request is given up
 CONNECT_TIMEOUT = 5.0
 DEADLINE_FACTOR = 6  # past this many idle timeouts an answer must keep arriving at MIN_RATE
 MIN_RATE = 256 * 1024  # bytes per second: a big download may take long, a trickle may not
 MAX_BODY = 256 * 1024 * 1024  # the largest answer read by default (pages, sdists)
 MAX_REDIRECTS = 10
-# requests in flight per host at once: uv's default concurrency is 50 downloads, pip's 1-2; 16 keeps
-# a cold resolve's prefetch busy (its wall time stops improving past ~12 on PyPI) without opening
-# a burst of connections (each with its own TCP and TLS handshake, and over HTTP/1.1 one socket
-# each) that a small index or a proxy answers with resets
+# requests in flight per host at once (LOCKGUARD_HTTP_PER_HOST changes it): uv bounds its
+# downloads at 50 (UV_CONCURRENT_DOWNLOADS), pip fetches one page at a time. lockguard's prefetch
+# runs 48 workers, nearly all asking pypi.org or files.pythonhosted.org; unbounded, a cold resolve
+# opened up to 64 connections at once, each with its TCP and TLS handshake (and, before
+# host_memo.py, its DNS lookup). PER_HOST is the measured knee (bench/RESULTS.md, "http steps"):
+# fewer slows the prefetch, more buys nothing
 PER_HOST = 16
+ENV_PER_HOST = "LOCKGUARD_HTTP_PER_HOST"
 MAX_CONNECTIONS = 64  # all hosts together (PyPI's two, the PyTorch index, an extra index)
 KEEPALIVE_EXPIRY = 5.0  # httpx's default
 
@@ -229,10 +242,11 @@ class _DirectTransport(httpx.BaseTransport):
             self._pool.close()
 
 
-def http2_available() -> bool:
-    """HTTP/2 is offered to servers unless LOCKGUARD_HTTP2=0, when the h2 package is importable (a
-    runtime dependency; an environment without it speaks HTTP/1.1)."""
-    if os.environ.get(ENV_HTTP2, "1") == "0":
+def http2_wanted() -> bool:
+    """HTTP/2 is offered to servers only with LOCKGUARD_HTTP2=1 and the h2 package importable: a
+    cold resolve measured 2-4% slower with it than over PER_HOST kept-alive HTTP/1.1 connections
+    (bench/RESULTS.md, "http steps"), so it is not the default and h2 is not a dependency."""
+    if os.environ.get(ENV_HTTP2, "0") != "1":
         return False
     return importlib.util.find_spec("h2") is not None
 
@@ -251,7 +265,7 @@ class HttpClient:
         retries: int = 3,
         backoff: float | None = None,
         hosts: HostMemo | None = None,
-        per_host: int = PER_HOST,
+        per_host: int | None = None,
         http2: bool | None = None,
     ) -> None:
         self.timeout = timeout if timeout is not None else request_timeout()
@@ -265,9 +279,9 @@ class HttpClient:
         self._closed = False
         self._down: dict[str, str] = {}  # host -> why every attempt failed
         self.hosts = hosts if hosts is not None else PROCESS_HOSTS
-        self.per_host = per_host
+        self.per_host = per_host or int(os.environ.get(ENV_PER_HOST, PER_HOST))
         self._slots: dict[str, threading.BoundedSemaphore] = {}  # host -> its PER_HOST slots
-        self.http2 = http2 if http2 is not None else http2_available()
+        self.http2 = http2 if http2 is not None else http2_wanted()
         self.bytes_fetched = 0
         self.requests = 0
 
