@@ -72,12 +72,13 @@ DEADLINE_FACTOR = 6  # past this many idle timeouts an answer must keep arriving
 MIN_RATE = 256 * 1024  # bytes per second: a big download may take long, a trickle may not
 MAX_BODY = 256 * 1024 * 1024  # the largest answer read by default (pages, sdists)
 MAX_REDIRECTS = 10
-# requests in flight per host at once (LOCKGUARD_HTTP_PER_HOST changes it): uv bounds its
-# downloads at 50 (UV_CONCURRENT_DOWNLOADS), pip fetches one page at a time. lockguard's prefetch
+# requests in flight per host at once (LOCKGUARD_HTTP_PER_HOST changes it). lockguard's prefetch
 # runs 48 workers, nearly all asking pypi.org or files.pythonhosted.org; unbounded, a cold resolve
 # opened up to 64 connections at once, each with its TCP and TLS handshake (and, before
-# host_memo.py, its DNS lookup). PER_HOST is the measured knee (bench/RESULTS.md, "http steps"):
-# fewer slows the prefetch, more buys nothing
+# host_memo.py, its DNS lookup). uv bounds its downloads at 50 (UV_CONCURRENT_DOWNLOADS), pip
+# fetches one page at a time. 4 to 48 per host measured the same wall time on a mirror a few ms
+# away, where a cold resolve is CPU-bound (bench/RESULTS.md, "http steps"); 16 keeps a burst to 16
+# connections per host and still hides a far index's round trips behind one another
 PER_HOST = 16
 ENV_PER_HOST = "LOCKGUARD_HTTP_PER_HOST"
 MAX_CONNECTIONS = 64  # all hosts together (PyPI's two, the PyTorch index, an extra index)
