@@ -429,6 +429,8 @@ class HttpClient:
                 httpx.UnsupportedProtocol,
             ) as exc:
                 last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                if isinstance(exc, _Unresolved):  # "cannot resolve HOST: why" says it all
+                    last_error = str(exc)
                 unreachable = isinstance(exc, httpx.ConnectError)
                 # a name that did not resolve is memoised for the run: asking again is no retry
                 if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol, _Unresolved)):
