@@ -27,10 +27,11 @@ each new connection looked its host name up again; a resolver that drops a burst
 mirrored over public httpx/httpcore names (the same request mapping, the same error mapping) with
 a network backend that looks each host up once per run (io/index/host_memo.py); at most PER_HOST
 requests go to one host at once, over kept-alive connections (HTTP/1.1; HTTP/2 with
-LOCKGUARD_HTTP2=1, measured slower: `http2_wanted`). With HTTP(S)_PROXY/ALL_PROXY set, httpx's own
-proxy transports run as before (a transport of lockguard's own would switch trust_env's proxies
-off) and the proxy looks the names up: the memo is for direct connections. The `trace` extension
-reaches httpcore through the request's extensions, as with httpx's transport.
+LOCKGUARD_HTTP2=1, measured no faster: `http2_wanted`). With HTTP(S)_PROXY/ALL_PROXY set,
+httpx's own proxy transports run as before (a transport of lockguard's own would switch
+trust_env's proxies off) and the proxy looks the names up: the memo is for direct connections.
+The `trace` extension reaches httpcore through the request's extensions, as with httpx's
+transport.
 
 `close()` never closes a connection a request is still reading from: fetch threads (prefetches
 nobody waits for any more) may still be in `get` when a resolve ends, and a socket closed under
@@ -245,8 +246,9 @@ class _DirectTransport(httpx.BaseTransport):
 
 def http2_wanted() -> bool:
     """HTTP/2 is offered to servers only with LOCKGUARD_HTTP2=1 and the h2 package importable: a
-    cold resolve measured 2-4% slower with it than over PER_HOST kept-alive HTTP/1.1 connections
-    (bench/RESULTS.md, "http steps"), so it is not the default and h2 is not a dependency."""
+    cold resolve was not faster with it than over PER_HOST kept-alive HTTP/1.1 connections (2-4%
+    slower over 8 rounds, mixed over 5 more: bench/RESULTS.md, "http steps"), so it is not the
+    default and h2 is not a dependency."""
     if os.environ.get(ENV_HTTP2, "0") != "1":
         return False
     return importlib.util.find_spec("h2") is not None
