@@ -19,8 +19,19 @@ in flight until then: the note below). The body is read in the caller's thread, 
 is checked against the deadline (a read that waits longer than the timeout fails by itself). Only
 public httpx API is used (`build_request`, `send(stream=True)`, the `trace` request extension, which
 tells a head given up while its connection was still being made: that host is out of reach). A
-custom transport was not simpler: httpx's transport blocks in the same place, and wrapping
-httpcore's network layer would mean re-implementing httpx's transport (proxies, errors).
+custom transport would not interrupt it either: it blocks where httpx's does.
+
+Connections (issue 31): a cold resolve's 48 prefetch workers ask two or three hosts at once, and
+each new connection looked its host name up again; a resolver that drops a burst of lookups costs
+5 s per dropped one. So direct connections go through `_DirectTransport`, httpx's own HTTPTransport
+mirrored over public httpx/httpcore names (the same request mapping, the same error mapping) with
+a network backend that looks each host up once per run (io/index/host_memo.py); at most PER_HOST
+requests go to one host at once, over kept-alive connections (HTTP/1.1; HTTP/2 with
+LOCKGUARD_HTTP2=1, measured no faster: `http2_wanted`). With HTTP(S)_PROXY/ALL_PROXY set,
+httpx's own proxy transports run as before (a transport of lockguard's own would switch
+trust_env's proxies off) and the proxy looks the names up: the memo is for direct connections.
+The `trace` extension reaches httpcore through the request's extensions, as with httpx's
+transport.
 
 `close()` never closes a connection a request is still reading from: fetch threads (prefetches
 nobody waits for any more) may still be in `get` when a resolve ends, and a socket closed under
@@ -33,28 +44,46 @@ whichever comes last: `close()`, or the last request in flight; a request after 
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
 import threading
 import time
+import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse, urlsplit
 
+import httpcore
 import httpx
 
 from lockguard import __version__
 from lockguard.errors import SourceUnreachable
+from lockguard.io.index.host_memo import PROCESS_HOSTS, HostMemo, MemoBackend, UnresolvedHost
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
 USER_AGENT = f"lockguard/{__version__}"
 ENV_TIMEOUT = "LOCKGUARD_HTTP_TIMEOUT"
 ENV_BACKOFF = "LOCKGUARD_HTTP_BACKOFF"
+ENV_HTTP2 = "LOCKGUARD_HTTP2"  # "1": offer HTTP/2 (http2_wanted says why not by default)
 DEFAULT_TIMEOUT = 10.0  # seconds without a byte before a request is given up
 CONNECT_TIMEOUT = 5.0
 DEADLINE_FACTOR = 6  # past this many idle timeouts an answer must keep arriving at MIN_RATE
 MIN_RATE = 256 * 1024  # bytes per second: a big download may take long, a trickle may not
 MAX_BODY = 256 * 1024 * 1024  # the largest answer read by default (pages, sdists)
 MAX_REDIRECTS = 10
+# requests in flight per host at once (LOCKGUARD_HTTP_PER_HOST changes it). lockguard's prefetch
+# runs 48 workers, nearly all asking pypi.org or files.pythonhosted.org; unbounded, a cold resolve
+# opened up to 64 connections at once, each with its TCP and TLS handshake (and, before
+# host_memo.py, its DNS lookup). uv bounds its downloads at 50 (UV_CONCURRENT_DOWNLOADS), pip
+# fetches one page at a time. 4 to 48 per host measured the same wall time on a mirror a few ms
+# away, where a cold resolve is CPU-bound (bench/RESULTS.md, "http steps"); 16 keeps a burst to 16
+# connections per host and still hides a far index's round trips behind one another
+PER_HOST = 16
+ENV_PER_HOST = "LOCKGUARD_HTTP_PER_HOST"
+MAX_CONNECTIONS = 64  # all hosts together (PyPI's two, the PyTorch index, an extra index)
+KEEPALIVE_EXPIRY = 5.0  # httpx's default
 
 
 class AnswerTooLarge(SourceUnreachable):
@@ -119,9 +148,128 @@ class _HeadSlot:
             self.connecting = False
 
 
+class _Unresolved(httpx.ConnectError):
+    """The host name did not resolve (host_memo.UnresolvedHost): not retried, the lookup's failure
+    is memoised for the run."""
+
+
+# httpcore's errors as httpx's (httpx's HTTPTransport maps them the same way), the most specific
+# first: the first match wins
+_ERRORS: list[tuple[type[Exception], type[httpx.HTTPError]]] = [
+    (UnresolvedHost, _Unresolved),
+    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
+    (httpcore.ReadTimeout, httpx.ReadTimeout),
+    (httpcore.WriteTimeout, httpx.WriteTimeout),
+    (httpcore.PoolTimeout, httpx.PoolTimeout),
+    (httpcore.TimeoutException, httpx.TimeoutException),
+    (httpcore.ConnectError, httpx.ConnectError),
+    (httpcore.ReadError, httpx.ReadError),
+    (httpcore.WriteError, httpx.WriteError),
+    (httpcore.NetworkError, httpx.NetworkError),
+    (httpcore.ProxyError, httpx.ProxyError),
+    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
+    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
+    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
+    (httpcore.ProtocolError, httpx.ProtocolError),
+]
+
+
+@contextlib.contextmanager
+def _as_httpx_errors() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        for core, ours in _ERRORS:
+            if isinstance(exc, core):
+                raise ours(str(exc)) from exc
+        raise
+
+
+class _Body(httpx.SyncByteStream):
+    """An answer's body from httpcore, its errors raised as httpx's."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[bytes]:
+        with _as_httpx_errors():
+            yield from self._stream
+
+    def close(self) -> None:
+        close = getattr(self._stream, "close", None)
+        if close is not None:
+            close()
+
+
+class _DirectTransport(httpx.BaseTransport):
+    """httpx's own HTTPTransport for direct connections (the same request and answer mapping, the
+    same errors), over a connection pool whose connections look each host up once per run
+    (io/index/host_memo.py). Request extensions (`trace`, `timeout`) pass through to httpcore."""
+
+    def __init__(self, hosts: HostMemo, *, http2: bool) -> None:
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),  # SSL_CERT_FILE / SSL_CERT_DIR, as httpx's
+            max_connections=MAX_CONNECTIONS,
+            max_keepalive_connections=MAX_CONNECTIONS,
+            keepalive_expiry=KEEPALIVE_EXPIRY,
+            http1=True,
+            http2=http2,
+            network_backend=MemoBackend(hosts),
+        )
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        core = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(
+                scheme=request.url.raw_scheme,
+                host=request.url.raw_host,
+                port=request.url.port,
+                target=request.url.raw_path,
+            ),
+            headers=request.headers.raw,
+            content=request.stream,  # a SyncByteStream: bytes chunks
+            extensions=request.extensions,
+        )
+        with _as_httpx_errors():
+            answer = self._pool.handle_request(core)
+        return httpx.Response(
+            status_code=answer.status,
+            headers=answer.headers,
+            stream=_Body(answer.stream),
+            extensions=answer.extensions,
+        )
+
+    def close(self) -> None:
+        with _as_httpx_errors():
+            self._pool.close()
+
+
+def http2_wanted() -> bool:
+    """HTTP/2 is offered to servers only with LOCKGUARD_HTTP2=1 and the h2 package importable: a
+    cold resolve was not faster with it than over PER_HOST kept-alive HTTP/1.1 connections (2-4%
+    slower over 8 rounds, mixed over 5 more: bench/RESULTS.md, "http steps"), so it is not the
+    default and h2 is not a dependency."""
+    if os.environ.get(ENV_HTTP2, "0") != "1":
+        return False
+    return importlib.util.find_spec("h2") is not None
+
+
+def _proxied() -> bool:
+    """An HTTP(S)_PROXY / ALL_PROXY is set: httpx's own transports (with trust_env) handle it."""
+    proxies = urllib.request.getproxies()
+    return any(proxies.get(scheme) for scheme in ("http", "https", "all"))
+
+
 class HttpClient:
     def __init__(
-        self, *, timeout: float | None = None, retries: int = 3, backoff: float | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        retries: int = 3,
+        backoff: float | None = None,
+        hosts: HostMemo | None = None,
+        per_host: int | None = None,
+        http2: bool | None = None,
     ) -> None:
         self.timeout = timeout if timeout is not None else request_timeout()
         self.deadline = self.timeout * DEADLINE_FACTOR
@@ -133,6 +281,10 @@ class HttpClient:
         self._in_flight = 0  # requests between their start and their end (see the module's note)
         self._closed = False
         self._down: dict[str, str] = {}  # host -> why every attempt failed
+        self.hosts = hosts if hosts is not None else PROCESS_HOSTS
+        self.per_host = per_host or int(os.environ.get(ENV_PER_HOST, PER_HOST))
+        self._slots: dict[str, threading.BoundedSemaphore] = {}  # host -> its PER_HOST slots
+        self.http2 = http2 if http2 is not None else http2_wanted()
         self.bytes_fetched = 0
         self.requests = 0
 
@@ -142,12 +294,19 @@ class HttpClient:
                 # a closed pool is never made again (a request in flight keeps it open)
                 if self._closed:
                     raise _Closed()
+                # through a proxy the proxy looks the names up: httpx's own transports then
+                # (a transport of our own would switch off trust_env's proxies)
+                direct = None if _proxied() else _DirectTransport(self.hosts, http2=self.http2)
                 self._client = httpx.Client(
                     timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT)),
                     follow_redirects=True,
                     max_redirects=MAX_REDIRECTS,
                     headers={"User-Agent": USER_AGENT},
-                    limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
+                    limits=httpx.Limits(
+                        max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS
+                    ),
+                    http2=self.http2,
+                    transport=direct,
                 )
             return self._client
 
@@ -208,13 +367,22 @@ class HttpClient:
         try:
             self._request_started()
             try:
-                return self._get(url, headers, host, max_bytes)
+                with self._slot(host):
+                    return self._get(url, headers, host, max_bytes)
             finally:
                 self._request_ended()
         except _Closed:
             raise SourceUnreachable(
                 f"{url}: not fetched, the HTTP client was closed", url=url
             ) from None
+
+    def _slot(self, host: str) -> threading.BoundedSemaphore:
+        """The host's semaphore: at most `per_host` requests to it at once (PER_HOST says why)."""
+        with self._lock:
+            slot = self._slots.get(host)
+            if slot is None:
+                slot = self._slots[host] = threading.BoundedSemaphore(self.per_host)
+            return slot
 
     def _get(self, url: str, headers: dict[str, str] | None, host: str, max_bytes: int) -> Response:
         client = self._http()
@@ -264,8 +432,11 @@ class HttpClient:
                 httpx.UnsupportedProtocol,
             ) as exc:
                 last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                if isinstance(exc, _Unresolved):  # "cannot resolve HOST: why" says it all
+                    last_error = str(exc)
                 unreachable = isinstance(exc, httpx.ConnectError)
-                if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+                # a name that did not resolve is memoised for the run: asking again is no retry
+                if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol, _Unresolved)):
                     break
                 continue
             with self._lock:
