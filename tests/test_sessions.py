@@ -135,7 +135,7 @@ def test_init_blames_the_option_and_writes_nothing(tmp_path):
 
 
 def test_check_shows_the_findings_and_keeps_a_plain_result(releases, tmp_path, monkeypatch):
-    from lockguard.app.check import check
+    from lockguard.app.check_session import check
     from lockguard.app.resolve_session import resolve
     from lockguard.io.project.check_cache import CheckResults
 
@@ -162,7 +162,7 @@ def test_check_shows_the_findings_and_keeps_a_plain_result(releases, tmp_path, m
 
 
 def test_diff_compares_two_lock_files_and_refuses_one(releases, tmp_path):
-    from lockguard.app.diff import diff
+    from lockguard.app.diff_session import diff
     from lockguard.app.resolve_session import resolve
     from lockguard.check.changes_render import text_lines
     from lockguard.errors import InputError

@@ -271,7 +271,7 @@ def test_doctor_interrupted_says_nothing_was_changed(resolved, signum):
         str(resolved / "lockguard.toml"),
         "--python",
         sys.executable,
-        fault=signal_at("lockguard.app.doctor:diagnose", signum),
+        fault=signal_at("lockguard.app.doctor_session:diagnose", signum),
     )
     assert the_interrupt_line(stopped) == "lockguard: interrupted; nothing was changed"
 

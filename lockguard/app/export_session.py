@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lockguard import __version__
-from lockguard.app.check import from_here
+from lockguard.app.check_session import from_here
 from lockguard.app.project import load_project_intent
 from lockguard.check.lock_changes import stack_facts
 from lockguard.check.lock_facts import facts_of

@@ -133,7 +133,7 @@ def report(ui: Ui, exc: LockguardError) -> None:
 
 def _annotation(exc: LockguardError) -> str:
     """The error as a GitHub annotation: a CI log's summary shows it, not only its stderr."""
-    from lockguard.app.check import annotation_folders
+    from lockguard.app.check_session import annotation_folders
     from lockguard.check.render import github_error
 
     message = exc.message + (f" (hint: {exc.hint})" if exc.hint else "")

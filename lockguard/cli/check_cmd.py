@@ -73,7 +73,7 @@ def check(
 
     Without --env, an identical earlier check (same lockguard, constraints, options and file
     contents) is answered from the cache; --no-cache always runs the rules."""
-    from lockguard.app.check import check as run_check
+    from lockguard.app.check_session import check as run_check
 
     ui = get_ui(ctx, "check")
     ui.json_mode = fmt == "json"
@@ -127,7 +127,7 @@ def render_findings(
         )
         return json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", code
     if fmt == "github":
-        from lockguard.app.check import annotation_folders
+        from lockguard.app.check_session import annotation_folders
 
         cwd, root = annotation_folders()
         return render.github(findings, cwd=cwd, root=root), code

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from lockguard.app.constraints import knowledge as load_knowledge
-from lockguard.app.constraints import verify as verify_knowledge
+from lockguard.app.constraints_session import knowledge as load_knowledge
+from lockguard.app.constraints_session import verify as verify_knowledge
 from lockguard.cli import constraints_views as views
 from lockguard.cli.common import get_ui, json_option
 from lockguard.errors import InputError

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from lockguard.app.diff import diff as compare
+from lockguard.app.diff_session import diff as compare
 from lockguard.check.changes_render import markdown, text_lines, to_data
 from lockguard.cli.common import get_ui, intent_option, json_flag
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from lockguard import __version__
-from lockguard.app.doctor import diagnose
+from lockguard.app.doctor_session import diagnose
 from lockguard.cli.common import get_ui, intent_option, json_option
 from lockguard.doctor import record, report
 from lockguard.errors import InputError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from lockguard.app.explain import explain_package
+from lockguard.app.explain_session import explain_package
 from lockguard.cli.common import get_ui, intent_option, json_option
 
 

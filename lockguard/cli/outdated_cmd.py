@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from lockguard.app.outdated import outdated_packages
+from lockguard.app.outdated_session import outdated_packages
 from lockguard.cli.common import get_ui, intent_option, json_option
 from lockguard.cli.resolve_progress import ResolveProgress
 

@@ -10,7 +10,14 @@ from pathlib import Path
 import click
 
 from lockguard.app.env_check import must_be_environment
-from lockguard.app.restore import held, newest_restorable, prune, prune_plan, restore_run, runs
+from lockguard.app.restore_session import (
+    held,
+    newest_restorable,
+    prune,
+    prune_plan,
+    restore_run,
+    runs,
+)
 from lockguard.cli.common import get_ui, json_option
 from lockguard.errors import InputError
 from lockguard.model.wording import counted, human_size
