@@ -287,3 +287,16 @@ def test_http2_when_asked_for_multiplexes_one_connection(h2_index, monkeypatch):
 def test_http1_by_default(monkeypatch):
     monkeypatch.delenv("LOCKGUARD_HTTP2", raising=False)
     assert not HttpClient().http2
+
+
+@pytest.mark.parametrize(
+    "name, value", [("LOCKGUARD_HTTP_TIMEOUT", "abc"), ("LOCKGUARD_HTTP_PER_HOST", "0")]
+)
+def test_a_setting_that_is_not_a_number_is_bad_input(lg_process, tmp_path, name, value):
+    (tmp_path / "lockguard.toml").write_text(
+        'python = "3.11"\ncuda = "none"\nchannels = []\npip = ["jinja2"]\n'
+        'indexes = ["http://127.0.0.1:9/simple"]\n'
+    )
+    result = lg_process("resolve", cwd=tmp_path, env={name: value})
+    assert result.exit_code == 2 and f"{name}={value!r} is not a positive" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -59,7 +59,7 @@ import httpcore
 import httpx
 
 from lockguard import __version__
-from lockguard.errors import SourceUnreachable
+from lockguard.errors import InputError, SourceUnreachable
 from lockguard.io.index.host_memo import PROCESS_HOSTS, HostMemo, MemoBackend, UnresolvedHost
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
@@ -93,7 +93,25 @@ class AnswerTooLarge(SourceUnreachable):
 
 def request_timeout() -> float:
     """Seconds a request waits for an answer: LOCKGUARD_HTTP_TIMEOUT, else DEFAULT_TIMEOUT."""
-    return float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
+    return _setting(ENV_TIMEOUT, DEFAULT_TIMEOUT, float)
+
+
+def _setting(name: str, default, kind, *, zero: bool = False):
+    """A number from the environment; one that is not a positive number (or 0, where `zero`) is
+    bad input (exit 2)."""
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not (value > 0 or (zero and value == 0)):
+        raise InputError(
+            f"{name}={text!r} is not a positive {'whole ' if kind is int else ''}number",
+            hint=f"unset it, or set it like {name}={default}",
+        )
+    return value
 
 
 @dataclass
@@ -274,7 +292,9 @@ class HttpClient:
         self.timeout = timeout if timeout is not None else request_timeout()
         self.deadline = self.timeout * DEADLINE_FACTOR
         self.retries = retries
-        self.backoff = backoff if backoff is not None else float(os.environ.get(ENV_BACKOFF, "0.5"))
+        self.backoff = (
+            backoff if backoff is not None else _setting(ENV_BACKOFF, 0.5, float, zero=True)
+        )
         # created on the first request: a warm resolve makes none
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
@@ -282,7 +302,7 @@ class HttpClient:
         self._closed = False
         self._down: dict[str, str] = {}  # host -> why every attempt failed
         self.hosts = hosts if hosts is not None else PROCESS_HOSTS
-        self.per_host = per_host or int(os.environ.get(ENV_PER_HOST, PER_HOST))
+        self.per_host = per_host or _setting(ENV_PER_HOST, PER_HOST, int)
         self._slots: dict[str, threading.BoundedSemaphore] = {}  # host -> its PER_HOST slots
         self.http2 = http2 if http2 is not None else http2_wanted()
         self.bytes_fetched = 0
