@@ -187,15 +187,26 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
                 return None
             needs.append(
                 f"{option.name} {option.version} needs "
-                f"{_specs([d for d in mine if not d.constraint_only] or mine)}"
+                f"{_specs([d for d in mine if d.specifier] or mine)}"
             )
             rules += [
                 fact(d, d.by or f"{option.name} {option.version}")
                 for d in mine
                 if d.constraint_only and d.why and d.local is None
             ]  # pairing is implied by the pins
+        shown = {r.split(" [", 1)[-1]: r for r in rules}  # one line per rule, not per version
+        wanted = {need.split(" needs ", 1)[1] for need in needs}
         if len(options) == 1:
             lines = [f"{needs[0]} (the only {parent} that {_allowed(forced[parent])} allows)"]
+        elif len(wanted) == 1:
+            # each needs the same: said once, with the rule behind it when one rule is
+            lines = [
+                f"every {parent} that {_allowed(forced[parent])} allows "
+                f"({_versions(options)}) needs {next(iter(wanted))}"
+                + (f" [{next(iter(shown))}" if len(shown) == 1 else "")
+            ]
+            if len(shown) == 1:
+                shown = {}
         else:
             lines = [
                 f"every {parent} that {_allowed(forced[parent])} allows "
@@ -204,7 +215,6 @@ class ConflictWatcher(BaseReporter[Req, Candidate, str]):
             ]
         if forced.get(key):
             lines.append(_asked(key, forced[key]))
-        shown = {r.split(" [", 1)[-1]: r for r in rules}  # one line per rule, not per version
         return lines + [r for r in shown.values() if r not in lines]
 
     def _dead(self, candidate: Candidate, forced: Forced) -> str | None:
