@@ -417,7 +417,7 @@ def test_the_torch_facts_of_a_lock(platform, torch, cuda, variant, why):
     """What the coherence rules know of a lock's torch: from its local label, else from the
     knowledge."""
     from lockguard.check.lock_facts import facts_of
-    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.knowledge.files import load_knowledge
 
     pip = {"torch": torch} if torch else {}
     facts = facts_of(platform, pip, {"cuda-version": "12.1"}, load_knowledge())

@@ -368,7 +368,7 @@ def test_live_unpinned_sglang_names_what_it_passed_over(tmp_path, lg):
 
 def test_a_version_a_release_lists_belongs_to_it_where_numbers_go_back():
     """nvJPEG: CUDA 12.1.1 pins 12.2.0.2, CUDA 12.2.0 pins 12.1.1.14 (cuda-toolkit METADATA)."""
-    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.knowledge.files import load_knowledge
     from lockguard.model.versions import CudaVersion
 
     components = load_knowledge().components

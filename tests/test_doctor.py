@@ -14,7 +14,7 @@ import pytest
 from lockguard.doctor.check import Facts
 from lockguard.doctor.checks import decode_cudnn, run_checks
 from lockguard.install.inventory import LockView
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.io.machine.nvml import detect_machine
 from lockguard.io.machine.probe_runner import run_probe
 from lockguard.model.probe import ProbeResult

@@ -14,7 +14,7 @@ import pytest
 from lockguard.doctor.check import Facts
 from lockguard.doctor.checks import run_checks
 from lockguard.install.inventory import LockView
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.io.machine.system_cuda import gather_system
 from lockguard.model.probe import ProbeResult
 from lockguard.model.system_facts import (

@@ -12,7 +12,7 @@ from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 from packageurl import PackageURL
 
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.lockfiles import conda_lock, pylock, requirements_lock
 from lockguard.lockfiles.cyclonedx import (
     CondaPackage,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lockguard.errors import InputError
-from lockguard.io.knowledge_files import default_dir, load_knowledge
+from lockguard.io.knowledge.files import default_dir, load_knowledge
 
 
 @pytest.fixture

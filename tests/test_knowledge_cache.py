@@ -1,4 +1,4 @@
-"""The parse of constraints/*.toml kept in the cache layer (io/knowledge_cache.py): used when the
+"""The parse of constraints/*.toml kept in the cache layer (io/knowledge/cache.py): used when the
 files are the same, a changed file parsed again, an unusable entry a miss, the same knowledge
 either way."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lockguard.io import knowledge_files
-from lockguard.io.knowledge_cache import PARSES, KnowledgeParses
-from lockguard.io.knowledge_files import default_dir, load_knowledge
+from lockguard.io.knowledge import files as knowledge_files
+from lockguard.io.knowledge.cache import PARSES, KnowledgeParses
+from lockguard.io.knowledge.files import default_dir, load_knowledge
 from lockguard.knowledge.loader import FILES, parse_file
 
 

@@ -299,7 +299,7 @@ def test_check_reports_component_wheels_of_another_release(tmp_path, more, lg):
 def test_the_gate_refuses_a_lock_check_would_reject(tmp_path, more):
     """The gate itself (the resolver already steers clear of this): a lock with a 12.9 nvcc."""
     from lockguard.check.gate import refuse_what_check_rejects
-    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.knowledge.files import load_knowledge
     from lockguard.io.project.intent_file import load_intent
     from lockguard.model.conflict import Unsatisfiable
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from lockguard.errors import LockguardError
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.intent_parse import parse_intent, parse_toml
 from lockguard.model.lock import Lock

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from lockguard.io.knowledge_files import default_dir, load_knowledge
+from lockguard.io.knowledge.files import default_dir, load_knowledge
 from lockguard.lockfiles import requirements_lock
 from tests.conftest import REFERENCE_METADATA
 from tests.support.wheels import build_sdist, build_wheel

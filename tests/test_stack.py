@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.intent import CudaRequest
 from lockguard.model.target import Target

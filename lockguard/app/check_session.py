@@ -65,7 +65,7 @@ class Checked:
 def static_check(intent_path, *, strict: bool, warn) -> Checked:
     """The intent against its lock files and the repository; no network, no solve."""
     from lockguard.check.static import static_findings
-    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.knowledge.files import load_knowledge
     from lockguard.io.project.intent_file import load_project, source_of
     from lockguard.io.project.project_files import read_snapshot
     from lockguard.model.lock_paths import lock_paths
@@ -101,7 +101,7 @@ def environment_check(
     from lockguard.app.env_check import environment_exit_code, environment_findings
     from lockguard.app.project import load_project_intent
     from lockguard.check.static import static_findings
-    from lockguard.io.knowledge_files import load_knowledge
+    from lockguard.io.knowledge.files import load_knowledge
     from lockguard.io.project.intent_file import source_of
     from lockguard.io.project.project_files import read_snapshot
 

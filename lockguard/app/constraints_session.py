@@ -11,7 +11,7 @@ from lockguard.io.index.cuda_wheels import read_toolkit_manifests, read_wheel_pa
 from lockguard.io.index.http import HttpClient
 from lockguard.io.index.sdist_pkg_info import read_sdist_facts
 from lockguard.io.index.torch_wheels import live_versions, project_files, read_live_wheels
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.knowledge.tables import Knowledge
 from lockguard.knowledge.verify import compare_patch, missing_releases
 from lockguard.knowledge.verify_cuda import (

@@ -12,7 +12,7 @@ from lockguard.app.project import load_project_intent
 from lockguard.check.lock_changes import ChangeReport, report
 from lockguard.check.lock_views import merged, views_of
 from lockguard.errors import InputError
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.io.project.git_files import check_revision, text_at
 from lockguard.io.project.intent_file import source_of
 from lockguard.io.read import read_lock_text

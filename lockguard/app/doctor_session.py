@@ -11,7 +11,7 @@ from lockguard.doctor.check import Facts
 from lockguard.doctor.checks import run_checks
 from lockguard.doctor.imports import GPU_IMPORTS
 from lockguard.errors import InputError
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.io.machine.nvml import detect_machine
 from lockguard.io.machine.probe_runner import pid_alive, run_probe
 from lockguard.io.machine.system_cuda import gather_system, node_identity

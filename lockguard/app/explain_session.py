@@ -8,7 +8,7 @@ from pathlib import Path
 from lockguard.app.project import load_project_intent
 from lockguard.check.why_pinned import explain_conda, explain_pip
 from lockguard.errors import InputError
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.project_files import parse_lock
 from lockguard.io.project.project_paths import read_project_lock

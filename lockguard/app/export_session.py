@@ -22,7 +22,7 @@ from lockguard.check.lock_facts import facts_of
 from lockguard.check.rules_lock import lock_state, views_agree
 from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.errors import InputError
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.io.project.files import write_file
 from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.lock_set import LockSet

@@ -16,7 +16,7 @@ from lockguard.errors import InputError
 from lockguard.install.lock_diff import LockView
 from lockguard.install.pylock_source import disagreements, install_from_pylock
 from lockguard.install.verify import direct_names
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.io.project.intent_file import project_here, source_of
 from lockguard.io.project.project_files import parse_lock, read_snapshot
 from lockguard.io.read import read_lock_text

@@ -159,7 +159,7 @@ class Relock:
             pairs.append((before, after))
         knowledge = None
         if needs_facts:  # an unchanged lock (a memo hit, most often) never loads the knowledge
-            from lockguard.io.knowledge_files import load_knowledge
+            from lockguard.io.knowledge.files import load_knowledge
 
             knowledge = load_knowledge()
         found = report(pairs, knowledge)

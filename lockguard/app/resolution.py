@@ -24,7 +24,7 @@ from lockguard.io.index.failed_builds import FailedBuilds
 from lockguard.io.index.http import HttpClient
 from lockguard.io.index.metadata import MetadataFetcher, synthesize_metadata
 from lockguard.io.index.pip_source import IndexPackageSource
-from lockguard.io.knowledge_files import load_knowledge
+from lockguard.io.knowledge.files import load_knowledge
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.formats import FORMATS, RenderRequest
 from lockguard.model.conflict import Conflict, Unsatisfiable

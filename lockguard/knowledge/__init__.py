@@ -1,5 +1,5 @@
 """The compatibility knowledge in `constraints/*.toml`, validated and queried (its files are read
-by lockguard.io.knowledge_files)."""
+by lockguard.io.knowledge.files)."""
 
 from lockguard.knowledge.tables import Knowledge
 

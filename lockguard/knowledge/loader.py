@@ -1,4 +1,4 @@
-"""The knowledge from the text of `constraints/*.toml` (read by io/knowledge_files.py): every row
+"""The knowledge from the text of `constraints/*.toml` (read by io/knowledge/files.py): every row
 validated against the schema, typed tables built.
 
 A malformed row is an InputError naming the file, the line of the row, the table and the key.
@@ -51,10 +51,10 @@ def knowledge_from_files(
     parse: Callable[[str, str], Parsed] = _parse_text,
 ) -> t.Knowledge:
     """The knowledge from the text of each of FILES, in their order: `read(name)` gives (the path
-    messages name, its text) (io/knowledge_files.py reads them). `validate=False` (the plain
+    messages name, its text) (io/knowledge/files.py reads them). `validate=False` (the plain
     check) skips the costly checks of `deep` fields (PEP 508 parsing of torch's Requires-Dist);
     the shipped files are validated by the test suite. `parse(name, text)` stands in for
-    parse_file (io/knowledge_cache.py keeps the parses); the rows are checked either way."""
+    parse_file (io/knowledge/cache.py keeps the parses); the rows are checked either way."""
     rows: dict[str, list[RowValues]] = {}
     for file_name, tables in SCHEMA.items():
         path, text = read(file_name)

@@ -29,7 +29,7 @@ through this package before anything else is imported.
 
 The entries of lockguard today: index pages, their bodies, parsed rows and file METADATA
 (io/index/cache.py), whole resolutions (io/index/resolve_memo.py), check results
-(io/project/check_cache.py), the parse of constraints/*.toml (io/knowledge_cache.py), copies of
+(io/project/check_cache.py), the parse of constraints/*.toml (io/knowledge/cache.py), copies of
 written locks (io/project/written.py), the environment scan's parses (io/env/scan_memo.py). rattler
 keeps its own caches (repodata, packages) in `tools_folder()` (root.py).
 """

@@ -1,6 +1,6 @@
 """The knowledge files on disk: `LOCKGUARD_CONSTRAINTS`, else the constraints/ shipped with
 lockguard, each of knowledge/loader.py's FILES read and handed to it, with their parse kept in the
-cache between runs (io/knowledge_cache.py). A loaded folder is kept for the run (the same folder
+cache between runs (io/knowledge/cache.py). A loaded folder is kept for the run (the same folder
 and options give the same knowledge)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from lockguard.errors import InputError
-from lockguard.io.knowledge_cache import KnowledgeParses
+from lockguard.io.knowledge.cache import KnowledgeParses
 from lockguard.io.read import MIB, read_text
 from lockguard.knowledge.loader import FILES, knowledge_from_files
 from lockguard.knowledge.tables import Knowledge

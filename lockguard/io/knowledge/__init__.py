@@ -1,0 +1,2 @@
+"""The knowledge (constraints/*.toml) as lockguard reads it from disk: the files (files.py) and
+their parse, kept in the cache folder under their contents and lockguard's code (cache.py)."""
