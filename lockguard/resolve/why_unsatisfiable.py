@@ -60,6 +60,15 @@ def explain_unsatisfiable(
             names.append(req.name)
     for name in names:
         notes = why_few(name, provider, target, torch_problem)
+        # "no release before the cut-off" is false when older releases exist: the one asked for
+        # came after it, and when, is the fact (torch==2.9.1 with exclude-newer 2025-10-01)
+        cut = f"{name} has no release before exclude-newer"
+        if any(note.startswith(cut) for note in notes) and _released_before_cutoff(
+            name, provider, target
+        ):
+            after = _after_cutoff(name, asked[name], provider, target)
+            if after:
+                notes = [after[0] if note.startswith(cut) else note for note in notes]
         # a rule that allows none says why
         excluded = any(str(r.specifier) == "<0" for r in asked[name])
         if (
@@ -90,7 +99,12 @@ def explain_unsatisfiable(
         conflicts.append(Conflict(note, "sdist build"))
     _build_failure_is_the_answer(causes, provider)
     _unknown_project_is_the_answer(causes, provider)
-    return Unsatisfiable("; ".join(lines), conflicts=conflicts, hint=HINT)
+    cut_off = any("after exclude-newer" in line for line in lines)
+    return Unsatisfiable(
+        "; ".join(lines),
+        conflicts=conflicts,
+        hint=(HINT + ", or move exclude-newer past the upload it needs") if cut_off else HINT,
+    )
 
 
 def no_candidate(name: str) -> str:
@@ -205,6 +219,25 @@ def _after_cutoff(name: str, reqs: list[Req], provider: Provider, target: Target
                 f"after exclude-newer {cutoff.date().isoformat()}"
             ]
     return []
+
+
+def _released_before_cutoff(name: str, provider: Provider, target: Target) -> bool:
+    """Whether any file of `name` for the target was uploaded before exclude-newer."""
+    cutoff = provider.files.exclude_newer
+    if cutoff is None:
+        return False
+    stamp = cutoff.isoformat().replace("+00:00", "Z")
+    untimed = CandidateFilter(target, None)
+    for project in provider.source.projects(name):
+        versions = ProjectVersions(project, untimed)
+        for version in versions.versions:
+            candidate = versions.candidate(version)
+            uploaded = (
+                [f.upload_time for f in candidate.files if f.upload_time] if candidate else []
+            )
+            if uploaded and min(uploaded) < stamp:
+                return True
+    return False
 
 
 def _cut_off(provider: Provider) -> list[str]:
