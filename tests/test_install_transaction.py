@@ -135,9 +135,9 @@ def lockguard_process(
     )
 
 
-# killed once pip has installed the packages, before the run records what pip added
+# killed once the engine has installed the packages, before the run records what it added
 KILLED_AFTER_PIP = {
-    "target": "lockguard.io.env.pip_apply:install_lock",
+    "target": "lockguard.io.env.engines:run_engine",
     "action": "exit",
     "when": "after",
     "code": 137,
