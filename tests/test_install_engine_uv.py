@@ -137,7 +137,7 @@ def test_a_uv_failure_mid_install_rolls_back(project, venv):
 def test_a_kill_after_uv_installed_is_undone_by_restore(project, venv):
     before = tree_hashes(venv)
     killed = {
-        "target": "lockguard.io.env.engines:run_engine",
+        "target": "lockguard.io.env.engines.registry:run_engine",
         "action": "exit",
         "when": "after",
         "code": 137,

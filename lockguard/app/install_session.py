@@ -24,7 +24,8 @@ from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
 from lockguard.io.deferred_signals import DeferredSignals
-from lockguard.io.env.engines import DEFAULT_INSTALLER, engine_named
+from lockguard.io.env.engines.registry import DEFAULT_INSTALLER, engine_named
+from lockguard.io.env.engines.registry import INSTALLERS as INSTALLERS  # --installer's choices
 from lockguard.io.env.interpreter import ask_interpreter, interpreter_of
 from lockguard.io.env.prefix_lock import locked_prefix
 from lockguard.io.env.prefix_scan import scan_prefix
@@ -74,6 +75,12 @@ def held_environment(
         shown=shown,
     ):
         yield run_id
+
+
+def engine_can_start(installer: str) -> None:
+    """InputError (exit 2, nothing changed) when the engine cannot run on this machine (no uv
+    binary for the platform), naming the cause and the other engine."""
+    engine_named(installer).ready()
 
 
 def interrupted_runs(prefix: Path) -> list[QuarantineInfo]:

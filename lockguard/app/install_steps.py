@@ -17,11 +17,12 @@ from lockguard.install.pip_requirements import requirements_text
 from lockguard.install.plan import Plan, blocking
 from lockguard.install.pylock_source import links_page
 from lockguard.install.verify import smoke_modules
-from lockguard.io.env.engines import EngineProgress, InstallEngine, LockedFiles, run_engine
+from lockguard.io.env.engines.base import EngineProgress, InstallEngine, LockedFiles
+from lockguard.io.env.engines.rattler import RattlerEngine
+from lockguard.io.env.engines.registry import run_engine
 from lockguard.io.env.import_smoke import run_smoke
 from lockguard.io.env.prefix_scan import scan_prefix
 from lockguard.io.index.cache import Cache
-from lockguard.io.index.conda import install_locked
 from lockguard.io.write import write_atomic
 from lockguard.lockfiles.conda_lock import read_document
 from lockguard.model.names import canonical_name, same_version
@@ -88,8 +89,8 @@ def install_packages(
         if text.startswith("Collecting "):  # pip's words; uv says nothing until it has all
             fetched.append(text.split()[1])
             progress.step(f"downloading {fetched[-1]} ({len(fetched)}/{total})")
-        elif text.startswith("Installing collected packages"):
-            progress.step(f"installing {counted(total, 'package')}")
+        elif text.startswith("Installing collected packages") or text.startswith("Prepared "):
+            progress.step(f"installing {counted(total, 'package')}")  # pip's words, then uv's
 
     def tick() -> None:
         for _site, info in sorted(_dist_infos(sites) - before):
@@ -108,6 +109,7 @@ def install_packages(
         deadline=time.monotonic() + INSTALL_TIMEOUT,
         progress=EngineProgress(line, tick),
     )
+    tick()  # what appeared since the last tick (uv installs in a few hundred milliseconds)
     installed = {}
     for _site, info in _dist_infos(sites) - before:
         key, version = _name_version(info)
@@ -142,8 +144,8 @@ def install_conda(plan: Plan, source: LockSource, progress: InstallProgress) -> 
             "the lock has no solved conda records to install",
             hint="resolve with reachable channels (not --conda-from-knowledge)",
         )
-    progress.step(f"installing conda records: {', '.join(plan.conda)}")
-    install_locked(
+    progress.step(f"installing conda records with rattler: {', '.join(plan.conda)}")
+    RattlerEngine().install_records(
         Path(plan.prefix), _full_conda_lock(snapshot), source.platform, Cache().root / "pkgs"
     )
     progress.say(f"installed {counted(len(plan.conda), 'conda record')}")

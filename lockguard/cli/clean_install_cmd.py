@@ -9,9 +9,12 @@ import click
 
 from lockguard import interrupts
 from lockguard.app.install_session import (
+    DEFAULT_INSTALLER,
+    INSTALLERS,
     apply_plan,
     build_plan,
     describe_interrupted,
+    engine_can_start,
     held_environment,
     interrupted_runs,
     target_prefix,
@@ -21,7 +24,6 @@ from lockguard.app.install_source import lock_source
 from lockguard.cli.common import get_ui, intent_option, json_option
 from lockguard.cli.install_progress import Progress
 from lockguard.errors import InputError
-from lockguard.io.env.engines import DEFAULT_INSTALLER, INSTALLERS, engine_named
 from lockguard.model.finding import ERROR
 from lockguard.model.wording import counted, human_size
 
@@ -147,7 +149,7 @@ def clean_install(
                 )
             click.confirm("apply this plan?", abort=True, err=True)
         if plan.install:  # an engine that cannot start: exit 2 before anything changes
-            engine_named(installer).ready()
+            engine_can_start(installer)
         applied = apply_plan(plan, scan, source, progress, run_id)
     for warning in applied.warnings:
         progress.warn(warning)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lockguard.errors import InstallFailed
-from lockguard.io.env.engines import EngineProgress, InstallResult, LockedFiles
+from lockguard.io.env.engines.base import EngineProgress, InstallResult, LockedFiles
 from lockguard.io.run import Finished, run_bounded
 
 
