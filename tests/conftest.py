@@ -37,6 +37,8 @@ def pytest_configure(config):
     _SESSION_ROOT = Path(tempfile.mkdtemp(prefix="lg-tests-"))
     os.environ["LOCKGUARD_CACHE_DIR"] = str(_SESSION_ROOT / "cache")
     os.environ["XDG_CACHE_HOME"] = str(_SESSION_ROOT / "xdg-cache")
+    # clean-install's uv engine: a cache of the session's own, never the developer's uv cache
+    os.environ["UV_CACHE_DIR"] = str(_SESSION_ROOT / "uv-cache")
     os.environ["RAY_TMPDIR"] = str(_SESSION_ROOT / "ray")  # Ray's sockets: a short path of our own
 
 

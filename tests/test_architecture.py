@@ -332,6 +332,7 @@ ADAPTERS = {
     "platformdirs": "io/cache/root.py",
     "elftools": "io/env/elf.py",
     "rich": "cli/output.py",
+    "uv": "io/env/engines/uv.py",
 }
 
 

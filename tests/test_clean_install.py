@@ -189,11 +189,12 @@ def test_failed_apply_is_rolled_back_with_exit_5(world, project, venv, lg):
     site = site_packages(venv)
     (site / "libstray.so.1").write_bytes(b"\x7fELF stray")
     before = tree_hashes(venv)
-    world.pypi.stop()  # pip cannot download anything now
+    world.pypi.stop()  # uv cannot download anything now
     result = clean_install(lg, project, venv, "--yes")
     assert result.exit_code == 5
+    # the one file: uv's environment lock (<prefix>/.lock), which uv makes before it downloads
     assert (
-        "rolled back: removed 0 files the run had installed, put back 1 quarantined file"
+        "rolled back: removed 1 file the run had installed, put back 1 quarantined file"
         in result.stderr
     )
     assert "Traceback" not in result.stderr

@@ -226,7 +226,7 @@ def test_a_locked_version_installed_as_egg_info_is_repaired_and_only_a_warning(
     )
     result = apply(lg, project, venv)
     assert result.exit_code == 0, result.stderr
-    assert "installed 1 package with pip" in result.stderr
+    assert "installed 1 package with uv" in result.stderr
     site = site_packages(venv)
     assert not list(site.glob("*.egg-info")) and list(site.glob("legacy_pkg-1.0.dist-info"))
     assert check_env(lg, project, venv, "--verify-files") == (0, [])
@@ -442,20 +442,20 @@ def test_the_plan_groups_stale_files_and_lists_one_package_a_line(world, project
     assert "      a.py  (6 bytes)" in verbose.stdout.splitlines()  # -v lists every file
 
 
-def test_pip_skipping_a_package_fails_instead_of_claiming_it(world, project, venv, lg):
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_pip_skipping_a_package_fails_instead_of_claiming_it(world, project, venv, lg, installer):
     site = site_packages(venv)
-    # distutils' single-file form: pip takes it for jinja2 1.0, lockguard finds no files to it
+    # distutils' single-file form: pip and uv take it for jinja2 1.0, lockguard finds no files to it
     (site / "jinja2-1.0-py3.11.egg-info").write_text(
         "Metadata-Version: 1.1\nName: jinja2\nVersion: 1.0\n"
     )
     before = tree_hashes(venv)
-    result = apply(lg, project, venv)
+    result = apply(lg, project, venv, "--installer", installer)
     assert result.exit_code == 5, result.stderr
-    assert (
-        "pip did not install jinja2==1.0 (it says: Requirement already satisfied: jinja2==1.0"
-        in result.stderr
-    )
-    assert "installed 3 packages with pip" not in result.stderr and "rolled back" in result.stderr
+    said = " (it says: Requirement already satisfied: jinja2==1.0" if installer == "pip" else ""
+    assert f"{installer} did not install jinja2==1.0{said}" in result.stderr
+    assert f"installed 3 packages with {installer}" not in result.stderr
+    assert "rolled back" in result.stderr
     assert tree_hashes(venv) == before
 
 
@@ -468,4 +468,4 @@ def test_the_hashing_for_the_manifest_is_said(world, project, venv, lg):
         line.startswith("hashing ") and line.endswith(" for the quarantine manifest")
         for line in lines
     )
-    assert "installed 3 packages with pip" in lines
+    assert "installed 3 packages with uv" in lines

@@ -135,16 +135,17 @@ def lockguard_process(
     )
 
 
-# killed once pip has installed the packages, before the run records what pip added
+# killed once the engine has installed the packages, before the run records what it added
 KILLED_AFTER_PIP = {
-    "target": "lockguard.io.env.pip_apply:install_lock",
+    "target": "lockguard.io.env.engines.registry:run_engine",
     "action": "exit",
     "when": "after",
     "code": 137,
 }
 
 
-def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(family, lg):
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(family, lg, installer):
     project, venv = family
     site = site_packages(venv)
     shared = site / "nvidia" / "foo" / "lib" / "libfoo.so.8"
@@ -160,7 +161,9 @@ def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(fami
     }
     assert sorted(plan["install"]) == ["nvidia-foo-cu12==2.0", "otherlib==2.0"]
 
-    result = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    result = run(
+        lg, project, "clean-install", "--prefix", str(venv), "--yes", "--installer", installer
+    )
     assert result.exit_code == 0, result.stderr
     assert "Uninstalling" not in result.output  # pip removed nothing: lockguard had moved it all
     # the shared path holds the new bytes
@@ -185,16 +188,19 @@ def test_cuda_family_switch_is_one_transaction_and_restore_undoes_all_of_it(fami
     assert list(quarantined.rglob("nvidia_foo_cu11-1.0.dist-info/RECORD"))
     # hard links dropped
     assert not (venv / ".lockguard" / "quarantine" / entry["id"] / "shadow").exists()
-    # bar's nvidia/__init__.py(c)
-    assert "pip wrote over 2 files that staying packages share" in result.stderr
+    # bar's nvidia/__init__.py, and its .pyc which pip compiles anew (uv compiles nothing)
+    over = ["__init__.py"] + (
+        [f"__pycache__/__init__.{ENV_CACHE_TAG}.pyc"] if installer == "pip" else []
+    )
+    assert (
+        f"{installer} wrote over {len(over)} file{'s' if len(over) > 1 else ''} that staying "
+        "packages share"
+    ) in result.stderr
     manifest = json.loads(
         (venv / ".lockguard" / "quarantine" / entry["id"] / "manifest.json").read_text()
     )
     adopted = [e for e in manifest["entries"] if "site-packages/nvidia/__" in e["path"]]
-    assert sorted(e["path"].split("nvidia/")[1] for e in adopted) == [
-        "__init__.py",
-        f"__pycache__/__init__.{ENV_CACHE_TAG}.pyc",
-    ]
+    assert sorted(e["path"].split("nvidia/")[1] for e in adopted) == over
     assert {e["owner"] for e in adopted} == {"nvidia-bar-cu12"}
     text = lg("restore", "--list", "--prefix", str(venv))
     assert "nvidia-foo-cu11 1.0" in text.stdout and "nvidia-foo-cu12==2.0" in text.stdout
@@ -281,7 +287,10 @@ def test_an_import_smoke_that_fails_rolls_back_with_exit_5(world, lg, tmp_path, 
     assert entry["state"] == "aborted"
 
 
-def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(world, lg, tmp_path, venv):
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(
+    world, lg, tmp_path, venv, installer
+):
     tag = ENV_CACHE_TAG  # what the venv's interpreter compiles
     world.pypi.add(
         build_wheel(
@@ -298,16 +307,20 @@ def test_verify_files_accepts_the_pyc_pip_compiles_over_a_shipped_one(world, lg,
         )
     )
     project = make_project(world, tmp_path / "project", ["shipspyc==1.0"])
-    installed = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    installed = run(
+        lg, project, "clean-install", "--prefix", str(venv), "--yes", "--installer", installer
+    )
     assert installed.exit_code == 0
     assert "verified: every RECORD file of the 1 locked distribution is present" in installed.stderr
     compiled = site_packages(venv) / "shipspyc" / "__pycache__" / f"conv_template.{tag}.pyc"
-    # pip compiled over it
-    assert compiled.read_bytes() != b"a pyc from the wheel builder's machine"
+    # pip compiled over it; uv compiles nothing and leaves the wheel's own
+    shipped = compiled.read_bytes() == b"a pyc from the wheel builder's machine"
+    assert shipped == (installer == "uv")
     assert check_env(lg, project, venv, "--verify-files") == (0, [])
 
 
-def test_progress_lines_without_a_terminal_and_only_the_summary_with_json(family, lg):
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_progress_lines_without_a_terminal_and_only_the_summary_with_json(family, lg, installer):
     project, venv = family
     dry_json = run(lg, project, "clean-install", "--prefix", str(venv), "--json", "--yes")
     # --json: the summary on stdout, nothing else
@@ -318,10 +331,15 @@ def test_progress_lines_without_a_terminal_and_only_the_summary_with_json(family
         "otherlib==2.0",
     ]
     assert lg("restore", "--prefix", str(venv)).exit_code == 0
-    plain = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")
+    plain = run(
+        lg, project, "clean-install", "--prefix", str(venv), "--yes", "--installer", installer
+    )
     lines = plain.stderr.splitlines()
-    assert any(line.startswith("downloading nvidia-foo-cu12==2.0 (") for line in lines)
-    assert "installed 2 packages with pip" in lines and any(
+    assert "downloading 2 packages with " + installer in lines
+    if installer == "pip":  # pip names each download; uv says nothing until it has them all
+        assert any(line.startswith("downloading nvidia-foo-cu12==2.0 (") for line in lines)
+    assert any(line.startswith("installed nvidia-foo-cu12 2.0 (") for line in lines)
+    assert f"installed 2 packages with {installer}" in lines and any(
         line.startswith("verified:") for line in lines
     )
     again = run(lg, project, "clean-install", "--prefix", str(venv), "--yes")

@@ -18,12 +18,14 @@ from pathlib import Path
 from lockguard import interrupts
 from lockguard.app.env_check import must_be_environment
 from lockguard.app.install_source import LockSource
-from lockguard.app.install_steps import install_conda, install_pip, verify
+from lockguard.app.install_steps import install_conda, install_packages, verify
 from lockguard.app.reporting import InstallProgress
 from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
 from lockguard.io.deferred_signals import DeferredSignals
+from lockguard.io.env.engines.registry import DEFAULT_INSTALLER, engine_named
+from lockguard.io.env.engines.registry import INSTALLERS as INSTALLERS  # --installer's choices
 from lockguard.io.env.interpreter import ask_interpreter, interpreter_of
 from lockguard.io.env.prefix_lock import locked_prefix
 from lockguard.io.env.prefix_scan import scan_prefix
@@ -75,6 +77,12 @@ def held_environment(
         yield run_id
 
 
+def engine_can_start(installer: str) -> None:
+    """InputError (exit 2, nothing changed) when the engine cannot run on this machine (no uv
+    binary for the platform), naming the cause and the other engine."""
+    engine_named(installer).ready()
+
+
 def interrupted_runs(prefix: Path) -> list[QuarantineInfo]:
     """The runs (or restores) on this environment that were killed half-way."""
     return interrupted_quarantines(prefix)
@@ -113,7 +121,12 @@ def undo_interrupted(prefix: Path, progress: InstallProgress) -> list[str]:
 
 
 def build_plan(
-    source: LockSource, prefix: Path | None, python: Path | None, *, verify_files: bool = False
+    source: LockSource,
+    prefix: Path | None,
+    python: Path | None,
+    *,
+    verify_files: bool = False,
+    installer: str = DEFAULT_INSTALLER,
 ):
     """The scan and the plan, with the survey of what moves: each file's size, and the files
     lockguard could not move (unreadable, immutable, in a folder it cannot write)."""
@@ -123,6 +136,7 @@ def build_plan(
         changed = verify_records(scan, set(source.view.pip))
     inventory = take_inventory(scan, source.view, changed)
     plan = make_plan(inventory, scan, requirements=source.label)
+    plan.installer = installer
     survey = survey_moves(plan.prefix, [item.path for item in plan.moves()])
     plan.sizes = survey.sizes
     plan.blocked = [(item.path, item.why) for item in survey.blocked]
@@ -155,6 +169,7 @@ def _anchors(scan: PrefixSnapshot) -> set[str]:
 def apply_plan(
     plan: Plan, scan: PrefixSnapshot, source: LockSource, progress: InstallProgress, run_id: str
 ) -> Applied:
+    # the engine the plan names; the command checked it can start before the plan was applied
     """The transaction. On failure or interrupt everything is undone and the error re-raised
     (InstallFailed: exit 5, with its cause and what the rollback did; an interrupt: exit 130)."""
     if plan.blocked:
@@ -203,16 +218,17 @@ def apply_plan(
         if plan.conda:
             install_conda(plan, source, progress)
         if plan.install:
-            applied.installed = install_pip(plan, scan, source, q, progress)
+            engine = engine_named(plan.installer)
+            applied.installed = install_packages(plan, scan, source, q, progress, engine)
         installed = t.record_installed(plan.owners)
         if installed.replaced:
             progress.say(
-                f"pip wrote over {counted(len(installed.replaced), 'file')} that staying "
-                "packages share with the new ones; their old copies are in the quarantine"
+                f"{plan.installer} wrote over {counted(len(installed.replaced), 'file')} that "
+                "staying packages share with the new ones; their old copies are in the quarantine"
             )
         if installed.modified:
             applied.warnings.append(
-                f"pip changed {counted(len(installed.modified), 'file')} in place "
+                f"{plan.installer} changed {counted(len(installed.modified), 'file')} in place "
                 f"({', '.join(installed.modified[:3])}); restore cannot give back their old "
                 "bytes"
             )

@@ -1,11 +1,13 @@
-"""The steps of a clean-install's transaction after the quarantine: pip installs what the plan
-names (and says how many it really installed: counted by effect, the .dist-info folders that
-appeared, never by what was asked), conda records through rattler, then verification by effect.
+"""The steps of a clean-install's transaction after the quarantine: the install engine (uv or pip,
+io/env/engines/) installs what the plan names (and lockguard says how many it really installed:
+counted by effect, the .dist-info folders that appeared, never by what was asked), conda records
+through rattler, then verification by effect.
 Any failure raises; install_session.apply_plan rolls everything back."""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,11 +17,12 @@ from lockguard.install.pip_requirements import requirements_text
 from lockguard.install.plan import Plan, blocking
 from lockguard.install.pylock_source import links_page
 from lockguard.install.verify import smoke_modules
+from lockguard.io.env.engines.base import EngineProgress, InstallEngine, LockedFiles
+from lockguard.io.env.engines.rattler import RattlerEngine
+from lockguard.io.env.engines.registry import run_engine
 from lockguard.io.env.import_smoke import run_smoke
-from lockguard.io.env.pip_apply import install_lock
 from lockguard.io.env.prefix_scan import scan_prefix
 from lockguard.io.index.cache import Cache
-from lockguard.io.index.conda import install_locked
 from lockguard.io.write import write_atomic
 from lockguard.lockfiles.conda_lock import read_document
 from lockguard.model.names import canonical_name, same_version
@@ -54,12 +57,21 @@ def _name_version(folder: str) -> tuple[str, str]:
     return canonical_name(name), version
 
 
-def install_pip(
-    plan: Plan, scan: PrefixSnapshot, source: LockSource, q: Quarantine, progress: InstallProgress
+# the longest an engine may take for a whole install
+INSTALL_TIMEOUT = 3600
+
+
+def install_packages(
+    plan: Plan,
+    scan: PrefixSnapshot,
+    source: LockSource,
+    q: Quarantine,
+    progress: InstallProgress,
+    engine: InstallEngine,
 ) -> list[str]:
-    """pip installs exactly what the plan says, from the lock's entries (hashes and index options).
-    What it installed ("name==version") is what appeared in the site folders; a package it did not
-    install (it found one it took for installed) fails the run."""
+    """The engine installs exactly what the plan says, from the lock's entries (hashes and index
+    options). What it installed ("name==version") is what appeared in the site folders; a package
+    it did not install (it found one it took for installed) fails the run."""
     requirements = q.root / "install.txt"
     find_links = None
     if source.links:
@@ -74,22 +86,30 @@ def install_pip(
     before = _dist_infos(sites)
 
     def line(text: str) -> None:
-        if text.startswith("Collecting "):
+        if text.startswith("Collecting "):  # pip's words; uv says nothing until it has all
             fetched.append(text.split()[1])
             progress.step(f"downloading {fetched[-1]} ({len(fetched)}/{total})")
-        elif text.startswith("Installing collected packages"):
-            progress.step(f"installing {counted(total, 'package')}")
+        elif text.startswith("Installing collected packages") or text.startswith("Prepared "):
+            progress.step(f"installing {counted(total, 'package')}")  # pip's words, then uv's
 
-    def tick(_process) -> None:
+    def tick() -> None:
         for _site, info in sorted(_dist_infos(sites) - before):
             key, version = _name_version(info)
             if key in wanted and key not in done and same_version(version, wanted[key]):
                 done.append(key)
                 progress.step(f"installed {key} {version} ({len(done)}/{total})")
 
-    q.log(event="pip-start", packages=total)
-    progress.step(f"downloading {counted(total, 'package')}")
-    finished = install_lock(plan.python, requirements, on_line=line, tick=tick)
+    q.log(event="pip-start", packages=total, engine=engine.name)
+    progress.step(f"downloading {counted(total, 'package')} with {engine.name}")
+    finished = run_engine(
+        engine,
+        Path(plan.prefix),
+        plan.python,
+        LockedFiles(requirements, total),
+        deadline=time.monotonic() + INSTALL_TIMEOUT,
+        progress=EngineProgress(line, tick),
+    )
+    tick()  # what appeared since the last tick (uv installs in a few hundred milliseconds)
     installed = {}
     for _site, info in _dist_infos(sites) - before:
         key, version = _name_version(info)
@@ -101,17 +121,17 @@ def install_pip(
     if skipped:
         said = [
             text.strip()
-            for text in finished.stdout.splitlines()
+            for text in finished.output.splitlines()
             if "already satisfied" in text
             and any(n.split("==")[0] in canonical_name(text) for n in skipped)
         ]
         raise InstallFailed(
-            f"pip did not install {', '.join(skipped)}"
+            f"{engine.name} did not install {', '.join(skipped)}"
             + (f" (it says: {'; '.join(said[:3])})" if said else ""),
-            hint="something pip takes for an installed copy is left in the environment; "
+            hint=f"something {engine.name} takes for an installed copy is left in the environment; "
             "`lockguard check --env` shows what",
         )
-    progress.say(f"installed {counted(len(installed), 'package')} with pip")
+    progress.say(f"installed {counted(len(installed), 'package')} with {engine.name}")
     return sorted(installed.values())
 
 
@@ -124,8 +144,8 @@ def install_conda(plan: Plan, source: LockSource, progress: InstallProgress) -> 
             "the lock has no solved conda records to install",
             hint="resolve with reachable channels (not --conda-from-knowledge)",
         )
-    progress.step(f"installing conda records: {', '.join(plan.conda)}")
-    install_locked(
+    progress.step(f"installing conda records with rattler: {', '.join(plan.conda)}")
+    RattlerEngine().install_records(
         Path(plan.prefix), _full_conda_lock(snapshot), source.platform, Cache().root / "pkgs"
     )
     progress.say(f"installed {counted(len(plan.conda), 'conda record')}")

@@ -9,9 +9,12 @@ import click
 
 from lockguard import interrupts
 from lockguard.app.install_session import (
+    DEFAULT_INSTALLER,
+    INSTALLERS,
     apply_plan,
     build_plan,
     describe_interrupted,
+    engine_can_start,
     held_environment,
     interrupted_runs,
     target_prefix,
@@ -53,6 +56,14 @@ from lockguard.model.wording import counted, human_size
 )
 @click.option("--yes", "-y", is_flag=True, help="Apply without asking.")
 @click.option(
+    "--installer",
+    type=click.Choice(INSTALLERS),
+    default=DEFAULT_INSTALLER,
+    show_default=True,
+    help="The engine that installs the locked files: uv (the uv wheel lockguard depends on; "
+    "needs no pip in the environment) or pip (the environment's own, where uv cannot run).",
+)
+@click.option(
     "--strict",
     is_flag=True,
     help="Exit 1 when findings outside the prefix (loader paths, user site) remain.",
@@ -78,14 +89,16 @@ def clean_install(
     from_file,
     dry_run,
     yes,
+    installer,
     strict,
     verify_files,
     no_wait,
     as_json,
 ) -> int:
     """Make an environment exactly the lock, as one transaction: every stale file and every file of
-    a distribution that leaves or changes version moves into a quarantine (never deleted), pip
-    installs the lock (--require-hashes --no-deps) into what remains, and the result is verified
+    a distribution that leaves or changes version moves into a quarantine (never deleted), uv (or
+    pip, with --installer pip) installs the lock's files (--require-hashes --no-deps) into what
+    remains, and the result is verified
     by effect (every RECORD file present, an import smoke). A failure is rolled back (exit 5, with
     its cause); Ctrl-C, SIGTERM or SIGHUP rolls back too and exits 130. `lockguard restore` undoes a
     finished run, `lockguard restore --prune` gives the quarantine's disk space back. The
@@ -113,7 +126,9 @@ def clean_install(
             return _report_interrupted(ui, root, describe_interrupted(root, stuck), as_json)
         if stuck:
             undo_interrupted(root, progress)
-        scan, plan = build_plan(source, prefix, python_exe, verify_files=verify_files)
+        scan, plan = build_plan(
+            source, prefix, python_exe, verify_files=verify_files, installer=installer
+        )
         # as `check --env` judges them: an error fails the run, a warning only with --strict
         errors = [f for f in plan.reported if f.severity == ERROR]
         failing = 1 if errors or (strict and plan.reported) else 0
@@ -133,6 +148,8 @@ def clean_install(
                     hint="review `--dry-run`, then pass --yes",
                 )
             click.confirm("apply this plan?", abort=True, err=True)
+        if plan.install:  # an engine that cannot start: exit 2 before anything changes
+            engine_can_start(installer)
         applied = apply_plan(plan, scan, source, progress, run_id)
     for warning in applied.warnings:
         progress.warn(warning)

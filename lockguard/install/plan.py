@@ -60,6 +60,7 @@ class Plan:
     # from the caller's survey of the files (io/env/preflight.py): their sizes, and what cannot move
     sizes: dict[str, int] = field(default_factory=dict, repr=False)
     blocked: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    installer: str = "uv"  # the engine that installs `install` (io/env/engines/)
 
     @property
     def changes_nothing(self) -> bool:
@@ -96,6 +97,7 @@ class Plan:
             "prefix": self.prefix,
             "python": self.python,
             "requirements": self.requirements,
+            "installer": self.installer,
             "quarantine": [
                 {
                     "path": q.path,
@@ -157,7 +159,7 @@ class Plan:
         if self.outgoing:
             lines.append(
                 f"  take out {counted(len(self.outgoing), 'distribution')} (all their files move "
-                "into the quarantine before pip runs; pip uninstalls nothing):"
+                "into the quarantine before the install runs; nothing is uninstalled):"
             )
             for o in self.outgoing:
                 files = self.outgoing_files.get(o.dist_info, ())
@@ -169,15 +171,15 @@ class Plan:
         if self.install:
             lines.append(
                 f"  install {counted(len(self.install), 'package')} from {self.requirements} "
-                "(pip --require-hashes --no-deps):"
+                f"with {self.installer} (--require-hashes --no-deps):"
             )
             lines += [f"    {pin}" for pin in self.install]
             lines.append(
-                "    (a file of a staying package that pip writes over is kept by a hard link "
-                "and joins the quarantine)"
+                f"    (a file of a staying package that {self.installer} writes over is kept by a "
+                "hard link and joins the quarantine)"
             )
         if self.conda:
-            lines.append("  conda records to install:")
+            lines.append("  conda records to install with rattler:")
             lines += [f"    {name}" for name in self.conda]
         moves = self.moves()
         if moves:

@@ -242,7 +242,7 @@ def record_installed(q: Quarantine, owners: dict[str, str]) -> Installed:
     added, replaced, modified, created = _changes(q, _load(q.before_path))
     q.adopt(
         [
-            (p, q.shadow / p, owners.get(p, "unowned"), "pip wrote the new version's copy over it")
+            (p, q.shadow / p, owners.get(p, "unowned"), "the engine wrote the new copy over it")
             for p in replaced
             if (q.shadow / p).is_file()
         ]
