@@ -168,3 +168,19 @@ def test_uv_that_cannot_start_exits_2_and_names_installer_pip(project, venv, tmp
     assert "no uv binary for this platform" in done.stderr and "--installer pip" in done.stderr
     assert tree_hashes(venv) == before
     assert not (venv / ".lockguard" / "quarantine").exists()  # refused before the transaction
+
+
+def test_uvs_downloads_get_lockguards_request_bound_unless_the_user_set_uvs(monkeypatch):
+    """No answer within LOCKGUARD_HTTP_TIMEOUT, tried twice: the bound lockguard's own requests
+    have (issue 32); a user's own UV_HTTP_TIMEOUT is kept."""
+    from lockguard.io.env.engines import uv as uv_engine
+
+    monkeypatch.delenv("UV_HTTP_TIMEOUT", raising=False)
+    monkeypatch.delenv("UV_HTTP_RETRIES", raising=False)
+    monkeypatch.delenv("LOCKGUARD_HTTP_TIMEOUT", raising=False)
+    env = uv_engine._env()
+    assert (env["UV_HTTP_TIMEOUT"], env["UV_HTTP_RETRIES"]) == ("10", "1")
+    monkeypatch.setenv("LOCKGUARD_HTTP_TIMEOUT", "2.5")
+    assert uv_engine._env()["UV_HTTP_TIMEOUT"] == "3"  # uv reads whole seconds
+    monkeypatch.setenv("UV_HTTP_TIMEOUT", "60")
+    assert uv_engine._env()["UV_HTTP_TIMEOUT"] == "60"

@@ -21,12 +21,14 @@ makes a re-install fast)."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.engines.base import EngineProgress, InstallResult, LockedFiles
+from lockguard.io.index.http import request_timeout
 from lockguard.io.run import run_bounded
 
 # how to download, never where from or what: a user's UV_INDEX_URL, UV_CONSTRAINT, UV_LINK_MODE
@@ -51,7 +53,19 @@ def _env() -> dict:
         or key in _KEPT
         or (key.startswith("UV_INDEX_") and key.endswith(("_USERNAME", "_PASSWORD")))
     }
-    return {**kept, "UV_NO_CONFIG": "1", "PYTHONNOUSERSITE": "1", "NO_COLOR": "1"}
+    # a download that does not answer gets the bound lockguard's own requests have (no answer
+    # within LOCKGUARD_HTTP_TIMEOUT, tried twice), unless the user set uv's own
+    bounds = {
+        "UV_HTTP_TIMEOUT": str(max(1, math.ceil(request_timeout()))),  # uv reads whole seconds
+        "UV_HTTP_RETRIES": "1",
+    }
+    return {
+        **bounds,
+        **kept,
+        "UV_NO_CONFIG": "1",
+        "PYTHONNOUSERSITE": "1",
+        "NO_COLOR": "1",
+    }
 
 
 def uv_binary() -> str:
