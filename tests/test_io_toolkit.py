@@ -125,3 +125,20 @@ def test_a_folder_where_nothing_can_be_written_is_named_by_the_target_not_the_te
         write_atomic("/sys/requirements.lock", "x")
     assert error.value.filename == "/sys/requirements.lock"
     assert ".tmp" not in str(error.value)
+
+
+def test_an_interrupted_lockguard_gives_a_child_with_a_grace_its_sigterm(tmp_path):
+    """srun gives back a pending allocation on SIGTERM: lockguard interrupted (Ctrl-C) while it
+    runs an engine must not SIGKILL it at once (issue 30's signals follow-up)."""
+    marker = tmp_path / "got-term"
+    script = f"trap 'echo term > {marker}; exit 0' TERM; while :; do sleep 0.05; done"
+    started = time.monotonic()
+
+    def interrupt(_process):
+        if time.monotonic() - started > 0.5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_bounded(["sh", "-c", script], timeout=30, tick=interrupt, term_grace=5)
+    assert marker.read_text() == "term\n"
+    assert time.monotonic() - started < 5  # it ended at SIGTERM, well within its grace

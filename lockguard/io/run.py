@@ -167,6 +167,12 @@ def run_bounded(
             except subprocess.TimeoutExpired:
                 timed_out = True
     finally:
+        if process.poll() is None and term_grace > 0 and kill_at == float("inf"):
+            # lockguard itself is interrupted: a child with a grace (srun) gets SIGTERM and its
+            # grace to end its own way (give back a pending allocation); a second interrupt, or
+            # the grace running out, ends the wait and SIGKILL follows
+            with contextlib.suppress(BaseException):  # the first interrupt still goes out
+                process.wait(timeout=_end(process, term_grace))
         if process.poll() is None:
             kill_group(process)
         returncode = process.wait()
