@@ -124,6 +124,24 @@ def test_a_restore_interrupted_part_way_says_how_far_and_a_second_restore_finish
     assert [r["state"] for r in runs(venv)] == ["restored"]
 
 
+def test_a_restore_stopped_between_a_move_and_its_journal_line_is_counted_from_the_disk(
+    project, dirty
+):
+    """The journal logs a file after it moved: `restore --list` and LG222 count what is really
+    back, as the interrupt's line does (they used to be one behind)."""
+    venv = dirty
+    assert clean_install(project, venv).returncode == 0
+    stopped = run(
+        "restore",
+        "--prefix",
+        str(venv),
+        fault={**signal_at("lockguard.io.env.transaction:put_back_file", 15), "when": "after"},
+    )
+    assert "is half restored (1 of " in the_interrupt_line(stopped)
+    [listed] = runs(venv)
+    assert (listed["state"], listed["put_back"]) == ("restore-interrupted", 1)
+
+
 @pytest.mark.parametrize("signum", SIGNALS, ids=IDS)
 def test_clean_install_interrupted_while_it_plans_changes_nothing_and_says_so(
     project, dirty, signum

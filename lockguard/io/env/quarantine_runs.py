@@ -76,7 +76,13 @@ def list_quarantines(prefix: Path) -> list[QuarantineInfo]:
         last_undo = max(
             (i for i, e in enumerate(events) if e["event"] == "undo-start"), default=len(events)
         )
-        put_back = sum(1 for e in events[last_undo:] if e["event"] == "put-back")
+        # an interrupted restore: counted from files/ (the journal logs a file after it moved,
+        # so a restore killed in between is one behind)
+        put_back = (
+            q.files_back()[0]
+            if state == "restore-interrupted"
+            else sum(1 for e in events[last_undo:] if e["event"] == "put-back")
+        )
         out.append(
             QuarantineInfo(
                 folder.name,
