@@ -48,7 +48,9 @@ class NewerRejected:
     newer: tuple[Passed, ...]  # newest first
 
     def line(self, everything: bool) -> str:
-        shown = self.newer if everything else self.newer[:SHOWN]
+        # what the intent could change first: a version the cut-off alone removed says less
+        ordered = sorted(self.newer, key=lambda item: "after exclude-newer" in item.reason)
+        shown = ordered if everything else ordered[:SHOWN]
         parts, last = [], None
         for item in shown:
             parts.append(f"{item.version} ({'the same' if item.reason == last else item.reason})")
