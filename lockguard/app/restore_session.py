@@ -3,6 +3,7 @@ the environment's lock, the runs with the disk each quarantine takes, and prunin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,3 +143,70 @@ def prune(prefix: Path, pruning: Pruning) -> tuple[list[str], int, list[str]]:
     left = {r.id for r in list_quarantines(prefix)}
     gone = [r.id for r in pruning.going if r.id not in left]
     return gone, sum(pruning.sizes[i] for i in gone), sorted(left)
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """`restore --list`: the runs, oldest first, with the bytes each quarantine takes."""
+
+    prefix: Path
+    runs: list[tuple[QuarantineInfo, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """`restore --prune`: what the plan was, and (when it went ahead) what went."""
+
+    prefix: Path
+    pruning: Pruning
+    gone: list[str]
+    freed: int
+    left: list[str]
+
+
+def restore(
+    *,
+    quarantine_id: str | None,
+    prefix: Path | None,
+    list_only: bool,
+    prune_runs: bool,
+    keep: int,
+    wait: bool,
+    on_wait: Callable[[str], None],
+    confirm_prune: Callable[[Path, Pruning], None],
+) -> Restored | Listed | Pruned:
+    """The whole of `lockguard restore`: the environment (--prefix, else the active one), then
+    the list, the pruning (`confirm_prune` shows the plan and asks; it raises to stop), or the
+    undo of a run, each under the environment's lock where it changes something."""
+    from lockguard.app.env_check import must_be_environment
+
+    shown = prefix or Path(os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX") or "")
+    if not str(shown):
+        raise InputError(
+            "which environment? pass --prefix PREFIX",
+            hint="e.g. lockguard restore --list --prefix .venv",
+        )
+    root = must_be_environment(
+        shown,
+        hint="restore undoes clean-installs, which run only in venvs and conda "
+        "prefixes; pass the environment's folder",
+    )
+    if list_only:
+        return Listed(root, runs(root))
+    if prune_runs:
+        if quarantine_id is not None:
+            raise InputError(
+                "--prune takes no run id", hint="--keep N keeps the newest N restorable runs"
+            )
+        with held(root, "restore --prune", wait=wait, on_wait=on_wait, shown=str(shown)):
+            pruning = prune_plan(root, keep)
+            if not pruning.going:
+                return Pruned(root, pruning, [], 0, pruning.kept)
+            confirm_prune(root, pruning)
+            gone, freed, left = prune(root, pruning)
+            return Pruned(root, pruning, gone, freed, left)
+    # the lock names the run it restores: the newest restorable one as things stand (chosen again
+    # once the lock is held, in case a run that was waited for changed them)
+    named = quarantine_id or newest_restorable(root)
+    with held(root, "restore", run=named, wait=wait, on_wait=on_wait, shown=str(shown)):
+        return restore_run(root, quarantine_id)

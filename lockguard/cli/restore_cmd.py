@@ -3,21 +3,12 @@ quarantines to get the disk space back."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
 
-from lockguard.app.env_check import must_be_environment
-from lockguard.app.restore_session import (
-    held,
-    newest_restorable,
-    prune,
-    prune_plan,
-    restore_run,
-    runs,
-)
+from lockguard.app import restore_session
 from lockguard.cli.common import get_ui, json_option
 from lockguard.errors import InputError
 from lockguard.model.wording import counted, human_size
@@ -78,34 +69,25 @@ def restore(ctx, quarantine_id, prefix, list_only, prune, keep, yes, no_wait, as
     an interrupted restore, is finished the same way; files the run installed that were removed
     since (`pip uninstall`) are skipped, with a note. Runs are undone newest first."""
     ui = get_ui(ctx, "restore")
-    prefix = prefix or Path(os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX") or "")
-    if not str(prefix):
-        raise InputError(
-            "which environment? pass --prefix PREFIX",
-            hint="e.g. lockguard restore --list --prefix .venv",
-        )
-    root = must_be_environment(
-        prefix,
-        hint="restore undoes clean-installs, which run only in venvs and conda "
-        "prefixes; pass the environment's folder",
+    outcome = restore_session.restore(
+        quarantine_id=quarantine_id,
+        prefix=prefix,
+        list_only=list_only,
+        prune_runs=prune,
+        keep=keep,
+        wait=not no_wait,
+        on_wait=ui.info,
+        confirm_prune=lambda root, pruning: _confirm_prune(ui, root, pruning, yes, as_json),
     )
-    if list_only:
-        return _list(ui, root, as_json)
-    if prune:
-        if quarantine_id is not None:
-            raise InputError(
-                "--prune takes no run id", hint="--keep N keeps the newest N restorable runs"
-            )
-        return _prune(ui, root, prefix, keep=keep, yes=yes, wait=not no_wait, as_json=as_json)
-    # the lock names the run it restores: the newest restorable one as things stand (chosen again
-    # once the lock is held, in case a run that was waited for changed them)
-    named = quarantine_id or newest_restorable(root)
-    with held(root, "restore", run=named, wait=not no_wait, on_wait=ui.info, shown=str(prefix)):
-        return _restore(ui, root, quarantine_id, as_json)
+    if isinstance(outcome, restore_session.Listed):
+        _list(ui, outcome, as_json)
+    elif isinstance(outcome, restore_session.Pruned):
+        _pruned(ui, outcome, as_json)
+    else:
+        _restored(ui, outcome, as_json)
 
 
-def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None:
-    restored = restore_run(prefix, quarantine_id)
+def _restored(ui, restored: restore_session.Restored, as_json: bool) -> None:
     quarantine_id, result = restored.id, restored.result
     if as_json:
         ui.emit_json(
@@ -149,10 +131,10 @@ def _restore(ui, prefix: Path, quarantine_id: str | None, as_json: bool) -> None
         )
 
 
-def _list(ui, prefix: Path, as_json: bool) -> None:
-    listed = runs(prefix)
-    found = [q for q, _size in listed]
-    sizes = {q.id: size for q, size in listed}
+def _list(ui, listed: restore_session.Listed, as_json: bool) -> None:
+    prefix = listed.prefix
+    found = [q for q, _size in listed.runs]
+    sizes = {q.id: size for q, size in listed.runs}
     if as_json:
         ui.emit_json([{**q.to_dict(), "bytes": sizes[q.id]} for q in found])
     elif not found:
@@ -179,55 +161,54 @@ def _list(ui, prefix: Path, as_json: bool) -> None:
         )
 
 
-def _prune(
-    ui, prefix: Path, shown: Path, *, keep: int, yes: bool, wait: bool, as_json: bool
+def _confirm_prune(
+    ui, prefix: Path, pruning: restore_session.Pruning, yes: bool, as_json: bool
 ) -> None:
-    """Which runs go (with what each frees), a question (or --yes), then the deletion, under the
-    prefix's lock. The freed bytes are measured before the deletion, which is checked after."""
-    with held(prefix, "restore --prune", wait=wait, on_wait=ui.info, shown=str(shown)):
-        pruning = prune_plan(prefix, keep)
-        going, sizes, stuck = pruning.going, pruning.sizes, pruning.stuck
-        if not going:
-            if as_json:
-                ui.emit_json({"pruned": [], "freed_bytes": 0, "kept": pruning.kept})
-            else:
-                ui.info(
-                    f"nothing to prune in {prefix}"
-                    + (
-                        f" (kept: {', '.join(stuck)}: interrupted runs are "
-                        "never pruned; `lockguard restore` finishes them)"
-                        if stuck
-                        else ""
-                    )
-                )
-            return
-        total = sum(sizes.values())
-        if not as_json:
+    """The runs pruning takes (with what each frees), then a question (or --yes); asked under
+    the environment's lock, before anything is deleted."""
+    going, sizes = pruning.going, pruning.sizes
+    if not as_json:
+        ui.info(
+            f"pruning deletes the quarantines of {counted(len(going), 'run')}, "
+            f"{human_size(sum(sizes.values()))}:"
+        )
+        for r in going:
+            after = "can no longer be restored" if r.state == "complete" else f"already {r.state}"
             ui.info(
-                f"pruning deletes the quarantines of {counted(len(going), 'run')}, "
-                f"{human_size(total)}:"
+                f"  {r.id}  {human_size(sizes[r.id])}  {after}"
+                + (
+                    f" (it took out {_short(r.removed)})"
+                    if r.state == "complete" and r.removed
+                    else ""
+                )
             )
-            for r in going:
-                after = (
-                    "can no longer be restored" if r.state == "complete" else f"already {r.state}"
-                )
-                ui.info(
-                    f"  {r.id}  {human_size(sizes[r.id])}  {after}"
-                    + (
-                        f" (it took out {_short(r.removed)})"
-                        if r.state == "complete" and r.removed
-                        else ""
-                    )
-                )
-        if not yes:
-            if not sys.stdin.isatty():
-                raise InputError(
-                    "restore --prune deletes quarantined files and stdin is not a terminal",
-                    hint="review the list above, then pass --yes",
-                )
-            click.confirm("delete them?", abort=True, err=True)
-        gone, freed, left = prune(prefix, pruning)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InputError(
+                "restore --prune deletes quarantined files and stdin is not a terminal",
+                hint="review the list above, then pass --yes",
+            )
+        click.confirm("delete them?", abort=True, err=True)
+
+
+def _pruned(ui, pruned: restore_session.Pruned, as_json: bool) -> None:
+    """What pruning did (the freed bytes were measured before the deletion, checked after)."""
+    if not pruned.pruning.going:
         if as_json:
-            ui.emit_json({"pruned": gone, "freed_bytes": freed, "kept": left})
+            ui.emit_json({"pruned": [], "freed_bytes": 0, "kept": pruned.pruning.kept})
         else:
-            ui.info(f"pruned {counted(len(gone), 'run')}, freed {human_size(freed)}")
+            stuck = pruned.pruning.stuck
+            ui.info(
+                f"nothing to prune in {pruned.prefix}"
+                + (
+                    f" (kept: {', '.join(stuck)}: interrupted runs are "
+                    "never pruned; `lockguard restore` finishes them)"
+                    if stuck
+                    else ""
+                )
+            )
+        return
+    if as_json:
+        ui.emit_json({"pruned": pruned.gone, "freed_bytes": pruned.freed, "kept": pruned.left})
+    else:
+        ui.info(f"pruned {counted(len(pruned.gone), 'run')}, freed {human_size(pruned.freed)}")
