@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,3 +314,80 @@ def _roll_back(t: Transaction) -> str:
     if journal_error:
         line += f" (its journal could not record every step: {journal_error})"
     return line
+
+
+@dataclass(frozen=True, slots=True)
+class InstallOutcome:
+    """What a clean-install did: the plan (None when a dry run found an interrupted run, whose
+    undo it describes in `previews`), what was applied (None for a dry run or a plan that changes
+    nothing), the reported errors outside what it changes, and the exit code."""
+
+    prefix: Path
+    failing: int
+    plan: Plan | None = None
+    applied: Applied | None = None
+    previews: list[dict] = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+
+def clean_install(
+    *,
+    intent_path: Path | None,
+    prefix: Path | None,
+    python_exe: Path | None,
+    from_file: Path | None,
+    dry_run: bool,
+    yes: bool,
+    installer: str,
+    strict: bool,
+    verify_files: bool,
+    wait: bool,
+    progress: InstallProgress,
+    show_plan: Callable[[Plan], None],
+    confirm: Callable[[], None],
+    warn: Callable[[str], None],
+) -> InstallOutcome:
+    """The whole of `lockguard clean-install`: the lock and the environment, the environment's
+    lock, an interrupted earlier run finished first (a dry run only describes it), the plan, then
+    (unless a dry run, or nothing to change) `show_plan`, `confirm` (it raises to stop) and the
+    transaction. Reported findings are judged as `check --env` judges them: an error fails the
+    run, a warning only with `strict`."""
+    from lockguard.app.install_source import lock_source
+    from lockguard.errors import InputError
+    from lockguard.model.finding import ERROR
+
+    if (prefix is None) == (python_exe is None):
+        raise InputError(
+            "clean-install needs exactly one of --prefix PREFIX or --python EXE",
+            hint="e.g. lockguard clean-install --prefix .venv --dry-run",
+        )
+    source = lock_source(intent_path, from_file, warn=warn)
+    root = target_prefix(prefix, python_exe)
+    interrupts.now(f"interrupted before anything changed in {root}")
+    with held_environment(
+        root,
+        exclusive=not dry_run,
+        wait=wait,
+        on_wait=progress.say,
+        shown=str(prefix or root),
+    ) as run_id:
+        stuck = interrupted_runs(root)
+        if stuck and dry_run:
+            return InstallOutcome(root, 1, previews=describe_interrupted(root, stuck))
+        if stuck:
+            undo_interrupted(root, progress)
+        scan, plan = build_plan(
+            source, prefix, python_exe, verify_files=verify_files, installer=installer
+        )
+        errors = [f for f in plan.reported if f.severity == ERROR]
+        failing = 1 if errors or (strict and plan.reported) else 0
+        if dry_run or plan.changes_nothing:
+            failing = 1 if plan.blocked and dry_run else failing
+            return InstallOutcome(root, failing, plan=plan, errors=errors)
+        show_plan(plan)
+        if not yes and not plan.blocked:
+            confirm()
+        if plan.install:  # an engine that cannot start: exit 2 before anything changes
+            engine_can_start(installer)
+        applied = apply_plan(plan, scan, source, progress, run_id)
+    return InstallOutcome(Path(scan.prefix), failing, plan=plan, applied=applied, errors=errors)

@@ -7,20 +7,7 @@ from pathlib import Path
 
 import click
 
-from lockguard import interrupts
-from lockguard.app.install_session import (
-    DEFAULT_INSTALLER,
-    INSTALLERS,
-    apply_plan,
-    build_plan,
-    describe_interrupted,
-    engine_can_start,
-    held_environment,
-    interrupted_runs,
-    target_prefix,
-    undo_interrupted,
-)
-from lockguard.app.install_source import lock_source
+from lockguard.app import install_session
 from lockguard.cli.common import get_ui, intent_option, json_option
 from lockguard.cli.install_progress import Progress
 from lockguard.errors import InputError
@@ -57,8 +44,8 @@ from lockguard.model.wording import counted, human_size
 @click.option("--yes", "-y", is_flag=True, help="Apply without asking.")
 @click.option(
     "--installer",
-    type=click.Choice(INSTALLERS),
-    default=DEFAULT_INSTALLER,
+    type=click.Choice(install_session.INSTALLERS),
+    default=install_session.DEFAULT_INSTALLER,
     show_default=True,
     help="The engine that installs the locked files: uv (the uv wheel lockguard depends on; "
     "needs no pip in the environment) or pip (the environment's own, where uv cannot run).",
@@ -106,51 +93,53 @@ def clean_install(
     Exit 0 when the environment matches the lock."""
     ui = get_ui(ctx, "clean-install")
     progress = Progress(ui)
-    if (prefix is None) == (python_exe is None):
-        raise InputError(
-            "clean-install needs exactly one of --prefix PREFIX or --python EXE",
-            hint="e.g. lockguard clean-install --prefix .venv --dry-run",
-        )
-    source = lock_source(intent_path, from_file, warn=ui.warn)
-    root = target_prefix(prefix, python_exe)
-    interrupts.now(f"interrupted before anything changed in {root}")
-    with held_environment(
-        root,
-        exclusive=not dry_run,
+    outcome = install_session.clean_install(
+        intent_path=intent_path,
+        prefix=prefix,
+        python_exe=python_exe,
+        from_file=from_file,
+        dry_run=dry_run,
+        yes=yes,
+        installer=installer,
+        strict=strict,
+        verify_files=verify_files,
         wait=not no_wait,
-        on_wait=progress.say,
-        shown=str(prefix or root),
-    ) as run_id:
-        stuck = interrupted_runs(root)
-        if stuck and dry_run:
-            return _report_interrupted(ui, root, describe_interrupted(root, stuck), as_json)
-        if stuck:
-            undo_interrupted(root, progress)
-        scan, plan = build_plan(
-            source, prefix, python_exe, verify_files=verify_files, installer=installer
+        progress=progress,
+        show_plan=lambda plan: None if as_json else ui.out(_plan_text(ui, plan)),
+        confirm=_confirm,
+        warn=ui.warn,
+    )
+    if outcome.plan is None:
+        return _report_interrupted(ui, outcome.prefix, outcome.previews, as_json)
+    if outcome.applied is None:  # a dry run, or nothing to change
+        if as_json:
+            ui.emit_json(
+                {"plan": outcome.plan.to_dict(), "applied": False}, exit_code=outcome.failing
+            )
+        else:
+            ui.out(_plan_text(ui, outcome.plan))
+        return outcome.failing
+    _report_applied(ui, progress, outcome, as_json)
+    return outcome.failing
+
+
+def _plan_text(ui, plan) -> str:
+    return plan.text(verbose=ui.verbose > 0).rstrip()
+
+
+def _confirm() -> None:
+    """The question before the transaction (a run without a terminal needs --yes)."""
+    if not sys.stdin.isatty():
+        raise InputError(
+            "clean-install changes the environment and stdin is not a terminal",
+            hint="review `--dry-run`, then pass --yes",
         )
-        # as `check --env` judges them: an error fails the run, a warning only with --strict
-        errors = [f for f in plan.reported if f.severity == ERROR]
-        failing = 1 if errors or (strict and plan.reported) else 0
-        if dry_run or plan.changes_nothing:
-            failing = 1 if plan.blocked and dry_run else failing
-            if as_json:
-                ui.emit_json({"plan": plan.to_dict(), "applied": False}, exit_code=failing)
-            else:
-                ui.out(plan.text(verbose=ui.verbose > 0).rstrip())
-            return failing
-        if not as_json:
-            ui.out(plan.text(verbose=ui.verbose > 0).rstrip())
-        if not yes and not plan.blocked:
-            if not sys.stdin.isatty():
-                raise InputError(
-                    "clean-install changes the environment and stdin is not a terminal",
-                    hint="review `--dry-run`, then pass --yes",
-                )
-            click.confirm("apply this plan?", abort=True, err=True)
-        if plan.install:  # an engine that cannot start: exit 2 before anything changes
-            engine_can_start(installer)
-        applied = apply_plan(plan, scan, source, progress, run_id)
+    click.confirm("apply this plan?", abort=True, err=True)
+
+
+def _report_applied(ui, progress: Progress, outcome, as_json: bool) -> None:
+    """What the transaction did, the findings it reported and left, and how to undo it."""
+    plan, applied, errors = outcome.plan, outcome.applied, outcome.errors
     for warning in applied.warnings:
         progress.warn(warning)
     for finding in plan.reported:
@@ -175,28 +164,27 @@ def clean_install(
                 "imported": applied.imported,
                 "warnings": applied.warnings + [f.message for f in plan.reported],
             },
-            exit_code=failing,
+            exit_code=outcome.failing,
         )
-    else:
-        outcome = (
-            f"the lock's files are installed, but {counted(len(errors), 'error')} outside what "
-            f"clean-install changes {'remains' if len(errors) == 1 else 'remain'} (above; "
-            "`lockguard check --env` reports the same)"
-            if errors
-            else "the environment matches the lock"
-        )
+        return
+    said = (
+        f"the lock's files are installed, but {counted(len(errors), 'error')} outside what "
+        f"clean-install changes {'remains' if len(errors) == 1 else 'remain'} (above; "
+        "`lockguard check --env` reports the same)"
+        if errors
+        else "the environment matches the lock"
+    )
+    progress.say(
+        f"{said}; `lockguard restore {applied.quarantine} --prefix {outcome.prefix}` undoes "
+        "this run"
+    )
+    if applied.quarantined:
         progress.say(
-            f"{outcome}; `lockguard restore {applied.quarantine} --prefix {scan.prefix}` undoes "
-            "this run"
+            f"the quarantine holds {counted(applied.quarantined, 'file')}, "
+            f"{human_size(applied.quarantined_bytes)}, in {applied.root}; "
+            f"`lockguard restore --prune --prefix {outcome.prefix}` deletes it once you no "
+            "longer need to undo this run"
         )
-        if applied.quarantined:
-            progress.say(
-                f"the quarantine holds {counted(applied.quarantined, 'file')}, "
-                f"{human_size(applied.quarantined_bytes)}, in {applied.root}; "
-                f"`lockguard restore --prune --prefix {scan.prefix}` deletes it once you no "
-                "longer need to undo this run"
-            )
-    return failing
 
 
 def _report_interrupted(ui, root: Path, previews: list[dict], as_json: bool) -> int:
