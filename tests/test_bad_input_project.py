@@ -409,6 +409,7 @@ def test_runtime_dependencies_are_the_ones_lockguard_imports():
         "build": "build",
         "msgspec": "msgspec",
         "pyproject-hooks": "pyproject_hooks",
+        "uv": "uv",  # the install engine: uv.find_uv_bin()
     }
     imported = set()
     for path in (REPO / "lockguard").rglob("*.py"):
