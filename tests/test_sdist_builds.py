@@ -11,7 +11,10 @@ torch). uv reads those lists anyway (its Dynamic check is case-sensitive); lockg
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+
+import pytest
 
 from lockguard.io.index.build_env import BuildEnvironments, build_preferences
 from lockguard.lockfiles import requirements_lock
@@ -115,6 +118,11 @@ def test_two_sdists_with_the_same_build_requirements_share_one_environment(
     assert "built the metadata of twin_b-1.0.tar.gz in" in err
 
 
+@pytest.mark.skipif(
+    sys.version_info[:2] != (3, 11),
+    reason="the build environment runs lockguard's own Python, and the world's torch wheels are "
+    "cp311 only",
+)
 def test_the_build_environment_installs_the_stacks_torch(tmp_path, world, lg_process):
     """transformer-engine-torch's shape: its requirements follow the build's torch. With CUDA
     11.8 the stack's torch is 2.1.2+cu118 from the PyTorch index: the build sees that torch,
