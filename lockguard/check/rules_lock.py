@@ -13,7 +13,7 @@ LG141 (--strict) a pin without hashes
 from __future__ import annotations
 
 from lockguard.check.snapshot import CondaLockDocument, LockFile, Snapshot
-from lockguard.lockfiles.conda_lock import content_hash_of
+from lockguard.lockfiles.conda_lock import content_hash_of, package_lines
 from lockguard.lockfiles.formats import CONDA_LOCK, ENVIRONMENT, PYLOCK, REQUIREMENTS
 from lockguard.lockfiles.headers import body_hash_of
 from lockguard.lockfiles.pins import entries, pins_digest
@@ -67,7 +67,8 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
         requirements = snapshot.of_kind(REQUIREMENTS.kind, platform)
         environment = snapshot.of_kind(ENVIRONMENT.kind, platform)
         req_pins = _pins(requirements)
-        views = {}
+        # path -> (pins, the line of each; None: read when a finding needs it)
+        views: dict[str, tuple[dict[str, str], dict[str, int] | None]] = {}
         if environment and environment.environment:
             views[environment.path] = (
                 {n: v for n, (v, _l) in environment.environment.pip.items()},
@@ -76,24 +77,28 @@ def views_agree(snapshot: Snapshot) -> list[Finding]:
         if conda_lock and conda_lock.conda_lock is not None:
             views[conda_lock.path] = (
                 _conda_lock_packages(conda_lock.conda_lock, "pip", platform),
-                _conda_lock_lines(conda_lock.text or "", "pip", platform),
+                None,  # its lines are parsed again only when a finding needs them (below)
             )
         pylock = snapshot.of_kind(PYLOCK.kind, platform)
         if pylock and pylock.pylock is not None:
             views[pylock.path] = _pylock_pins(pylock)
         if requirements is not None and req_pins is not None:
             for path, (pins, lines) in views.items():
-                for name in sorted(set(pins) | set(req_pins)):
-                    if pins.get(name) != req_pins.get(name):
-                        out.append(
-                            codes.PIP_VIEWS_DIFFER.finding(
-                                f"{name}: {requirements.path} has {_show(req_pins.get(name))}, "
-                                f"{path} has {_show(pins.get(name))}",
-                                RELOCK,
-                                path,
-                                lines.get(name),
-                            )
+                differ = [
+                    n for n in sorted(set(pins) | set(req_pins)) if pins.get(n) != req_pins.get(n)
+                ]
+                if differ and lines is None and conda_lock is not None:
+                    lines = package_lines(conda_lock.text or "", "pip", platform)
+                for name in differ:
+                    out.append(
+                        codes.PIP_VIEWS_DIFFER.finding(
+                            f"{name}: {requirements.path} has {_show(req_pins.get(name))}, "
+                            f"{path} has {_show(pins.get(name))}",
+                            RELOCK,
+                            path,
+                            (lines or {}).get(name),
                         )
+                    )
         if (
             environment
             and environment.environment
@@ -286,29 +291,6 @@ def _conda_lock_packages(
         name = canonical_name(package["name"]) if manager == "pip" else package["name"]
         version = str(package.get("version"))
         out[name] = f"{version}={package.get('build')}" if with_build else version
-    return out
-
-
-def _conda_lock_lines(text: str, manager: str, platform: str) -> dict[str, int]:
-    """name -> the line of its `- name:` in conda-lock.yml's package list, for the entries of
-    `manager` on `platform` (the layout lockguard writes; another layout gives no lines)."""
-    out: dict[str, int] = {}
-    entry: dict[str, str] = {}
-    start = 0
-
-    def close() -> None:
-        if entry.get("manager") == manager and entry.get("platform") == platform:
-            name = entry.get("name", "")
-            out[canonical_name(name) if manager == "pip" else name] = start
-
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.startswith("- name: "):
-            close()
-            entry, start = {"name": line[len("- name: ") :].strip()}, number
-        elif line.startswith(("  manager: ", "  platform: ")):
-            key, _, value = line.strip().partition(": ")
-            entry[key] = value.strip()
-    close()
     return out
 
 

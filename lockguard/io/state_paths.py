@@ -63,22 +63,21 @@ def refuse(path: str | os.PathLike[str], expected: str, found: str | None = None
 def is_folder(path: str | os.PathLike[str]) -> bool:
     """Whether `path` is a real folder (not a link to one); False when missing; refused when it
     is anything else."""
-    found = found_at(path)
-    if found is None:
-        return False
-    if found != "a folder":
-        raise refuse(path, "a folder", found)
-    return True
+    return _is(path, "a folder")
 
 
 def is_file(path: str | os.PathLike[str]) -> bool:
     """Whether `path` is a regular file (not a link to one); False when missing; refused when it
     is anything else."""
+    return _is(path, "a regular file")
+
+
+def _is(path: str | os.PathLike[str], expected: str) -> bool:
     found = found_at(path)
     if found is None:
         return False
-    if found != "a regular file":
-        raise refuse(path, "a regular file", found)
+    if found != expected:
+        raise refuse(path, expected, found)
     return True
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from lockguard.lockfiles.headers import PinEntries, header_lines, seal
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.lockfiles.yaml_adapter import dump, load_with_lines
+from lockguard.model.names import canonical_name
 
 if TYPE_CHECKING:
     from lockguard.model.lock import CondaRecord, Lock, PlatformLock
@@ -246,3 +247,24 @@ def _kind(value: object) -> str:
     return {dict: "mapping", list: "list", str: "string", type(None): "null"}.get(
         type(value), type(value).__name__
     )
+
+
+def package_lines(text: str, manager: str, platform: str) -> dict[str, int]:
+    """name -> the line its entry starts on, for the packages of `manager` on `platform` (the
+    parser's own line of each mapping; an unreadable document gives none)."""
+    try:
+        document, mapping_lines = load_with_lines(text)
+    except LockSyntaxError:
+        return {}
+    packages = document.get("package") if isinstance(document, dict) else None
+    out: dict[str, int] = {}
+    for package in packages if isinstance(packages, list) else []:
+        if (
+            isinstance(package, dict)
+            and package.get("manager") == manager
+            and package.get("platform") == platform
+            and id(package) in mapping_lines
+        ):
+            name = str(package.get("name"))
+            out[canonical_name(name) if manager == "pip" else name] = mapping_lines[id(package)]
+    return out
