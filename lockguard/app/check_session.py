@@ -73,8 +73,17 @@ def static_check(intent_path, *, strict: bool, warn) -> Checked:
     intent = load_project(
         intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=warn
     )
-    snapshot = read_snapshot(intent)
-    findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
+    if intent.profiles:  # each profile's lock set, and what the profiles share (issue 33)
+        from lockguard.check.rules_profiles import profile_findings
+
+        every = [p for one in intent.profiles for p, _kind, _platform in lock_paths(one)]
+        snapshots = [read_snapshot(one, exclude=set(every)) for one in intent.profiles]
+        findings = profile_findings(
+            snapshots, load_knowledge(validate=False), strict_mode=strict
+        )
+    else:
+        snapshot = read_snapshot(intent)
+        findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
     findings = from_here(findings, os.path.dirname(source_of(intent).location))
     if any(
         f.code
@@ -89,7 +98,7 @@ def static_check(intent_path, *, strict: bool, warn) -> Checked:
         shown_path(source_of(intent).location),
         None,
         intent,
-        [p for p, _kind, _platform in lock_paths(intent)],
+        [p for one in intent.profiles or (intent,) for p, _kind, _platform in lock_paths(one)],
     )
 
 

@@ -31,6 +31,7 @@ from lockguard.io.project.prior_lock import (
 from lockguard.model.intent import Intent
 from lockguard.model.locked import LockedPlatform
 from lockguard.model.names import spec_name
+from lockguard.model.shared_pins import SharedPins
 from lockguard.model.upgrades import UpgradeRequest
 
 # the resolver's modules load with a resolution (app/resolution.py), never for a memo hit
@@ -41,9 +42,15 @@ if TYPE_CHECKING:
 
 class Relock:
     def __init__(
-        self, intent: Intent, upgrade: UpgradeRequest | None = None, accept_edits: bool = False
+        self,
+        intent: Intent,
+        upgrade: UpgradeRequest | None = None,
+        accept_edits: bool = False,
+        shared: SharedPins | None = None,
     ) -> None:
         self.intent = intent
+        # what the project's other profiles ask of this one (app/profile_resolve.py)
+        self.shared = shared or SharedPins()
         self.upgrade = upgrade or UpgradeRequest()
         self.accept_edits = accept_edits  # --accept-edits: hand edits are adopted, not reverted
         self.texts: LockTexts = read_lock_texts(intent)
@@ -62,13 +69,15 @@ class Relock:
         bytes of its preference sources; --upgrade starts from nothing) and the upgrade asked."""
         lock = "ignored" if self.upgrade.everything else self.texts.preference_digest()
         edits = {"edits": "accept"} if self.accept_edits else {}
-        return {"lock": lock, "upgrade": self.upgrade.key(), **edits}
+        shared = {"shared": self.shared.key()} if self.shared.key() else {}
+        return {"lock": lock, "upgrade": self.upgrade.key(), **edits, **shared}
 
     def memo_options_after(self, outputs: dict[str, str]) -> dict[str, str]:
         """The memo options of the next plain resolve once `outputs` are written: a resolve that
         prefers a lock's own versions gives back that lock (same pages, same inputs), so the
         entry holds for that key too (without the notes of an upgrade: see `said`)."""
-        return {"lock": output_digest(self.texts, outputs), "upgrade": ""}
+        shared = {"shared": self.shared.key()} if self.shared.key() else {}
+        return {"lock": output_digest(self.texts, outputs), "upgrade": "", **shared}
 
     # -- preferences ------------------------------------------------------------------------------
 

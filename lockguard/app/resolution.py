@@ -205,9 +205,14 @@ class Resolution:
             adopted = self.relock.prior().adopted.get(platform, ())
             # no lock, no upgrade asked, no edit adopted: nothing to prefer, nothing to say (a
             # resolve from scratch)
-            nothing = locked is None and not self.relock.upgrade.packages and not adopted
+            shared = self.relock.shared.demanded
+            nothing = (
+                locked is None and not self.relock.upgrade.packages and not adopted and not shared
+            )
             self._preferences[platform] = (
-                None if nothing else preferences_for(locked, self.relock.upgrade, adopted)
+                None
+                if nothing
+                else preferences_for(locked, self.relock.upgrade, adopted, shared)
             )
         return self._preferences[platform]
 
@@ -285,6 +290,7 @@ class Resolution:
                             intent=intent,
                             intent_name=intent_name,
                             relative=relative,
+                            held_back=self.relock.shared.held_back,
                         )
                     )
         for form in wanted:

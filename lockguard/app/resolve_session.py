@@ -32,6 +32,7 @@ from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.intent_parse import PYPROJECT
 from lockguard.model.lock_paths import lock_paths
+from lockguard.model.shared_pins import SharedPins
 from lockguard.model.toml_lines import TomlLines
 from lockguard.model.upgrades import upgrade_request
 
@@ -81,6 +82,7 @@ def resolve(
     conda_from_knowledge: bool = False,
     wait: bool = True,
     watch: ResolveWatchFactory | None = None,
+    profiles: tuple[str, ...] = (),
 ) -> ResolveOutcome:
     """`lockguard resolve`'s sequence, its options as the command line gives them: the intent
     read, the lock set held (exclusive to write it, shared for `check_only`; `wait=False` exits 2
@@ -89,6 +91,33 @@ def resolve(
     progress line's factory. The caller has started the prefetch (app/prefetch.py) before it
     imported this module."""
     intent = load_project_intent(intent_path, warn=ui.warn)
+    if intent.profiles:  # one project, several kinds of machine: every profile, or those named
+        from lockguard.app.profile_resolve import resolve_profiles
+
+        return resolve_profiles(
+            ui,
+            intent,
+            profiles,
+            lambda one, shared: ResolveSession(
+                one,
+                ui,
+                offline=offline,
+                refresh=refresh,
+                conda_from_knowledge=conda_from_knowledge,
+                platforms=platforms,
+                upgrade=upgrade_request(upgrade, upgrade_packages),
+                watch=watch,
+                accept_edits=accept_edits,
+                shared=shared,
+            ),
+            check_only=check_only,
+            wait=wait,
+        )
+    if profiles:
+        raise InputError(
+            f"--profile {', '.join(profiles)}: {intent.source or 'the intent'} has no [profiles]",
+            hint="add [profiles.NAME] tables to the intent, or resolve without --profile",
+        )
     session = ResolveSession(
         intent,
         ui,
@@ -186,11 +215,12 @@ class ResolveSession:
         upgrade: UpgradeRequest | None = None,
         watch: ResolveWatchFactory | None = None,
         accept_edits: bool = False,
+        shared: SharedPins | None = None,
     ) -> None:
         self.intent = intent
         # the existing lock: preferences, memo key, change report (and, with accept_edits, the
-        # hand edits adopted rather than reverted)
-        self.relock = Relock(intent, upgrade, accept_edits)
+        # hand edits adopted rather than reverted); `shared`: what a project's other profiles ask
+        self.relock = Relock(intent, upgrade, accept_edits, shared)
         self.ui = ui
         self.offline = offline
         self.refresh = refresh

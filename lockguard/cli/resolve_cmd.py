@@ -62,6 +62,13 @@ if TYPE_CHECKING:  # the session loads after the prefetch started (app/prefetch.
     help="Pin the conda side from the knowledge, without a solve.",
 )
 @click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    metavar="NAME",
+    help="Resolve only this profile of the intent's [profiles] (repeatable; default: all).",
+)
+@click.option(
     "--no-wait",
     is_flag=True,
     help="Exit 2 instead of waiting when another lockguard run holds the lock files.",
@@ -79,6 +86,7 @@ def resolve(
     upgrade_packages,
     accept_edits,
     conda_from_knowledge,
+    profiles,
     no_wait,
     as_json,
 ) -> int:
@@ -110,6 +118,7 @@ def resolve(
         accept_edits=accept_edits,
         conda_from_knowledge=conda_from_knowledge,
         wait=not no_wait,
+        profiles=tuple(profiles),
         watch=lambda counts: ResolveProgress(ui, counts),
     )
     if check_only:

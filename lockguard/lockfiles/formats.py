@@ -49,6 +49,8 @@ class RenderRequest:
     intent: Intent
     intent_name: str  # the intent file's name, for the header's "written from" line
     relative: str  # the file's path relative to the project (pylock.toml names itself)
+    # why this profile keeps other versions than the project's other profiles (requirements.lock)
+    held_back: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,6 +186,8 @@ def _render_requirements(request: RenderRequest) -> str:
         python=str(intent.python),
         index_urls=platform.index_urls,
         conda_solved=_conda_state(platform),
+        profile=intent.profile,
+        held_back=request.held_back,
     )
 
 

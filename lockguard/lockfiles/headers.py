@@ -42,12 +42,18 @@ class Header:
         return self.fields.get("conda-side", "solved") == "solved"
 
 
-def header_lines(intent_hash: str, extra: dict[str, str] | None = None) -> list[str]:
+def header_lines(
+    intent_hash: str,
+    extra: dict[str, str] | None = None,
+    repeated: tuple[tuple[str, str], ...] = (),
+) -> list[str]:
+    """`repeated`: (key, value) lines a key may have several of (`held-back`)."""
     lines = [
         f"# lockguard-version: {__version__}",
         f"# lockguard-intent-hash: sha256:{intent_hash}",
     ]
     lines += [f"# lockguard-{key}: {value}" for key, value in (extra or {}).items()]
+    lines += [f"# lockguard-{key}: {value}" for key, value in repeated]
     lines.append(f"# lockguard-pins: sha256:{PLACEHOLDER}")
     lines.append(f"# lockguard-body-hash: sha256:{PLACEHOLDER}")
     return lines
@@ -95,6 +101,15 @@ def read_header(text: str) -> Header:
         return value.split(":", 1)[1] if value and value.startswith("sha256:") else None
 
     return Header(fields.get("version"), sha("intent-hash"), sha("body-hash"), fields)
+
+
+def values_of(text: str, key: str) -> list[str]:
+    """Every value of a header key that may repeat (`lockguard-held-back`), in order."""
+    return [
+        match.group("value").strip()
+        for match in _FIELD.finditer(text)
+        if match.group("key") == key and match.group("value").strip()
+    ]
 
 
 def is_sealed_intact(text: str) -> bool:

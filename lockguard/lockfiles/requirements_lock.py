@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import PinEntries, header_lines, seal
+from lockguard.model.shared_pins import HELD_BACK_KEY
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.model.names import INTENT, canonical_name
 
@@ -52,11 +53,17 @@ def render(
     python: str,
     index_urls: tuple[str, ...],
     conda_solved: str | None = None,
+    profile: str | None = None,
+    held_back: tuple[str, ...] = (),
 ) -> str:
-    """The text of requirements.lock for one platform. Deterministic for the same inputs."""
+    """The text of requirements.lock for one platform. Deterministic for the same inputs.
+    `profile`: the intent's profile this file locks; `held_back`: why it keeps another version
+    of a package than the project's other profiles (model/shared_pins.py)."""
     extra = {"platform": resolution.platform, "python": python}
     if conda_solved:
         extra["conda-side"] = conda_solved
+    if profile:
+        extra["profile"] = profile
     lines = [
         "#",
         (
@@ -65,7 +72,7 @@ def render(
         ),
         "# Do not edit it by hand: change the intent and run `lockguard resolve`.",
         "#",
-        *header_lines(intent_hash, extra),
+        *header_lines(intent_hash, extra, tuple((HELD_BACK_KEY, line) for line in held_back)),
         "#",
     ]
     used = [url for url in dict.fromkeys(index_urls) if url]

@@ -64,6 +64,9 @@ LOCK_NOT_LOCKGUARDS = FindingCode(
 PIP_VIEWS_DIFFER = FindingCode("LG110", ERROR, "pip pins differ between the lock files")
 CONDA_VIEWS_DIFFER = FindingCode("LG111", ERROR, "conda records differ between the lock files")
 LOCK_CONTRADICTS_INTENT = FindingCode("LG112", ERROR, "a lock file says other than the intent")
+SHARED_VERSION_DIFFERS = FindingCode(
+    "LG113", ERROR, "profiles lock different versions of a package without a recorded reason"
+)
 CONDA_CUDA_MISMATCH = FindingCode(
     "LG120", ERROR, "conda's CUDA differs from torch's CUDA", (WARNING,)
 )

@@ -107,6 +107,10 @@ class Intent:
     dependency_metadata: tuple[DependencyMetadata, ...] = ()
     outputs: Outputs = field(default_factory=Outputs)
     source: IntentSource | None = field(default=None, compare=False)
+    # `[profiles.NAME]`: the profile this intent locks (its files are named after it), and on the
+    # project's intent the profiles it holds (then only they are locked: model/profiles.py)
+    profile: str | None = None
+    profiles: tuple[Intent, ...] = ()
 
     @property
     def pip_only(self) -> bool:
@@ -150,6 +154,9 @@ class Intent:
                 key=lambda d: (d["name"], d["version"]),
             ),
             "outputs": self._outputs(),
+            # only in a project with profiles: an intent without them keeps its hash
+            **({"profile": self.profile} if self.profile else {}),
+            **({"profiles": [p.canonical() for p in self.profiles]} if self.profiles else {}),
         }
 
     def _outputs(self) -> dict[str, str]:

@@ -11,11 +11,12 @@ import difflib
 import re
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar, overload
 
 from lockguard.errors import InputError
-from lockguard.model import intent_fields, toml_read
+from lockguard.model import intent_fields, intent_profiles, toml_read
 from lockguard.model.intent import (
     DEFAULT_CHANNELS,
     DEFAULT_GLIBC,
@@ -70,6 +71,7 @@ TOP_KEYS = (
     "name",
     "dependency-metadata",
     "outputs",
+    "profiles",
 )
 OUTPUT_KEYS = tuple(name.kind for name in OUTPUT_NAMES)
 
@@ -274,6 +276,33 @@ class _Reader:
 
     def intent(self, data: TomlTable, source: IntentSource) -> Intent:
         self.unknown_keys(data, TOP_KEYS)
+        tables = intent_profiles.profile_tables(self, data, TOP_KEYS)
+        if not tables:
+            return self.one_intent(data, source)
+        # a project of profiles: its top level needs no cuda (each profile may set its own)
+        project = self.one_intent(data if "cuda" in data else {**data, "cuda": "none"}, source)
+        profiles = []
+        for name, own in tables.items():
+            reader = _ProfileReader(self, name)
+            merged = intent_profiles.merged_table(data, own)
+            if "cuda" not in merged:
+                raise reader.fail(
+                    "cuda",
+                    "is not set, here nor at the top level",
+                    hint='set cuda = "12.4" (or "none" for CPU only) in [profiles.'
+                    f"{name}] or at the top level",
+                )
+            profiles.append(
+                intent_profiles.profile_intent(
+                    reader.one_intent(merged, source), name, own, source
+                )
+            )
+        project = replace(project, profiles=tuple(profiles))
+        self.distinct_lock_files(project)
+        return project
+
+    def one_intent(self, data: TomlTable, source: IntentSource) -> Intent:
+        """The intent of one table (the top level, or a profile's merged table)."""
         python = self.python(data)
 
         gpu, gpu_auto = self.gpu(data)
@@ -301,18 +330,23 @@ class _Reader:
         return intent
 
     def distinct_lock_files(self, intent: Intent) -> None:
-        """Per-platform names (requirements.linux-64.lock) must not collide with another output."""
+        """Per-platform names (requirements.linux-64.lock) must not collide with another output
+        (nor, in a project of profiles, with another profile's)."""
         seen: dict[str, str] = {}
-        for relative, kind, platform in lock_paths(intent):
-            key_folded = folded(relative)
-            if key_folded in seen:
-                raise self.fail(
-                    "outputs",
-                    f"the {kind} lock file{' for ' + platform if platform else ''} would be "
-                    f"{_q(relative)}, which is also the {seen[key_folded]} lock file",
-                    hint="give each [outputs] entry a distinct name",
-                )
-            seen[key_folded] = kind + (f" ({platform})" if platform else "")
+        for one in intent.profiles or (intent,):
+            of = f" of profile {one.profile}" if one.profile else ""
+            for relative, kind, platform in lock_paths(one):
+                key_folded = folded(relative)
+                if key_folded in seen:
+                    raise self.fail(
+                        "outputs",
+                        f"the {kind} lock file{' for ' + platform if platform else ''}{of} would "
+                        f"be {_q(relative)}, which is also the {seen[key_folded]} lock file",
+                        hint="give each [outputs] entry a distinct name"
+                        if not of
+                        else "rename one of the profiles",
+                    )
+                seen[key_folded] = kind + (f" ({platform})" if platform else "") + of
 
     def cuda(self, data: TomlTable) -> CudaRequest:
         text = self.string(data, "cuda", required=True)
@@ -480,3 +514,29 @@ class _Reader:
 
     def outputs(self, data: TomlTable) -> Outputs:
         return intent_fields.outputs(self, data)
+
+
+class _ProfileReader(_Reader):
+    """The reader of one profile's merged table: its errors name `profiles.NAME.key` and the
+    line in [profiles.NAME] (its header line for a key the profile takes from the top level)."""
+
+    def __init__(self, top: _Reader, profile: str) -> None:
+        super().__init__(top.path, top.lines, top.validate_matchspec, top.validate)
+        self.profile = profile
+
+    def fail(
+        self,
+        key: str,
+        message: str,
+        *,
+        hint: str | None = None,
+        element: str | None = None,
+        array_index: int | None = None,
+    ) -> InputError:
+        return super().fail(
+            f"profiles.{self.profile}.{key}",
+            message,
+            hint=hint,
+            element=element,
+            array_index=array_index,
+        )

@@ -70,6 +70,8 @@ class Preferences:
     named: tuple[str, ...] = ()  # the names the user gave (held-back reasons are given for these)
     demanded: tuple[tuple[str, str], ...] = ()  # (name, version) from NAME==VERSION
     adopted: tuple[tuple[str, str, str], ...] = ()  # (name, version, file) of adopted hand edits
+    # (name, version, profile): another profile's version of a package every profile locks
+    shared: tuple[tuple[str, str, str], ...] = ()
 
     def version(self, name: str) -> Version | None:
         return self.pip.get(name)
@@ -93,6 +95,15 @@ class Preferences:
                 by=f"the hand edit {name}=={version} in {file} (--accept-edits)",
             )
             for name, version, file in self.adopted
+        ] + [
+            Req(
+                name,
+                SpecifierSet(f"=={version}"),
+                constraint_only=True,
+                by=f"{name}=={version}, the version profile {profile} locks (one version in "
+                "every profile)",
+            )
+            for name, version, profile in self.shared
         ]
 
 
@@ -122,9 +133,11 @@ def preferences_for(
     locked: LockedPlatform | None,
     upgrade: UpgradeRequest,
     adopted: Iterable[tuple[str, str | None, str]] = (),
+    shared: tuple[tuple[str, str, str], ...] = (),
 ) -> Preferences:
     """`adopted`: (name, edited version or None for a removed pin, file) of the hand edits
-    --accept-edits adopts."""
+    --accept-edits adopts; `shared`: (name, version, profile) the other profiles of the project
+    ask for (model/shared_pins.py), freed from this lock and demanded."""
     demanded = tuple((name, version) for name, version in upgrade.packages if version)
     edits = tuple(adopted)
     kept = tuple(
@@ -138,9 +151,11 @@ def preferences_for(
             named=upgrade.named,
             demanded=demanded,
             adopted=kept,
+            shared=shared,
         )
     freed: set[str] = set()
-    for name in (*upgrade.named, *(name for name, _version, _file in edits)):
+    asked = (*upgrade.named, *(name for name, _version, _file in edits), *(s[0] for s in shared))
+    for name in asked:
         freed |= family_of(name, locked)
     pip: dict[str, Version] = {}
     for name, text in locked.pip.items():
@@ -151,4 +166,4 @@ def preferences_for(
         except InvalidVersion:
             continue  # not a version the resolver can prefer: it is resolved as if unlocked
     conda = tuple(record for record in locked.conda if record.name not in freed)
-    return Preferences(pip, conda, frozenset(freed), upgrade.named, demanded, kept)
+    return Preferences(pip, conda, frozenset(freed), upgrade.named, demanded, kept, shared)

@@ -42,7 +42,10 @@ def parse_lock(kind: str, text: str, path: str):
         ) from None
 
 
-def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
+def read_snapshot(
+    intent: Intent, *, scan_repo: bool = True, exclude: set[str] | None = None
+) -> Snapshot:
+    """`exclude`: more lock files that are no repository file (a project's other profiles')."""
     # the folder as text: the files are opened by name (messages spell them with pathlib,
     # io/read.py), so os.path.join opens what root / relative would
     root = source_of(intent).folder
@@ -63,7 +66,7 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
             LockFile(relative, text, kind, platform, header=header, parsed=parsed, written=written)
         )
     repo_files = (
-        repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)})
+        repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)} | (exclude or set()))
         if scan_repo
         else {}
     )
