@@ -104,3 +104,115 @@ def test_a_project_without_profiles_keeps_its_intent_hash():
     header = read_header((example / "requirements.lock").read_text())
     assert header.intent_hash == intent.hash
     assert "lockguard-profile" not in (example / "requirements.lock").read_text()
+
+
+def test_a_profile_whose_platform_forbids_the_shared_version_keeps_another_with_the_reason(
+    mac_world, tmp_path, lg
+):
+    """fastmath 2.0 has a Linux wheel only: the Linux profiles lock 2.0, the mac profile cannot
+    (no file for osx-arm64) and keeps 1.0, with the resolver's reason in its lock's header."""
+    mac_world.pypi.add(
+        build_wheel(mac_world.wheels / "fm1", "fastmath", "1.0", tag="py3-none-any")
+    )
+    mac_world.pypi.add(
+        build_wheel(mac_world.wheels / "fm2", "fastmath", "2.0", tag="cp311-cp311-manylinux1_x86_64")
+    )
+    project = tmp_path / "p"
+    intent = profiles_intent(mac_world, project, pip=("fastmath",))
+    result = lg("resolve", "--intent", str(intent))
+    assert result.exit_code == 0, result.stderr
+    assert pins(project, "requirements.a100.lock")["fastmath"] == "2.0"
+    assert pins(project, "requirements.mac.lock")["fastmath"] == "1.0"
+    header = (project / "requirements.mac.lock").read_text().split("\n\n", 1)[0]
+    assert "# lockguard-held-back: fastmath 1.0 (a100 locks 2.0): " in header
+    assert "profile mac keeps fastmath 1.0 (a100 locks 2.0)" in result.stderr
+    assert "lockguard-held-back" not in (project / "requirements.a100.lock").read_text()
+    check = lg("check", "--intent", str(intent), "--no-cache")
+    assert check.exit_code == 0, check.stdout
+    again = lg("resolve", "--intent", str(intent), "--check")
+    assert again.exit_code == 0, again.stdout + again.stderr
+
+
+def test_editing_one_profile_leaves_the_others_byte_identical(mac_world, tmp_path, lg):
+    mac_world.pypi.add(build_wheel(mac_world.wheels / "mlx", "mlx", "0.20.0", tag=MAC_TAG))
+    project = tmp_path / "p"
+    intent = profiles_intent(mac_world, project)
+    assert lg("resolve", "--intent", str(intent)).exit_code == 0
+    before = {p.name: p.read_bytes() for p in project.glob("requirements.*.lock")}
+    intent.write_text(intent.read_text() + 'pip = ["mlx"]\n')  # into [profiles.mac], the last
+    result = lg("resolve", "--intent", str(intent))
+    assert result.exit_code == 0, result.stderr
+    assert pins(project, "requirements.mac.lock")["mlx"] == "0.20.0"
+    for name in ("requirements.a100.lock", "requirements.v100.lock"):
+        assert (project / name).read_bytes() == before[name]
+    assert (project / "requirements.mac.lock").read_bytes() != before["requirements.mac.lock"]
+    assert "a100 linux-64: unchanged" in result.stderr
+
+
+def test_a_new_profile_takes_the_version_the_other_profiles_locked(mac_world, tmp_path, lg):
+    """A relock keeps what it can: jinja2 4.0 is out since the lock was written; a profile added
+    now would pick it alone, and takes the locked 3.x the others keep instead."""
+    project = tmp_path / "p"
+    intent = profiles_intent(mac_world, project)
+    assert lg("resolve", "--intent", str(intent)).exit_code == 0
+    locked = pins(project, "requirements.a100.lock")["jinja2"]
+    mac_world.pypi.add(build_wheel(mac_world.wheels / "j4", "jinja2", "4.0.0"))
+    intent.write_text(intent.read_text() + '\n[profiles.cpu]\ncuda = "none"\n')
+    result = lg("resolve", "--intent", str(intent), "--refresh")
+    assert result.exit_code == 0, result.stderr
+    assert pins(project, "requirements.cpu.lock")["jinja2"] == locked
+    assert pins(project, "requirements.a100.lock")["jinja2"] == locked
+    assert "profile cpu: jinja2 " + locked in result.stderr
+
+
+@pytest.fixture
+def locked_profiles(mac_world, tmp_path, lg) -> Path:
+    project = tmp_path / "p"
+    intent = profiles_intent(mac_world, project)
+    assert lg("resolve", "--intent", str(intent)).exit_code == 0
+    return intent
+
+
+def test_clean_install_of_a_profile_for_another_platform_exits_2_naming_it(
+    locked_profiles, venv, lg
+):
+    result = lg(
+        "clean-install", "--intent", str(locked_profiles), "--prefix", str(venv),
+        "--profile", "mac", "--dry-run",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "--profile mac: this machine cannot run it (platform: this machine is linux-64, " \
+        "the profile locks osx-arm64)" in result.stderr  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("driver", "arch", "picked"),
+    [("550.54.15", "sm_80", "a100"), ("520.61.05", "sm_70", "v100")],
+)
+def test_clean_install_without_profile_picks_the_one_that_fits_this_machine(
+    locked_profiles, venv, lg, monkeypatch, driver, arch, picked
+):
+    monkeypatch.setenv("LOCKGUARD_CUDA_DRIVER", driver)
+    monkeypatch.setenv("LOCKGUARD_GPU_ARCH", arch)
+    result = lg(
+        "clean-install", "--intent", str(locked_profiles), "--prefix", str(venv), "--dry-run",
+        "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.stderr
+    assert f"requirements.{picked}.lock" in result.stdout
+
+
+def test_clean_install_without_profile_on_a_machine_none_or_two_fit_exits_2(
+    locked_profiles, venv, lg, monkeypatch
+):
+    args = ("clean-install", "--intent", str(locked_profiles), "--prefix", str(venv), "--dry-run")
+    monkeypatch.setenv("LOCKGUARD_CUDA_DRIVER", "450.80.02")  # below CUDA 11.8's floor
+    none = lg(*args)
+    assert none.exit_code == 2
+    assert "no profile of" in none.stderr and "fits this machine" in none.stderr
+    assert "a100: driver: this machine's 450.80.02 is below CUDA 12.1's floor" in none.stderr
+    assert "mac: platform: this machine is linux-64" in none.stderr
+    monkeypatch.setenv("LOCKGUARD_CUDA_DRIVER", "550.54.15")  # no GPU named: both CUDA ones fit
+    two = lg(*args)
+    assert two.exit_code == 2
+    assert "more than one profile" in two.stderr and "pass --profile NAME (a100, v100)" in two.stderr

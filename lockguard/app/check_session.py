@@ -62,7 +62,7 @@ class Checked:
     lock_files: list[str]
 
 
-def static_check(intent_path, *, strict: bool, warn) -> Checked:
+def static_check(intent_path, *, strict: bool, warn, profile: str | None = None) -> Checked:
     """The intent against its lock files and the repository; no network, no solve."""
     from lockguard.check.static import static_findings
     from lockguard.io.knowledge.files import load_knowledge
@@ -73,14 +73,16 @@ def static_check(intent_path, *, strict: bool, warn) -> Checked:
     intent = load_project(
         intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=warn
     )
+    if profile is not None:  # that profile's files alone, as a project without profiles
+        from lockguard.model.profiles import one_profile
+
+        intent = one_profile(intent, profile)
     if intent.profiles:  # each profile's lock set, and what the profiles share (issue 33)
         from lockguard.check.rules_profiles import profile_findings
 
         every = [p for one in intent.profiles for p, _kind, _platform in lock_paths(one)]
         snapshots = [read_snapshot(one, exclude=set(every)) for one in intent.profiles]
-        findings = profile_findings(
-            snapshots, load_knowledge(validate=False), strict_mode=strict
-        )
+        findings = profile_findings(snapshots, load_knowledge(validate=False), strict_mode=strict)
     else:
         snapshot = read_snapshot(intent)
         findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
@@ -103,21 +105,35 @@ def static_check(intent_path, *, strict: bool, warn) -> Checked:
 
 
 def environment_check(
-    intent_path, *, prefix, python, strict: bool, verify_files: bool, wait: bool, on_wait, warn
+    intent_path,
+    *,
+    prefix,
+    python,
+    strict: bool,
+    verify_files: bool,
+    wait: bool,
+    on_wait,
+    warn,
+    profile: str | None = None,
 ) -> Checked:
     """The static check and the installed environment (`--env PREFIX` or `--python EXE`) against
     the lock, read under the prefix's shared lock; an interrupted clean-install first."""
     from lockguard.app.env_check import environment_exit_code, environment_findings
+    from lockguard.app.profile_pick import profile_for
     from lockguard.app.project import load_project_intent
     from lockguard.check.static import static_findings
     from lockguard.io.knowledge.files import load_knowledge
     from lockguard.io.project.intent_file import source_of
     from lockguard.io.project.project_files import read_snapshot
 
-    intent = load_project_intent(intent_path, warn=warn)
+    intent = profile_for(
+        load_project_intent(intent_path, warn=warn), profile, command="check --env"
+    )
     snapshot = read_snapshot(intent)
     findings = static_findings(snapshot, load_knowledge(), strict_mode=strict)
     checked = shown_path(source_of(intent).path)
+    if intent.profile:
+        checked += f" (profile {intent.profile})"
     environment = environment_findings(
         snapshot,
         load_knowledge(),
@@ -176,6 +192,7 @@ def check(
     show: Callable[[Checked], tuple[str, int]],
     remember_as: tuple[str, ...] | None = None,
     json: bool = False,
+    profile: str | None = None,
 ) -> int:
     """`lockguard check`'s sequence, under the project's lock set held shared to the end (never
     half of a resolve's commit; `wait=False`: exit 2 while a resolve writes it): the static check,
@@ -194,12 +211,13 @@ def check(
                 wait=wait,
                 on_wait=ui.info,
                 warn=ui.warn,
+                profile=profile,
             )
             remember_as = None  # the environment is not among the files a replay compares
         else:
             # what an empty path names (pathlib's reading)
             intent_path = "." if intent_path == "" else intent_path
-            checked = static_check(intent_path, strict=strict, warn=ui.warn)
+            checked = static_check(intent_path, strict=strict, warn=ui.warn, profile=profile)
         output, code = show(checked)
         if remember_as is not None:
             remember(

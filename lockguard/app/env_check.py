@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import platform as host_platform
+import sys
 from pathlib import Path
 
 from lockguard.check.lock_facts import lock_facts
@@ -23,6 +24,8 @@ from lockguard.model.finding import ERROR, WARNING, Finding, failing
 
 def host_conda_platform() -> str:
     machine = host_platform.machine().lower()
+    if sys.platform == "darwin":
+        return "osx-arm64" if machine == "arm64" else "osx-64"
     return {
         "x86_64": "linux-64",
         "amd64": "linux-64",

@@ -346,6 +346,7 @@ def clean_install(
     show_plan: Callable[[Plan], None],
     confirm: Callable[[], None],
     warn: Callable[[str], None],
+    profile: str | None = None,
 ) -> InstallOutcome:
     """The whole of `lockguard clean-install`: the lock and the environment, the environment's
     lock, an interrupted earlier run finished first (a dry run only describes it), the plan, then
@@ -361,7 +362,7 @@ def clean_install(
             "clean-install needs exactly one of --prefix PREFIX or --python EXE",
             hint="e.g. lockguard clean-install --prefix .venv --dry-run",
         )
-    source = lock_source(intent_path, from_file, warn=warn)
+    source = lock_source(intent_path, from_file, warn=warn, profile=profile)
     root = target_prefix(prefix, python_exe)
     interrupts.now(f"interrupted before anything changed in {root}")
     with held_environment(

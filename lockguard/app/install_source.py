@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lockguard.app.env_check import host_conda_platform, lock_view
+from lockguard.app.profile_pick import profile_for
 from lockguard.app.project import load_project_intent
 from lockguard.check.rules_lock import lock_state
 from lockguard.check.snapshot import Snapshot
@@ -97,23 +98,30 @@ def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -
     return replace(source, requirements=requirements, label=str(path), links=links)
 
 
-def lock_source(intent_path: Path | None, from_file: Path | None, *, warn=None) -> LockSource:
+def lock_source(
+    intent_path: Path | None, from_file: Path | None, *, warn=None, profile: str | None = None
+) -> LockSource:
     """What to apply: the project's lock, which must be current; a pylock.toml inside the project,
     which must agree with it; or a pylock.toml on its own (outside any project)."""
     knowledge = load_knowledge()
     if from_file is None:
-        return project_source(_current_project(intent_path, knowledge, warn), knowledge)
+        return project_source(_current_project(intent_path, knowledge, warn, profile), knowledge)
     snapshot = (
-        _current_project(intent_path, knowledge, warn)
+        _current_project(intent_path, knowledge, warn, profile)
         if intent_path is not None or project_here()
         else None
     )
     return pylock_source(from_file, snapshot, knowledge)
 
 
-def _current_project(intent_path: Path | None, knowledge: Knowledge, warn) -> Snapshot:
-    """The project's files, whose lock must be current."""
-    intent = load_project_intent(intent_path, warn=warn)
+def _current_project(
+    intent_path: Path | None, knowledge: Knowledge, warn, profile: str | None = None
+) -> Snapshot:
+    """The project's files (of the profile named, or the one that fits this machine), whose lock
+    must be current."""
+    intent = profile_for(
+        load_project_intent(intent_path, warn=warn), profile, command="clean-install"
+    )
     snapshot = read_snapshot(intent, scan_repo=False)
     lock_must_be_current(snapshot, knowledge)
     return snapshot

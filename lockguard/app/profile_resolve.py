@@ -23,9 +23,9 @@ from packaging.version import InvalidVersion, Version
 
 from lockguard.app.reporting import Messages
 from lockguard.app.resolve_session import (
+    Resolved,
     ResolveOutcome,
     ResolveSession,
-    Resolved,
     at_its_line,
     at_requirement_line,
 )
@@ -269,7 +269,8 @@ def _attempt(
 def _say_moves(ui: Messages, profile: _Profile, moved: dict[str, tuple[str, str]]) -> None:
     for name, (target, by) in sorted(moved.items()):
         ui.info(
-            f"profile {profile.name}: {name} {target}, the version {by} locks (one version in every profile)"
+            f"profile {profile.name}: {name} {target}, the version {by} locks (one version in "
+            "every profile)"
         )
 
 

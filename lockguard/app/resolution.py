@@ -210,9 +210,7 @@ class Resolution:
                 locked is None and not self.relock.upgrade.packages and not adopted and not shared
             )
             self._preferences[platform] = (
-                None
-                if nothing
-                else preferences_for(locked, self.relock.upgrade, adopted, shared)
+                None if nothing else preferences_for(locked, self.relock.upgrade, adopted, shared)
             )
         return self._preferences[platform]
 

@@ -63,10 +63,26 @@ from lockguard.cli.output import Ui
     help="Exit 2 at once, instead of waiting, while a resolve writes the lock files "
     "or (with --env) a clean-install or restore changes the environment.",
 )
+@click.option(
+    "--profile",
+    default=None,
+    metavar="NAME",
+    help="Check only this profile of the intent's [profiles] (with --env: default the one that "
+    "fits this machine).",
+)
 @json_flag
 @click.pass_context
 def check(
-    ctx, intent_path, env_prefix, python_exe, fmt, strict, verify_files, no_cache, no_wait
+    ctx,
+    intent_path,
+    env_prefix,
+    python_exe,
+    fmt,
+    strict,
+    verify_files,
+    no_cache,
+    no_wait,
+    profile,
 ) -> int:
     """Check that the intent, the lock files, the repository and (with --env) an installed
     environment agree. Exit 0 clean, 1 findings, 2 bad input.
@@ -98,6 +114,7 @@ def check(
         show=show,
         remember_as=ui.command_line if kept else None,
         json=fmt == "json",
+        profile=profile,
     )
 
 

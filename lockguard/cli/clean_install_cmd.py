@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from lockguard.app import install_session
-from lockguard.cli.common import get_ui, intent_option, json_option
+from lockguard.cli.common import get_ui, intent_option, json_option, profile_option
 from lockguard.cli.install_progress import Progress
 from lockguard.errors import InputError
 from lockguard.model.finding import ERROR
@@ -66,6 +66,7 @@ from lockguard.model.wording import counted, human_size
     help="Exit 2 at once when another lockguard run holds the environment, "
     "instead of waiting for it.",
 )
+@profile_option
 @json_option
 @click.pass_context
 def clean_install(
@@ -80,6 +81,7 @@ def clean_install(
     strict,
     verify_files,
     no_wait,
+    profile,
     as_json,
 ) -> int:
     """Make an environment exactly the lock, as one transaction: every stale file and every file of
@@ -108,6 +110,7 @@ def clean_install(
         show_plan=lambda plan: None if as_json else ui.out(_plan_text(ui, plan)),
         confirm=_confirm,
         warn=ui.warn,
+        profile=profile,
     )
     if outcome.plan is None:
         return _report_interrupted(ui, outcome.prefix, outcome.previews, as_json)

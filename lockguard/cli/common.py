@@ -69,6 +69,16 @@ def intent_option(func):
     )(func)
 
 
+def profile_option(func):
+    """--profile NAME: which of the intent's [profiles] (one project, many machines)."""
+    return click.option(
+        "--profile",
+        default=None,
+        metavar="NAME",
+        help="The intent's profile to use (default: the one that fits this machine).",
+    )(func)
+
+
 def get_ui(ctx: click.Context, command: str) -> Ui:
     ui = ctx.ensure_object(Ui)
     ui.command = command

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import PinEntries, header_lines, seal
-from lockguard.model.shared_pins import HELD_BACK_KEY
 from lockguard.lockfiles.syntax import LockSyntaxError, clip, pip_version_problem
 from lockguard.model.names import INTENT, canonical_name
+from lockguard.model.shared_pins import HELD_BACK_KEY
 
 if TYPE_CHECKING:  # the check path reads lock files without importing the resolver
     from lockguard.model.pip_lock import PipResolution

@@ -10,8 +10,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable
-from datetime import datetime
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar, overload
 
@@ -293,9 +293,7 @@ class _Reader:
                     f"{name}] or at the top level",
                 )
             profiles.append(
-                intent_profiles.profile_intent(
-                    reader.one_intent(merged, source), name, own, source
-                )
+                intent_profiles.profile_intent(reader.one_intent(merged, source), name, own, source)
             )
         project = replace(project, profiles=tuple(profiles))
         self.distinct_lock_files(project)

@@ -79,32 +79,36 @@ class Preferences:
     def demands(self) -> list[Req]:
         """NAME==VERSION as constraints: they bound NAME wherever it is required, install
         nothing."""
-        return [
-            Req(
-                name,
-                SpecifierSet(f"=={version}"),
-                constraint_only=True,
-                by=f"{UPGRADE_OPTION} {name}=={version}",
-            )
-            for name, version in self.demanded
-        ] + [
-            Req(
-                name,
-                SpecifierSet(f"=={version}"),
-                constraint_only=True,
-                by=f"the hand edit {name}=={version} in {file} (--accept-edits)",
-            )
-            for name, version, file in self.adopted
-        ] + [
-            Req(
-                name,
-                SpecifierSet(f"=={version}"),
-                constraint_only=True,
-                by=f"{name}=={version}, the version profile {profile} locks (one version in "
-                "every profile)",
-            )
-            for name, version, profile in self.shared
-        ]
+        return (
+            [
+                Req(
+                    name,
+                    SpecifierSet(f"=={version}"),
+                    constraint_only=True,
+                    by=f"{UPGRADE_OPTION} {name}=={version}",
+                )
+                for name, version in self.demanded
+            ]
+            + [
+                Req(
+                    name,
+                    SpecifierSet(f"=={version}"),
+                    constraint_only=True,
+                    by=f"the hand edit {name}=={version} in {file} (--accept-edits)",
+                )
+                for name, version, file in self.adopted
+            ]
+            + [
+                Req(
+                    name,
+                    SpecifierSet(f"=={version}"),
+                    constraint_only=True,
+                    by=f"{name}=={version}, the version profile {profile} locks (one version in "
+                    "every profile)",
+                )
+                for name, version, profile in self.shared
+            ]
+        )
 
 
 def unmet_adoptions(

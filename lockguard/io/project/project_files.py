@@ -65,11 +65,8 @@ def read_snapshot(
         files.append(
             LockFile(relative, text, kind, platform, header=header, parsed=parsed, written=written)
         )
-    repo_files = (
-        repository_files(root, exclude={p for p, _k, _pl in lock_paths(intent)} | (exclude or set()))
-        if scan_repo
-        else {}
-    )
+    locks = {p for p, _k, _pl in lock_paths(intent)} | (exclude or set())
+    repo_files = repository_files(root, exclude=locks) if scan_repo else {}
     return Snapshot(intent, source_of(intent).name, files, repo_files)
 
 
