@@ -216,3 +216,19 @@ def test_clean_install_without_profile_on_a_machine_none_or_two_fit_exits_2(
     two = lg(*args)
     assert two.exit_code == 2
     assert "more than one profile" in two.stderr and "pass --profile NAME (a100, v100)" in two.stderr
+
+
+def test_doctor_says_which_profiles_this_machine_runs_and_why_not_the_others(
+    locked_profiles, lg, monkeypatch
+):
+    import json
+
+    monkeypatch.setenv("LOCKGUARD_CUDA_DRIVER", "535.104.05")
+    monkeypatch.setenv("LOCKGUARD_GPU_ARCH", "sm_80")
+    result = lg("doctor", "--intent", str(locked_profiles), "--format", "json")
+    checks = {c["title"]: c for c in json.loads(result.stdout)["data"]["checks"]}
+    assert checks["profile a100"]["status"] == "ok"
+    assert checks["profile v100"]["status"] == "skip"
+    assert "sm_80 is not in the profile's gpu list (sm_70)" in checks["profile v100"]["message"]
+    assert "platform: this machine is linux-64" in checks["profile mac"]["message"]
+    assert json.loads(result.stdout)["data"]["lock"]["file"] == "requirements.a100.lock"

@@ -7,9 +7,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from lockguard.app.env_check import lock_view
-from lockguard.doctor.check import Facts
+from lockguard.app.profile_pick import this_machine
+from lockguard.doctor.check import Check, Facts
 from lockguard.doctor.checks import run_checks
 from lockguard.doctor.imports import GPU_IMPORTS
+from lockguard.doctor.profiles import profile_checks
 from lockguard.errors import InputError
 from lockguard.io.knowledge.files import load_knowledge
 from lockguard.io.machine.nvml import detect_machine
@@ -18,6 +20,7 @@ from lockguard.io.machine.system_cuda import gather_system, node_identity
 from lockguard.io.project.intent_file import load_project, source_of
 from lockguard.io.project.project_files import read_snapshot
 from lockguard.lockfiles.headers import body_hash_of
+from lockguard.model.profile_fit import pick_profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +36,9 @@ class Diagnosis:
         return 1 if any(c.status == "error" for c in self.checks) else 0
 
 
-def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> Diagnosis:
+def diagnose(
+    python: str, *, intent_path, smoke: bool, timeout: float, warn, profile: str | None = None
+) -> Diagnosis:
     # the probe (a child process: `import torch` dominates) and the system facts run while NVML,
     # the knowledge and the lock are read here
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -43,8 +48,8 @@ def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> 
         system_job = pool.submit(gather_system)
         # the shipped tables are validated by the test suite
         knowledge = load_knowledge(validate=False)
-        lock, lock_reason, lock_meta = _lock(intent_path, knowledge, warn)
         machine = detect_machine()
+        lock, lock_reason, lock_meta, fits = _lock(intent_path, knowledge, warn, profile, machine)
         probe, system = probe_job.result(), system_job.result()
     node, node_source = node_identity()
     alive = {p.pid: pid_alive(p.pid) for g in machine.gpus for p in g.processes}
@@ -58,17 +63,31 @@ def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> 
         lock_reason=lock_reason,
         smoke_requested=smoke,
     )
-    return Diagnosis(facts, run_checks(facts), node, node_source, lock_meta)
+    return Diagnosis(facts, fits + run_checks(facts), node, node_source, lock_meta)
 
 
-def _lock(intent_path, knowledge, warn):
-    """(lock view, why there is none, {intent, file, body_hash})."""
+def _lock(intent_path, knowledge, warn, profile, machine):
+    """(lock view, why there is none, {intent, file, body_hash}, the profile checks)."""
     try:
         intent = load_project(intent_path, validate=False, warn=warn)
     except InputError:
         if intent_path:
             raise
-        return None, "no lockguard.toml here (pass --intent FILE to compare with a lock)", None
+        reason = "no lockguard.toml here (pass --intent FILE to compare with a lock)"
+        return None, reason, None, []
+    fits: list[Check] = []
+    if intent.profiles:  # which profiles this machine runs, and the one compared with
+        view = this_machine(machine)
+        fits = profile_checks(intent, view, knowledge)
+        try:
+            intent = pick_profile(intent, profile, view, knowledge, command="doctor")
+        except InputError as exc:
+            return None, exc.message, None, fits
+    elif profile is not None:
+        raise InputError(
+            f"doctor --profile {profile}: {source_of(intent).path} has no [profiles]",
+            hint="leave out --profile",
+        )
     snapshot = read_snapshot(intent, scan_repo=False)
     requirements = snapshot.of_kind("requirements")
     if requirements is None or requirements.text is None:
@@ -76,10 +95,13 @@ def _lock(intent_path, knowledge, warn):
             None,
             f"{source_of(intent).path.name} has no lock yet (run `lockguard resolve`)",
             None,
+            fits,
         )
     meta = {
         "intent": str(source_of(intent).path),
         "file": requirements.path,
         "body_hash": "sha256:" + body_hash_of(requirements.text),
     }
-    return lock_view(snapshot, knowledge), "", meta
+    if intent.profile:
+        meta["profile"] = intent.profile
+    return lock_view(snapshot, knowledge), "", meta, fits

@@ -11,12 +11,14 @@ from lockguard.io.knowledge.files import load_knowledge
 from lockguard.model.intent import Intent
 from lockguard.model.profile_fit import MachineView, fitting, pick_profile
 from lockguard.model.profiles import one_profile
+from lockguard.model.target import MachineFacts
 
 
-def this_machine() -> MachineView:
+def this_machine(facts: MachineFacts | None = None) -> MachineView:
+    """This machine as the profiles see it (`facts`: NVML's, when the caller has them)."""
     from lockguard.io.machine.nvml import detect_machine
 
-    facts = detect_machine()
+    facts = facts or detect_machine()
     libc, version = host_platform.libc_ver()
     return MachineView(
         platform=host_conda_platform(),

@@ -13,7 +13,7 @@ import click
 
 from lockguard import __version__
 from lockguard.app.doctor_session import diagnose
-from lockguard.cli.common import get_ui, intent_option, json_option
+from lockguard.cli.common import get_ui, intent_option, json_option, profile_option
 from lockguard.doctor import record, report
 from lockguard.errors import InputError
 
@@ -44,16 +44,19 @@ SMOKE_TIMEOUT = 180  # plus a CUDA context and a matmul on every GPU
     help=f"How long the probe may take (default {PROBE_TIMEOUT} s, {SMOKE_TIMEOUT} s with "
     "--smoke).",
 )
+@profile_option
 @json_option
 @click.pass_context
-def doctor(ctx, python_value, intent_path, smoke, timeout, as_json) -> int:
+def doctor(ctx, python_value, intent_path, smoke, timeout, profile, as_json) -> int:
     """Check the NVIDIA driver, the GPUs, the system CUDA toolkits and libraries, the libraries
     torch actually loads, nvcc and gcc, /dev/shm and the installed packages against the lock; say
     what is wrong and how to fix it. Exit 1 when an error-level problem is found."""
     ui = get_ui(ctx, "doctor")
     python = target_python(python_value)
     limit = timeout or (SMOKE_TIMEOUT if smoke else PROBE_TIMEOUT)
-    found = diagnose(python, intent_path=intent_path, smoke=smoke, timeout=limit, warn=ui.warn)
+    found = diagnose(
+        python, intent_path=intent_path, smoke=smoke, timeout=limit, warn=ui.warn, profile=profile
+    )
     code = found.exit_code
     if as_json:
         now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
