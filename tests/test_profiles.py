@@ -232,3 +232,17 @@ def test_doctor_says_which_profiles_this_machine_runs_and_why_not_the_others(
     assert "sm_80 is not in the profile's gpu list (sm_70)" in checks["profile v100"]["message"]
     assert "platform: this machine is linux-64" in checks["profile mac"]["message"]
     assert json.loads(result.stdout)["data"]["lock"]["file"] == "requirements.a100.lock"
+
+
+def test_commands_on_one_lock_take_profile_and_without_it_name_the_profiles(locked_profiles, lg):
+    explained = lg("explain", "jinja2", "--intent", str(locked_profiles), "--profile", "v100")
+    assert explained.exit_code == 0, explained.stderr
+    assert "linux-64" in explained.stdout
+    unnamed = lg("explain", "jinja2", "--intent", str(locked_profiles))
+    assert unnamed.exit_code == 2
+    assert "has profiles (a100, v100, mac): say which one with --profile NAME" in unnamed.stderr
+    exported = lg("export", "--intent", str(locked_profiles), "--profile", "mac")
+    assert exported.exit_code == 0, exported.stderr
+    assert '"name": "torch"' in exported.stdout
+    typo = lg("explain", "jinja2", "--intent", str(locked_profiles), "--profile", "v10")
+    assert typo.exit_code == 2 and "did you mean --profile v100?" in typo.stderr

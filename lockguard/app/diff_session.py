@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lockguard.app.project import load_project_intent
+from lockguard.app.project import load_one_intent
 from lockguard.check.lock_changes import ChangeReport, report
 from lockguard.check.lock_views import merged, views_of
 from lockguard.errors import InputError
@@ -43,6 +43,7 @@ def diff(
     revision: str | None = None,
     intent_path: Path | None = None,
     warn: Callable[[str], None] | None = None,
+    profile: str | None = None,
 ) -> DiffOutcome:
     """`lockguard diff`'s sequence: two lock files of one kind (OLD NEW), or the project's lock
     files (or OLD alone) at `revision` (default HEAD) against the working tree; exit 2 for a
@@ -61,7 +62,7 @@ def diff(
         )
     else:
         revision = revision or "HEAD"
-        pairs = revision_pairs(revision, old, intent_path, warn=warn)
+        pairs = revision_pairs(revision, old, intent_path, warn=warn, profile=profile)
         title = f"Lock changes since {revision}"
     return DiffOutcome(changes=changes_between(pairs), title=title)
 
@@ -117,7 +118,7 @@ def files_pairs(old: Path, new: Path) -> list:
 
 
 def revision_pairs(
-    revision: str, file: Path | None, intent_path: Path | None, *, warn=None
+    revision: str, file: Path | None, intent_path: Path | None, *, warn=None, profile=None
 ) -> list:
     if file is not None:
         root = file.resolve().parent
@@ -132,7 +133,7 @@ def revision_pairs(
         before = _views(kind, old_text, f"{file} at {revision}") if old_text is not None else {}
         after = _views(kind, new_text, str(file)) if new_text is not None else {}
         return [(before.get(p), after.get(p)) for p in sorted(set(before) | set(after))]
-    intent = load_project_intent(intent_path, validate_conda=False, warn=warn)
+    intent = load_one_intent(intent_path, profile, validate_conda=False, warn=warn)
     root = source_of(intent).root
     check_revision(root, revision)
     before_parts, after_parts = [], []

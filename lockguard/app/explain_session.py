@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lockguard.app.project import load_project_intent
+from lockguard.app.project import load_one_intent
 from lockguard.check.why_pinned import explain_conda, explain_pip
 from lockguard.errors import InputError
 from lockguard.io.knowledge.files import load_knowledge
@@ -16,9 +16,16 @@ from lockguard.lockfiles.syntax import clip
 from lockguard.model.lock_paths import lock_file
 
 
-def explain_package(package: str, intent_path: Path | None, platform: str | None, *, warn=None):
+def explain_package(
+    package: str,
+    intent_path: Path | None,
+    platform: str | None,
+    *,
+    warn=None,
+    profile: str | None = None,
+):
     """(the explanation, the platform read); InputError for a platform or package the lock lacks."""
-    intent = load_project_intent(intent_path, warn=warn)
+    intent = load_one_intent(intent_path, profile, warn=warn)
     if platform is not None and platform not in intent.platforms:
         raise InputError(
             f"--platform: the lock has no {clip(platform)} section (it locks "

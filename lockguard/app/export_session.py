@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lockguard import __version__
 from lockguard.app.check_session import from_here
-from lockguard.app.project import load_project_intent
+from lockguard.app.project import load_one_intent
 from lockguard.check.lock_changes import stack_facts
 from lockguard.check.lock_facts import facts_of
 from lockguard.check.rules_lock import lock_state, views_agree
@@ -48,9 +48,10 @@ def export_lock(
     output: Path | None,
     warn: Callable[[str], None] | None = None,
     on_wait: Callable[[str], None] | None = None,
+    profile: str | None = None,
 ) -> str:
     """The SBOM of the project's lock as text; written to `output` (atomically) when given."""
-    intent = load_project_intent(intent_path, validate_conda=False, warn=warn)
+    intent = load_one_intent(intent_path, profile, validate_conda=False, warn=warn)
     if platform is not None and platform not in intent.platforms:
         raise InputError(
             f"--platform: the lock has no {clip(platform)} section (it locks "

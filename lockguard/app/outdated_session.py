@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lockguard.app.project import load_project_intent
+from lockguard.app.project import load_one_intent
 from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory
 from lockguard.app.resolve_session import ResolveSession
@@ -20,10 +20,11 @@ def outdated_packages(
     *,
     offline: bool,
     watch: ResolveWatchFactory | None = None,
+    profile: str | None = None,
 ) -> dict:
     """platform -> {"locked": how many, "outdated": rows (name, side, locked, allowed, newest,
     held_back_by)}. InputError when there is no lock to compare with."""
-    intent = load_project_intent(intent_path, warn=messages.warn)
+    intent = load_one_intent(intent_path, profile, warn=messages.warn)
     prior = Relock(intent).prior()
     if not prior.platforms:
         for note in prior.notes:

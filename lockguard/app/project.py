@@ -30,3 +30,18 @@ def load_project_intent(
             return matchspec_problem(spec)
 
     return load_project(intent_path, validate_matchspec=validator, warn=warn)
+
+
+def load_one_intent(
+    intent_path: Path | None,
+    profile: str | None,
+    *,
+    validate_conda: bool = True,
+    warn: Callable[[str], None] | None = None,
+) -> Intent:
+    """The intent of a command that reads one lock set: the project's own, or with [profiles]
+    the one `--profile` names (exit 2 naming the profiles when it names none)."""
+    from lockguard.model.profiles import one_profile
+
+    project = load_project_intent(intent_path, validate_conda=validate_conda, warn=warn)
+    return one_profile(project, profile)

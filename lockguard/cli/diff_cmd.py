@@ -17,7 +17,7 @@ import click
 
 from lockguard.app.diff_session import diff as compare
 from lockguard.check.changes_render import markdown, text_lines, to_data
-from lockguard.cli.common import get_ui, intent_option, json_flag
+from lockguard.cli.common import get_ui, intent_option, json_flag, profile_option
 
 
 @click.command()
@@ -40,13 +40,16 @@ from lockguard.cli.common import get_ui, intent_option, json_flag
     show_default=True,
     help="markdown: a table a CI job can post on a pull request.",
 )
+@profile_option
 @json_flag
 @click.pass_context
-def diff(ctx, old, new, revision, intent_path, fmt) -> int:
+def diff(ctx, old, new, revision, intent_path, fmt, profile) -> int:
     """What changed between two locks: added, removed, upgraded, downgraded, and the CUDA facts."""
     ui = get_ui(ctx, "diff")
     ui.json_mode = ui.json_mode or fmt == "json"
-    outcome = compare(old, new, revision=revision, intent_path=intent_path, warn=ui.warn)
+    outcome = compare(
+        old, new, revision=revision, intent_path=intent_path, warn=ui.warn, profile=profile
+    )
     if fmt == "json":
         ui.emit_json(to_data(outcome.changes), ok=True, exit_code=outcome.exit_code)
     elif fmt == "markdown":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from lockguard.app.explain_session import explain_package
-from lockguard.cli.common import get_ui, intent_option, json_option
+from lockguard.cli.common import get_ui, intent_option, json_option, profile_option
 
 
 @click.command()
@@ -14,12 +14,13 @@ from lockguard.cli.common import get_ui, intent_option, json_option
 @click.option(
     "--platform", default=None, help="Which platform's lock to read (default: the first)."
 )
+@profile_option
 @json_option
 @click.pass_context
-def explain(ctx, package, intent_path, platform, as_json) -> None:
+def explain(ctx, package, intent_path, platform, profile, as_json) -> None:
     """Why PACKAGE is pinned at its version: the requirement chain and the knowledge rules."""
     ui = get_ui(ctx, "explain")
-    found, platform = explain_package(package, intent_path, platform, warn=ui.warn)
+    found, platform = explain_package(package, intent_path, platform, warn=ui.warn, profile=profile)
     if as_json:
         ui.emit_json(found.to_dict())
         return

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from lockguard.cli.common import get_ui, intent_option
+from lockguard.cli.common import get_ui, intent_option, profile_option
 from lockguard.lockfiles.formats import EXPORTS
 
 
@@ -37,14 +37,21 @@ from lockguard.lockfiles.formats import EXPORTS
     help="Only this platform's packages (default: every platform of the lock).",
 )
 @intent_option
+@profile_option
 @click.pass_context
-def export(ctx, fmt, output, platform, intent_path) -> None:
+def export(ctx, fmt, output, platform, intent_path, profile) -> None:
     """The lock as an SBOM: every package with its purl, hashes and URLs, the CUDA stack facts."""
     from lockguard.app.export_session import export_lock
 
     ui = get_ui(ctx, "export")
     text = export_lock(
-        intent_path, fmt=fmt, platform=platform, output=output, warn=ui.warn, on_wait=ui.info
+        intent_path,
+        fmt=fmt,
+        platform=platform,
+        output=output,
+        warn=ui.warn,
+        on_wait=ui.info,
+        profile=profile,
     )
     if output is None:
         sys.stdout.write(text)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from lockguard.app.outdated_session import outdated_packages
-from lockguard.cli.common import get_ui, intent_option, json_option
+from lockguard.cli.common import get_ui, intent_option, json_option, profile_option
 from lockguard.cli.resolve_progress import ResolveProgress
 
 
@@ -31,13 +31,18 @@ class _Quiet:
 @click.option(
     "--offline", is_flag=True, help="Use cached index pages only (exit 4 naming what is missing)."
 )
+@profile_option
 @json_option
 @click.pass_context
-def outdated(ctx, intent_path, offline, as_json) -> int:
+def outdated(ctx, intent_path, offline, profile, as_json) -> int:
     """Locked packages with newer releases the intent allows, and what holds the others back."""
     ui = get_ui(ctx, "outdated")
     report = outdated_packages(
-        intent_path, _Quiet(ui), offline=offline, watch=lambda counts: ResolveProgress(ui, counts)
+        intent_path,
+        _Quiet(ui),
+        offline=offline,
+        watch=lambda counts: ResolveProgress(ui, counts),
+        profile=profile,
     )
     if as_json:
         ui.emit_json({"platforms": report})
