@@ -246,3 +246,33 @@ def test_commands_on_one_lock_take_profile_and_without_it_name_the_profiles(lock
     assert '"name": "torch"' in exported.stdout
     typo = lg("explain", "jinja2", "--intent", str(locked_profiles), "--profile", "v10")
     assert typo.exit_code == 2 and "did you mean --profile v100?" in typo.stderr
+
+
+def test_fleet_groups_nodes_by_the_profile_they_fit_and_lists_those_that_fit_none(
+    locked_profiles, lg, monkeypatch, tmp_path
+):
+    import json
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    nodes = {
+        "a100-1": ("535.104.05", "sm_80"),
+        "a100-2": ("535.104.05", "sm_80"),
+        "v100-1": ("520.61.05", "sm_70"),
+        "old-1": ("450.80.02", "sm_70"),  # below every CUDA profile's floor
+    }
+    for node, (driver, arch) in nodes.items():
+        monkeypatch.setenv("LOCKGUARD_CUDA_DRIVER", driver)
+        monkeypatch.setenv("LOCKGUARD_GPU_ARCH", arch)
+        monkeypatch.setenv("LOCKGUARD_NODE", node)
+        found = lg("doctor", "--intent", str(locked_profiles), "--format", "json")
+        (reports / f"{node}.json").write_text(found.stdout)
+    merged = lg("fleet", "report", str(reports), "--intent", str(locked_profiles), "--json")
+    groups = json.loads(merged.stdout)["data"]["groups"]
+    by_profile = {g["profile"]: sorted(g["nodes"]) for g in groups}
+    assert by_profile["a100"] == ["a100-1", "a100-2"]
+    assert by_profile["v100"] == ["v100-1"]
+    assert by_profile[None] == ["old-1"]
+    unfit = next(g for g in groups if g["profile"] is None)
+    assert unfit["status"] != "matches"
+    assert any("no profile of" in reason for reason in unfit["reasons"])

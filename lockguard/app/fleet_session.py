@@ -43,6 +43,9 @@ class Project:
         str, str
     ]  # relative name -> text: the intent and its lock files, shipped to nodes that lack them
     lock_hash: str | None
+    # with [profiles]: each profile's requirements lock (body hash); nodes are judged by the one
+    # their doctor picked
+    profile_locks: dict[str, str] | None = None
 
 
 def run(
@@ -84,6 +87,7 @@ def run(
         lock=lock,
         lock_source=f"{project.intent}" if project and lock else None,
         strict=strict,
+        profile_locks=project.profile_locks if project else None,
     )
 
 
@@ -99,6 +103,7 @@ def report(paths: list[Path], *, intent_path: Path | None, strict: bool) -> Flee
         lock=lock,
         lock_source=str(project.intent) if project and lock else None,
         strict=strict,
+        profile_locks=project.profile_locks if project else None,
     )
 
 
@@ -134,17 +139,20 @@ def load_project(intent_path: Path | None, *, required: bool) -> Project | None:
             raise
         return None
     intent = load_intent(path, validate=False)
-    snapshot = read_snapshot(intent, scan_repo=False)
-    requirements = snapshot.of_kind("requirements")
-    lock_hash = (
-        "sha256:" + body_hash_of(requirements.text) if requirements and requirements.text else None
-    )
     root = source_of(intent).root
     files = {str(path.relative_to(root)): read_text(path, what="intent file", limit=INTENT_LIMIT)}
-    for lock in snapshot.files:  # read once, safely, by read_snapshot
-        if lock.text is not None:
-            files[lock.path] = lock.text
-    return Project(path, files, lock_hash)
+    hashes: dict[str, str] = {}
+    for one in intent.profiles or (intent,):
+        snapshot = read_snapshot(one, scan_repo=False)
+        requirements = snapshot.of_kind("requirements")
+        if requirements and requirements.text:
+            hashes[one.profile or ""] = "sha256:" + body_hash_of(requirements.text)
+        for lock in snapshot.files:  # read once, safely, by read_snapshot
+            if lock.text is not None:
+                files[lock.path] = lock.text
+    if intent.profiles:
+        return Project(path, files, None, hashes)
+    return Project(path, files, hashes.get(""))
 
 
 def node_reports(

@@ -9,6 +9,7 @@ fingerprint hashes only what must agree across a fleet, so nodes of one fingerpr
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,7 @@ class Group:
     fixes: list[Fix] = field(default_factory=list)
     # warnings: shown with their fixes, not a deviation
     notes: list[str] = field(default_factory=list)
+    profile: str | None = None  # a project with [profiles]: the profile these nodes fit
 
     @property
     def names(self) -> list[str]:
@@ -87,12 +89,13 @@ def merge(
     lock: str | None = None,
     lock_source: str | None = None,
     strict: bool = False,
+    profile_locks: Mapping[str, str] | None = None,
 ) -> FleetReport:
     """Group the nodes by fingerprint and judge each group: it deviates when a node could not be
     reached or failed, compared with no lock or another lock, or has an error; with `strict`, a
     warning (a foreign NCCL the loader can reach, /usr/local/cuda of another CUDA) deviates too."""
     reports, duplicates = _latest_per_node(reports)
-    if lock is None:
+    if lock is None and profile_locks is None:
         lock, lock_source = _majority_lock(reports)
     buckets: dict[tuple[Any, ...], list[NodeReport]] = defaultdict(list)
     rows: dict[tuple[Any, ...], dict[str, str]] = {}
@@ -110,6 +113,7 @@ def merge(
             # nodes agree on every fingerprint key; the rest of what the row shows is compared here
             key = (
                 OK,
+                report.profile,
                 report.fingerprint,
                 shown,
                 *(_text(report.drift.get(k)) for k in columns.NOT_FINGERPRINTED),
@@ -120,7 +124,18 @@ def merge(
             key = (report.status, report.message)
             rows[key] = {}
         buckets[key].append(report)
-    groups = [_group(key, members, rows[key], lock, strict) for key, members in buckets.items()]
+    # with [profiles], each group is judged against the lock of the profile its nodes fit (nodes
+    # that fit none compared with no lock: their doctor says why)
+    groups = [
+        _group(
+            key,
+            members,
+            rows[key],
+            lock if profile_locks is None else profile_locks.get(members[0].profile or ""),
+            strict,
+        )
+        for key, members in buckets.items()
+    ]
     groups.sort(
         key=lambda g: (
             g.kind != OK,
@@ -156,6 +171,7 @@ def _group(
     members.sort(key=lambda n: natural_key(n.node))
     first = members[0]
     group = Group("", members, fold(n.node for n in members), first.status, first.fingerprint, row)
+    group.profile = first.profile
     if first.status != OK:
         group.status = DEVIATES
         group.reasons.append(f"{first.status}: {first.message}")

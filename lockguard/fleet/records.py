@@ -68,6 +68,7 @@ class NodeReport:
     python: str | None = None
     reported_node: str | None = None  # the doctor's own name for the node, when it differs
     engine: str | None = None
+    profile: str | None = None  # the intent's profile the node's doctor compared with
 
     @property
     def errors(self) -> int:
@@ -177,6 +178,7 @@ def _doctor(
         python=record.get("python"),
         reported_node=reported if node and node != reported else None,
         engine=engine,
+        profile=_profile((lock or {}).get("profile")),
     )
 
 
@@ -223,3 +225,11 @@ def fleet_node_record(
         "doctor": doctor,
         "check": check,
     }
+
+
+def _profile(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Malformed("lock.profile: expected a string")
+    return value

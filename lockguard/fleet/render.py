@@ -40,7 +40,8 @@ def text(report: FleetReport) -> str:
             fingerprint = (
                 f"  [{columns.short_hash(group.fingerprint)}]" if group.fingerprint else ""
             )
-            lines.append(f"  {group.label:<2} {count:>11}  {status_text(group)}{fingerprint}")
+            fits = f"  profile {group.profile}" if group.profile else ""
+            lines.append(f"  {group.label:<2} {count:>11}  {status_text(group)}{fingerprint}{fits}")
             lines.append(f"     {group.nodeset}")
     shown = [g for g in report.groups if g.kind == OK]
     if shown:
@@ -114,6 +115,7 @@ def _group_data(group: Group) -> JsonObject:
         "count": len(group.nodes),
         "kind": group.kind,
         "status": group.status,
+        "profile": group.profile,
         "reasons": group.reasons,
         "notes": group.notes,
         "fingerprint": group.fingerprint,
