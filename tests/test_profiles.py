@@ -111,11 +111,11 @@ def test_a_profile_whose_platform_forbids_the_shared_version_keeps_another_with_
 ):
     """fastmath 2.0 has a Linux wheel only: the Linux profiles lock 2.0, the mac profile cannot
     (no file for osx-arm64) and keeps 1.0, with the resolver's reason in its lock's header."""
+    mac_world.pypi.add(build_wheel(mac_world.wheels / "fm1", "fastmath", "1.0", tag="py3-none-any"))
     mac_world.pypi.add(
-        build_wheel(mac_world.wheels / "fm1", "fastmath", "1.0", tag="py3-none-any")
-    )
-    mac_world.pypi.add(
-        build_wheel(mac_world.wheels / "fm2", "fastmath", "2.0", tag="cp311-cp311-manylinux1_x86_64")
+        build_wheel(
+            mac_world.wheels / "fm2", "fastmath", "2.0", tag="cp311-cp311-manylinux1_x86_64"
+        )
     )
     project = tmp_path / "p"
     intent = profiles_intent(mac_world, project, pip=("fastmath",))
@@ -215,7 +215,9 @@ def test_clean_install_without_profile_on_a_machine_none_or_two_fit_exits_2(
     monkeypatch.setenv("LOCKGUARD_CUDA_DRIVER", "550.54.15")  # no GPU named: both CUDA ones fit
     two = lg(*args)
     assert two.exit_code == 2
-    assert "more than one profile" in two.stderr and "pass --profile NAME (a100, v100)" in two.stderr
+    assert (
+        "more than one profile" in two.stderr and "pass --profile NAME (a100, v100)" in two.stderr
+    )
 
 
 def test_doctor_says_which_profiles_this_machine_runs_and_why_not_the_others(
@@ -276,3 +278,67 @@ def test_fleet_groups_nodes_by_the_profile_they_fit_and_lists_those_that_fit_non
     unfit = next(g for g in groups if g["profile"] is None)
     assert unfit["status"] != "matches"
     assert any("no profile of" in reason for reason in unfit["reasons"])
+
+
+def test_the_pre_commit_hooks_run_when_any_profile_file_changes():
+    import re
+
+    import yaml
+
+    hooks = yaml.safe_load(
+        (Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text()
+    )
+    changed = [
+        "requirements.h100.lock",
+        "requirements.h100.linux-64.lock",
+        "environment.t4.yml",
+        "conda-lock.t4.yml",
+        "pylock.mac.toml",
+        "services/train/conda-lock.h100.yml",
+    ]
+    for hook in hooks:
+        for path in changed:
+            assert re.search(hook["files"], path), (hook["id"], path)
+
+
+def test_init_writes_a_profile_into_a_new_or_existing_intent(tmp_path, monkeypatch, lg):
+    from lockguard.io.project.intent_file import load_project
+
+    monkeypatch.chdir(tmp_path)
+    assert lg("init", "--profile", "h100", "--cuda", "12.4", "torch==2.5.*").exit_code == 0
+    assert lg("init", "--profile", "mac", "mlx").exit_code == 0
+    project = load_project(tmp_path / "lockguard.toml", validate=False)
+    h100, mac = project.profiles
+    assert (h100.profile, str(h100.cuda), h100.pip) == ("h100", "12.4", ("torch==2.5.*",))
+    assert (mac.profile, str(mac.cuda), mac.pip) == ("mac", "none", ("mlx",))
+    again = lg("init", "--profile", "mac", "numpy")
+    assert again.exit_code == 2 and "already has [profiles.mac]" in again.stderr
+    bad = lg("init", "--profile", "Mac", "numpy")
+    assert bad.exit_code == 2 and "--profile 'Mac' is not a profile name" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            '[profiles.gpu]\ncuda = "12.1"\ncdua = "x"\n',
+            "profiles.gpu.cdua: 'cdua' is not a valid key",
+        ),
+        (
+            '[profiles.gpu]\ncuda = "12.1"\n[profiles.gpu.outputs]\nrequirements = "r.lock"\n',
+            "profiles.gpu.outputs: a profile cannot set outputs",
+        ),
+        ('[profiles.GPU]\ncuda = "12.1"\n', "profiles.GPU: 'GPU' is not a profile name"),
+        ('[profiles.gpu]\ncuda = "12.x"\n', "profiles.gpu.cuda: '12.x' is not a CUDA version"),
+        ('[profiles.gpu]\ndriver = "1"\n', "profiles.gpu.cuda: is not set, here nor at the top"),
+    ],
+)
+def test_a_bad_profile_is_exit_2_with_its_file_and_line(tmp_path, lg, table, message):
+    intent = tmp_path / "lockguard.toml"
+    intent.write_text(f'python = "3.11"\npip = ["jinja2"]\n\n{table}')
+    result = lg("check", "--intent", str(intent), "--no-cache")
+    assert result.exit_code == 2
+    assert message in result.stderr
+    lines = intent.read_text().splitlines()
+    first = 1 + next(i for i, text in enumerate(lines) if "profiles." in text)
+    assert any(f"lockguard.toml:{n}:" in result.stderr for n in range(first, len(lines) + 1))

@@ -19,8 +19,8 @@ from lockguard.io.machine.probe_runner import pid_alive, run_probe
 from lockguard.io.machine.system_cuda import gather_system, node_identity
 from lockguard.io.project.intent_file import load_project, source_of
 from lockguard.io.project.project_files import read_snapshot
+from lockguard.knowledge.profile_fit import pick_profile
 from lockguard.lockfiles.headers import body_hash_of
-from lockguard.model.profile_fit import pick_profile
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,12 @@ from lockguard.app.init_intent import (
 from lockguard.app.reporting import Messages
 from lockguard.errors import InputError
 from lockguard.model.intent import DEFAULT_CHANNELS
-from lockguard.model.intent_write import add_intent_to_pyproject, new_intent_document
+from lockguard.model.intent_profiles import PROFILE_NAME
+from lockguard.model.intent_write import (
+    add_intent_to_pyproject,
+    add_profile,
+    new_intent_document,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,9 +58,30 @@ def init(
     pyproject: bool = False,
     force: bool = False,
     packages: tuple[str, ...] = (),
+    profile: str | None = None,
 ) -> InitOutcome:
     """Write the intent into `root` (lockguard.toml, or [tool.lockguard] of its pyproject.toml),
-    its options as the command line gives them; nothing is written when a value is bad."""
+    its options as the command line gives them; nothing is written when a value is bad. With
+    `profile`: add `[profiles.PROFILE]` (init_profile)."""
+    if profile is not None:
+        if from_files or from_env is not None or pylock or top_level_only:
+            raise InputError(
+                "--profile takes --python, --cuda, --channel, --conda, --index and packages",
+                hint="write the project's intent first (with --from, --from-env or --pylock), "
+                "then add each profile with `lockguard init --profile NAME`",
+            )
+        return init_profile(
+            root=root,
+            profile=profile,
+            python=python,
+            cuda=cuda,
+            channels=channels,
+            conda_specs=conda_specs,
+            indexes=indexes,
+            pyproject=pyproject,
+            force=force,
+            packages=packages,
+        )
     target = root / ("pyproject.toml" if pyproject else "lockguard.toml")
     _refuse(
         root,
@@ -194,3 +220,63 @@ def _command_line(values: dict, notes: dict, channels, conda_specs, packages) ->
                 current_notes.append("command line")
         added[key], added_notes[key] = current, current_notes
     return added, added_notes
+
+
+def init_profile(
+    *,
+    root: Path,
+    profile: str,
+    python: str | None = None,
+    cuda: str | None = None,
+    channels: tuple[str, ...] = (),
+    conda_specs: tuple[str, ...] = (),
+    indexes: tuple[str, ...] = (),
+    pyproject: bool = False,
+    force: bool = False,
+    packages: tuple[str, ...] = (),
+) -> InitOutcome:
+    """`lockguard init --profile NAME`: `[profiles.NAME]` with the options given, added to this
+    folder's intent (a new intent whose top level holds the Python when there is none). The
+    profile takes what it does not set from the top level; nothing is written when a value is
+    bad."""
+    if not PROFILE_NAME.fullmatch(profile):
+        raise InputError(
+            f"--profile {profile!r} is not a profile name",
+            hint="use lower-case letters, digits, '_' and '-' (the name goes into file names: "
+            "requirements.NAME.lock)",
+        )
+    existing = existing_intent(root)
+    values: dict[str, object] = {
+        "python": python,
+        "cuda": cuda,
+        "channels": list(channels) if channels else None,
+        "conda": list(conda_specs),
+        "pip": list(packages),
+        "indexes": list(indexes),
+    }
+    if existing is not None:
+        target, in_pyproject = existing, existing.name == "pyproject.toml"
+        text = pyproject_text(existing)
+    elif pyproject:
+        raise InputError(
+            f"{root / 'pyproject.toml'} has no [tool.lockguard] to add a profile to",
+            hint="run `lockguard init --pyproject` first",
+        )
+    else:
+        target, in_pyproject = root / "lockguard.toml", False
+        top = python or f"{sys.version_info.major}.{sys.version_info.minor}"
+        values["python"] = None  # the project's Python, at the top level
+        # the top level every profile starts from: this Python, CPU only unless a profile says
+        text = new_intent_document({"python": top, "cuda": "none", "name": environment_name(root)})
+    text = add_profile(text, profile, values, in_pyproject=in_pyproject, force=force, path=target)
+    validate_intent(text, target)
+    write_intent(target, text)
+    return InitOutcome(
+        target=target,
+        in_pyproject=in_pyproject,
+        python=python or "as the top level",
+        cuda=cuda or "as the top level",
+        pip=len(packages),
+        conda=len(conda_specs),
+        channels=tuple(channels),
+    )

@@ -1,6 +1,6 @@
 """The profile a command that works on one machine uses (issue 33): clean-install, check --env
 and doctor read this machine's facts (platform, NVML or LOCKGUARD_CUDA_DRIVER /
-LOCKGUARD_GPU_ARCH, glibc) and model/profile_fit.py picks."""
+LOCKGUARD_GPU_ARCH, glibc) and knowledge/profile_fit.py picks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import platform as host_platform
 
 from lockguard.app.env_check import host_conda_platform
 from lockguard.io.knowledge.files import load_knowledge
+from lockguard.knowledge.profile_fit import MachineView, fitting, pick_profile
 from lockguard.model.intent import Intent
-from lockguard.model.profile_fit import MachineView, fitting, pick_profile
 from lockguard.model.profiles import one_profile
 from lockguard.model.target import MachineFacts
 

@@ -16,16 +16,18 @@ The shared rule, after each profile was resolved on its own (each keeping its ow
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Protocol
 
 from packaging.version import InvalidVersion, Version
 
+from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages
-from lockguard.app.resolve_session import (
+from lockguard.app.resolve_outcome import (
     Resolved,
     ResolveOutcome,
-    ResolveSession,
     at_its_line,
     at_requirement_line,
 )
@@ -35,6 +37,26 @@ from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.profiles import chosen_profiles
 from lockguard.model.shared_pins import SharedPins
+
+
+class ResolveSession(Protocol):
+    """What this module asks of one intent's resolve (app/resolve_session.py's ResolveSession)."""
+
+    relock: Relock
+
+    def resolve(self) -> Resolved: ...
+    def remember(self) -> None: ...
+    def will_write(self) -> None: ...
+    def lock_set(
+        self, *, exclusive: bool = True, wait: bool = True
+    ) -> AbstractContextManager[Any]: ...
+    def refuse_unsafe_files(self, *, writing: bool) -> None: ...
+    def refuse_what_check_rejects(
+        self, platforms: tuple[str, ...], outputs: dict[Path, str]
+    ) -> None: ...
+    def stale(self, outputs: dict[Path, str]) -> list[Path]: ...
+    def write(self, outputs: dict[Path, str]) -> list[Path]: ...
+
 
 MAX_ROUNDS = 3  # a demanded version may move other shared packages: settle them, boundedly
 SessionFactory = Callable[[Intent, SharedPins | None], ResolveSession]
@@ -199,8 +221,8 @@ def _targets(
         target = max(choices, key=_order)
         by = sorted(by_version[target])[0]
         for profile in profiles:
-            version = profile.versions().get(name)
-            if version is None or version == target or name in profile.held_back:
+            has = profile.versions().get(name)
+            if has is None or has == target or name in profile.held_back:
                 continue
             asks.setdefault(profile.name, {})[name] = (target, by)
     return asks

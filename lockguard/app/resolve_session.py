@@ -7,65 +7,38 @@ and the file writers meet; `lockguard.resolve` itself stays free of I/O.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 
 from lockguard import interrupts
 from lockguard.app.project import load_project_intent
 from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory, SilentWatch
+from lockguard.app.resolve_outcome import (
+    Resolved,
+    ResolveOutcome,
+    at_its_line,
+    at_requirement_line,
+)
 from lockguard.errors import InputError, UnknownProject
 from lockguard.io.index.cache import PAGE_TTL_SECONDS, Cache
 from lockguard.io.index.resolve_memo import Remembered, ResolveMemo, memo_key
 from lockguard.io.project.files import remove_leftovers, write_all_atomic
-from lockguard.io.project.intent_file import source_of
 from lockguard.io.project.lock_set import LockSet
 from lockguard.io.project.project_paths import refuse_unsafe_files
 from lockguard.io.project.written import remember
-from lockguard.io.read import INTENT_LIMIT, read_lock_text, read_text
+from lockguard.io.read import read_lock_text
 from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.intent import Intent
-from lockguard.model.intent_parse import PYPROJECT
 from lockguard.model.lock_paths import lock_paths
 from lockguard.model.shared_pins import SharedPins
-from lockguard.model.toml_lines import TomlLines
 from lockguard.model.upgrades import upgrade_request
 
 # the resolution and the lock's model are imported by a resolution, not by a memo hit
 if TYPE_CHECKING:
     from lockguard.app.resolution import Resolution
-    from lockguard.check.lock_changes import ChangeReport
     from lockguard.model.lock import Lock
     from lockguard.model.upgrades import UpgradeRequest
-    from lockguard.resolve.relock_notes import Vanished
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResolveOutcome:
-    """What a resolve did: the changes against the lock found, and either the files written (with
-    the --json summary) or, for --check, the lock files a resolve would rewrite and the locked
-    versions that vanished from the index."""
-
-    changes: ChangeReport
-    checked: bool  # --check: nothing was written
-    written: tuple[Path, ...] = ()
-    summary: Mapping[str, object] = field(default_factory=dict)
-    stale: tuple[Path, ...] = ()
-    vanished: tuple[Vanished, ...] = ()
-
-    @property
-    def current(self) -> bool:
-        """--check's verdict: nothing a resolve would rewrite, no locked version vanished."""
-        return not (self.stale or self.vanished)
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.current else 1
 
 
 def resolve(
@@ -159,24 +132,6 @@ def resolve(
             written=tuple(written),
             summary=session.summary(resolved, written),
         )
-
-
-class Resolved:
-    """What a resolve produced: the lock files' text by path, the platforms resolved, and the
-    --json summary without its "written" list. `remembered`: it came from the resolution memo
-    (lock files that passed the check gate for these very inputs when they were memoized)."""
-
-    def __init__(
-        self,
-        outputs: dict[Path, str],
-        platforms: tuple[str, ...],
-        summary: dict,
-        remembered: bool = False,
-    ) -> None:
-        self.outputs = outputs
-        self.platforms = platforms
-        self.summary = summary
-        self.remembered = remembered
 
 
 class _Recorder(Messages):
@@ -449,41 +404,3 @@ class ResolveSession:
     @staticmethod
     def summary(resolved: Resolved, written: list[Path]) -> dict:
         return {"written": [str(p) for p in written], **resolved.summary}
-
-
-def requirement_line(intent: Intent, name: str) -> tuple[Path, int | None]:
-    """The intent file and the line of its pip requirement of `name` (canonical)."""
-    path = source_of(intent).path
-    element = next((r for r in intent.pip if canonicalize_name(_name_of(r)) == name), None)
-    base = ("tool", "lockguard") if path.name == PYPROJECT else ()
-    line = TomlLines(read_text(path, what="intent file", limit=INTENT_LIMIT), base).line_of(
-        "pip", element=element
-    )
-    return path, line
-
-
-def at_requirement_line(exc: Unsatisfiable, intent: Intent) -> Unsatisfiable:
-    """An intent requirement no release meets, named with its line (still exit 3)."""
-    if exc.requirement is None:
-        return exc
-    path, line = requirement_line(intent, canonicalize_name(exc.requirement))
-    where = f"{path}:{line}" if line else str(path)
-    return Unsatisfiable(f"{where}: pip: {exc.message}", conflicts=exc.conflicts, hint=exc.hint)
-
-
-def at_its_line(exc, intent: Intent):
-    """The unknown project's requirement, at its line of the intent, with the pages that said so."""
-    path, line = requirement_line(intent, exc.name)
-    pages = ", ".join(f"{index}/{exc.name}/" for index in intent.indexes)
-    where = f"{path}:{line}" if line else str(path)
-    return InputError(
-        f"{where}: pip: no index has a project named {exc.name} ({pages}: not found)",
-        file=str(path),
-        line=line,
-        key="pip",
-        hint=exc.hint,
-    )
-
-
-def _name_of(requirement: str) -> str:
-    return Requirement(requirement).name

@@ -53,6 +53,12 @@ from lockguard.model.wording import counted
 @click.option("--pylock", is_flag=True, help="Also write pylock.toml (PEP 751) on resolve.")
 @click.option("--pyproject", is_flag=True, help="Write [tool.lockguard] into pyproject.toml.")
 @click.option("--force", is_flag=True, help="Replace an existing intent.")
+@click.option(
+    "--profile",
+    default=None,
+    metavar="NAME",
+    help="Add [profiles.NAME] with these options to the intent (one project, many machines).",
+)
 @click.argument("packages", nargs=-1)
 @click.pass_context
 def init(
@@ -68,6 +74,7 @@ def init(
     pylock,
     pyproject,
     force,
+    profile,
     packages,
 ) -> None:
     """Write the intent: what to lock (Python, CUDA, pip and conda packages).
@@ -93,6 +100,7 @@ def init(
         pyproject=pyproject,
         force=force,
         packages=packages,
+        profile=profile,
     )
     ui.info(_written(outcome))
 

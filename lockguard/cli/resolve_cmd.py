@@ -13,7 +13,7 @@ from lockguard.cli.output import Ui
 from lockguard.cli.resolve_progress import ResolveProgress
 
 if TYPE_CHECKING:  # the session loads after the prefetch started (app/prefetch.py)
-    from lockguard.app.resolve_session import ResolveOutcome
+    from lockguard.app.resolve_outcome import ResolveOutcome
 
 
 @click.command()

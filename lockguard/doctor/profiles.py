@@ -1,12 +1,12 @@
 """doctor's answer for a project with `[profiles]` (issue 33): which profiles this machine can run,
-and for each other one the fact that rules it out (model/profile_fit.py). Pure."""
+and for each other one the fact that rules it out (knowledge/profile_fit.py). Pure."""
 
 from __future__ import annotations
 
 from lockguard.doctor.check import Check, ok, skip
+from lockguard.knowledge.profile_fit import MachineView, fitting
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.intent import Intent
-from lockguard.model.profile_fit import MachineView, fitting
 
 PROFILE_ID = "profile"
 

@@ -132,3 +132,41 @@ def add_intent_to_pyproject(
         del tool["lockguard"]
     tool.add("lockguard", _table(values, notes))
     return tomlkit.dumps(doc)
+
+
+def add_profile(
+    text: str,
+    profile: str,
+    values: Mapping[str, object],
+    *,
+    in_pyproject: bool,
+    force: bool,
+    path: Path,
+) -> str:
+    """`text` (an intent, or a pyproject.toml with [tool.lockguard]) with `[profiles.PROFILE]`
+    holding `values` (only the keys given: the rest comes from the top level), comments kept."""
+    doc = tomlkit.parse(text)
+    table = doc["tool"]["lockguard"] if in_pyproject else doc
+    if "profiles" not in table:
+        table.add("profiles", tomlkit.table(is_super_table=True))
+    profiles = table["profiles"]
+    if profile in profiles:
+        if not force:
+            raise InputError(
+                f"{path} already has [profiles.{profile}]",
+                file=str(path),
+                key=f"profiles.{profile}",
+                hint="pass --force to replace it, or edit it by hand",
+            )
+        del profiles[profile]
+    own = tomlkit.table()
+    for key in ("python", "cuda", "channels", "conda", "pip", "indexes"):
+        value = values.get(key)
+        if value is None or (isinstance(value, list) and not value and key != "channels"):
+            continue
+        if isinstance(value, (list, tuple)):
+            own.add(key, _array([str(v) for v in value]))
+        else:
+            own.add(key, tomlkit.item(value))
+    profiles.add(profile, own)
+    return tomlkit.dumps(doc)

@@ -1,7 +1,7 @@
 """The profiles of a project (`[profiles.NAME]`, issue 33): which ones a command works on. Pure.
 
 model/intent_profiles.py reads them; this module picks among them: by the names a command was
-given, or (model/profile_fit.py) by the machine a command runs on."""
+given, or (knowledge/profile_fit.py) by the machine a command runs on."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def chosen_profiles(project: Intent, names: tuple[str, ...], *, option: str) -> 
 def one_profile(project: Intent, name: str | None, *, option: str = "--profile") -> Intent:
     """The one intent a command that works on a single lock uses: the project's own intent
     without profiles, the named profile with them (exit 2 when none is named: the caller picks
-    by the machine where it can, model/profile_fit.py)."""
+    by the machine where it can, knowledge/profile_fit.py)."""
     if not project.profiles:
         if name:
             raise InputError(
