@@ -342,3 +342,38 @@ def test_a_bad_profile_is_exit_2_with_its_file_and_line(tmp_path, lg, table, mes
     lines = intent.read_text().splitlines()
     first = 1 + next(i for i, text in enumerate(lines) if "profiles." in text)
     assert any(f"lockguard.toml:{n}:" in result.stderr for n in range(first, len(lines) + 1))
+
+
+LIVE_INTENT = """\
+python = "3.11"
+pip = ["torch==2.5.*", "transformers==4.46.*", "accelerate"]
+conda-from-knowledge = true
+
+[profiles.h100]
+cuda = "12.4"
+gpu = ["sm_90"]
+driver = "550.54.15"
+
+[profiles.mac]
+platforms = ["osx-arm64"]
+cuda = "none"
+channels = []
+"""
+
+
+@pytest.mark.network
+def test_live_h100_and_mac_profiles_share_torch_and_transformers(tmp_path, lg):
+    """Issue 33's done-when on live PyPI: both profiles in one run, one torch and transformers
+    version, check passes, a mac edit leaves the h100 files byte-identical."""
+    intent = tmp_path / "lockguard.toml"
+    intent.write_text(LIVE_INTENT)
+    assert lg("resolve", "--intent", str(intent)).exit_code == 0
+    h100, mac = pins(tmp_path, "requirements.h100.lock"), pins(tmp_path, "requirements.mac.lock")
+    assert h100["torch"] == mac["torch"] and h100["torch"].startswith("2.5.")
+    assert h100["transformers"] == mac["transformers"]
+    assert lg("check", "--intent", str(intent), "--no-cache").exit_code == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.glob("*.h100.*")}
+    intent.write_text(LIVE_INTENT + 'pip = ["mlx"]\n')
+    assert lg("resolve", "--intent", str(intent)).exit_code == 0
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("*.h100.*")} == before
+    assert "mlx" in pins(tmp_path, "requirements.mac.lock")
