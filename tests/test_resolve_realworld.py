@@ -298,7 +298,7 @@ def test_check_reports_component_wheels_of_another_release(tmp_path, more, lg):
 
 def test_the_gate_refuses_a_lock_check_would_reject(tmp_path, more):
     """The gate itself (the resolver already steers clear of this): a lock with a 12.9 nvcc."""
-    from lockguard.check.gate import refuse_what_check_rejects
+    from lockguard.check.gate import check_findings, refuse_what_check_rejects
     from lockguard.io.knowledge.files import load_knowledge
     from lockguard.io.project.intent_file import load_intent
     from lockguard.model.conflict import Unsatisfiable
@@ -312,10 +312,12 @@ def test_the_gate_refuses_a_lock_check_would_reject(tmp_path, more):
     )
     with pytest.raises(Unsatisfiable) as info:
         refuse_what_check_rejects(
-            intent,
-            load_knowledge(),
-            [("requirements.lock", "requirements", "linux-64", text)],
-            ("linux-64",),
+            check_findings(
+                intent,
+                load_knowledge(),
+                [("requirements.lock", "requirements", "linux-64", text)],
+                ("linux-64",),
+            )
         )
     assert info.value.message.startswith("the resolution breaks a rule `lockguard check` enforces")
     assert "LG129" in info.value.message and "constraints/components.toml:" in info.value.message

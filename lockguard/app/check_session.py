@@ -63,11 +63,11 @@ class Checked:
 
 
 def static_check(intent_path, *, strict: bool, warn, profile: str | None = None) -> Checked:
-    """The intent against its lock files and the repository; no network, no solve."""
-    from lockguard.check.static import static_findings
-    from lockguard.io.knowledge.files import load_knowledge
+    """The intent against its lock files and the repository; no network, no solve. Two tiers
+    (issue 34 §3): a lock set whose files prove themselves (check/proof.py) with no repository
+    file the rules read and no --strict has the findings the rules found when resolve wrote it,
+    none; anything else runs the full rules."""
     from lockguard.io.project.intent_file import load_project, source_of
-    from lockguard.io.project.project_files import read_snapshot
     from lockguard.model.lock_paths import lock_paths
 
     intent = load_project(
@@ -77,15 +77,10 @@ def static_check(intent_path, *, strict: bool, warn, profile: str | None = None)
         from lockguard.model.profiles import one_profile
 
         intent = one_profile(intent, profile)
-    if intent.profiles:  # each profile's lock set, and what the profiles share (issue 33)
-        from lockguard.check.rules_profiles import profile_findings
-
-        every = [p for one in intent.profiles for p, _kind, _platform in lock_paths(one)]
-        snapshots = [read_snapshot(one, exclude=set(every)) for one in intent.profiles]
-        findings = profile_findings(snapshots, load_knowledge(validate=False), strict_mode=strict)
+    if not strict and not intent.profiles and _proven(intent):
+        findings = []
     else:
-        snapshot = read_snapshot(intent)
-        findings = static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
+        findings = _full_rules(intent, strict=strict)
     findings = from_here(findings, os.path.dirname(source_of(intent).location))
     if any(
         f.code
@@ -102,6 +97,44 @@ def static_check(intent_path, *, strict: bool, warn, profile: str | None = None)
         intent,
         [p for one in intent.profiles or (intent,) for p, _kind, _platform in lock_paths(one)],
     )
+
+
+def _proven(intent: Intent) -> bool:
+    """Whether the intent's lock files prove themselves and no repository file the rules read
+    (requirements*.txt, Dockerfiles, pyproject.toml, setup.cfg) is there to contradict them."""
+    from lockguard import __version__
+    from lockguard.check.proof import proven
+    from lockguard.io.cache.fingerprints import knowledge_fingerprint
+    from lockguard.io.project.intent_file import source_of
+    from lockguard.io.project.project_paths import read_project_lock
+    from lockguard.io.project.repo_scan import repository_paths
+    from lockguard.model.lock_paths import lock_paths
+
+    root = source_of(intent).folder
+    locks = [relative for relative, _kind, _platform in lock_paths(intent)]
+    if set(repository_paths(root)) - set(locks):
+        return False
+    files = {relative: read_project_lock(root, relative) for relative in locks}
+    return proven(
+        files, intent_hash=intent.hash, knowledge=knowledge_fingerprint(), version=__version__
+    )
+
+
+def _full_rules(intent: Intent, *, strict: bool) -> list:
+    """Every static rule over the intent's snapshot (each profile's, and what they share)."""
+    from lockguard.check.static import static_findings
+    from lockguard.io.knowledge.files import load_knowledge
+    from lockguard.io.project.project_files import read_snapshot
+    from lockguard.model.lock_paths import lock_paths
+
+    if intent.profiles:  # each profile's lock set, and what the profiles share (issue 33)
+        from lockguard.check.rules_profiles import profile_findings
+
+        every = [p for one in intent.profiles for p, _kind, _platform in lock_paths(one)]
+        snapshots = [read_snapshot(one, exclude=set(every)) for one in intent.profiles]
+        return profile_findings(snapshots, load_knowledge(validate=False), strict_mode=strict)
+    snapshot = read_snapshot(intent)
+    return static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)
 
 
 def environment_check(

@@ -14,7 +14,8 @@ from packaging.version import Version
 
 from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory
-from lockguard.check.gate import refuse_what_check_rejects
+from lockguard.check.gate import check_findings
+from lockguard.io.cache.fingerprints import knowledge_fingerprint
 from lockguard.io.index.build_env import BuildEnvironments, build_preferences, offers
 from lockguard.io.index.cache import Cache
 from lockguard.io.index.client import IndexClient
@@ -27,6 +28,7 @@ from lockguard.io.index.pip_source import IndexPackageSource
 from lockguard.io.knowledge.files import load_knowledge
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.formats import FORMATS, RenderRequest
+from lockguard.lockfiles.headers import certify
 from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
@@ -336,13 +338,22 @@ class Resolution:
         }
 
 
-def refuse_rejected(
+def certified(
     intent: Intent, root: Path, platforms: tuple[str, ...], outputs: dict[Path, str]
-) -> None:
-    """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
+) -> tuple[dict[Path, str], list]:
+    """The lock files with their proof (lockfiles/headers.py: the knowledge fingerprint, and the
+    lock set's digest when check's rules find nothing in them), and what those rules found (an
+    error among them is a refusal: `refuse_what_check_rejects`)."""
     files = [
         (relative, kind, platform, outputs[root / relative])
         for relative, kind, platform in lock_paths(intent)
         if root / relative in outputs
     ]
-    refuse_what_check_rejects(intent, load_knowledge(), files, platforms)
+    findings = check_findings(intent, load_knowledge(), files, platforms)
+    texts = {relative: text for relative, _kind, _platform, text in files}
+    stamped = certify(texts, knowledge_fingerprint(), clean=not findings)
+    relatives = {root / relative: relative for relative in texts}
+    return {
+        path: stamped[relatives[path]] if path in relatives else text
+        for path, text in outputs.items()
+    }, findings

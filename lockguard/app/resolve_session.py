@@ -28,6 +28,7 @@ from lockguard.io.project.lock_set import LockSet
 from lockguard.io.project.project_paths import refuse_unsafe_files
 from lockguard.io.project.written import remember
 from lockguard.io.read import read_lock_text
+from lockguard.lockfiles.headers import is_sealed_intact, without_proof
 from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.lock_paths import lock_paths
@@ -134,6 +135,17 @@ def resolve(
         )
 
 
+def _same_lock(current: str | None, text: str) -> bool:
+    """An untouched file that differs from what resolve would write only in its proof lines holds
+    the same lock: `--check` does not call it stale. A file written before lockguard recorded the
+    knowledge fingerprint (or under other knowledge) would otherwise turn every project's CI red
+    on upgrade; `lockguard check` runs its full rules on such a file, and the next resolve writes
+    its proof."""
+    if current is None or not is_sealed_intact(current):
+        return False
+    return without_proof(current) == without_proof(text)
+
+
 class _Recorder(Messages):
     """The messages, with the info lines and warnings of a resolve kept (in order) for its memo;
     -v detail and the end of a status line pass through unrecorded."""
@@ -188,6 +200,8 @@ class ResolveSession:
         self._memo_after: ResolveMemo | None = None
         # what `remember` stores once the gate has passed it
         self._to_remember: Remembered | None = None
+        # what check's rules found in the files just resolved (None: none resolved yet)
+        self._findings: list | None = None
 
     # -- resolution, or the memo of an identical one -------------------------------------------
 
@@ -229,13 +243,16 @@ class ResolveSession:
                     remembered.summary,
                     remembered=True,
                 )
+        from lockguard.app.resolution import certified  # with the resolver (_resolution)
+
         recorder = _Recorder(self.ui)
         resolution = self._resolution(recorder)
         lock = resolution.run()
-        outputs = resolution.render(lock)
-        resolved = Resolved(
-            outputs, tuple(p.target.platform for p in lock.platforms), resolution.summary(lock)
-        )
+        platforms = tuple(p.target.platform for p in lock.platforms)
+        # each file's proof (check reads it instead of running its rules), and what the rules
+        # find: resolve's gate (refuse_what_check_rejects)
+        outputs, self._findings = certified(self.intent, root, platforms, resolution.render(lock))
+        resolved = Resolved(outputs, platforms, resolution.summary(lock))
         pages = {
             url: sha
             for client in resolution.index_clients
@@ -326,13 +343,24 @@ class ResolveSession:
         self, platforms: tuple[str, ...], outputs: dict[Path, str]
     ) -> None:
         """resolve never writes (or passes --check with) a lock that `lockguard check` rejects."""
-        from lockguard.app.resolution import (
-            refuse_rejected,  # after a resolution, which imported it
-        )
+        from lockguard.app.resolution import certified  # after a resolution, which imported it
+        from lockguard.check.gate import refuse_what_check_rejects
 
-        refuse_rejected(self.intent, self._root(), platforms, outputs)
+        if self._findings is None:
+            self._findings = certified(self.intent, self._root(), platforms, outputs)[1]
+        refuse_what_check_rejects(self._findings)
 
     def stale(self, outputs: dict[Path, str]) -> list[Path]:
+        """The files `--check` calls out of date: other than resolve would write them, beyond
+        their proof lines (_same_lock)."""
+        return [
+            path
+            for path, current in self._differing(outputs)
+            if not _same_lock(current, outputs[path])
+        ]
+
+    def _differing(self, outputs: dict[Path, str]) -> list[tuple[Path, str | None]]:
+        """(path, its text now) of each file whose bytes differ from what resolve would write."""
         out = []
         for path, text in outputs.items():
             try:
@@ -340,7 +368,7 @@ class ResolveSession:
             except InputError:
                 current = None  # not a readable lock file: certainly not what resolve would write
             if current != text:
-                out.append(path)
+                out.append((path, current))
         return out
 
     def lock_set(self, *, exclusive: bool = True, wait: bool = True):
@@ -382,7 +410,7 @@ class ResolveSession:
         is held: no other run is writing them)."""
         for leftover in remove_leftovers(outputs):
             self.ui.info(f"removed {leftover}, left by an interrupted write")
-        changed = set(self.stale(outputs))
+        changed = {path for path, _current in self._differing(outputs)}
         where = self.intent.source.root if self.intent.source else Path.cwd()
         written = (
             f"interrupted after the new lock set was written in {where}; it is whole (`lockguard "

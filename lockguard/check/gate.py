@@ -11,30 +11,38 @@ from lockguard.check.snapshot import LockFile, Snapshot
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.formats import format_of
 from lockguard.model.conflict import Conflict, Unsatisfiable
-from lockguard.model.finding import ERROR
+from lockguard.model.finding import ERROR, Finding
 from lockguard.model.intent import Intent
 
 
-def refuse_what_check_rejects(
+def check_findings(
     intent: Intent,
     knowledge: Knowledge,
     files: list[tuple[str, str, str | None, str]],
     platforms: tuple[str, ...],
-) -> None:
-    """`files`: (relative path, kind, platform, text) of every file resolve would write."""
+) -> list[Finding]:
+    """What the CUDA coherence rules of `lockguard check` find in the files resolve would write
+    (`files`: relative path, kind, platform, text), every severity. The other rules of check
+    find nothing in a set resolve wrote for this intent (its views agree and say what the intent
+    does); none of these findings is what lets the set certify itself (lockfiles/headers.py)."""
     snapshot = Snapshot(intent, intent.source.path.name if intent.source else "lockguard.toml")
     for path, kind, platform, text in files:
         found = format_of(kind)
         if not found.cuda_rules:
             continue  # other views (pylock.toml) hold the same pins; the rules read the others
         snapshot.files.append(LockFile(path, text, kind, platform, parsed=found.parse(text)))
-    errors = []
+    findings: list[Finding] = []
     for platform in platforms:
         facts = lock_facts(snapshot, knowledge, platform)
-        errors += [f for f in cuda_coherence(intent, facts, knowledge) if f.severity == ERROR]
+        findings += cuda_coherence(intent, facts, knowledge)
+    return list(dict.fromkeys(findings))
+
+
+def refuse_what_check_rejects(findings: list[Finding]) -> None:
+    """`findings`: check_findings' for the files resolve would write; any error is a refusal."""
+    errors = [f for f in findings if f.severity == ERROR]
     if not errors:
         return
-    errors = list(dict.fromkeys(errors))
     first = errors[0]
     raise Unsatisfiable(
         f"the resolution breaks a rule `lockguard check` enforces, so no lock was written: "

@@ -5,23 +5,52 @@ rest of lockguard is imported)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import lockguard
+from lockguard.errors import InputError
+from lockguard.io.read import MIB, read_bytes
 
 
-def constraints_fingerprint() -> str:
+def constraints_folder() -> str:
+    """`LOCKGUARD_CONSTRAINTS`, else the constraints shipped with lockguard."""
     folder = os.environ.get("LOCKGUARD_CONSTRAINTS")
     if not folder:
         import lockguard.constraints as shipped
 
         folder = os.path.dirname(shipped.__file__)
+    return folder
+
+
+def constraints_fingerprint() -> str:
     parts = []
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+    for entry in sorted(os.scandir(constraints_folder()), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
             stat = entry.stat()
             parts.append(f"{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
     return ";".join(parts)
+
+
+def knowledge_fingerprint() -> str:
+    """sha256 over the name and bytes of every constraints table (*.toml) check's rules may read:
+    the same files give the same fingerprint on every machine (a lock file's header records it,
+    lockfiles/headers.py). A missing folder or an unreadable table is a fingerprint of its own
+    (no lock file's proof matches it: the check runs its full rules, which report the problem)."""
+    digest = hashlib.sha256()
+    folder = constraints_folder()
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".toml"))
+    except OSError:
+        return "0" * 64
+    for name in names:
+        try:
+            data = read_bytes(os.path.join(folder, name), what="knowledge file", limit=16 * MIB)
+        except (OSError, InputError):
+            data = b"\0unreadable\0"
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
 
 
 def package_fingerprint() -> str:
