@@ -175,3 +175,61 @@ def test_certify_is_only_a_set_digest_when_clean():
     assert read_header(stamped).knowledge == "f" * 64 and read_header(stamped).lock_set is None
     assert is_sealed_intact(stamped)
     assert without_proof(stamped) == without_proof(a)
+
+
+@pytest.fixture
+def click_ran(monkeypatch) -> list[list[str]]:
+    """Records each command that went on to click (cli/commands.py's invoke)."""
+    import lockguard.cli.commands as commands
+
+    ran: list[list[str]] = []
+    real = commands.invoke
+
+    def recorded(argv, ui):
+        ran.append(list(argv))
+        return real(argv, ui)
+
+    monkeypatch.setattr(commands, "invoke", recorded)
+    return ran
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--no-cache", "--intent", "{intent}"),
+        ("--intent={intent}", "--no-cache"),
+        ("--intent", "{intent}"),
+    ],
+)
+def test_a_plain_check_of_a_proven_set_is_answered_before_click(
+    project, lg, rules_ran, click_ran, args
+):
+    intent = str(project / "lockguard.toml")
+    result = lg("check", *(a.format(intent=intent) for a in args))
+    assert (result.exit_code, click_ran, rules_ran) == (0, [], [])
+    assert result.stdout.startswith("ok: ") and result.stdout.endswith(": no findings\n")
+
+
+def test_a_plain_check_whose_proof_fails_goes_on_to_click(project, lg, rules_ran, click_ran):
+    edit(project / "requirements.lock", "jinja2==1.0", "jinja2==0.9")
+    result = lg("check", "--no-cache", "--intent", str(project / "lockguard.toml"))
+    assert result.exit_code == 1 and "LG102" in result.stdout
+    assert len(click_ran) == 1 and rules_ran == ["static"]
+
+
+def test_other_command_lines_go_on_to_click():
+    from lockguard.cli.boundary import plain_check
+
+    assert plain_check(["check"]) == (None, False)
+    assert plain_check(["check", "--no-cache", "--intent", "x.toml"]) == ("x.toml", True)
+    for argv in (
+        ["check", "--strict"],
+        ["check", "--format", "json"],
+        ["check", "--intent"],
+        ["check", "--intent", "--no-cache"],
+        ["check", "--no-cache", "--no-cache"],
+        ["-v", "check"],
+        ["resolve"],
+        [],
+    ):
+        assert plain_check(argv) is None, argv

@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from lockguard.app.reporting import Messages
     from lockguard.model.intent import Intent
 
-from lockguard.model import codes
-
 
 def lock_folder(intent_path) -> str:
     """The folder whose lock set a check of this intent reads: the folder the intent file is in,
@@ -82,11 +80,7 @@ def static_check(intent_path, *, strict: bool, warn, profile: str | None = None)
     else:
         findings = _full_rules(intent, strict=strict)
     findings = from_here(findings, os.path.dirname(source_of(intent).location))
-    if any(
-        f.code
-        in (codes.LOCK_MISSING.code, codes.INTENT_CHANGED.code, codes.LOCK_NOT_LOCKGUARDS.code)
-        for f in findings
-    ):
+    if findings and _lock_does_not_match(findings):
         # the lock does not match the intent: an intent that is itself invalid (an unparsable
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
         load_project(intent_path, validate=True)
@@ -97,6 +91,40 @@ def static_check(intent_path, *, strict: bool, warn, profile: str | None = None)
         intent,
         [p for one in intent.profiles or (intent,) for p, _kind, _platform in lock_paths(one)],
     )
+
+
+def proof_check(intent_path, *, warn) -> Checked | None:
+    """The first tier alone, for cli/boundary.py before click is imported: the check of a lock
+    set that proves itself (no findings), or None when the full check must run (the proof fails,
+    a repository file or [profiles] asks for the rules, or the intent is not readable: the full
+    check reports it). `warn` gets the intent's warnings only when the answer is given."""
+    from lockguard.errors import LockguardError
+    from lockguard.io.project.intent_file import load_project, source_of
+    from lockguard.model.lock_paths import lock_paths
+
+    said: list[str] = []
+    try:
+        intent = load_project(
+            "." if intent_path == "" else intent_path,
+            validate=False,
+            validate_matchspec=_matchspec_problem,
+            warn=said.append,
+        )
+        if intent.profiles or not _proven(intent):
+            return None
+    except (LockguardError, OSError):
+        return None
+    for message in said:
+        warn(message)
+    locks = [p for p, _kind, _platform in lock_paths(intent)]
+    return Checked([], shown_path(source_of(intent).location), None, intent, locks)
+
+
+def _lock_does_not_match(findings: list) -> bool:
+    from lockguard.model import codes  # the registry: only once there are findings to read
+
+    mismatch = (codes.LOCK_MISSING.code, codes.INTENT_CHANGED.code, codes.LOCK_NOT_LOCKGUARDS.code)
+    return any(f.code in mismatch for f in findings)
 
 
 def _proven(intent: Intent) -> bool:
@@ -158,6 +186,7 @@ def environment_check(
     from lockguard.io.knowledge.files import load_knowledge
     from lockguard.io.project.intent_file import source_of
     from lockguard.io.project.project_files import read_snapshot
+    from lockguard.model import codes
 
     intent = profile_for(
         load_project_intent(intent_path, warn=warn), profile, command="check --env"

@@ -10,9 +10,7 @@ from __future__ import annotations
 from lockguard.lockfiles.headers import body_hash_of, lock_set_digest, read_header
 
 
-def proven(
-    files: dict[str, str | None], *, intent_hash: str, knowledge: str, version: str
-) -> bool:
+def proven(files: dict[str, str | None], *, intent_hash: str, knowledge: str, version: str) -> bool:
     """`files`: every lock file of the intent (relative path -> text, None: missing). Whether
     they prove themselves; False sends the check to its full rules."""
     if not files:

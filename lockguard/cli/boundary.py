@@ -87,17 +87,65 @@ def interrupted(ui: Ui) -> int:
 
 def _answered_before(argv: list[str], ui: Ui) -> int | None:
     """The exit code of an identical earlier check whose files are unchanged (its output printed
-    again), else None."""
+    again), or of a plain check whose lock set proves itself, else None."""
     from lockguard.app.check_replay import earlier_check, replay
 
     earlier = earlier_check(argv)
     if earlier is None:
-        return None
+        return _proven_before_click(argv, ui)
     ui.command, ui.json_mode = "check", earlier.json  # a busy lock set with --no-wait: its envelope
     code = replay(earlier, on_wait=ui.info, warn=ui.warn)
     if code is None:
         ui.command, ui.json_mode = "", False
+        return _proven_before_click(argv, ui)
     return code
+
+
+def plain_check(argv: list[str]) -> tuple[str | None, bool] | None:
+    """(--intent, --no-cache) of `check [--intent PATH] [--no-cache]` in any order (the
+    pre-commit hook's and CI's command line), else None: click reads every other one."""
+    if not argv or argv[0] != "check":
+        return None
+    intent: str | None = None
+    no_cache = False
+    rest = argv[1:]
+    while rest:
+        token, rest = rest[0], rest[1:]
+        if token == "--no-cache" and not no_cache:
+            no_cache = True
+        elif token == "--intent" and intent is None and rest and not rest[0].startswith("-"):
+            intent, rest = rest[0], rest[1:]
+        elif token.startswith("--intent=") and intent is None:
+            intent = token.partition("=")[2]
+        else:
+            return None
+    return intent, no_cache
+
+
+def _proven_before_click(argv: list[str], ui: Ui) -> int | None:
+    """A plain check whose lock set proves itself (app/check_session.py's first tier), answered
+    without click (as long as Python's start-up): exit 0, its line printed and, without
+    --no-cache, kept for the replay. None: the command runs (the full check decides)."""
+    plain = plain_check(argv)
+    if plain is None:
+        return None
+    from lockguard.app.check_session import project_lock, proof_check, remember
+    from lockguard.check.render import text
+
+    intent_path, no_cache = plain
+    ui.command = "check"
+    with project_lock(intent_path, wait=True, on_wait=ui.info, warn=ui.warn):
+        checked = proof_check(intent_path, warn=ui.warn)
+        if checked is None:
+            ui.command = ""
+            return None
+        output = text(checked.findings, checked=checked.shown)
+        sys.stdout.write(output)
+        if not no_cache:
+            remember(
+                tuple(argv), checked, intent_path, wait=True, json=False, output=output, code=0
+            )
+    return 0
 
 
 def _tolerant_streams() -> None:
