@@ -19,7 +19,7 @@ EXAMPLE = REPO / "examples" / "gpu-training"
 RESOLVER_AND_NETWORK = ("rattler", "httpx", "resolvelib", "lockguard.resolve", "lockguard.io.index")
 
 
-def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:
+def _modules_of_a_check(tmp_path: Path, *args: str, code: int = 0) -> tuple[set[str], str]:
     """The modules `lockguard check` has imported when it exits, and what it printed.
 
     Run as an installed (not editable) lockguard is: without `site` (-S), whose .pth processing
@@ -47,7 +47,7 @@ def _modules_of_a_check(tmp_path: Path, *args: str) -> tuple[set[str], str]:
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == code, done.stdout + done.stderr
     return set(out.read_text().split()), done.stdout
 
 
@@ -57,10 +57,21 @@ def _imported(modules: set[str], names) -> list[str]:
 
 
 def test_the_uncached_check_imports_neither_the_resolver_nor_the_network_stack(tmp_path):
+    modules, said = _modules_of_a_check(tmp_path, "check", "--no-cache", "--strict", code=1)
+    assert "LG140" in said  # the example's conda side is pinned from knowledge
+    assert "lockguard.check.static" in modules  # --strict: it did run the rules
+    assert not _imported(modules, RESOLVER_AND_NETWORK)
+
+
+def test_an_uncached_check_of_a_proven_lock_set_runs_no_rules(tmp_path):
+    """The example's lock files prove themselves (issue 34 §3): the uncached check reads, hashes
+    and compares, before click; no YAML, no packaging rules, no rule module."""
     modules, said = _modules_of_a_check(tmp_path, "check", "--no-cache")
     assert "no findings" in said
-    assert "lockguard.check.static" in modules  # it did run the rules
-    assert not _imported(modules, RESOLVER_AND_NETWORK)
+    assert not _imported(
+        modules,
+        (*RESOLVER_AND_NETWORK, "lockguard.check.static", "lockguard.knowledge", "click", "yaml"),
+    )
 
 
 def test_a_cached_check_imports_no_rules_at_all(tmp_path):

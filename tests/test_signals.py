@@ -276,7 +276,7 @@ def test_check_interrupted_says_nothing_was_changed(resolved, signum):
         "--intent",
         str(resolved / "lockguard.toml"),
         "--no-cache",
-        fault=signal_at("lockguard.io.project.project_files:read_snapshot", signum),
+        fault=signal_at("lockguard.io.project.intent_file:load_project", signum),
     )
     assert the_interrupt_line(stopped) == "lockguard: interrupted; nothing was changed"
 
@@ -350,7 +350,7 @@ def test_an_interrupted_command_with_json_output_still_prints_an_envelope(resolv
         "--no-cache",
         "--format",
         "json",
-        fault=signal_at("lockguard.io.project.project_files:read_snapshot", signal.SIGTERM),
+        fault=signal_at("lockguard.io.project.intent_file:load_project", signal.SIGTERM),
     )
     assert the_interrupt_line(stopped) == "lockguard: interrupted; nothing was changed"
     body = json.loads(stopped.stdout)
