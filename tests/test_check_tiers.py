@@ -119,11 +119,13 @@ def test_a_resealed_edit_breaks_the_set_and_the_rules_find_it(project, lg, rules
 def test_a_file_of_another_resolve_breaks_the_set(project, lg, rules_ran, tmp_path):
     """Each file intact, same intent, but one from a set written apart: the rules run."""
     other = project / "environment.yml"
-    text = other.read_text().replace("# lockguard-lock-set: sha256:", "# lockguard-lock-set: x", 1)
-    assert text != other.read_text()
+    text = re.sub(
+        r"(lockguard-lock-set: sha256:)[0-9a-f]{64}", r"\g<1>" + "1" * 64, other.read_text()
+    )
     other.write_text(
         seal(re.sub(r"(body-hash: sha256:)[0-9a-f]{64}", r"\g<1>" + PLACEHOLDER, text))
     )
+    assert is_sealed_intact(other.read_text())
     assert check(lg, project) == (0, [])
     assert rules_ran == ["static"]
 
@@ -233,3 +235,22 @@ def test_other_command_lines_go_on_to_click():
         [],
     ):
         assert plain_check(argv) is None, argv
+
+
+def test_a_set_the_rules_warn_about_is_not_certified(project, lg, rules_ran, monkeypatch):
+    """resolve writes the set's digest only when check's rules find nothing in it: a warning
+    they give must come from the rules each time."""
+    import lockguard.app.resolution as resolution
+    from lockguard.model import codes
+
+    warning = codes.CONDA_FROM_KNOWLEDGE.finding("a warning", None, "environment.yml")
+    monkeypatch.setattr(resolution, "check_findings", lambda *args: [warning])
+    intent = str(project / "lockguard.toml")
+    for name in LOCKS:
+        strip_proof(project / name)
+    assert lg("resolve", "--intent", intent, "--refresh").exit_code == 0
+    for name in LOCKS:
+        header = read_header((project / name).read_text())
+        assert header.knowledge is not None and header.lock_set is None, name
+    check(lg, project)
+    assert rules_ran == ["static"]
