@@ -109,12 +109,13 @@ def test_a_parse_marshal_cannot_hold_is_not_kept(constraints_copy):
 def test_a_check_answers_the_same_with_the_kept_parse(lg_process, tmp_path):
     example = Path(__file__).parent.parent / "examples" / "gpu-training"
     env = {"LOCKGUARD_CACHE_DIR": str(tmp_path / "cache")}
-    first = lg_process("check", "--no-cache", cwd=example, env=env)
+    # --strict: the full rules, which read the knowledge (the example's lock set proves itself)
+    first = lg_process("check", "--no-cache", "--strict", cwd=example, env=env)
     assert list((tmp_path / "cache" / "entries" / PARSES.kind).rglob("*"))  # the parse was kept
-    second = lg_process("check", "--no-cache", cwd=example, env=env)
+    second = lg_process("check", "--no-cache", "--strict", cwd=example, env=env)
     assert (second.exit_code, second.stdout, second.stderr) == (
         first.exit_code,
         first.stdout,
         first.stderr,
     )
-    assert first.exit_code == 0 and "no findings" in first.stdout
+    assert first.exit_code == 1 and "LG140" in first.stdout  # its conda side: from knowledge
