@@ -17,8 +17,10 @@ WRITING_AND_VALIDATING = (
 
 
 def test_the_uncached_check_imports_neither_the_requirement_parser_nor_the_toml_writer(tmp_path):
-    modules, said = _modules_of_a_check(tmp_path, "check", "--no-cache")
-    assert "no findings" in said
+    # --strict: the full rules (a plain check of the example's lock set, which proves itself,
+    # reads no knowledge: tests/test_check_imports.py)
+    modules, said = _modules_of_a_check(tmp_path, "check", "--no-cache", "--strict", code=1)
+    assert "LG140" in said
     # it read both
     assert "lockguard.model.intent_parse" in modules and "lockguard.knowledge.schema" in modules
     assert not _imported(modules, WRITING_AND_VALIDATING)
