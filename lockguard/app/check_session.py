@@ -103,9 +103,10 @@ def proof_check(intent_path, *, warn) -> Checked | None:
     from lockguard.model.lock_paths import lock_paths
 
     said: list[str] = []
+    intent_path = "." if intent_path == "" else intent_path  # what an empty path names
     try:
         intent = load_project(
-            "." if intent_path == "" else intent_path,
+            intent_path,
             validate=False,
             validate_matchspec=_matchspec_problem,
             warn=said.append,
