@@ -120,7 +120,7 @@ class Resolution:
             fetchers.append(fetcher)
             speculator = Speculator(
                 target,
-                CandidateFilter(target, self.intent.exclude_newer),
+                CandidateFilter.of(target, self.intent),
                 torch_versions,
                 preferred=self.speculation(target.platform),
             )

@@ -187,10 +187,16 @@ class ResolveSession:
         watch: ResolveWatchFactory | None = None,
         accept_edits: bool = False,
     ) -> None:
-        self.intent = intent
         # the existing lock: preferences, memo key, change report (and, with accept_edits, the
         # hand edits adopted rather than reverted)
         self.relock = Relock(intent, upgrade, accept_edits)
+        if intent.has_cooldown:  # the cut-off the lock recorded, or a fresh one (app/cooldowns.py)
+            from lockguard.app.cooldowns import settle
+
+            intent = self.relock.intent = settle(
+                intent, self.relock.texts, renew=self.relock.upgrade.everything
+            )
+        self.intent = intent
         self.ui = ui
         self.offline = offline
         self.refresh = refresh

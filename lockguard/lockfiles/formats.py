@@ -184,6 +184,7 @@ def _render_requirements(request: RenderRequest) -> str:
         python=str(intent.python),
         index_urls=platform.index_urls,
         conda_solved=_conda_state(platform),
+        record=intent.cooldown_record(),
     )
 
 
@@ -196,6 +197,7 @@ def _render_environment(request: RenderRequest) -> str:
         intent_hash=intent.hash,
         intent_name=request.intent_name,
         env_name=intent.name,
+        record=intent.cooldown_record(),
     )
 
 
@@ -211,6 +213,7 @@ def _render_pylock(request: RenderRequest) -> str:
         intent_name=request.intent_name,
         python=str(intent.python),
         filename=PurePath(request.relative).name,
+        record=intent.cooldown_record(),
     )
 
 

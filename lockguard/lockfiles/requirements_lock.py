@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -52,11 +53,14 @@ def render(
     python: str,
     index_urls: tuple[str, ...],
     conda_solved: str | None = None,
+    record: Mapping[str, str] | None = None,
 ) -> str:
-    """The text of requirements.lock for one platform. Deterministic for the same inputs."""
+    """The text of requirements.lock for one platform. Deterministic for the same inputs.
+    `record`: more header fields (a cooldown's cut-off: Intent.cooldown_record)."""
     extra = {"platform": resolution.platform, "python": python}
     if conda_solved:
         extra["conda-side"] = conda_solved
+    extra.update(record or {})
     lines = [
         "#",
         (

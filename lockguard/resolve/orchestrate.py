@@ -117,7 +117,7 @@ def _resolve_platform(
             torch_problem=torch_problem,
             hazards=knowledge.hazards,
             conda_provided=provided,
-            exclude_newer=intent.exclude_newer,
+            candidate_filter=CandidateFilter.of(target, intent),
             warn=options.warn,
             explain_torch=lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
             name_rules=name_rules(knowledge, target),
@@ -140,7 +140,7 @@ def _resolve_platform(
                 preferences,
                 options.locked(target.platform),
                 source,
-                CandidateFilter(target, intent.exclude_newer),
+                CandidateFilter.of(target, intent),
                 merged_requirements(intent.pip),
                 lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
             )

@@ -44,6 +44,7 @@ def resolve_pip(
     hazards: Sequence[Hazard] = (),
     conda_provided: dict[str, str] | None = None,
     exclude_newer: datetime | None = None,
+    candidate_filter: CandidateFilter | None = None,
     warn: Callable[[str], None] = lambda _m: None,
     explain_torch: Callable[[SpecifierSet], str | None] = lambda _s: None,
     name_rules: Callable[[str], list[Req]] = lambda _n: [],
@@ -56,7 +57,8 @@ def resolve_pip(
     `preferences`: the existing lock's versions, tried first (resolve/preferences.py); `note`
     hears which newer versions of a direct requirement were passed over, and why (the newest few),
     `detail` every one of them (-v)."""
-    files = CandidateFilter(target, exclude_newer)
+    # the intent's cut-offs (exclude-newer-package's too), else exclude-newer alone
+    files = candidate_filter or CandidateFilter(target, exclude_newer)
     context = ProviderContext(
         target=target,
         torch_builds=[] if torch_problem else torch_builds,

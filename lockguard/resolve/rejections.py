@@ -121,7 +121,9 @@ def _why(
         return _dependency_reason(provider, infos, explain_torch)
     candidate = versions.candidate(version)
     if candidate is None:
-        return unfit_reason(versions.files_of(version), provider.files, provider.context.target)
+        return unfit_reason(
+            versions.files_of(version), provider.files, provider.context.target, name
+        )
     failed = provider.build_failures.get(f"{name} {version}")
     if failed is not None:
         return f"its sdist could not be built ({failed.message})"
@@ -184,14 +186,16 @@ def _torch_reason(provider: Provider, reqs: list[Req], explain_torch: ExplainTor
     return "no torch build the CUDA stack allows meets it"
 
 
-def unfit_reason(files: list[DistFile], candidate_filter: CandidateFilter, target: Target) -> str:
-    """Why no file of a version can be used on the target."""
+def unfit_reason(
+    files: list[DistFile], candidate_filter: CandidateFilter, target: Target, name: str = ""
+) -> str:
+    """Why no file of a version of `name` (canonical) can be used on the target."""
     if not files:
         return f"no file for {target.platform} and Python {target.python}"
-    if candidate_filter.exclude_newer is not None and not any(
-        candidate_filter.fits_time(f) for f in files
+    if candidate_filter.cutoff(name).at is not None and not any(
+        candidate_filter.fits_time(f, name) for f in files
     ):
-        return f"uploaded after exclude-newer {candidate_filter.exclude_newer.date().isoformat()}"
+        return f"uploaded after {candidate_filter.cutoff_label(name)}"
     if not any(candidate_filter.fits_python(f) for f in files):
         return f"it needs Python {files[0].requires_python}, the target has {target.python}"
     glibc = [
