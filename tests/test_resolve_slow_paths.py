@@ -249,7 +249,9 @@ def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(
     kept = lg("resolve", "--intent", str(path))
     assert kept.exit_code == 0 and "not newer" not in kept.stderr
     verbose = lg("-v", "resolve", "--intent", str(path), "--refresh", "--upgrade")
-    line = [x for x in verbose.stderr.splitlines() if "sgl 1.0, not newer" in x][-1]
+    lines = [x for x in verbose.stderr.splitlines() if "sgl 1.0, not newer" in x]
+    assert len(lines) == 1, lines  # the summary once, every version in it (issue 31 §3)
+    line = lines[0]
     assert "2.0 (it needs torch==2.8.0: torch 2.8 was published for" in line and "not cu121" in line
     assert "more" not in line  # -v: every one
     glibc = tmp_path / "glibc"

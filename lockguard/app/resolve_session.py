@@ -157,6 +157,7 @@ class _Recorder(Messages):
     def __init__(self, ui: Messages) -> None:
         self._ui = ui
         self.messages: list[tuple[str, str]] = []
+        self.verbose = getattr(ui, "verbose", 0)  # -v (the cli's Ui has it)
 
     def info(self, message: str) -> None:
         self.messages.append(("info", message))

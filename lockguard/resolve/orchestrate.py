@@ -47,6 +47,7 @@ class ResolveOptions:
     on_notes: Callable[[RelockNotes], None] = lambda _notes: None
     note: Callable[[str], None] = lambda _m: None  # facts worth knowing that are no warning
     detail: Callable[[str], None] = lambda _m: None  # more of them, for -v
+    verbose: bool = False  # -v: the passed-over versions named all in one line
 
 
 def resolve_lock(
@@ -123,7 +124,7 @@ def _resolve_platform(
             name_rules=name_rules(knowledge, target),
             preferences=preferences,
             note=lambda text: options.note(f"{target.platform}: {text}"),
-            detail=lambda text: options.detail(f"{target.platform}: {text}"),
+            everything=options.verbose,
         )
         # no torch: the stack without it
         final = _stack_for(pip, stacks) if pip.pin("torch") else no_torch

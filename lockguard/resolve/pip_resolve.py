@@ -22,7 +22,7 @@ from lockguard.resolve.conflicts import ConflictWatcher, Decisive, SearchExhaust
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
 from lockguard.resolve.provider import Cause, Provider, ProviderContext
-from lockguard.resolve.rejections import SHOWN, newer_rejected
+from lockguard.resolve.rejections import newer_rejected
 from lockguard.resolve.requirements import PYTHON, Req, split_key
 from lockguard.resolve.torch_builds import TorchBuild
 from lockguard.resolve.unreached import (
@@ -52,13 +52,13 @@ def resolve_pip(
     name_rules: Callable[[str], list[Req]] = lambda _n: [],
     preferences: Preferences | None = None,
     note: Callable[[str], None] = lambda _m: None,
-    detail: Callable[[str], None] = lambda _m: None,
+    everything: bool = False,
 ) -> PipResolution:
     """`explain_torch(spec)` says why the CUDA stack has no torch for `spec` (or None);
     `name_rules(name)` are the knowledge's constraints on a name wherever it is required;
     `preferences`: the existing lock's versions, tried first (resolve/preferences.py); `note`
     hears which newer versions of a direct requirement were passed over, and why (the newest few),
-    `detail` every one of them (-v)."""
+    `everything` (-v) names every one of them in that line."""
     # the intent's cut-offs (exclude-newer-package's too), else exclude-newer alone
     files = candidate_filter or CandidateFilter(target, exclude_newer)
     context = ProviderContext(
@@ -130,9 +130,8 @@ def resolve_pip(
     for report in newer_rejected(
         provider, watcher.rejected, considered, chosen, explain_torch, result.criteria
     ):
-        note(report.line(everything=False))
-        if len(report.newer) > SHOWN:
-            detail(report.line(everything=True))
+        # one line: the newest few, or with -v every one (never the summary twice)
+        note(report.line(everything=everything))
     return _pins(result, target)
 
 
