@@ -118,7 +118,7 @@ def _why(
 ) -> str:
     infos = rejected.get((name, version))
     if infos:
-        return _dependency_reason(provider, infos, explain_torch)
+        return _dependency_reason(provider, infos, explain_torch, (name, version))
     candidate = versions.candidate(version)
     if candidate is None:
         return unfit_reason(
@@ -143,19 +143,40 @@ def _allows(req: Req, version: Version) -> bool:
 
 
 def _dependency_reason(
-    provider: Provider, infos: Collection[Cause], explain_torch: ExplainTorch
+    provider: Provider,
+    infos: Collection[Cause],
+    explain_torch: ExplainTorch,
+    rejected: tuple[str, Version] | None = None,
 ) -> str:
+    """Why the `rejected` candidate (name, version) could not be taken: its requirement on a
+    dependency, and each other package's requirement on it under that package's own name (the
+    information of the failing criterion holds them all: torch 2.6.0's triton==3.2.0 is not
+    megablocks 0.9's)."""
     reqs = [i.requirement for i in infos]
     dep = reqs[0].name
-    wanted = (
-        ", ".join(dict.fromkeys(f"{r.name}{r.specifier}" for r in reqs if not r.constraint_only))
-        or dep
-    )
+
+    def own(info: Cause) -> bool:
+        parent = info.parent
+        return rejected is None or (
+            parent is not None and (parent.name, parent.version) == rejected
+        )
+
+    mine = [i.requirement for i in infos if own(i) and not i.requirement.constraint_only]
+    wanted = ", ".join(dict.fromkeys(f"{r.name}{r.specifier}" for r in mine)) or dep
     rules = [r.why for r in reqs if r.constraint_only and r.why and r.local is None]
     if rules:
         return f"it needs {wanted}, but {rules[0]}"
     if dep == "torch":
+        every = [r for r in reqs if not r.constraint_only]
+        wanted = ", ".join(dict.fromkeys(f"{r.name}{r.specifier}" for r in every)) or dep
         return f"it needs {wanted}: {_torch_reason(provider, reqs, explain_torch)}"
+    others = [
+        requirement_fact(i.requirement, i.parent)
+        for i in infos
+        if not own(i) and not i.requirement.constraint_only
+    ]
+    if others:
+        return f"it needs {wanted}, but {'; '.join(dict.fromkeys(others))}"
     return f"it needs {wanted}, which has no candidate"
 
 
