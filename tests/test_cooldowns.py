@@ -76,8 +76,10 @@ def test_check_stays_green_as_days_pass_and_upgrade_takes_a_fresh_cut_off(
     index.publish("cool", "2.0", 0)  # published between two resolves
     months_later(monkeypatch, tmp_path, "later")  # the pages are read again
     days_later(monkeypatch, 5)  # cool 1.1 is now past the cooldown, 2.0 is not
-    check = resolve(lg, project, "--check")
+    check = lg("-v", "resolve", "--intent", str(project / "lockguard.toml"), "--check")
     assert check.exit_code == 0, check.output
+    assert "exclude-newer: a 7 days cooldown, cut-off " in check.stderr
+    assert "as the lock records it" in check.stderr
     assert resolve(lg, project).exit_code == 0
     assert (project / "requirements.lock").read_text() == before  # the recorded cut-off is kept
     upgraded = resolve(lg, project, "--upgrade")

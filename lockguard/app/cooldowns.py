@@ -14,6 +14,7 @@ locked timestamp will only be updated when the lockfile is invalidated, e.g., wi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 
@@ -28,6 +29,8 @@ from lockguard.model.cooldown import (
     cutoff_of,
     read_package_record,
     read_stamp,
+    span_words,
+    stamp,
 )
 from lockguard.model.intent import Intent
 
@@ -60,9 +63,17 @@ def recorded(texts: LockTexts) -> dict[str, Cutoff]:
     return {}
 
 
-def settle(intent: Intent, texts: LockTexts, *, renew: bool, now: datetime | None = None) -> Intent:
+def settle(
+    intent: Intent,
+    texts: LockTexts,
+    *,
+    renew: bool,
+    now: datetime | None = None,
+    say: Callable[[str], None] = lambda _m: None,
+) -> Intent:
     """The intent with each cooldown's cut-off settled for this resolve (the module says how);
-    an intent without a cooldown is returned as it is. `renew`: --upgrade."""
+    an intent without a cooldown is returned as it is. `renew`: --upgrade; `say` hears, per
+    cooldown, which cut-off was taken and why (-v)."""
     if not intent.has_cooldown:
         return intent
     moment = now or clock()
@@ -70,9 +81,17 @@ def settle(intent: Intent, texts: LockTexts, *, renew: bool, now: datetime | Non
 
     def cut(key: str, span: str) -> datetime:
         kept = found.get(key)
+        what = f"exclude-newer-package {key}" if key else "exclude-newer"
         if kept is not None and kept.span == span and kept.at is not None and kept.at <= moment:
+            say(
+                f"{what}: a {span_words(span)} cooldown, cut-off {stamp(kept.at)} as the lock "
+                "records it (`lockguard resolve --upgrade` takes a fresh one)"
+            )
             return kept.at
-        return cutoff_of(span, moment)
+        fresh = cutoff_of(span, moment)
+        why = "--upgrade" if renew else "no cut-off of this span is recorded in the lock"
+        say(f"{what}: a {span_words(span)} cooldown, cut-off {stamp(fresh)} ({why})")
+        return fresh
 
     span = intent.exclude_newer_span
     return replace(

@@ -195,7 +195,7 @@ class ResolveSession:
             from lockguard.app.cooldowns import settle
 
             intent = self.relock.intent = settle(
-                intent, self.relock.texts, renew=self.relock.upgrade.everything
+                intent, self.relock.texts, renew=self.relock.upgrade.everything, say=ui.debug
             )
         self.intent = intent
         self.ui = ui
