@@ -316,6 +316,22 @@ def test_explain_prints_the_chain_and_the_knowledge_rules(tmp_path, world, lg, m
     assert missing.exit_code == 2 and "not in" in missing.stderr
 
 
+def test_explain_goes_through_the_package_that_pins_it(tmp_path, world, lg, monkeypatch):
+    """Issue 31 §3: triton==3.2.0 was explained through megablocks (first by name among its
+    parents, both direct) although torch 2.6.0 is what pins ==3.2.0; the chain goes through
+    the parent whose knowledge rule pins the name, as here torch 2.1.2's triton==2.1.0 does."""
+    world.pypi.add(build_wheel(tmp_path / "w", "aaa-kernels", "1.0", requires=["triton>=2.0"]))
+    project = tmp_path / "p"
+    world.intent(project, pip=["aaa-kernels", "torch==2.1.*"])
+    assert resolve(lg, project).exit_code == 0
+    assert lock_of(project).entries["triton"].via == ("aaa-kernels", "torch")
+    monkeypatch.chdir(project)
+    result = lg("explain", "triton", "--json")
+    assert result.exit_code == 0, result.stderr
+    chain = json.loads(result.stdout)["data"]["chain"]
+    assert chain == ["triton==2.1.0", "torch==2.1.2", "lockguard.toml"], chain
+
+
 @pytest.mark.network
 def test_live_pypi_torch_2_1_0_transformers_deepspeed(tmp_path, lg):
     project = tmp_path / "live"

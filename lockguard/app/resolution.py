@@ -120,7 +120,7 @@ class Resolution:
             fetchers.append(fetcher)
             speculator = Speculator(
                 target,
-                CandidateFilter(target, self.intent.exclude_newer),
+                CandidateFilter.of(target, self.intent),
                 torch_versions,
                 preferred=self.speculation(target.platform),
             )
@@ -143,6 +143,7 @@ class Resolution:
             warn=self.ui.warn,
             note=self.ui.info,
             detail=self.ui.debug,
+            verbose=bool(getattr(self.ui, "verbose", 0)),
             preferences=self.preferences,
             locked=self.relock.locked,
             on_notes=self.relock.notes.append,

@@ -141,6 +141,7 @@ class _Recorder(Messages):
     def __init__(self, ui: Messages) -> None:
         self._ui = ui
         self.messages: list[tuple[str, str]] = []
+        self.verbose = getattr(ui, "verbose", 0)  # -v (the cli's Ui has it)
 
     def info(self, message: str) -> None:
         self.messages.append(("info", message))
@@ -172,10 +173,16 @@ class ResolveSession:
         accept_edits: bool = False,
         shared: SharedPins | None = None,
     ) -> None:
-        self.intent = intent
         # the existing lock: preferences, memo key, change report (and, with accept_edits, the
         # hand edits adopted rather than reverted); `shared`: what a project's other profiles ask
         self.relock = Relock(intent, upgrade, accept_edits, shared)
+        if intent.has_cooldown:  # the cut-off the lock recorded, or a fresh one (app/cooldowns.py)
+            from lockguard.app.cooldowns import settle
+
+            intent = self.relock.intent = settle(
+                intent, self.relock.texts, renew=self.relock.upgrade.everything, say=ui.debug
+            )
+        self.intent = intent
         self.ui = ui
         self.offline = offline
         self.refresh = refresh

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -55,15 +56,18 @@ def render(
     conda_solved: str | None = None,
     profile: str | None = None,
     held_back: tuple[str, ...] = (),
+    record: Mapping[str, str] | None = None,
 ) -> str:
     """The text of requirements.lock for one platform. Deterministic for the same inputs.
     `profile`: the intent's profile this file locks; `held_back`: why it keeps another version
-    of a package than the project's other profiles (model/shared_pins.py)."""
+    of a package than the project's other profiles (model/shared_pins.py); `record`: more header
+    fields (a cooldown's cut-off: Intent.cooldown_record)."""
     extra = {"platform": resolution.platform, "python": python}
     if conda_solved:
         extra["conda-side"] = conda_solved
     if profile:
         extra["profile"] = profile
+    extra.update(record or {})
     lines = [
         "#",
         (
