@@ -7,7 +7,7 @@ and the file writers meet; `lockguard.resolve` itself stays free of I/O.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,7 +108,7 @@ def resolve(
         try:
             resolved = session.resolve()
         except UnknownProject as exc:
-            raise at_its_line(exc, intent) from None
+            raise at_its_line(exc, intent, session.names_near(exc.name)) from None
         except Unsatisfiable as exc:
             raise at_requirement_line(exc, intent) from None
         outputs = resolved.outputs
@@ -203,6 +203,7 @@ class ResolveSession:
         self._memo_after: ResolveMemo | None = None
         # what `remember` stores once the gate has passed it
         self._to_remember: Remembered | None = None
+        self._made: Resolution | None = None  # the resolution run, for the names it saw
 
     # -- resolution, or the memo of an identical one -------------------------------------------
 
@@ -245,7 +246,7 @@ class ResolveSession:
                     remembered=True,
                 )
         recorder = _Recorder(self.ui)
-        resolution = self._resolution(recorder)
+        resolution = self._made = self._resolution(recorder)
         lock = resolution.run()
         outputs = resolution.render(lock)
         resolved = Resolved(
@@ -279,6 +280,10 @@ class ResolveSession:
                 offline=self.offline,
             )
         return resolved
+
+    def names_near(self, name: str) -> list[str]:
+        """Project names close to one no index has, for a did-you-mean (none without a run)."""
+        return self._made.names_near(name) if self._made is not None else []
 
     def remember(self) -> None:
         """Keep the resolution just made for the next resolve of the same inputs; called once
@@ -441,8 +446,9 @@ def at_requirement_line(exc: Unsatisfiable, intent: Intent) -> Unsatisfiable:
     return Unsatisfiable(f"{where}: pip: {exc.message}", conflicts=exc.conflicts, hint=exc.hint)
 
 
-def at_its_line(exc, intent: Intent):
-    """The unknown project's requirement, at its line of the intent, with the pages that said so."""
+def at_its_line(exc, intent: Intent, near: Sequence[str] = ()):
+    """The unknown project's requirement, at its line of the intent, with the pages that said so
+    and the known names close to it."""
     path, line = requirement_line(intent, exc.name)
     pages = ", ".join(f"{index}/{exc.name}/" for index in intent.indexes)
     where = f"{path}:{line}" if line else str(path)
@@ -451,7 +457,7 @@ def at_its_line(exc, intent: Intent):
         file=str(path),
         line=line,
         key="pip",
-        hint=exc.hint,
+        hint=(f"did you mean {' or '.join(repr(n) for n in near)}? " if near else "") + exc.hint,
     )
 
 
