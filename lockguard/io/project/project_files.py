@@ -67,7 +67,9 @@ def read_snapshot(intent: Intent, *, scan_repo: bool = True) -> Snapshot:
         if scan_repo
         else {}
     )
-    return Snapshot(intent, source_of(intent).name, files, repo_files)
+    return Snapshot(
+        intent=intent, intent_file=source_of(intent).name, files=tuple(files), repo_files=repo_files
+    )
 
 
 def repository_files(root: Path | str, exclude: set[str]) -> dict[str, str]:
