@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
@@ -81,7 +82,7 @@ def _file_url(path: str, folder: str) -> str:
     return "file://" + quote(full)
 
 
-def disagreements(pylock: PylockFile, locked: dict[str, str]) -> list[str]:
+def disagreements(pylock: PylockFile, locked: Mapping[str, str]) -> list[str]:
     """Where a pylock.toml and the project's lock pin different things
     ("torch 2.1.1 (the lock: 2.1.2)")."""
     pins = {p.name: p.version for p in pylock.packages.values()}
