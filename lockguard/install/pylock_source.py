@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from lockguard.errors import InputError
@@ -29,7 +29,8 @@ class PylockInstall:
 
 def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockInstall:
     """The install entries of a pylock.toml (`folder` is its own, for relative `path` entries)."""
-    out = PylockInstall(RequirementsLock())
+    entries: dict[str, LockedRequirement] = {}
+    links: list[str] = []
     indexes: list[str] = []
     for package in pylock.packages.values():
         where = f"{path}:{package.line}" if package.line else path
@@ -43,7 +44,7 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
                 "(pip --require-hashes); lock it from an index "
                 "(e.g. `uv pip compile -o pylock.toml`) or leave it out",
             )
-        out.requirements.entries[package.name] = LockedRequirement(
+        entries[package.name] = LockedRequirement(
             package.name, package.version, package.hashes, (), package.line or 0
         )
         if package.index and package.index not in indexes:
@@ -51,7 +52,7 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
         for file in package.files:
             location = file.url or (_file_url(file.path, folder) if file.path else None)
             if location and "sha256" in file.hashes:
-                out.links.append(f"{location}#sha256={file.hashes['sha256']}")
+                links.append(f"{location}#sha256={file.hashes['sha256']}")
         if not package.index and not any(f.url or f.path for f in package.files):
             raise InputError(
                 f"{where}: {package.name} {package.version} names neither an index nor a URL "
@@ -60,11 +61,8 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
                 line=package.line,
                 hint="pip needs to know where to download it: add `index` or the files' `url`",
             )
-    if indexes:
-        out.requirements = replace(
-            out.requirements, index_url=indexes[0], extra_index_urls=indexes[1:]
-        )
-    return out
+    index_url = indexes[0] if indexes else None
+    return PylockInstall(RequirementsLock(entries, index_url, tuple(indexes[1:])), links)
 
 
 def links_page(links: list[str]) -> str:
