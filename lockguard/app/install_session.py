@@ -138,7 +138,7 @@ def build_plan(
     plan = make_plan(inventory, scan, requirements=source.label)
     plan.installer = installer
     survey = survey_moves(plan.prefix, [item.path for item in plan.moves()])
-    plan.sizes = survey.sizes
+    plan.sizes = dict(survey.sizes)
     plan.blocked = [(item.path, item.why) for item in survey.blocked]
     return scan, plan
 
