@@ -152,8 +152,8 @@ def test_check_shows_the_findings_and_keeps_a_plain_result(releases, tmp_path, m
     assert check(Said(), intent_path=None, show=show, remember_as=("check",)) == 0
     kept = CheckResults(("check",)).lookup()  # what cli/boundary.py replays before click
     assert kept is not None and CheckResults(("check", "--strict")).lookup() is None
-    assert shown[-1].findings == [] and shown[-1].shown == "lockguard.toml"
-    assert shown[-1].lock_files == ["requirements.lock"]
+    assert shown[-1].findings == () and shown[-1].shown == "lockguard.toml"
+    assert shown[-1].lock_files == ("requirements.lock",)
 
     lock = project / "requirements.lock"
     lock.write_text(lock.read_text().replace("lib==1.1", "lib==1.0"))

@@ -3,11 +3,12 @@ system CUDA, the node's name) gathered at once, the lock read, the checks run ov
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from lockguard.app.env_check import lock_view
-from lockguard.doctor.check import Facts
+from lockguard.doctor.check import Check, Facts
 from lockguard.doctor.checks import run_checks
 from lockguard.doctor.imports import GPU_IMPORTS
 from lockguard.errors import InputError
@@ -23,10 +24,12 @@ from lockguard.lockfiles.headers import body_hash_of
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
     facts: Facts
-    checks: list
+    checks: tuple[Check, ...]
     node: str
     node_source: str
-    lock_meta: dict | None  # {intent, file, body_hash} of the lock compared with, if any
+    lock_meta: (
+        Mapping[str, str] | None
+    )  # {intent, file, body_hash} of the lock compared with, if any
 
     @property
     def exit_code(self) -> int:
@@ -58,7 +61,13 @@ def diagnose(python: str, *, intent_path, smoke: bool, timeout: float, warn) -> 
         lock_reason=lock_reason,
         smoke_requested=smoke,
     )
-    return Diagnosis(facts, run_checks(facts), node, node_source, lock_meta)
+    return Diagnosis(
+        facts=facts,
+        checks=tuple(run_checks(facts)),
+        node=node,
+        node_source=node_source,
+        lock_meta=lock_meta,
+    )
 
 
 def _lock(intent_path, knowledge, warn):
