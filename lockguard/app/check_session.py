@@ -51,7 +51,7 @@ def project_lock(intent_path, *, wait: bool, on_wait, warn):
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Checked:
     """What a check found: the findings (files named from the working folder), the intent as the
     user would type it from here, the exit code, and what the check read (for its result memo)."""

@@ -28,7 +28,7 @@ def knowledge() -> Knowledge:
     return load_knowledge()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Verified:
     checked: int  # torch patch rows
     toolkit_releases: int  # cuda-toolkit releases read

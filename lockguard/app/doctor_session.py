@@ -21,7 +21,7 @@ from lockguard.io.project.project_files import read_snapshot
 from lockguard.lockfiles.headers import body_hash_of
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Diagnosis:
     facts: Facts
     checks: tuple[Check, ...]

@@ -111,7 +111,7 @@ def runs(prefix: Path) -> list[tuple[QuarantineInfo, int]]:
     return [(q, run_size(prefix, q.id)) for q in list_quarantines(prefix)]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Pruning:
     going: tuple[QuarantineInfo, ...]  # the runs whose quarantines go
     sizes: Mapping[str, int]  # what each frees
@@ -148,7 +148,7 @@ def prune(prefix: Path, pruning: Pruning) -> tuple[list[str], int, list[str]]:
     return gone, sum(pruning.sizes[i] for i in gone), sorted(left)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Listed:
     """`restore --list`: the runs, oldest first, with the bytes each quarantine takes."""
 
@@ -156,7 +156,7 @@ class Listed:
     runs: tuple[tuple[QuarantineInfo, int], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Pruned:
     """`restore --prune`: what the plan was, and (when it went ahead) what went."""
 
