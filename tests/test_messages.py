@@ -401,6 +401,18 @@ def test_an_unknown_project_is_told_the_close_names_this_run_read_and_the_cached
     bad_input(lg("resolve", "--intent", str(intent)), "did you mean 'flask-login'?")
 
 
+@pytest.mark.parametrize(
+    "typed, meant",
+    [("transformerz", "transformers"), ("torchvison", "torchvision"), ("xformer", "xformers")],
+)
+def test_the_knowledge_tables_name_the_projects_a_typo_is_closest_to(typed, meant):
+    from lockguard.io.knowledge.files import load_knowledge
+    from lockguard.knowledge.project_names import project_names
+    from lockguard.model.names import close_names
+
+    assert close_names(typed, project_names(load_knowledge()))[0] == meant
+
+
 def test_an_sdist_that_is_not_an_archive_is_a_build_failure_not_a_crash(world, lg, tmp_path):
     fake = tmp_path / "notarchive-1.0.tar.gz"
     fake.write_bytes(b"this is not a tar file at all\n" * 10)
