@@ -44,7 +44,7 @@ def test_torch_2_1_cuda_12_1_with_stack_pins_hashes_and_via(tmp_path, world, lg)
     assert lock.entries["torch"].hashes == (sha256_of(torch_file),)
     assert lock.entries["torch"].via == ("-r lockguard.toml",)
     assert set(lock.entries["filelock"].via) == {"torch", "triton"}
-    assert lock.index_url == world.pypi.url and lock.extra_index_urls == []
+    assert lock.index_url == world.pypi.url and lock.extra_index_urls == ()
     text = (project / "requirements.lock").read_text()
     assert is_sealed_intact(text) and read_header(text).fields["platform"] == "linux-64"
     # metadata came from range requests: the 200 kB padded torch wheels were never downloaded
@@ -108,7 +108,7 @@ def test_cu118_comes_from_the_pytorch_index_and_it_never_shadows_pypi(tmp_path, 
     assert pins["markupsafe"] == "2.1.5"  # PyPI's, not the decoy 99.0 on the PyTorch index
     assert not any(n.startswith("nvidia-") for n in pins)
     lock = lock_of(project)
-    assert lock.extra_index_urls == [world.variant_url("cu118")]
+    assert lock.extra_index_urls == (world.variant_url("cu118"),)
     asked = [p for _m, p, _r in world.pytorch.requests if p.endswith("/")]
     assert all("/torch/" in p or "/triton/" in p for p in asked), asked
 

@@ -34,6 +34,7 @@ from lockguard.io.env.quarantine import new_run_id, os_cause
 from lockguard.io.env.quarantine_runs import QuarantineInfo, interrupted_quarantines
 from lockguard.io.env.record_verify import verify_records
 from lockguard.io.env.transaction import Transaction
+from lockguard.model.finding import Finding
 from lockguard.model.prefix import PrefixSnapshot
 from lockguard.model.wording import counted, human_size
 
@@ -138,7 +139,7 @@ def build_plan(
     plan = make_plan(inventory, scan, requirements=source.label)
     plan.installer = installer
     survey = survey_moves(plan.prefix, [item.path for item in plan.moves()])
-    plan.sizes = survey.sizes
+    plan.sizes = dict(survey.sizes)
     plan.blocked = [(item.path, item.why) for item in survey.blocked]
     return scan, plan
 
@@ -326,8 +327,8 @@ class InstallOutcome:
     failing: int
     plan: Plan | None = None
     applied: Applied | None = None
-    previews: list[dict] = field(default_factory=list)
-    errors: list = field(default_factory=list)
+    previews: tuple[dict, ...] = ()  # JSON records, one per interrupted run
+    errors: tuple[Finding, ...] = ()
 
 
 def clean_install(
@@ -374,7 +375,7 @@ def clean_install(
     ) as run_id:
         stuck = interrupted_runs(root)
         if stuck and dry_run:
-            return InstallOutcome(root, 1, previews=describe_interrupted(root, stuck))
+            return InstallOutcome(root, 1, previews=tuple(describe_interrupted(root, stuck)))
         if stuck:
             undo_interrupted(root, progress)
         scan, plan = build_plan(
@@ -384,11 +385,13 @@ def clean_install(
         failing = 1 if errors or (strict and plan.reported) else 0
         if dry_run or plan.changes_nothing:
             failing = 1 if plan.blocked and dry_run else failing
-            return InstallOutcome(root, failing, plan=plan, errors=errors)
+            return InstallOutcome(root, failing, plan=plan, errors=tuple(errors))
         show_plan(plan)
         if not yes and not plan.blocked:
             confirm()
         if plan.install:  # an engine that cannot start: exit 2 before anything changes
             engine_can_start(installer)
         applied = apply_plan(plan, scan, source, progress, run_id)
-    return InstallOutcome(Path(scan.prefix), failing, plan=plan, applied=applied, errors=errors)
+    return InstallOutcome(
+        Path(scan.prefix), failing, plan=plan, applied=applied, errors=tuple(errors)
+    )

@@ -110,7 +110,7 @@ def resolve(
         try:
             resolved = session.resolve()
         except UnknownProject as exc:
-            raise at_its_line(exc, intent) from None
+            raise at_its_line(exc, intent, session.names_near(exc.name)) from None
         except Unsatisfiable as exc:
             raise at_requirement_line(exc, intent) from None
         outputs = resolved.outputs
@@ -195,6 +195,7 @@ class ResolveSession:
         self._memo_after: ResolveMemo | None = None
         # what `remember` stores once the gate has passed it
         self._to_remember: Remembered | None = None
+        self._made: Resolution | None = None  # the resolution run, for the names it saw
 
     # -- resolution, or the memo of an identical one -------------------------------------------
 
@@ -237,7 +238,7 @@ class ResolveSession:
                     remembered=True,
                 )
         recorder = _Recorder(self.ui)
-        resolution = self._resolution(recorder)
+        resolution = self._made = self._resolution(recorder)
         lock = resolution.run()
         outputs = resolution.render(lock)
         resolved = Resolved(
@@ -271,6 +272,10 @@ class ResolveSession:
                 offline=self.offline,
             )
         return resolved
+
+    def names_near(self, name: str) -> list[str]:
+        """Project names close to one no index has, for a did-you-mean (none without a run)."""
+        return self._made.names_near(name) if self._made is not None else []
 
     def remember(self) -> None:
         """Keep the resolution just made for the next resolve of the same inputs; called once

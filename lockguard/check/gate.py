@@ -22,12 +22,17 @@ def refuse_what_check_rejects(
     platforms: tuple[str, ...],
 ) -> None:
     """`files`: (relative path, kind, platform, text) of every file resolve would write."""
-    snapshot = Snapshot(intent, intent.source.path.name if intent.source else "lockguard.toml")
+    views = []
     for path, kind, platform, text in files:
         found = format_of(kind)
         if not found.cuda_rules:
             continue  # other views (pylock.toml) hold the same pins; the rules read the others
-        snapshot.files.append(LockFile(path, text, kind, platform, parsed=found.parse(text)))
+        views.append(LockFile(path, text, kind, platform, parsed=found.parse(text)))
+    snapshot = Snapshot(
+        intent=intent,
+        intent_file=intent.source.path.name if intent.source else "lockguard.toml",
+        files=tuple(views),
+    )
     errors = []
     for platform in platforms:
         facts = lock_facts(snapshot, knowledge, platform)

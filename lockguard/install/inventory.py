@@ -155,16 +155,23 @@ def _ignorable(path: str, present: set[str]) -> bool:
 
 def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
     for dist in snap.dists:
-        if not dist.outside or not dist.in_prefix:
+        if not (dist.outside or dist.folder_rows) or not dist.in_prefix:
             continue
-        # rows the scan set aside: paths out of the prefix, and rows naming a folder (`.`, `..`)
-        folders = [raw for raw in dist.outside if _names_a_folder(raw, dist.site, snap.prefix)]
-        outside = [raw for raw in dist.outside if raw not in folders]
+        # rows the scan set aside: paths out of the prefix, rows naming a folder (`.`, `..`,
+        # `pkg/`, or `lib` where lib is a folder) and rows with no path at all
+        rows = [raw for raw in dist.outside if raw]
+        empty = len(dist.outside) - len(rows)
+        folders = [*dist.folder_rows] + [
+            raw for raw in rows if _names_a_folder(raw, dist.site, snap.prefix)
+        ]
+        outside = [raw for raw in rows if raw not in folders]
         what = []
         if outside:
             what.append(f"paths outside the prefix: {_first_three(outside)}")
         if folders:
             what.append(f"rows that name a folder, not a file: {_first_three(folders)}")
+        if empty:
+            what.append(f"{counted(empty, 'empty row')} (no path)")
         inv.findings.append(
             codes.RECORD_OUTSIDE_PREFIX.finding(
                 f"the RECORD of {dist.name} {dist.version} lists {'; and '.join(what)}",

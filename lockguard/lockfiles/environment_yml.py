@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import PinEntries, header_lines, seal
@@ -67,14 +67,14 @@ def render(
 @dataclass(frozen=True, slots=True)
 class EnvironmentFile:
     name: str | None = None
-    channels: list[str] = field(default_factory=list)
+    channels: tuple[str, ...] = ()
     # name -> (version, build, line)
-    conda: dict[str, tuple[str, str | None, int]] = field(default_factory=dict)
-    pip: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (version, line)
+    conda: Mapping[str, tuple[str, str | None, int]] = field(default_factory=dict)
+    pip: Mapping[str, tuple[str, int]] = field(default_factory=dict)  # name -> (version, line)
     # the conda dependency lines as written, in order
-    specs: list[str] = field(default_factory=list)
+    specs: tuple[str, ...] = ()
     # --index-url / --extra-index-url of the pip section
-    index_urls: list[str] = field(default_factory=list)
+    index_urls: tuple[str, ...] = ()
 
 
 _CONDA = re.compile(r"^([A-Za-z0-9_.\-]+)(?:[= ]+([^=\s]+))?(?:=([^=\s]+))?\s*$")
@@ -109,7 +109,11 @@ def parse(text: str) -> EnvironmentFile:
     """Read an environment.yml that lockguard wrote (check needs names, versions, builds and their
     lines). Strict: a line lockguard does not write, or a package listed twice, is a
     LockSyntaxError with its line (such a file may not even be the YAML conda reads)."""
-    env = EnvironmentFile()
+    channels: list[str] = []
+    conda: dict[str, tuple[str, str | None, int]] = {}
+    pip: dict[str, tuple[str, int]] = {}
+    specs: list[str] = []
+    index_urls: list[str] = []
     name_line = None
     section = None
     seen_conda: dict[str, int] = {}
@@ -123,25 +127,24 @@ def parse(text: str) -> EnvironmentFile:
         elif line == "dependencies:" and section in (None, "channels"):
             section = "deps"
         elif section == "channels" and (match := _CHANNEL.match(line)):
-            env.channels.append(match.group(1))
+            channels.append(match.group(1))
         elif section == "deps" and line == "  - pip:":
             section = "pip"
         elif section == "pip" and line.startswith("    - "):
             match = _PIP.match(line)
             if match:
                 name = canonical_name(match.group(1))
-                if name in env.pip:
+                if name in pip:
                     raise LockSyntaxError(
                         number,
-                        f"pip package {name} is listed twice (lines {env.pip[name][1]} "
-                        f"and {number})",
+                        f"pip package {name} is listed twice (lines {pip[name][1]} and {number})",
                     )
                 problem = pip_version_problem(match.group(2))
                 if problem:
                     raise LockSyntaxError(number, f"pip package {name}: {problem}")
-                env.pip[name] = (match.group(2), number)
+                pip[name] = (match.group(2), number)
             elif _PIP_OPTION.match(line):
-                env.index_urls.append(line.split()[-1])
+                index_urls.append(line.split()[-1])
             else:
                 raise LockSyntaxError(number, f"not a pip line lockguard writes: {clip(line)!r}")
         elif (
@@ -159,11 +162,18 @@ def parse(text: str) -> EnvironmentFile:
                     f"conda package {name} is listed twice (lines {seen_conda[name]} and {number})",
                 )
             seen_conda[name] = number
-            env.specs.append(spec)
+            specs.append(spec)
             if match:
-                env.conda[name] = (match.group(2) or "", match.group(3), number)
+                conda[name] = (match.group(2) or "", match.group(3), number)
         else:
             raise LockSyntaxError(
                 number, f"not a line lockguard writes in environment.yml: {clip(line)!r}"
             )
-    return replace(env, name=name_line)
+    return EnvironmentFile(
+        name=name_line,
+        channels=tuple(channels),
+        conda=conda,
+        pip=pip,
+        specs=tuple(specs),
+        index_urls=tuple(index_urls),
+    )

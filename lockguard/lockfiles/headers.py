@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -29,7 +30,7 @@ class Header:
     version: str | None
     intent_hash: str | None
     body_hash: str | None
-    fields: dict[str, str]
+    fields: Mapping[str, str]
 
     @property
     def pins_hash(self) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 _FS_IOC_GETFLAGS = 0x80086601  # _IOR('f', 1, long) on 64-bit Linux
@@ -25,7 +26,7 @@ class Blocked:
 
 @dataclass(frozen=True, slots=True)
 class MovesSurvey:
-    sizes: dict[str, int] = field(default_factory=dict)  # path -> bytes, of what exists
+    sizes: Mapping[str, int] = field(default_factory=dict)  # path -> bytes, of what exists
     blocked: tuple[Blocked, ...] = ()
 
 
