@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
-from typing import TYPE_CHECKING
 
 from lockguard import __version__
 from lockguard.errors import InputError
@@ -26,9 +25,6 @@ from lockguard.io.cache.fingerprints import constraints_fingerprint, package_fin
 from lockguard.io.cache.store import Store
 from lockguard.io.project.repo_scan import repository_paths
 from lockguard.io.read import LOCK_LIMIT, is_regular_file, read_bytes
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 ABSENT = b"\0absent\0"
 UNREADABLE = b"\0unreadable\0"
@@ -177,7 +173,7 @@ class CheckResults:
         intent: str,
         default_intent: bool,
         root: str,
-        lock_files: Sequence[str],
+        lock_files: list[str] | tuple[str, ...],
         lock_folder: str,
         wait: bool,
         json: bool,
