@@ -20,7 +20,7 @@ from lockguard.app.env_check import must_be_environment
 from lockguard.app.install_source import LockSource
 from lockguard.app.install_steps import install_conda, install_packages, verify
 from lockguard.app.reporting import InstallProgress
-from lockguard.errors import InstallFailed
+from lockguard.errors import InstallFailed, SourceUnreachable
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
 from lockguard.io.deferred_signals import DeferredSignals
@@ -246,6 +246,10 @@ def apply_plan(
         if isinstance(exc, InstallFailed):
             raise InstallFailed(
                 exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint
+            ) from None
+        if isinstance(exc, SourceUnreachable):  # a download that stalled: exit 4, rolled back
+            raise SourceUnreachable(
+                exc.message + (f"\n{rolled}" if rolled else ""), url=exc.url, hint=exc.hint
             ) from None
         # a full disk, a permission: the cause, and that it was undone
         if isinstance(exc, OSError):

@@ -11,11 +11,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lockguard.app.install_files import write_install_files
 from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
-from lockguard.install.pip_requirements import requirements_text
 from lockguard.install.plan import Plan, blocking
-from lockguard.install.pylock_source import links_page
 from lockguard.install.verify import smoke_modules
 from lockguard.io.env.engines.base import EngineProgress, InstallEngine, LockedFiles
 from lockguard.io.env.engines.rattler import RattlerEngine
@@ -23,7 +22,6 @@ from lockguard.io.env.engines.registry import run_engine
 from lockguard.io.env.import_smoke import run_smoke
 from lockguard.io.env.prefix_scan import scan_prefix
 from lockguard.io.index.cache import Cache
-from lockguard.io.write import write_atomic
 from lockguard.lockfiles.conda_lock import read_document
 from lockguard.model.names import canonical_name, same_version
 from lockguard.model.wording import counted
@@ -72,14 +70,7 @@ def install_packages(
     """The engine installs exactly what the plan says, from the lock's entries (hashes and index
     options). What it installed ("name==version") is what appeared in the site folders; a package
     it did not install (it found one it took for installed) fails the run."""
-    requirements = q.root / "install.txt"
-    find_links = None
-    if source.links:
-        find_links = q.root / "links.html"
-        write_atomic(find_links, links_page(list(source.links)))  # never through a link
-    write_atomic(
-        requirements, requirements_text(source.requirements, plan.install, find_links=find_links)
-    )
+    requirements = write_install_files(plan, scan, source, q.root, progress)
     wanted = {canonical_name(p.split("==", 1)[0]): p.split("==", 1)[1] for p in plan.install}
     total, fetched, done = len(wanted), [], []
     sites = [Path(s) for s in scan.site_dirs] or [Path(plan.prefix) / "lib"]
