@@ -1,7 +1,8 @@
-"""clean-install downloads the lock's files itself (app/install_files.py, io/env/engines/downloads.py,
-issue 32): under the resolve's stall rule (a trickling wheel stops the run with exit 4 naming the
-file, within the deadline, the prefix rolled back), verified by sha256, kept in lockguard's cache,
-and handed to the engine as local files with --no-index; progress is a line every 10 s in a log."""
+"""clean-install downloads the lock's files itself (app/install_files.py,
+io/env/engines/downloads.py, issue 32): under the resolve's stall rule (a trickling wheel stops
+the run with exit 4 naming the file, within the deadline, the prefix rolled back), verified by
+sha256, kept in lockguard's cache, and handed to the engine as local files with --no-index;
+progress is a line every 10 s in a log."""
 
 from __future__ import annotations
 
@@ -48,9 +49,7 @@ def install_txt(venv: Path) -> str:
     return found.read_text()
 
 
-def test_a_trickling_wheel_stops_the_run_with_exit_4_naming_it_and_rolls_back(
-    world, project, venv
-):
+def test_a_trickling_wheel_stops_the_run_with_exit_4_naming_it_and_rolls_back(world, project, venv):
     before = tree_hashes(venv)
     world.pypi.faults.trickle.add(f"/files/{WHEEL}")  # headers, then a byte every 0.3 s
     started = time.monotonic()

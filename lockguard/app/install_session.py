@@ -8,6 +8,7 @@ conda, verification) are in install_steps.py, what it applies in install_source.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -178,8 +179,7 @@ def apply_plan(
         raise InstallFailed(
             f"cannot move {counted(len(plan.blocked), 'file')} into the quarantine; nothing was "
             f"changed:\n    {shown}{more}",
-            hint="run as a user that owns the environment and can read every file in it; "
-            "`chattr -i` an immutable file first (`--dry-run` lists them all)",
+            hint=_blocked_hint(plan.blocked),
         )
     moves = plan.moves()
     applied = Applied(run_id)
@@ -255,7 +255,11 @@ def apply_plan(
         if isinstance(exc, OSError):
             raise InstallFailed(
                 f"clean-install failed: {os_cause(exc)}" + (f"\n{rolled}" if rolled else ""),
-                hint=_SPACE_HINT if exc.errno == 28 else "run as a user that owns the environment",
+                hint=_SPACE_HINT
+                if exc.errno == 28
+                else ACROSS_HINT
+                if exc.errno == errno.EXDEV
+                else "run as a user that owns the environment",
             ) from None
         raise
     else:
@@ -273,6 +277,20 @@ def apply_plan(
 
 
 _SPACE_HINT = "free some space on the environment's file system and run again"
+ACROSS_HINT = (
+    "the quarantine is a rename on the same file system: give the environment's site-packages "
+    "and its .lockguard folder one file system (a volume or bind mount over the whole prefix, "
+    "not over site-packages alone)"
+)
+
+
+def _blocked_hint(blocked: list[tuple[str, str]]) -> str:
+    if any("on another file system" in why for _path, why in blocked):
+        return ACROSS_HINT + " (`--dry-run` lists every file)"
+    return (
+        "run as a user that owns the environment and can read every file in it; "
+        "`chattr -i` an immutable file first (`--dry-run` lists them all)"
+    )
 
 
 def _hashing(progress: InstallProgress, total: int):

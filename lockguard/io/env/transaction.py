@@ -22,6 +22,7 @@ full disk the undo goes on (it goes by what lies in files/), and says that its j
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -120,7 +121,11 @@ class Transaction:
             )
             raise InstallFailed(
                 f"cannot move {failed.path} into quarantine: {os_cause(failed.error)}; {back}",
-                hint=_SPACE_HINT if failed.error.errno == 28 else _MOVE_HINT,
+                hint=_SPACE_HINT
+                if failed.error.errno == 28
+                else _ACROSS_HINT
+                if failed.error.errno == errno.EXDEV  # the preflight missed it (mounted since)
+                else _MOVE_HINT,
             ) from None
 
     def record_before(self) -> None:
@@ -138,6 +143,10 @@ class Transaction:
 
 _MOVE_HINT = "run as a user that owns the environment and can read every file in it"
 _SPACE_HINT = "free some space on the environment's file system and run again"
+_ACROSS_HINT = (
+    "the file is on another file system than the quarantine; give site-packages and the "
+    "environment's .lockguard folder one file system"
+)
 
 
 def _signature(info: os.stat_result, link: str | None = None) -> list:

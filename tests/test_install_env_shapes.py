@@ -1,0 +1,100 @@
+"""The installs people really have (issue 32): a site-packages on another file system than the
+quarantine (refused by the preflight, the dry run says why), as real child processes on real
+venvs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from lockguard.io.env.preflight import survey_moves
+from tests.support.envs import PIP_ENV, pip_install, site_packages, tree_hashes
+
+OTHER_FS = Path("/dev/shm")
+
+
+def other_file_system(here: Path) -> bool:
+    return OTHER_FS.is_dir() and os.stat(OTHER_FS).st_dev != os.stat(here).st_dev
+
+
+@pytest.fixture
+def project(world, tmp_path) -> Path:
+    return world.locked(tmp_path / "project", cuda="12.1", pip=["oldlib"])
+
+
+def lockguard(project: Path, venv: Path, *args: str):
+    command, rest = args[0], args[1:]
+    where = ["--env", str(venv)] if command == "check" else ["--prefix", str(venv)]
+    intent = [] if command == "restore" else ["--intent", str(project / "lockguard.toml")]
+    return subprocess.run(
+        [sys.executable, "-m", "lockguard", command, *intent, *where, *rest],
+        env={**os.environ, **PIP_ENV},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def split_venv(world, venv, tmp_path):
+    """The venv's site-packages is a tmpfs mounted over it (what a container volume or a bind mount
+    over site-packages is): a real second file system inside the prefix. Needs the right to mount
+    (root in a container with CAP_SYS_ADMIN); skipped otherwise."""
+    pip_install(venv, world.pypi.url, "oldlib==1.0")
+    site = site_packages(venv)
+    saved = tmp_path / "saved-site"
+    shutil.copytree(site, saved, symlinks=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "lg-test", str(site)], capture_output=True, text=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a second file system here: {mounted.stderr.strip()}")
+    try:
+        shutil.copytree(saved, site, symlinks=True, dirs_exist_ok=True)
+        assert os.stat(site).st_dev != os.stat(venv).st_dev
+        yield venv
+    finally:
+        subprocess.run(["umount", "-l", str(site)], check=False)
+
+
+def test_site_packages_on_another_file_system_is_refused_before_anything_changes(
+    project, split_venv
+):
+    before = tree_hashes(split_venv)
+    dry = lockguard(project, split_venv, "clean-install", "--dry-run", "--json")
+    assert dry.returncode == 1, dry.stderr
+    blocked = json.loads(dry.stdout)["data"]["plan"]["blocked"]
+    assert blocked and all("on another file system" in b["why"] for b in blocked)
+    assert "oldlib" in blocked[0]["path"]
+    done = lockguard(project, split_venv, "clean-install", "--yes")
+    assert done.returncode == 5, done.stderr
+    assert "on another file system" in done.stderr and "one file system" in done.stderr
+    assert "run as a user that owns" not in done.stderr
+    assert tree_hashes(split_venv) == before
+    undone = lockguard(project, split_venv, "restore", "--list", "--json")
+    assert json.loads(undone.stdout)["data"] == []  # no run began
+
+
+def test_the_preflight_compares_each_folder_with_the_quarantines_file_system(tmp_path):
+    if not other_file_system(tmp_path):
+        pytest.skip("no second file system (/dev/shm) on this machine")
+    (tmp_path / "here").mkdir()
+    (tmp_path / "here" / "a.py").write_text("a\n")
+    away = OTHER_FS / f"lg-test-{uuid.uuid4().hex}"
+    away.mkdir()
+    try:
+        (away / "b.py").write_text("b\n")
+        (tmp_path / "there").symlink_to(away)
+        survey = survey_moves(str(tmp_path), ["here/a.py", "there/b.py"])
+        assert [b.path for b in survey.blocked] == ["there/b.py"]
+        assert "another file system" in survey.blocked[0].why
+        assert survey.sizes == {"here/a.py": 2, "there/b.py": 2}
+    finally:
+        shutil.rmtree(away)
