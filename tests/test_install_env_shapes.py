@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from lockguard.io.env.preflight import survey_moves
-from tests.support.envs import PIP_ENV, pip_install, site_packages, tree_hashes
+from tests.support.envs import PIP_ENV, make_venv, pip_install, site_packages, tree_hashes
+from tests.support.wheels import build_wheel
 
 OTHER_FS = Path("/dev/shm")
 
@@ -98,3 +100,55 @@ def test_the_preflight_compares_each_folder_with_the_quarantines_file_system(tmp
         assert survey.sizes == {"here/a.py": 2, "there/b.py": 2}
     finally:
         shutil.rmtree(away)
+
+
+def base_purelib(venv: Path) -> Path:
+    return Path(
+        subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                "-c",
+                "import sys, sysconfig; base = {'base': sys.base_prefix, 'platbase': "
+                "sys.base_prefix}; print(sysconfig.get_paths(vars=base)['purelib'])",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_system_site_venv_gets_the_locked_version_its_base_already_has(
+    world, tmp_path, monkeypatch, installer
+):
+    """A --system-site-packages venv: its own site is the environment. The base interpreter holds
+    the locked version of a package; the engine installs it into the venv all the same (it used
+    to take the base's copy for installed and the run failed), check --env then passes, and
+    restore gives the venv back."""
+    for key, value in PIP_ENV.items():
+        monkeypatch.setenv(key, value)
+    venv = make_venv(tmp_path / "sys-env", system_site=True)
+    base = base_purelib(venv)
+    held = sorted(
+        p.name[: -len(".dist-info")].split("-", 1)
+        for p in base.glob("*.dist-info")
+        if p.name.split("-")[0].lower() not in ("pip", "setuptools", "wheel")
+        and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*-[0-9]+(\.[0-9]+)*\.dist-info", p.name)
+    )
+    if not held:
+        pytest.skip("the base interpreter holds no plain-versioned distribution here")
+    name, version = held[0]
+    world.pypi.add(
+        build_wheel(world.wheels, name, version, files={"lockguard_test_base_twin.py": b"T = 1\n"})
+    )
+    project = world.locked(tmp_path / "project", cuda="12.1", pip=[f"{name}=={version}"])
+    before = tree_hashes(venv)
+    done = lockguard(project, venv, "clean-install", "--yes", "--installer", installer)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (site_packages(venv) / "lockguard_test_base_twin.py").exists()
+    assert f"installed 1 package with {installer}" in done.stderr
+    check = lockguard(project, venv, "check", "--format", "json")
+    assert check.returncode == 0, check.stdout
+    assert lockguard(project, venv, "restore").returncode == 0
+    assert tree_hashes(venv) == before

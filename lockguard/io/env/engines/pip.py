@@ -8,7 +8,9 @@ otherwise build a setup.py project with the environment's own `wheel` and setupt
 quarantine may have just taken apart (wheel 0.48 needs the packaging the lock downgrades), and fall
 back to `setup.py install`, an .egg-info with no RECORD that nothing can verify or undo exactly.
 
-pip runs with PYTHONNOUSERSITE=1 (a copy in the user site must neither satisfy the lock nor be
+pip runs with --ignore-installed (a --system-site-packages venv's base interpreter holding the
+locked version made pip say "Requirement already satisfied" and the run fail) and
+PYTHONNOUSERSITE=1 (a copy in the user site must neither satisfy the lock nor be
 touched) and PYTHONDONTWRITEBYTECODE=1 (running pip must not add .pyc files of pip itself to the
 prefix; the .pyc files pip compiles for what it installs are in their RECORDs)."""
 
@@ -69,6 +71,10 @@ def install_lock(
         "install",
         "--no-deps",
         "--require-hashes",
+        # what the plan installs is in no folder of the environment's own (the quarantine moved
+        # any other version out): a copy elsewhere on sys.path (the base interpreter's, for a
+        # --system-site-packages venv) must not count as installed, and is never touched
+        "--ignore-installed",
         "--use-pep517",
         "--no-warn-script-location",
         "--disable-pip-version-check",
