@@ -152,3 +152,48 @@ def test_a_system_site_venv_gets_the_locked_version_its_base_already_has(
     assert check.returncode == 0, check.stdout
     assert lockguard(project, venv, "restore").returncode == 0
     assert tree_hashes(venv) == before
+
+
+def test_a_legacy_egg_link_is_reported_quarantined_and_restored(world, project, venv, tmp_path):
+    """`setup.py develop` / legacy `pip install -e`: mydev.egg-link + easy-install.pth naming a
+    project folder with mydev.egg-info. check --env reports it as not in the lock; clean-install
+    moves both into the quarantine (mydev no longer imports); restore brings them back."""
+    source = tmp_path / "src" / "mydev"
+    (source / "mydev.egg-info").mkdir(parents=True)
+    (source / "mydev.egg-info" / "PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: mydev\nVersion: 0.1.dev0\n"
+    )
+    (source / "mydev.egg-info" / "top_level.txt").write_text("mydev\n")
+    (source / "mydev.py").write_text("DEV = True\n")
+    site = site_packages(venv)
+    (site / "mydev.egg-link").write_text(f"{source}\n.")
+    (site / "easy-install.pth").write_text(f"{source}\n")
+    python = str(venv / "bin" / "python")
+    imports = [python, "-c", "import mydev"]
+    assert subprocess.run(imports, capture_output=True).returncode == 0
+    before = tree_hashes(venv)
+
+    check = lockguard(project, venv, "check", "--format", "json")
+    assert check.returncode == 1, check.stdout
+    found = [f for f in json.loads(check.stdout)["data"]["findings"] if "mydev" in f["message"]]
+    assert [f["code"] for f in found] == ["LG202"], found
+    assert (
+        "mydev 0.1.dev0 is installed but not in the lock (a legacy develop install"
+        in (found[0]["message"])
+    )
+    dry = lockguard(project, venv, "clean-install", "--dry-run", "--json")
+    moved = {
+        m["path"].rsplit("/", 1)[-1] for m in json.loads(dry.stdout)["data"]["plan"]["quarantine"]
+    }
+    assert {"mydev.egg-link", "easy-install.pth"} <= moved
+
+    done = lockguard(project, venv, "clean-install", "--yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (site / "mydev.egg-link").exists() and not (site / "easy-install.pth").exists()
+    assert subprocess.run(imports, capture_output=True).returncode != 0
+    assert lockguard(project, venv, "check").returncode == 0
+    assert (source / "mydev.py").exists()  # the project folder itself is never touched
+
+    assert lockguard(project, venv, "restore").returncode == 0
+    assert tree_hashes(venv) == before
+    assert subprocess.run(imports, capture_output=True).returncode == 0
