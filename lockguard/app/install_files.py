@@ -47,10 +47,15 @@ def write_install_files(
         choice = choose_files(
             plan.install, source.requirements, _candidates(source, client), _ranker(source, scan)
         )
-        files = fetch_locked(choice.files, http, DownloadLine(progress, len(choice.files)))
+        line = DownloadLine(progress, len(choice.files))
+        files = fetch_locked(choice.files, http, line)
     if choice.files:
         size = sum(files[f.sha256].stat().st_size for f in choice.files)
-        progress.say(f"{counted(len(choice.files), 'locked file')} ready ({human_size(size)})")
+        progress.say(
+            f"{counted(len(choice.files), 'locked file')} ready ({human_size(size)}; "
+            f"downloaded {len(line.files)}, {len(choice.files) - len(line.files)} from "
+            "lockguard's cache or the lock's own paths)"
+        )
     links = [f"{files[f.sha256].as_uri()}#sha256={f.sha256}" for f in choice.files]
     links += [link for link in source.links if link not in links]
     find_links = None

@@ -91,7 +91,7 @@ def install_packages(
                 progress.step(f"installed {key} {version} ({len(done)}/{total})")
 
     q.log(event="pip-start", packages=total, engine=engine.name)
-    progress.step(f"downloading {counted(total, 'package')} with {engine.name}")
+    progress.step(f"installing {counted(total, 'package')} with {engine.name}")
     finished = run_engine(
         engine,
         Path(plan.prefix),

@@ -85,9 +85,9 @@ def fetch_locked(
     files: list[LockedFile], http: HttpClient, on_bytes: OnBytes, folder: Path | None = None
 ) -> dict[str, Path]:
     """Each file's local path (sha256 -> path), downloading what the cache does not hold yet, one
-    file at a time in the lock's order. Raises SourceUnreachable (exit 4) naming the file that
-    could not be downloaded under the stall rule, InstallFailed when its bytes are not the
-    locked ones."""
+    file at a time in the lock's order (`on_bytes` hears of downloads only). Raises
+    SourceUnreachable (exit 4) naming the file that could not be downloaded under the stall rule,
+    InstallFailed when its bytes are not the locked ones."""
     folder = folder or files_folder()
     out: dict[str, Path] = {}
     total = sum(f.size or 0 for f in files)
@@ -106,8 +106,7 @@ def fetch_locked(
         target = folder / file.sha256 / file.filename
         if target.is_file():  # renamed into place only once verified
             out[file.sha256] = target
-            done += file.size or 0
-            on_bytes(file, file.size or 0, file.size, done, total)
+            total -= file.size or 0  # "in all" counts what is downloaded
             continue
         out[file.sha256] = _download(file, http, target, on_bytes, done, total)
         done += file.size or out[file.sha256].stat().st_size
