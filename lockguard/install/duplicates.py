@@ -59,7 +59,7 @@ def on_two_paths(snap: PrefixSnapshot) -> list[Finding]:
         # a venv's own copy of the very version its base interpreter has: the venv's site is
         # the environment, the base's copy only stands behind it (a --system-site-packages venv
         # clean-installed from a lock that pins what the base holds)
-        if origins[winner.site].kind == "environment" and all(
+        if winner not in foreign and all(
             origins[d.site].kind == "base interpreter" and same_version(d.version, winner.version)
             for d in losers
         ):
