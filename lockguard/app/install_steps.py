@@ -55,6 +55,18 @@ def _name_version(folder: str) -> tuple[str, str]:
     return canonical_name(name), version
 
 
+def _sees_base_site(scan: PrefixSnapshot) -> bool:
+    """A venv that also sees its base interpreter's site-packages (--system-site-packages)."""
+    base = scan.base_prefix
+    return (
+        bool(base)
+        and base != scan.prefix
+        and any(
+            entry.startswith(f"{base}/") and entry.endswith("-packages") for entry in scan.sys_path
+        )
+    )
+
+
 # the longest an engine may take for a whole install
 INSTALL_TIMEOUT = 3600
 
@@ -96,7 +108,7 @@ def install_packages(
         engine,
         Path(plan.prefix),
         plan.python,
-        LockedFiles(requirements, total),
+        LockedFiles(requirements, total, base_site=_sees_base_site(scan)),
         deadline=time.monotonic() + INSTALL_TIMEOUT,
         progress=EngineProgress(line, tick),
     )
