@@ -7,6 +7,7 @@ progress is a line every 10 s in a log."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -73,8 +74,9 @@ def test_other_bytes_than_the_locked_ones_fail_the_run_before_the_engine(world, 
 
 
 def test_the_engine_gets_local_files_and_no_index(world, project, venv, tmp_path):
-    """The second run has a cold uv cache and an index whose files all fail: the locked files
-    come from lockguard's cache, and uv asks no index for them."""
+    """The second run has a cold uv cache, no cached index page and an index whose pages and files
+    all fail: the locked files come from lockguard's cache by their sha256, and uv asks no index
+    for them."""
     first = lockguard(project, venv, "clean-install", "--yes")
     assert first.returncode == 0, first.stderr
     assert "locked files ready" in first.stderr
@@ -82,6 +84,8 @@ def test_the_engine_gets_local_files_and_no_index(world, project, venv, tmp_path
     assert "--no-index" in text and "--index-url" not in text and "--find-links" in text
     assert lockguard(project, venv, "restore").returncode == 0
     world.pypi.faults.status["/files/"] = 500
+    world.pypi.faults.status["/simple/"] = 500  # and no page: the files are known by their sha256
+    shutil.rmtree(Path(os.environ["LOCKGUARD_CACHE_DIR"]) / "entries")  # pages cached: gone
     again = lockguard(
         project, venv, "clean-install", "--yes", env={"UV_CACHE_DIR": str(tmp_path / "cold-uv")}
     )

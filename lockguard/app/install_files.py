@@ -7,21 +7,25 @@ requirements from an index), keeps the lock's index options for the engine."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lockguard.errors import LockguardError
 from lockguard.install.locked_files import LockedFile, choose_files, link_files
 from lockguard.install.pip_requirements import requirements_text
 from lockguard.install.pylock_source import links_page
-from lockguard.io.env.engines.downloads import fetch_locked, host_glibc
+from lockguard.io.env.engines.downloads import cached_files, fetch_locked, host_glibc
 from lockguard.io.index.cache import Cache
 from lockguard.io.index.client import IndexClient
 from lockguard.io.index.http import HttpClient
 from lockguard.io.write import write_atomic
 from lockguard.model.dist import DistFile
 from lockguard.model.intent import CudaRequest
+from lockguard.model.names import canonical_name
 from lockguard.model.target import Target
 from lockguard.model.versions import PythonVersion
 from lockguard.model.wording import counted, human_size
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
 PYPI = "https://pypi.org/simple"
 LOG_EVERY = 10.0  # seconds between progress lines in a log (not a terminal)
 LIVE_EVERY = 0.1
+PAGES_AT_ONCE = 16
 
 
 def write_install_files(
@@ -43,10 +48,12 @@ def write_install_files(
 ) -> Path:
     """install.txt (and links.html) in `folder`, after the locked files are downloaded."""
     with HttpClient() as http:
+        http.prepare()  # httpx imported in this thread, not first in a worker (io/index/early.py)
         client = IndexClient(http, Cache(), ())
-        choice = choose_files(
-            plan.install, source.requirements, _candidates(source, client), _ranker(source, scan)
-        )
+        rank = _ranker(source, scan)
+        candidates = _candidates(source, client, rank)
+        _prefetch(candidates, [pin.partition("==")[0] for pin in plan.install])
+        choice = choose_files(plan.install, source.requirements, candidates, rank)
         line = DownloadLine(progress, len(choice.files))
         files = fetch_locked(choice.files, http, line)
     if choice.files:
@@ -56,13 +63,14 @@ def write_install_files(
             f"downloaded {len(line.files)}, {len(choice.files) - len(line.files)} from "
             "lockguard's cache or the lock's own paths)"
         )
+    local = not choice.missing and all(f.is_wheel for f in choice.files)
     links = [f"{files[f.sha256].as_uri()}#sha256={f.sha256}" for f in choice.files]
-    links += [link for link in source.links if link not in links]
+    if not local:  # the engine may need a pylock.toml's other files (an sdist's, a missing one)
+        links += [link for link in source.links if link not in links]
     find_links = None
     if links:
         find_links = folder / "links.html"
         write_atomic(find_links, links_page(links))  # never through a link
-    local = not choice.missing and all(f.is_wheel for f in choice.files)
     requirements = folder / "install.txt"
     write_atomic(
         requirements,
@@ -71,7 +79,11 @@ def write_install_files(
     return requirements
 
 
-def _candidates(source: LockSource, client: IndexClient) -> Callable[[str], list[DistFile]]:
+def _candidates(
+    source: LockSource, client: IndexClient, rank: Callable[[str], int | None]
+) -> Callable[[str], list[DistFile]]:
+    """A package's locked files: a fitting wheel lockguard's cache holds already (no index is
+    asked), else the pylock.toml's links, else the first index that lists one."""
     linked = link_files(source.links)
     lock = source.requirements
     indexes = (
@@ -80,6 +92,12 @@ def _candidates(source: LockSource, client: IndexClient) -> Callable[[str], list
     wanted = {name: set(entry.hashes) for name, entry in lock.entries.items()}
 
     def candidates(name: str) -> list[DistFile]:
+        cached = [
+            DistFile(path.name, path.as_uri(), {"sha256": digest})
+            for digest, path in cached_files(sorted(wanted.get(name, set())))
+        ]
+        if any(f.is_wheel and rank(f.filename) is not None for f in cached):
+            return cached
         mine = [f for f in linked.get(name, []) if f.sha256 in wanted.get(name, set())]
         if mine:
             return mine
@@ -91,6 +109,21 @@ def _candidates(source: LockSource, client: IndexClient) -> Callable[[str], list
         return []
 
     return candidates
+
+
+def _prefetch(candidates: Callable[[str], list[DistFile]], names: list[str]) -> None:
+    """The index pages of every package at once (IndexClient keeps each answer, a failure
+    included, for the choice that follows in the lock's order): one page after another is a
+    round trip per package."""
+    if len(names) < 2:
+        return
+
+    def ask(name: str) -> None:
+        with contextlib.suppress(LockguardError):  # raised again, in order, by the choice
+            candidates(canonical_name(name))
+
+    with ThreadPoolExecutor(PAGES_AT_ONCE, "lockguard-pages") as pool:
+        list(pool.map(ask, names))
 
 
 def _ranker(source: LockSource, scan: PrefixSnapshot) -> Callable[[str], int | None]:

@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import unquote, urlparse
@@ -27,6 +29,7 @@ from lockguard.install.locked_files import LockedFile
 from lockguard.io.index.cache import Cache
 from lockguard.io.index.http import HttpClient
 
+DOWNLOADS_AT_ONCE = 8  # the lock's files downloaded in parallel (uv: 50; most time is torch's one)
 MAX_FILE = 64 << 30  # no wheel is larger (torch's are 2.5 GB); an endless answer is cut off
 
 
@@ -47,6 +50,23 @@ def host_glibc() -> str | None:
 
 def files_folder() -> Path:
     return Cache().root / "files"
+
+
+def cached_files(sha256s: Iterable[str], folder: Path | None = None) -> list[tuple[str, Path]]:
+    """(sha256, path) of the files lockguard's cache holds with one of these digests (verified
+    when they were downloaded): a warm clean-install asks no index page for them."""
+    folder = folder or files_folder()
+    out = []
+    for digest in sha256s:
+        if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+            continue  # never a path out of the folder
+        with contextlib.suppress(OSError):
+            out += [
+                (digest, entry)
+                for entry in (folder / digest).iterdir()
+                if not entry.name.endswith(".part") and entry.is_file()
+            ]
+    return out
 
 
 class _PartFile:
@@ -81,18 +101,48 @@ class _PartFile:
             self.handle = None
 
 
+class _Stopped(Exception):
+    """Another download failed (or the run was interrupted): this one stops at its next chunk."""
+
+
+class _Tally:
+    """The bytes of every download in flight, reported as one (downloads run in threads)."""
+
+    def __init__(self, on_bytes: OnBytes, total: int) -> None:
+        self.on_bytes = on_bytes
+        self.total = total
+        self.sizes: dict[str, int] = {}
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+
+    def chunk(self, file: LockedFile, size: int, declared: int | None) -> None:
+        if self.stop.is_set():
+            raise _Stopped()
+        with self.lock:
+            self.sizes[file.sha256] = size
+            self.on_bytes(file, size, file.size or declared, sum(self.sizes.values()), self.total)
+
+
 def fetch_locked(
-    files: list[LockedFile], http: HttpClient, on_bytes: OnBytes, folder: Path | None = None
+    files: list[LockedFile],
+    http: HttpClient,
+    on_bytes: OnBytes,
+    folder: Path | None = None,
+    workers: int = DOWNLOADS_AT_ONCE,
 ) -> dict[str, Path]:
-    """Each file's local path (sha256 -> path), downloading what the cache does not hold yet, one
-    file at a time in the lock's order (`on_bytes` hears of downloads only). Raises
-    SourceUnreachable (exit 4) naming the file that could not be downloaded under the stall rule,
-    InstallFailed when its bytes are not the locked ones."""
+    """Each file's local path (sha256 -> path), downloading what the cache does not hold yet,
+    `workers` files at once (`on_bytes` hears of downloads only, from one thread at a time). The
+    first download that fails stops the others; raises SourceUnreachable (exit 4) naming the file
+    that could not be downloaded under the stall rule, InstallFailed when its bytes are not the
+    locked ones."""
     folder = folder or files_folder()
     out: dict[str, Path] = {}
-    total = sum(f.size or 0 for f in files)
-    done = 0
+    pending: list[tuple[LockedFile, Path]] = []
     for file in files:
+        target = folder / file.sha256 / file.filename
+        if target.is_file():  # renamed into place only once verified
+            out[file.sha256] = target
+            continue
         if file.url.startswith("file://"):
             local = Path(unquote(urlparse(file.url).path))
             if _sha256_of(local) != file.sha256:
@@ -103,26 +153,33 @@ def fetch_locked(
                 )
             out[file.sha256] = local
             continue
-        target = folder / file.sha256 / file.filename
-        if target.is_file():  # renamed into place only once verified
-            out[file.sha256] = target
-            total -= file.size or 0  # "in all" counts what is downloaded
-            continue
-        out[file.sha256] = _download(file, http, target, on_bytes, done, total)
-        done += file.size or out[file.sha256].stat().st_size
+        pending.append((file, target))
+    tally = _Tally(on_bytes, sum(f.size or 0 for f, _t in pending))
+    first: BaseException | None = None
+    pool = ThreadPoolExecutor(max(1, min(workers, len(pending))), "lockguard-download")
+    try:
+        running = {pool.submit(_download, f, http, t, tally): f for f, t in pending}
+        for done in as_completed(running):
+            error = done.exception()
+            if error is None:
+                out[running[done].sha256] = done.result()
+            elif not isinstance(error, _Stopped) and first is None:
+                first = error
+                tally.stop.set()
+    finally:
+        tally.stop.set()  # an interrupt: the downloads in flight stop at their next chunk
+        pool.shutdown(wait=True, cancel_futures=True)
+    if first is not None:
+        raise first
     return out
 
 
-def _download(
-    file: LockedFile, http: HttpClient, target: Path, on_bytes: OnBytes, done: int, total: int
-) -> Path:
+def _download(file: LockedFile, http: HttpClient, target: Path, tally: _Tally) -> Path:
+    if tally.stop.is_set():
+        raise _Stopped()
     target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f"{target.name}.{os.getpid()}.part")
-
-    def on_chunk(size: int, declared: int | None) -> None:
-        on_bytes(file, size, file.size or declared, done + size, total)
-
-    sink = _PartFile(part, on_chunk)
+    part = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.part")
+    sink = _PartFile(part, lambda size, declared: tally.chunk(file, size, declared))
     try:
         try:
             answer = http.get(file.url, max_bytes=MAX_FILE, sink=sink)
