@@ -185,16 +185,18 @@ def test_quarantine_then_restore_is_byte_identical(world, project, venv, lg):
     assert lg("restore", entry["id"], "--prefix", str(venv)).exit_code == 2  # already restored
 
 
-def test_failed_apply_is_rolled_back_with_exit_5(world, project, venv, lg):
+def test_failed_apply_is_rolled_back_with_exit_4_when_the_index_is_gone(world, project, venv, lg):
+    """The index stops answering after the quarantine moved its files: lockguard's download of
+    the first locked file fails (exit 4, naming it) and the run puts everything back."""
     site = site_packages(venv)
     (site / "libstray.so.1").write_bytes(b"\x7fELF stray")
     before = tree_hashes(venv)
-    world.pypi.stop()  # uv cannot download anything now
+    world.pypi.stop()  # nothing can be downloaded now
     result = clean_install(lg, project, venv, "--yes")
-    assert result.exit_code == 5
-    # the one file: uv's environment lock (<prefix>/.lock), which uv makes before it downloads
+    assert result.exit_code == 4
+    assert "downloading " in result.stderr and ".whl" in result.stderr
     assert (
-        "rolled back: removed 1 file the run had installed, put back 1 quarantined file"
+        "rolled back: removed 0 files the run had installed, put back 1 quarantined file"
         in result.stderr
     )
     assert "Traceback" not in result.stderr

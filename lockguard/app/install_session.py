@@ -8,6 +8,7 @@ conda, verification) are in install_steps.py, what it applies in install_source.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ from lockguard.app.env_check import must_be_environment
 from lockguard.app.install_source import LockSource
 from lockguard.app.install_steps import install_conda, install_packages, verify
 from lockguard.app.reporting import InstallProgress
-from lockguard.errors import InstallFailed
+from lockguard.errors import InstallFailed, SourceUnreachable
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
 from lockguard.io.deferred_signals import DeferredSignals
@@ -179,8 +180,7 @@ def apply_plan(
         raise InstallFailed(
             f"cannot move {counted(len(plan.blocked), 'file')} into the quarantine; nothing was "
             f"changed:\n    {shown}{more}",
-            hint="run as a user that owns the environment and can read every file in it; "
-            "`chattr -i` an immutable file first (`--dry-run` lists them all)",
+            hint=_blocked_hint(plan.blocked),
         )
     moves = plan.moves()
     applied = Applied(run_id)
@@ -248,11 +248,19 @@ def apply_plan(
             raise InstallFailed(
                 exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint
             ) from None
+        if isinstance(exc, SourceUnreachable):  # a download that stalled: exit 4, rolled back
+            raise SourceUnreachable(
+                exc.message + (f"\n{rolled}" if rolled else ""), url=exc.url, hint=exc.hint
+            ) from None
         # a full disk, a permission: the cause, and that it was undone
         if isinstance(exc, OSError):
             raise InstallFailed(
                 f"clean-install failed: {os_cause(exc)}" + (f"\n{rolled}" if rolled else ""),
-                hint=_SPACE_HINT if exc.errno == 28 else "run as a user that owns the environment",
+                hint=_SPACE_HINT
+                if exc.errno == 28
+                else ACROSS_HINT
+                if exc.errno == errno.EXDEV
+                else "run as a user that owns the environment",
             ) from None
         raise
     else:
@@ -270,6 +278,20 @@ def apply_plan(
 
 
 _SPACE_HINT = "free some space on the environment's file system and run again"
+ACROSS_HINT = (
+    "the quarantine is a rename on the same file system: give the environment's site-packages "
+    "and its .lockguard folder one file system (a volume or bind mount over the whole prefix, "
+    "not over site-packages alone)"
+)
+
+
+def _blocked_hint(blocked: list[tuple[str, str]]) -> str:
+    if any("on another file system" in why for _path, why in blocked):
+        return ACROSS_HINT + " (`--dry-run` lists every file)"
+    return (
+        "run as a user that owns the environment and can read every file in it; "
+        "`chattr -i` an immutable file first (`--dry-run` lists them all)"
+    )
 
 
 def _hashing(progress: InstallProgress, total: int):
