@@ -69,6 +69,8 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("LOCKGUARD_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("LOCKGUARD_HTTP_BACKOFF", "0.05")  # retries stay real, waits stay short
+    # init never asks conda-forge whether it answers (tests/test_init.py probes a local URL)
+    monkeypatch.setenv("LOCKGUARD_CHANNEL_PROBE", "0")
 
 
 @pytest.fixture

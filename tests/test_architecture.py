@@ -602,3 +602,18 @@ def test_the_allowed_dispatch_is_still_there():
     for relative, text in FORMAT_KIND_ALLOWED:
         path = PACKAGE / relative
         assert text in [t for _l, t in format_dispatch(path, path.read_text(encoding="utf-8"))]
+
+
+# issue 34: size is counted in statements (AST), not lines: `ruff format` changes lines, not this
+MAX_STATEMENTS = 500
+
+
+def test_no_module_is_over_500_statements():
+    sizes = {
+        path.relative_to(PACKAGE).as_posix(): sum(
+            isinstance(node, ast.stmt) for node in ast.walk(ast.parse(path.read_text()))
+        )
+        for path in PACKAGE.rglob("*.py")
+    }
+    over = {where: size for where, size in sizes.items() if size > MAX_STATEMENTS}
+    assert not over, over

@@ -185,16 +185,18 @@ def test_quarantine_then_restore_is_byte_identical(world, project, venv, lg):
     assert lg("restore", entry["id"], "--prefix", str(venv)).exit_code == 2  # already restored
 
 
-def test_failed_apply_is_rolled_back_with_exit_5(world, project, venv, lg):
+def test_failed_apply_is_rolled_back_with_exit_4_when_the_index_is_gone(world, project, venv, lg):
+    """The index stops answering after the quarantine moved its files: lockguard's download of
+    the first locked file fails (exit 4, naming it) and the run puts everything back."""
     site = site_packages(venv)
     (site / "libstray.so.1").write_bytes(b"\x7fELF stray")
     before = tree_hashes(venv)
-    world.pypi.stop()  # uv cannot download anything now
+    world.pypi.stop()  # nothing can be downloaded now
     result = clean_install(lg, project, venv, "--yes")
-    assert result.exit_code == 5
-    # the one file: uv's environment lock (<prefix>/.lock), which uv makes before it downloads
+    assert result.exit_code == 4
+    assert "downloading " in result.stderr and ".whl" in result.stderr
     assert (
-        "rolled back: removed 1 file the run had installed, put back 1 quarantined file"
+        "rolled back: removed 0 files the run had installed, put back 1 quarantined file"
         in result.stderr
     )
     assert "Traceback" not in result.stderr
@@ -407,3 +409,25 @@ def test_conda_prefix_installed_from_a_local_channel(world, tmp_path, lg):
     (prefix / "lib" / "libnccl.so.2").write_bytes(b"\x7fELF system copy")
     code, findings = env_check(lg, project, prefix)
     assert codes(findings) == ["LG210"]
+
+
+def test_record_rows_naming_a_folder_or_nothing_are_invalid_rows_and_clean_install_fails_as_check(
+    world, project, venv, lg
+):
+    # rows `jinja2` (its folder, without a slash) and `` (no path at all) are invalid rows
+    # (LG219), never "files of its RECORD are missing"; a RECORD path out of the prefix is what a
+    # clean-install never touches, so it fails as `check --env` does (one severity), not "matches"
+    assert clean_install(lg, project, venv, "--yes").exit_code == 0
+    site = site_packages(venv)
+    record = next(site.glob("jinja2-*.dist-info")) / "RECORD"
+    record.write_text(record.read_text() + "jinja2,,\n,,\n../../../../../../../../etc/hostname,,\n")
+    code, findings = env_check(lg, project, venv)
+    invalid = [f["message"] for f in findings if f["code"] == "LG219"]
+    assert code == 1 and len(invalid) == 1, findings
+    assert "rows that name a folder, not a file: 'jinja2'" in invalid[0], invalid
+    assert "1 empty row" in invalid[0] and "etc/hostname" in invalid[0], invalid
+    assert not any(f["code"] == codes_registry.RECORD_FILE_MISSING.code for f in findings)
+    for args in (("--yes",), ("--dry-run",)):
+        result = clean_install(lg, project, venv, *args)
+        assert result.exit_code == code, (args, result.exit_code, result.output)
+        assert "LG219" in result.output and "matches the lock" not in result.output, result.output

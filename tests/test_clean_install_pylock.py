@@ -213,5 +213,5 @@ def test_the_packages_indexes_become_the_index_options_in_their_order():
     )
     found = install_from_pylock(read(text), "pylock.toml", "/srv/lock")
     assert found.requirements.index_url == "https://first.example/simple"
-    assert found.requirements.extra_index_urls == ["https://second.example/simple"]
+    assert found.requirements.extra_index_urls == ("https://second.example/simple",)
     assert sorted(found.requirements.entries) == ["a", "b", "c"]

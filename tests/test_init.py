@@ -80,3 +80,54 @@ def test_init_says_what_resolve_needs_where_the_conda_channel_is_out_of_reach(
     assert result.exit_code == 0
     assert "it solves the conda side on conda-forge" in result.stderr
     assert "lockguard resolve --conda-from-knowledge" in result.stderr
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # nothing listens there once the socket is closed
+
+
+def test_init_pins_the_conda_side_from_knowledge_where_the_channel_cannot_be_reached(
+    lg, tmp_path, monkeypatch
+):
+    import time
+
+    monkeypatch.setenv("LOCKGUARD_CHANNEL_PROBE", "1")
+    channel = f"http://127.0.0.1:{_closed_port()}/conda-forge"
+    monkeypatch.chdir(tmp_path)
+    started = time.monotonic()
+    result = lg("init", "--python", "3.11", "--cuda", "none", "--channel", channel, "jinja2")
+    assert result.exit_code == 0, result.stderr
+    assert time.monotonic() - started < 15  # a short, bounded probe
+    text = (tmp_path / "lockguard.toml").read_text()
+    assert "\nconda-from-knowledge = true\n" in text, text
+    assert f"# the conda channel {channel} could not be reached (" in text, text
+    assert load_intent(tmp_path / "lockguard.toml").conda_from_knowledge
+    assert "the intent says conda-from-knowledge = true" in result.stderr, result.stderr
+    # the same in pyproject.toml's [tool.lockguard]
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(PYPROJECT)
+    monkeypatch.chdir(project)
+    result = lg("init", "--pyproject", "--python", "3.11", "--channel", channel, "jinja2")
+    assert result.exit_code == 0, result.stderr
+    assert load_intent(project / "pyproject.toml").conda_from_knowledge
+
+
+def test_init_leaves_the_conda_side_to_the_solver_where_the_channel_answers(
+    lg, world, tmp_path, monkeypatch
+):
+    # any HTTP answer is an answer (a 404 is the channel's, not the network's); the probe can
+    # also be switched off
+    monkeypatch.setenv("LOCKGUARD_CHANNEL_PROBE", "1")
+    monkeypatch.chdir(tmp_path)
+    result = lg("init", "--python", "3.11", "--channel", f"{world.pypi.url}/channel", "jinja2")
+    assert result.exit_code == 0, result.stderr
+    assert "conda-from-knowledge" not in (tmp_path / "lockguard.toml").read_text()
+    monkeypatch.setenv("LOCKGUARD_CHANNEL_PROBE", "0")
+    unreachable = f"http://127.0.0.1:{_closed_port()}/c"
+    assert lg("init", "--force", "--python", "3.11", "--channel", unreachable).exit_code == 0
+    assert "conda-from-knowledge" not in (tmp_path / "lockguard.toml").read_text()

@@ -175,7 +175,7 @@ def test_a_restore_holds_the_prefix_until_every_file_is_back(project, dirty, lg,
         project,
         venv,
         "restore",
-        faults=[pause(tmp_path, "restore", "lockguard.io.env.transaction:put_back_file", call=2)],
+        faults=[pause(tmp_path, "restore", "lockguard.io.env.undo:put_back_file", call=2)],
     )
     wait_paused(tmp_path, "restore", process=restoring)
     pid = restoring.pid

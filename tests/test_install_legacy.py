@@ -308,7 +308,7 @@ def test_an_interrupted_restore_is_lg222_first_and_clean_install_finishes_it(
     assert apply(lg, project, venv).exit_code == 0
     (run_,) = runs(lg, venv)
     die = {
-        "target": "lockguard.io.env.transaction:put_back_file",
+        "target": "lockguard.io.env.undo:put_back_file",
         "call": 3,
         "action": "exit",
         "code": 137,

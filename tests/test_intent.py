@@ -145,8 +145,8 @@ def test_good_intent_parses_into_frozen_values(tmp_path):
             'python = "3.11"\ncuda = "12.1"\nexclude-newer = "yesterday"\n',
             3,
             "exclude-newer",
-            "not an RFC 3339",
-            None,
+            "is neither a date-time nor a span",
+            "7 days",
         ),
         (
             'python = "3.11"\ncuda = "12.1"\nexclude-newer = "2024-03-01T00:00:00"\n',

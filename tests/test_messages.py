@@ -374,12 +374,43 @@ def test_a_project_no_index_has_is_bad_input_at_its_intent_line(world, lg, tmp_p
         "lockguard.toml:7: pip: no index has a project named transformerz "
         f"({world.pypi.url}/transformerz/: "
         "not found)",
-        "check the spelling of 'transformerz>=1'",
+        "did you mean 'transformers'? check the spelling of 'transformerz>=1'",
     )
     assert (
         "conflicting facts" not in result.stderr
         and not (tmp_path / "p" / "requirements.lock").exists()
     )
+
+
+def test_an_unknown_project_is_told_the_close_names_this_run_read_and_the_cached_root_lists(
+    world, lg, tmp_path
+):
+    # jinja2's page was read in this run; `markupsafe2` is close to a name the index's root
+    # listing holds, and only because the cache already has that listing (it is never fetched)
+    from lockguard.io.index.cache import Cache, CachedPage
+
+    intent = world.intent(tmp_path / "p", cuda="none", pip=["jinja2", "jinja22"])
+    bad_input(lg("resolve", "--intent", str(intent)), "did you mean 'jinja2'? check the spelling")
+    intent = world.intent(tmp_path / "q", cuda="none", pip=["jinja2", "flask-loginz"])
+    result = lg("resolve", "--intent", str(intent))
+    assert result.exit_code == 2 and "did you mean" not in result.stderr
+    root = b'{"meta": {"api-version": "1.0"}, "projects": [{"name": "Flask-Login"}]}'
+    Cache().put_page(
+        CachedPage(f"{world.pypi.url}/", "application/vnd.pypi.simple.v1+json", root, None, None, 0)
+    )
+    bad_input(lg("resolve", "--intent", str(intent)), "did you mean 'flask-login'?")
+
+
+@pytest.mark.parametrize(
+    "typed, meant",
+    [("transformerz", "transformers"), ("torchvison", "torchvision"), ("xformer", "xformers")],
+)
+def test_the_knowledge_tables_name_the_projects_a_typo_is_closest_to(typed, meant):
+    from lockguard.io.knowledge.files import load_knowledge
+    from lockguard.knowledge.project_names import project_names
+    from lockguard.model.names import close_names
+
+    assert close_names(typed, project_names(load_knowledge()))[0] == meant
 
 
 def test_an_sdist_that_is_not_an_archive_is_a_build_failure_not_a_crash(world, lg, tmp_path):

@@ -377,3 +377,14 @@ def test_live_h100_and_mac_profiles_share_torch_and_transformers(tmp_path, lg):
     assert lg("resolve", "--intent", str(intent)).exit_code == 0
     assert {p.name: p.read_bytes() for p in tmp_path.glob("*.h100.*")} == before
     assert "mlx" in pins(tmp_path, "requirements.mac.lock")
+
+
+def test_check_env_picks_the_profile_as_clean_install_does(locked_profiles, venv, lg, monkeypatch):
+    named = lg("check", "--intent", str(locked_profiles), "--env", str(venv), "--profile", "mac")
+    assert named.exit_code == 2
+    assert "check --env --profile mac: this machine cannot run it (platform" in named.stderr
+    monkeypatch.setenv("LOCKGUARD_CUDA_DRIVER", "520.61.05")
+    monkeypatch.setenv("LOCKGUARD_GPU_ARCH", "sm_70")
+    picked = lg("check", "--intent", str(locked_profiles), "--env", str(venv), "--format", "json")
+    assert picked.exit_code == 1  # the empty venv lacks the lock's packages
+    assert "(profile v100)" in picked.stdout

@@ -44,7 +44,7 @@ def test_torch_2_1_cuda_12_1_with_stack_pins_hashes_and_via(tmp_path, world, lg)
     assert lock.entries["torch"].hashes == (sha256_of(torch_file),)
     assert lock.entries["torch"].via == ("-r lockguard.toml",)
     assert set(lock.entries["filelock"].via) == {"torch", "triton"}
-    assert lock.index_url == world.pypi.url and lock.extra_index_urls == []
+    assert lock.index_url == world.pypi.url and lock.extra_index_urls == ()
     text = (project / "requirements.lock").read_text()
     assert is_sealed_intact(text) and read_header(text).fields["platform"] == "linux-64"
     # metadata came from range requests: the 200 kB padded torch wheels were never downloaded
@@ -108,7 +108,7 @@ def test_cu118_comes_from_the_pytorch_index_and_it_never_shadows_pypi(tmp_path, 
     assert pins["markupsafe"] == "2.1.5"  # PyPI's, not the decoy 99.0 on the PyTorch index
     assert not any(n.startswith("nvidia-") for n in pins)
     lock = lock_of(project)
-    assert lock.extra_index_urls == [world.variant_url("cu118")]
+    assert lock.extra_index_urls == (world.variant_url("cu118"),)
     asked = [p for _m, p, _r in world.pytorch.requests if p.endswith("/")]
     assert all("/torch/" in p or "/triton/" in p for p in asked), asked
 
@@ -314,6 +314,22 @@ def test_explain_prints_the_chain_and_the_knowledge_rules(tmp_path, world, lg, m
     assert "torch 2.1.2" in nccl.stdout and "constraints/torch.toml" in nccl.stdout
     missing = lg("explain", "not-locked")
     assert missing.exit_code == 2 and "not in" in missing.stderr
+
+
+def test_explain_goes_through_the_package_that_pins_it(tmp_path, world, lg, monkeypatch):
+    """Issue 31 §3: triton==3.2.0 was explained through megablocks (first by name among its
+    parents, both direct) although torch 2.6.0 is what pins ==3.2.0; the chain goes through
+    the parent whose knowledge rule pins the name, as here torch 2.1.2's triton==2.1.0 does."""
+    world.pypi.add(build_wheel(tmp_path / "w", "aaa-kernels", "1.0", requires=["triton>=2.0"]))
+    project = tmp_path / "p"
+    world.intent(project, pip=["aaa-kernels", "torch==2.1.*"])
+    assert resolve(lg, project).exit_code == 0
+    assert lock_of(project).entries["triton"].via == ("aaa-kernels", "torch")
+    monkeypatch.chdir(project)
+    result = lg("explain", "triton", "--json")
+    assert result.exit_code == 0, result.stderr
+    chain = json.loads(result.stdout)["data"]["chain"]
+    assert chain == ["triton==2.1.0", "torch==2.1.2", "lockguard.toml"], chain
 
 
 @pytest.mark.network

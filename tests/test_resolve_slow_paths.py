@@ -249,7 +249,9 @@ def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(
     kept = lg("resolve", "--intent", str(path))
     assert kept.exit_code == 0 and "not newer" not in kept.stderr
     verbose = lg("-v", "resolve", "--intent", str(path), "--refresh", "--upgrade")
-    line = [x for x in verbose.stderr.splitlines() if "sgl 1.0, not newer" in x][-1]
+    lines = [x for x in verbose.stderr.splitlines() if "sgl 1.0, not newer" in x]
+    assert len(lines) == 1, lines  # the summary once, every version in it (issue 31 §3)
+    line = lines[0]
     assert "2.0 (it needs torch==2.8.0: torch 2.8 was published for" in line and "not cu121" in line
     assert "more" not in line  # -v: every one
     glibc = tmp_path / "glibc"
@@ -259,3 +261,33 @@ def test_the_newer_versions_of_a_direct_requirement_are_named_with_their_reason(
     assert (
         result.exit_code == 0 and pins(glibc)["sgl"] == "3.2" and "not newer" not in result.stderr
     )
+
+
+def test_an_unpinned_sdist_only_package_whose_builds_fail_is_exit_2_with_the_entry(
+    tmp_path, index, lg
+):
+    """Issue 31 §2 (torch-scatter, auto-gptq): every version is an sdist whose build imports
+    torch. Unpinned, that is exit 2 naming the package, the build error's last lines and the
+    [[dependency-metadata]] entry that answers it, never exit 3 'relax one of these'."""
+    w = tmp_path / "scatter"
+    for version in ("2.1.1", "2.1.2"):
+        index.add(
+            build_sdist(
+                w,
+                "scatter-ops",
+                version,
+                requires=["torch"],
+                metadata_version="2.4",
+                dynamic=("requires-dist",),
+                pyproject=IN_TREE_PYPROJECT,
+                files={"backend.py": NEEDS_TORCH_BACKEND},
+            )
+        )
+    result = lg("resolve", "--intent", str(intent(tmp_path / "p", index, ["scatter-ops"])))
+    assert result.exit_code == 2, result.output
+    err = result.stderr
+    assert "scatter_ops-2.1.2.tar.gz" in err and "its build failed" in err
+    assert "No module named 'torch'" in err  # the build's own last lines
+    assert "import torch" in err.split("the build said:")[1]  # more than the very last line
+    assert '[[dependency-metadata]] name = "scatter-ops" version = "2.1.2" requires-dist = ' in err
+    assert "relax one of these" not in err

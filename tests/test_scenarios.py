@@ -134,6 +134,7 @@ def run(scenario: Mapping[str, Any], knowledge: Knowledge) -> tuple[Outcome, Fak
         warn=outcome.warnings.append,
         note=outcome.notes.append,
         detail=outcome.notes.append,
+        verbose=True,  # as -v: every passed-over version named
         preferences=preferences,
         locked=locked,
         on_notes=relock,

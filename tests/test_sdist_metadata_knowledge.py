@@ -91,6 +91,36 @@ def test_a_version_no_row_covers_is_built(tmp_path, kernels, lg):
     assert gets(kernels.pypi, "causal_conv1d-1.8.0.tar.gz") == 1
 
 
+def test_a_release_the_table_lacks_with_static_metadata_is_read_not_built(tmp_path, kernels, lg):
+    """Issue 31 §2: the table is a cache of facts, not the way speed is reached. A causal-conv1d
+    release no row covers whose PKG-INFO (2.4) leaves Requires-Dist static (only Provides-Extra
+    is Dynamic, grouped_gemm's shape) is decided from that PKG-INFO: no build environment, no
+    build (its backend imports torch: a build would fail), as fast as a covered one."""
+    kernels.pypi.add(
+        build_sdist(
+            kernels.wheels,
+            "causal-conv1d",
+            "1.9.0",
+            requires=["torch", "packaging", "hjson"],
+            metadata_version="2.4",
+            dynamic=("provides-extra",),
+            requires_python=">=3.9",
+            pyproject=IN_TREE_PYPROJECT,
+            files={"backend.py": NEEDS_TORCH_BACKEND},
+        )
+    )
+    assert load_knowledge().sdist_metadata.row_for("causal-conv1d", "1.9.0") is None
+    project = tmp_path / "p"
+    intent = kernels.intent(project, pip=["torch==2.1.0", "causal-conv1d==1.9.0"])
+    result = lg("-v", "resolve", "--intent", str(intent))
+    assert result.exit_code == 0, result.stderr
+    found = pins(project)
+    assert found["causal-conv1d"] == "1.9.0" and found["hjson"] == "3.1.0"
+    assert "from lockguard's knowledge" not in result.stderr
+    assert "build environment" not in result.stderr and "built the metadata" not in result.stderr
+    assert gets(kernels.pypi, "causal_conv1d-1.9.0.tar.gz") <= 1  # its PKG-INFO, read once
+
+
 def test_the_intents_dependency_metadata_wins_over_the_knowledge(tmp_path, kernels, lg):
     project = tmp_path / "p"
     intent = kernels.intent(

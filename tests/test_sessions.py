@@ -152,8 +152,8 @@ def test_check_shows_the_findings_and_keeps_a_plain_result(releases, tmp_path, m
     assert check(Said(), intent_path=None, show=show, remember_as=("check",)) == 0
     kept = CheckResults(("check",)).lookup()  # what cli/boundary.py replays before click
     assert kept is not None and CheckResults(("check", "--strict")).lookup() is None
-    assert shown[-1].findings == [] and shown[-1].shown == "lockguard.toml"
-    assert shown[-1].lock_files == ["requirements.lock"]
+    assert shown[-1].findings == () and shown[-1].shown == "lockguard.toml"
+    assert shown[-1].lock_files == ("requirements.lock",)
 
     lock = project / "requirements.lock"
     lock.write_text(lock.read_text().replace("lib==1.1", "lib==1.0"))
@@ -230,3 +230,138 @@ def test_fleet_report_lists_an_unreadable_file_and_manifest_ships_the_project(re
     )
     assert "kind: ConfigMap" in text and "lockguard.dev/fleet-run: r1" in text
     assert "lockguard.toml" in text
+
+
+class Steps:
+    """The InstallProgress protocol (app/reporting.py), kept in order."""
+
+    live = False
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+
+    def step(self, message: str) -> None:
+        self.lines.append(("step", message))
+
+    def say(self, message: str) -> None:
+        self.lines.append(("say", message))
+
+    def warn(self, message: str) -> None:
+        self.lines.append(("warn", message))
+
+    def close(self) -> None:
+        return None
+
+
+def _installed(venv) -> dict[str, str]:
+    from tests.support.envs import site_packages
+
+    found = {}
+    for info in site_packages(venv).glob("*.dist-info"):
+        name, version = info.name[: -len(".dist-info")].rsplit("-", 1)
+        found[name.lower()] = version
+    return {n: v for n, v in found.items() if n in ("app", "lib")}
+
+
+def _clean_install(intent, venv, steps, **options):
+    from lockguard.app import install_session
+
+    shown, asked = [], []
+    settings = {"dry_run": False, "yes": True, "strict": False, **options}
+    outcome = install_session.clean_install(
+        intent_path=intent,
+        prefix=venv,
+        python_exe=None,
+        from_file=None,
+        installer=install_session.DEFAULT_INSTALLER,
+        verify_files=False,
+        wait=False,
+        progress=steps,
+        show_plan=shown.append,
+        confirm=lambda: asked.append(True),
+        warn=steps.warn,
+        **settings,
+    )
+    return outcome, shown, asked
+
+
+def test_clean_install_then_restore_sessions_on_a_real_venv(releases, venv, tmp_path):
+    from lockguard.app.resolve_session import resolve
+    from lockguard.app.restore_session import Listed, Pruned, Restored, restore
+    from lockguard.errors import InputError
+    from tests.support.envs import pip_install
+
+    project = tmp_path / "p"
+    intent = write_intent(project, releases.index.url, ["app"])
+    resolve(Said(), intent_path=intent)
+    pip_install(venv, releases.index.url, "lib==1.0")  # an older lib, no app
+    before = _installed(venv)
+    assert before == {"lib": "1.0"}
+
+    # a dry run: the plan, nothing shown to confirm, nothing changed
+    steps = Steps()
+    dry, shown, asked = _clean_install(intent, venv, steps, dry_run=True, yes=False)
+    assert dry.failing == 0 and dry.applied is None and dry.errors == () and not shown + asked
+    assert dry.plan is not None and dry.prefix == venv.resolve()
+    assert sorted(dry.plan.install) == ["app==1.0", "lib==1.1"]
+    assert [(o.name, o.reason) for o in dry.plan.outgoing] == [("lib", "upgrade to 1.1")]
+    assert _installed(venv) == before
+
+    # the run: the plan shown, confirm asked (no --yes), the lock applied
+    applied, shown, asked = _clean_install(intent, venv, steps, yes=False)
+    assert applied.failing == 0 and applied.applied is not None and asked == [True]
+    assert shown == [applied.plan]
+    assert _installed(venv) == {"app": "1.0", "lib": "1.1"}
+    run_id = applied.applied.quarantine
+    again, shown, _ = _clean_install(intent, venv, steps)
+    assert again.plan is not None and again.plan.changes_nothing and again.applied is None
+    assert not shown  # nothing to change: no plan to show
+
+    def session(**options):
+        settings = {
+            "quarantine_id": None,
+            "list_only": False,
+            "prune_runs": False,
+            "keep": 0,
+            "wait": False,
+            "on_wait": steps.say,
+            "confirm_prune": lambda *_: None,
+            **options,
+        }
+        return restore(prefix=venv, **settings)
+
+    listed = session(list_only=True)
+    assert isinstance(listed, Listed) and [q.id for q, _size in listed.runs] == [run_id]
+    undone = session()
+    assert isinstance(undone, Restored) and undone.id == run_id
+    assert _installed(venv) == before  # byte for byte is test_clean_install's business
+    with pytest.raises(InputError, match="nothing to restore"):
+        session()
+    asked_prune = []
+    pruned = session(prune_runs=True, confirm_prune=lambda root, p: asked_prune.append(p))
+    assert isinstance(pruned, Pruned) and pruned.gone == (run_id,) and pruned.left == ()
+    assert asked_prune == [pruned.pruning] and pruned.pruning.going[0].id == run_id
+    assert session(list_only=True).runs == ()
+
+
+def test_clean_install_session_refuses_without_a_target_and_fails_on_an_error_it_leaves(
+    releases, venv, tmp_path
+):
+    from lockguard.app.resolve_session import resolve
+    from lockguard.errors import InputError
+    from tests.support.envs import site_packages
+
+    project = tmp_path / "p"
+    intent = write_intent(project, releases.index.url, ["app"])
+    resolve(Said(), intent_path=intent)
+    with pytest.raises(InputError, match="exactly one of --prefix PREFIX or --python EXE"):
+        _clean_install(intent, None, Steps())
+    assert _clean_install(intent, venv, Steps())[0].failing == 0
+    # a RECORD row out of the prefix: outside what clean-install changes, an error as in check
+    record = next(site_packages(venv).glob("app-*.dist-info")) / "RECORD"
+    record.write_text(record.read_text() + "../../../../../../../../etc/hostname,,\n")
+    outcome, shown, _ = _clean_install(intent, venv, Steps())
+    assert outcome.failing == 1 and outcome.applied is None and not shown
+    assert [f.code for f in outcome.errors] == ["LG219"]
+    strict, _, _ = _clean_install(intent, venv, Steps(), dry_run=True, strict=True)
+    assert strict.failing == 1

@@ -106,7 +106,7 @@ def test_a_restore_interrupted_part_way_says_how_far_and_a_second_restore_finish
         "restore",
         "--prefix",
         str(venv),
-        fault=signal_at("lockguard.io.env.transaction:put_back_file", signum, call=2),
+        fault=signal_at("lockguard.io.env.undo:put_back_file", signum, call=2),
     )
     line = the_interrupt_line(stopped)
     found = re.fullmatch(
@@ -135,7 +135,7 @@ def test_a_restore_stopped_between_a_move_and_its_journal_line_is_counted_from_t
         "restore",
         "--prefix",
         str(venv),
-        fault={**signal_at("lockguard.io.env.transaction:put_back_file", 15), "when": "after"},
+        fault={**signal_at("lockguard.io.env.undo:put_back_file", 15), "when": "after"},
     )
     assert "is half restored (1 of " in the_interrupt_line(stopped)
     [listed] = runs(venv)

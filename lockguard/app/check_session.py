@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from lockguard.app.reporting import Messages
+    from lockguard.model.finding import Finding
     from lockguard.model.intent import Intent
 
 
@@ -48,16 +49,16 @@ def project_lock(intent_path, *, wait: bool, on_wait, warn):
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Checked:
     """What a check found: the findings (files named from the working folder), the intent as the
     user would type it from here, the exit code, and what the check read (for its result memo)."""
 
-    findings: list
+    findings: tuple[Finding, ...]
     shown: str
     code: int | None  # None: 1 when a finding fails the check, else 0
     intent: Intent
-    lock_files: list[str]
+    lock_files: tuple[str, ...]
 
 
 def static_check(intent_path, *, strict: bool, warn, profile: str | None = None) -> Checked:
@@ -85,11 +86,13 @@ def static_check(intent_path, *, strict: bool, warn, profile: str | None = None)
         # requirement) is the real problem, reported as bad input rather than as "lock missing"
         load_project(intent_path, validate=True)
     return Checked(
-        findings,
-        shown_path(source_of(intent).location),
-        None,
-        intent,
-        [p for one in intent.profiles or (intent,) for p, _kind, _platform in lock_paths(one)],
+        findings=tuple(findings),
+        shown=shown_path(source_of(intent).location),
+        code=None,
+        intent=intent,
+        lock_files=tuple(
+            p for one in intent.profiles or (intent,) for p, _kind, _platform in lock_paths(one)
+        ),
     )
 
 
@@ -117,8 +120,13 @@ def proof_check(intent_path, *, warn) -> Checked | None:
         return None
     for message in said:
         warn(message)
-    locks = [p for p, _kind, _platform in lock_paths(intent)]
-    return Checked([], shown_path(source_of(intent).location), None, intent, locks)
+    return Checked(
+        findings=(),
+        shown=shown_path(source_of(intent).location),
+        code=None,
+        intent=intent,
+        lock_files=tuple(p for p, _kind, _platform in lock_paths(intent)),
+    )
 
 
 def _lock_does_not_match(findings: list) -> bool:
@@ -213,7 +221,11 @@ def environment_check(
     ]  # first, with its fix: the rest may be its doing
     rest = [f for f in environment if f.code != codes.INTERRUPTED_RUN.code]
     return Checked(
-        from_here(interrupted + findings + rest, source_of(intent).root), checked, code, intent, []
+        findings=tuple(from_here(interrupted + findings + rest, source_of(intent).root)),
+        shown=checked,
+        code=code,
+        intent=intent,
+        lock_files=(),
     )
 
 

@@ -13,7 +13,7 @@ from lockguard.io.index.sdist_pkg_info import read_sdist_facts
 from lockguard.io.index.torch_wheels import live_versions, project_files, read_live_wheels
 from lockguard.io.knowledge.files import load_knowledge
 from lockguard.knowledge.tables import Knowledge
-from lockguard.knowledge.verify import compare_patch, missing_releases
+from lockguard.knowledge.verify import Difference, compare_patch, missing_releases
 from lockguard.knowledge.verify_cuda import (
     component_differences,
     component_wheels,
@@ -28,14 +28,14 @@ def knowledge() -> Knowledge:
     return load_knowledge()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Verified:
     checked: int  # torch patch rows
     toolkit_releases: int  # cuda-toolkit releases read
     wheels_read: int  # CUDA wheels whose RECORD was read
     sdists_read: int  # sdists whose PKG-INFO (or requires.txt) was read for [[sdist-metadata]]
     bytes_fetched: int
-    differences: list
+    differences: tuple[Difference, ...]
 
 
 def verify(index_url: str, say: Callable[[str], None]) -> Verified:
@@ -74,4 +74,11 @@ def verify(index_url: str, say: Callable[[str], None]) -> Verified:
     differences += sdist_metadata_differences(known.sdist_metadata, sdists)
     read = sum(1 for found in paths.values() if found is not None)
     sdists_read = sum(len(found or ()) for found in sdists.values())
-    return Verified(len(wanted), len(manifests), read, sdists_read, fetched, differences)
+    return Verified(
+        checked=len(wanted),
+        toolkit_releases=len(manifests),
+        wheels_read=read,
+        sdists_read=sdists_read,
+        bytes_fetched=fetched,
+        differences=tuple(differences),
+    )

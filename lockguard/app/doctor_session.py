@@ -3,6 +3,7 @@ system CUDA, the node's name) gathered at once, the lock read, the checks run ov
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -23,13 +24,15 @@ from lockguard.knowledge.profile_fit import pick_profile
 from lockguard.lockfiles.headers import body_hash_of
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Diagnosis:
     facts: Facts
-    checks: list
+    checks: tuple[Check, ...]
     node: str
     node_source: str
-    lock_meta: dict | None  # {intent, file, body_hash} of the lock compared with, if any
+    lock_meta: (
+        Mapping[str, str] | None
+    )  # {intent, file, body_hash} of the lock compared with, if any
 
     @property
     def exit_code(self) -> int:
@@ -63,7 +66,13 @@ def diagnose(
         lock_reason=lock_reason,
         smoke_requested=smoke,
     )
-    return Diagnosis(facts, fits + run_checks(facts), node, node_source, lock_meta)
+    return Diagnosis(
+        facts=facts,
+        checks=tuple(fits + list(run_checks(facts))),
+        node=node,
+        node_source=node_source,
+        lock_meta=lock_meta,
+    )
 
 
 def _lock(intent_path, knowledge, warn, profile, machine):

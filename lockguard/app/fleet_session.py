@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -39,9 +39,8 @@ UNNAMED_ENV = (
 @dataclass(frozen=True, slots=True)
 class Project:
     intent: Path  # absolute
-    files: dict[
-        str, str
-    ]  # relative name -> text: the intent and its lock files, shipped to nodes that lack them
+    # relative name -> text: the intent and its lock files, shipped to nodes that lack them
+    files: Mapping[str, str]
     lock_hash: str | None
     # with [profiles]: each profile's requirements lock (body hash); nodes are judged by the one
     # their doctor picked

@@ -45,3 +45,28 @@ def write_intent(target: Path, text: str) -> None:
     interrupts.now(f"interrupted before {target} was written; nothing was changed")
     written = f"interrupted after {target} was written; it is whole (`lockguard resolve` is next)"
     write_file(target, text, on_commit=lambda: interrupts.now(written))
+
+
+def with_conda_from_knowledge(text: str, why: str, *, in_pyproject: bool) -> str:
+    """The intent with `conda-from-knowledge = true` and the reason above it, as the first key of
+    the intent (after lockguard.toml's header comments, or under [tool.lockguard]); the text as
+    it was where no such place is found."""
+    lines = text.splitlines(keepends=True)
+    if in_pyproject:
+        at = next((i + 1 for i, line in enumerate(lines) if line.strip() == "[tool.lockguard]"), 0)
+        if not at:
+            return text
+    else:
+        at = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    comment = [f"# {line}\n" for line in _wrapped(" ".join(why.split()))]
+    return "".join([*lines[:at], *comment, "conda-from-knowledge = true\n", *lines[at:]])
+
+
+def _wrapped(text: str, width: int = 96) -> list[str]:
+    out: list[str] = []
+    for word in text.split(" "):
+        if out and len(out[-1]) + 1 + len(word) <= width:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out

@@ -16,10 +16,12 @@ from lockguard.app.init_intent import (
     existing_intent,
     pyproject_text,
     validate_intent,
+    with_conda_from_knowledge,
     write_intent,
 )
 from lockguard.app.reporting import Messages
 from lockguard.errors import InputError
+from lockguard.io.index.channel_probe import out_of_reach, probing
 from lockguard.model.intent import DEFAULT_CHANNELS
 from lockguard.model.intent_profiles import PROFILE_NAME
 from lockguard.model.intent_write import (
@@ -40,6 +42,9 @@ class InitOutcome:
     pip: int  # how many pip requirements
     conda: int  # how many conda specs
     channels: tuple[str, ...] = ()  # the conda channels the intent names ([]: a pip-only lock)
+    # a channel this machine could not reach, and why: the intent pins the conda side from the
+    # knowledge (conda-from-knowledge = true) so that resolve works here
+    unreachable: str = ""
 
 
 def init(
@@ -123,6 +128,16 @@ def init(
         )
     else:
         text = new_intent_document(values, notes, header)
+    chosen = tuple(values["channels"] if values.get("channels") is not None else DEFAULT_CHANNELS)
+    unreachable = _unreachable(chosen)
+    if unreachable:
+        text = with_conda_from_knowledge(
+            text,
+            f"{unreachable} when `lockguard init` wrote this intent: the conda side is pinned "
+            "from lockguard's knowledge, not solved on the channel. Delete this line once the "
+            "channel can be reached.",
+            in_pyproject=pyproject,
+        )
     # validate before writing: a bad --cuda or package never reaches the disk
     try:
         validate_intent(text, target)
@@ -136,10 +151,21 @@ def init(
         cuda=values["cuda"],
         pip=len(values.get("pip") or []),
         conda=len(values.get("conda") or []),
-        channels=tuple(
-            values["channels"] if values.get("channels") is not None else DEFAULT_CHANNELS
-        ),
+        channels=chosen,
+        unreachable=unreachable,
     )
+
+
+def _unreachable(channels: tuple[str, ...]) -> str:
+    """The first channel this machine cannot reach, and why ("" when all answer, when there are
+    none, or with LOCKGUARD_CHANNEL_PROBE=0): one short request each (io/index/channel_probe)."""
+    if not probing():
+        return ""
+    for channel in channels:
+        why = out_of_reach(channel)
+        if why:
+            return f"the conda channel {channel} could not be reached ({why})"
+    return ""
 
 
 def _refuse(root: Path, target: Path, *, pyproject: bool, force: bool, lone_top_level: bool):

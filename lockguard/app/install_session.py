@@ -8,6 +8,7 @@ conda, verification) are in install_steps.py, what it applies in install_source.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ from lockguard.app.env_check import must_be_environment
 from lockguard.app.install_source import LockSource
 from lockguard.app.install_steps import install_conda, install_packages, verify
 from lockguard.app.reporting import InstallProgress
-from lockguard.errors import InstallFailed
+from lockguard.errors import InstallFailed, SourceUnreachable
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, make_plan
 from lockguard.io.deferred_signals import DeferredSignals
@@ -34,6 +35,7 @@ from lockguard.io.env.quarantine import new_run_id, os_cause
 from lockguard.io.env.quarantine_runs import QuarantineInfo, interrupted_quarantines
 from lockguard.io.env.record_verify import verify_records
 from lockguard.io.env.transaction import Transaction
+from lockguard.model.finding import Finding
 from lockguard.model.prefix import PrefixSnapshot
 from lockguard.model.wording import counted, human_size
 
@@ -138,7 +140,7 @@ def build_plan(
     plan = make_plan(inventory, scan, requirements=source.label)
     plan.installer = installer
     survey = survey_moves(plan.prefix, [item.path for item in plan.moves()])
-    plan.sizes = survey.sizes
+    plan.sizes = dict(survey.sizes)
     plan.blocked = [(item.path, item.why) for item in survey.blocked]
     return scan, plan
 
@@ -178,8 +180,7 @@ def apply_plan(
         raise InstallFailed(
             f"cannot move {counted(len(plan.blocked), 'file')} into the quarantine; nothing was "
             f"changed:\n    {shown}{more}",
-            hint="run as a user that owns the environment and can read every file in it; "
-            "`chattr -i` an immutable file first (`--dry-run` lists them all)",
+            hint=_blocked_hint(plan.blocked),
         )
     moves = plan.moves()
     applied = Applied(run_id)
@@ -247,11 +248,19 @@ def apply_plan(
             raise InstallFailed(
                 exc.message + (f"\n{rolled}" if rolled else ""), hint=exc.hint
             ) from None
+        if isinstance(exc, SourceUnreachable):  # a download that stalled: exit 4, rolled back
+            raise SourceUnreachable(
+                exc.message + (f"\n{rolled}" if rolled else ""), url=exc.url, hint=exc.hint
+            ) from None
         # a full disk, a permission: the cause, and that it was undone
         if isinstance(exc, OSError):
             raise InstallFailed(
                 f"clean-install failed: {os_cause(exc)}" + (f"\n{rolled}" if rolled else ""),
-                hint=_SPACE_HINT if exc.errno == 28 else "run as a user that owns the environment",
+                hint=_SPACE_HINT
+                if exc.errno == 28
+                else ACROSS_HINT
+                if exc.errno == errno.EXDEV
+                else "run as a user that owns the environment",
             ) from None
         raise
     else:
@@ -269,6 +278,20 @@ def apply_plan(
 
 
 _SPACE_HINT = "free some space on the environment's file system and run again"
+ACROSS_HINT = (
+    "the quarantine is a rename on the same file system: give the environment's site-packages "
+    "and its .lockguard folder one file system (a volume or bind mount over the whole prefix, "
+    "not over site-packages alone)"
+)
+
+
+def _blocked_hint(blocked: list[tuple[str, str]]) -> str:
+    if any("on another file system" in why for _path, why in blocked):
+        return ACROSS_HINT + " (`--dry-run` lists every file)"
+    return (
+        "run as a user that owns the environment and can read every file in it; "
+        "`chattr -i` an immutable file first (`--dry-run` lists them all)"
+    )
 
 
 def _hashing(progress: InstallProgress, total: int):
@@ -326,8 +349,8 @@ class InstallOutcome:
     failing: int
     plan: Plan | None = None
     applied: Applied | None = None
-    previews: list[dict] = field(default_factory=list)
-    errors: list = field(default_factory=list)
+    previews: tuple[dict, ...] = ()  # JSON records, one per interrupted run
+    errors: tuple[Finding, ...] = ()
 
 
 def clean_install(
@@ -374,7 +397,7 @@ def clean_install(
     ) as run_id:
         stuck = interrupted_runs(root)
         if stuck and dry_run:
-            return InstallOutcome(root, 1, previews=describe_interrupted(root, stuck))
+            return InstallOutcome(root, 1, previews=tuple(describe_interrupted(root, stuck)))
         if stuck:
             undo_interrupted(root, progress)
         scan, plan = build_plan(
@@ -384,11 +407,13 @@ def clean_install(
         failing = 1 if errors or (strict and plan.reported) else 0
         if dry_run or plan.changes_nothing:
             failing = 1 if plan.blocked and dry_run else failing
-            return InstallOutcome(root, failing, plan=plan, errors=errors)
+            return InstallOutcome(root, failing, plan=plan, errors=tuple(errors))
         show_plan(plan)
         if not yes and not plan.blocked:
             confirm()
         if plan.install:  # an engine that cannot start: exit 2 before anything changes
             engine_can_start(installer)
         applied = apply_plan(plan, scan, source, progress, run_id)
-    return InstallOutcome(Path(scan.prefix), failing, plan=plan, applied=applied, errors=errors)
+    return InstallOutcome(
+        Path(scan.prefix), failing, plan=plan, applied=applied, errors=tuple(errors)
+    )

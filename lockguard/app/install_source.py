@@ -35,7 +35,7 @@ class LockSource:
     requirements: RequirementsLock
     label: str  # the file shown in the plan
     platform: str
-    direct: list[str]  # names whose modules the import smoke imports
+    direct: tuple[str, ...]  # names whose modules the import smoke imports
     # the project (the conda side); None for a pylock.toml on its own
     snapshot: Snapshot | None = None
     links: tuple[str, ...] = ()  # file URLs pip may take (a pylock.toml names its files)
@@ -58,7 +58,7 @@ def project_source(snapshot: Snapshot, knowledge: Knowledge) -> LockSource:
         requirements,
         str(label),
         platform,
-        direct_names(snapshot.intent.pip),
+        tuple(direct_names(snapshot.intent.pip)),
         snapshot,
     )
 
@@ -82,7 +82,7 @@ def pylock_source(path: Path, snapshot: Snapshot | None, knowledge: Knowledge) -
             requirements,
             str(path),
             host_conda_platform(),
-            sorted(pins),
+            tuple(sorted(pins)),
             links=links,
         )
     source = project_source(snapshot, knowledge)

@@ -11,11 +11,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lockguard.app.install_files import write_install_files
 from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
-from lockguard.install.pip_requirements import requirements_text
 from lockguard.install.plan import Plan, blocking
-from lockguard.install.pylock_source import links_page
 from lockguard.install.verify import smoke_modules
 from lockguard.io.env.engines.base import EngineProgress, InstallEngine, LockedFiles
 from lockguard.io.env.engines.rattler import RattlerEngine
@@ -23,7 +22,6 @@ from lockguard.io.env.engines.registry import run_engine
 from lockguard.io.env.import_smoke import run_smoke
 from lockguard.io.env.prefix_scan import scan_prefix
 from lockguard.io.index.cache import Cache
-from lockguard.io.write import write_atomic
 from lockguard.lockfiles.conda_lock import read_document
 from lockguard.model.names import canonical_name, same_version
 from lockguard.model.wording import counted
@@ -57,6 +55,18 @@ def _name_version(folder: str) -> tuple[str, str]:
     return canonical_name(name), version
 
 
+def _sees_base_site(scan: PrefixSnapshot) -> bool:
+    """A venv that also sees its base interpreter's site-packages (--system-site-packages)."""
+    base = scan.base_prefix
+    return (
+        bool(base)
+        and base != scan.prefix
+        and any(
+            entry.startswith(f"{base}/") and entry.endswith("-packages") for entry in scan.sys_path
+        )
+    )
+
+
 # the longest an engine may take for a whole install
 INSTALL_TIMEOUT = 3600
 
@@ -72,14 +82,7 @@ def install_packages(
     """The engine installs exactly what the plan says, from the lock's entries (hashes and index
     options). What it installed ("name==version") is what appeared in the site folders; a package
     it did not install (it found one it took for installed) fails the run."""
-    requirements = q.root / "install.txt"
-    find_links = None
-    if source.links:
-        find_links = q.root / "links.html"
-        write_atomic(find_links, links_page(list(source.links)))  # never through a link
-    write_atomic(
-        requirements, requirements_text(source.requirements, plan.install, find_links=find_links)
-    )
+    requirements = write_install_files(plan, scan, source, q.root, progress)
     wanted = {canonical_name(p.split("==", 1)[0]): p.split("==", 1)[1] for p in plan.install}
     total, fetched, done = len(wanted), [], []
     sites = [Path(s) for s in scan.site_dirs] or [Path(plan.prefix) / "lib"]
@@ -100,12 +103,12 @@ def install_packages(
                 progress.step(f"installed {key} {version} ({len(done)}/{total})")
 
     q.log(event="pip-start", packages=total, engine=engine.name)
-    progress.step(f"downloading {counted(total, 'package')} with {engine.name}")
+    progress.step(f"installing {counted(total, 'package')} with {engine.name}")
     finished = run_engine(
         engine,
         Path(plan.prefix),
         plan.python,
-        LockedFiles(requirements, total),
+        LockedFiles(requirements, total, base_site=_sees_base_site(scan)),
         deadline=time.monotonic() + INSTALL_TIMEOUT,
         progress=EngineProgress(line, tick),
     )

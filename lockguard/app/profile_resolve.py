@@ -45,6 +45,7 @@ class ResolveSession(Protocol):
     relock: Relock
 
     def resolve(self) -> Resolved: ...
+    def names_near(self, name: str) -> list[str]: ...
     def remember(self) -> None: ...
     def will_write(self) -> None: ...
     def lock_set(
@@ -159,7 +160,7 @@ def _resolve(session: ResolveSession, intent: Intent) -> Resolved:
     try:
         return session.resolve()
     except UnknownProject as exc:
-        raise at_its_line(exc, intent) from None
+        raise at_its_line(exc, intent, session.names_near(exc.name)) from None
     except Unsatisfiable as exc:
         raise at_requirement_line(exc, intent) from None
 

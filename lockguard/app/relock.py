@@ -8,6 +8,7 @@ a change, reverted or (with --accept-edits) adopted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -209,7 +210,7 @@ class Relock:
                 now.append(None if record is None else "=".join(p for p in record if p))
         return SettledEdit(edit, tuple(now), rewritten=True, accepted=self.accept_edits)
 
-    def _view(self, platform: str, texts: dict[str, str | None]):
+    def _view(self, platform: str, texts: Mapping[str, str | None]):
         """requirements.lock's pip side and environment.yml's conda side (None: no readable
         lock)."""
         # the lock file readers, only for a lock that changed (a memo hit's bytes are compared

@@ -26,6 +26,7 @@ from lockguard.io.index.http import HttpClient
 from lockguard.io.index.metadata import MetadataFetcher, synthesize_metadata
 from lockguard.io.index.pip_source import IndexPackageSource
 from lockguard.io.knowledge.files import load_knowledge
+from lockguard.knowledge.project_names import project_names
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.formats import FORMATS, RenderRequest
 from lockguard.lockfiles.headers import certify
@@ -33,6 +34,7 @@ from lockguard.model.conflict import Conflict, Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.lock import Lock
 from lockguard.model.lock_paths import lock_file, lock_paths
+from lockguard.model.names import close_names
 from lockguard.model.target import MachineFacts
 from lockguard.model.wording import counted
 from lockguard.resolve.candidates import CandidateFilter
@@ -122,7 +124,7 @@ class Resolution:
             fetchers.append(fetcher)
             speculator = Speculator(
                 target,
-                CandidateFilter(target, self.intent.exclude_newer),
+                CandidateFilter.of(target, self.intent),
                 torch_versions,
                 preferred=self.speculation(target.platform),
             )
@@ -145,6 +147,7 @@ class Resolution:
             warn=self.ui.warn,
             note=self.ui.info,
             detail=self.ui.debug,
+            verbose=bool(getattr(self.ui, "verbose", 0)),
             preferences=self.preferences,
             locked=self.relock.locked,
             on_notes=self.relock.notes.append,
@@ -197,6 +200,14 @@ class Resolution:
             self.relock.missing_conda = list(conda.missing_locked)
         self.relock.say(self.ui.warn, self.ui.info)
         return lock
+
+    def names_near(self, name: str) -> list[str]:
+        """Known project names close to `name`, which no index has: from the pages this run
+        read, the indexes' root listings already in the cache, and the knowledge tables."""
+        known = set(project_names(load_knowledge()))
+        for client in self.index_clients:
+            known |= client.names_known()
+        return close_names(name, known)
 
     def preferences(self, platform: str) -> Preferences | None:
         """What the existing lock (and the upgrade asked) makes the resolver prefer on

@@ -4,7 +4,7 @@ refusals named at their line of the intent."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -86,8 +86,9 @@ def at_requirement_line(exc: Unsatisfiable, intent: Intent) -> Unsatisfiable:
     return Unsatisfiable(f"{where}: pip: {exc.message}", conflicts=exc.conflicts, hint=exc.hint)
 
 
-def at_its_line(exc, intent: Intent):
-    """The unknown project's requirement, at its line of the intent, with the pages that said so."""
+def at_its_line(exc, intent: Intent, near: Sequence[str] = ()):
+    """The unknown project's requirement, at its line of the intent, with the pages that said so
+    and the known names close to it."""
     path, line = requirement_line(intent, exc.name)
     pages = ", ".join(f"{index}/{exc.name}/" for index in intent.indexes)
     where = f"{path}:{line}" if line else str(path)
@@ -96,7 +97,7 @@ def at_its_line(exc, intent: Intent):
         file=str(path),
         line=line,
         key="pip",
-        hint=exc.hint,
+        hint=(f"did you mean {' or '.join(repr(n) for n in near)}? " if near else "") + exc.hint,
     )
 
 

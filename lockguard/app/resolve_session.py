@@ -111,7 +111,7 @@ def resolve(
         try:
             resolved = session.resolve()
         except UnknownProject as exc:
-            raise at_its_line(exc, intent) from None
+            raise at_its_line(exc, intent, session.names_near(exc.name)) from None
         except Unsatisfiable as exc:
             raise at_requirement_line(exc, intent) from None
         outputs = resolved.outputs
@@ -153,6 +153,7 @@ class _Recorder(Messages):
     def __init__(self, ui: Messages) -> None:
         self._ui = ui
         self.messages: list[tuple[str, str]] = []
+        self.verbose = getattr(ui, "verbose", 0)  # -v (the cli's Ui has it)
 
     def info(self, message: str) -> None:
         self.messages.append(("info", message))
@@ -184,10 +185,16 @@ class ResolveSession:
         accept_edits: bool = False,
         shared: SharedPins | None = None,
     ) -> None:
-        self.intent = intent
         # the existing lock: preferences, memo key, change report (and, with accept_edits, the
         # hand edits adopted rather than reverted); `shared`: what a project's other profiles ask
         self.relock = Relock(intent, upgrade, accept_edits, shared)
+        if intent.has_cooldown:  # the cut-off the lock recorded, or a fresh one (app/cooldowns.py)
+            from lockguard.app.cooldowns import settle
+
+            intent = self.relock.intent = settle(
+                intent, self.relock.texts, renew=self.relock.upgrade.everything, say=ui.debug
+            )
+        self.intent = intent
         self.ui = ui
         self.offline = offline
         self.refresh = refresh
@@ -202,6 +209,7 @@ class ResolveSession:
         self._to_remember: Remembered | None = None
         # what check's rules found in the files just resolved (None: none resolved yet)
         self._findings: list | None = None
+        self._made: Resolution | None = None  # the resolution run, for the names it saw
 
     # -- resolution, or the memo of an identical one -------------------------------------------
 
@@ -246,7 +254,7 @@ class ResolveSession:
         from lockguard.app.resolution import certified  # with the resolver (_resolution)
 
         recorder = _Recorder(self.ui)
-        resolution = self._resolution(recorder)
+        resolution = self._made = self._resolution(recorder)
         lock = resolution.run()
         platforms = tuple(p.target.platform for p in lock.platforms)
         # each file's proof (check reads it instead of running its rules), and what the rules
@@ -281,6 +289,10 @@ class ResolveSession:
                 offline=self.offline,
             )
         return resolved
+
+    def names_near(self, name: str) -> list[str]:
+        """Project names close to one no index has, for a did-you-mean (none without a run)."""
+        return self._made.names_near(name) if self._made is not None else []
 
     def remember(self) -> None:
         """Keep the resolution just made for the next resolve of the same inputs; called once

@@ -4,7 +4,7 @@ the environment's lock, the runs with the disk each quarantine takes, and prunin
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,12 +111,12 @@ def runs(prefix: Path) -> list[tuple[QuarantineInfo, int]]:
     return [(q, run_size(prefix, q.id)) for q in list_quarantines(prefix)]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Pruning:
-    going: list[QuarantineInfo]  # the runs whose quarantines go
-    sizes: dict[str, int]  # what each frees
-    stuck: list[str]  # interrupted runs: never pruned
-    kept: list[str]
+    going: tuple[QuarantineInfo, ...]  # the runs whose quarantines go
+    sizes: Mapping[str, int]  # what each frees
+    stuck: tuple[str, ...]  # interrupted runs: never pruned
+    kept: tuple[str, ...]
 
 
 def prune_plan(prefix: Path, keep: int) -> Pruning:
@@ -127,7 +127,10 @@ def prune_plan(prefix: Path, keep: int) -> Pruning:
     going = prunable(found, keep)
     stuck = [r.id for r in found if r.state not in ("complete", "restored", "aborted")]
     return Pruning(
-        going, {r.id: run_size(prefix, r.id) for r in going}, stuck, [r.id for r in found]
+        going=tuple(going),
+        sizes={r.id: run_size(prefix, r.id) for r in going},
+        stuck=tuple(stuck),
+        kept=tuple(r.id for r in found),
     )
 
 
@@ -145,23 +148,23 @@ def prune(prefix: Path, pruning: Pruning) -> tuple[list[str], int, list[str]]:
     return gone, sum(pruning.sizes[i] for i in gone), sorted(left)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Listed:
     """`restore --list`: the runs, oldest first, with the bytes each quarantine takes."""
 
     prefix: Path
-    runs: list[tuple[QuarantineInfo, int]]
+    runs: tuple[tuple[QuarantineInfo, int], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Pruned:
     """`restore --prune`: what the plan was, and (when it went ahead) what went."""
 
     prefix: Path
     pruning: Pruning
-    gone: list[str]
+    gone: tuple[str, ...]
     freed: int
-    left: list[str]
+    left: tuple[str, ...]
 
 
 def restore(
@@ -192,7 +195,7 @@ def restore(
         "prefixes; pass the environment's folder",
     )
     if list_only:
-        return Listed(root, runs(root))
+        return Listed(prefix=root, runs=tuple(runs(root)))
     if prune_runs:
         if quarantine_id is not None:
             raise InputError(
@@ -201,10 +204,12 @@ def restore(
         with held(root, "restore --prune", wait=wait, on_wait=on_wait, shown=str(shown)):
             pruning = prune_plan(root, keep)
             if not pruning.going:
-                return Pruned(root, pruning, [], 0, pruning.kept)
+                return Pruned(prefix=root, pruning=pruning, gone=(), freed=0, left=pruning.kept)
             confirm_prune(root, pruning)
             gone, freed, left = prune(root, pruning)
-            return Pruned(root, pruning, gone, freed, left)
+            return Pruned(
+                prefix=root, pruning=pruning, gone=tuple(gone), freed=freed, left=tuple(left)
+            )
     # the lock names the run it restores: the newest restorable one as things stand (chosen again
     # once the lock is held, in case a run that was waited for changed them)
     named = quarantine_id or newest_restorable(root)

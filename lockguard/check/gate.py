@@ -25,12 +25,17 @@ def check_findings(
     (`files`: relative path, kind, platform, text), every severity. The other rules of check
     find nothing in a set resolve wrote for this intent (its views agree and say what the intent
     does); none of these findings is what lets the set certify itself (lockfiles/headers.py)."""
-    snapshot = Snapshot(intent, intent.source.path.name if intent.source else "lockguard.toml")
+    views = []
     for path, kind, platform, text in files:
         found = format_of(kind)
         if not found.cuda_rules:
             continue  # other views (pylock.toml) hold the same pins; the rules read the others
-        snapshot.files.append(LockFile(path, text, kind, platform, parsed=found.parse(text)))
+        views.append(LockFile(path, text, kind, platform, parsed=found.parse(text)))
+    snapshot = Snapshot(
+        intent=intent,
+        intent_file=intent.source.path.name if intent.source else "lockguard.toml",
+        files=tuple(views),
+    )
     findings: list[Finding] = []
     for platform in platforms:
         facts = lock_facts(snapshot, knowledge, platform)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
@@ -15,10 +16,10 @@ from lockguard.model.versions import CudaVersion
 @dataclass(frozen=True, slots=True)
 class LockFacts:
     platform: str
-    pip: dict[str, str] = field(default_factory=dict)  # name -> version
-    pip_lines: dict[str, int] = field(default_factory=dict)
-    conda: dict[str, str] = field(default_factory=dict)  # name -> version
-    conda_lines: dict[str, int] = field(default_factory=dict)
+    pip: Mapping[str, str] = field(default_factory=dict)  # name -> version
+    pip_lines: Mapping[str, int] = field(default_factory=dict)
+    conda: Mapping[str, str] = field(default_factory=dict)  # name -> version
+    conda_lines: Mapping[str, int] = field(default_factory=dict)
     requirements_path: str | None = None
     environment_path: str | None = None
     torch: str | None = None

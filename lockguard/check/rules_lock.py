@@ -12,6 +12,8 @@ LG141 (--strict) a pin without hashes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from lockguard.check.snapshot import CondaLockDocument, LockFile, Snapshot
 from lockguard.lockfiles.conda_lock import content_hash_of, package_lines
 from lockguard.lockfiles.formats import CONDA_LOCK, ENVIRONMENT, PYLOCK, REQUIREMENTS
@@ -186,7 +188,7 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
                     f"the intent's is {intent.name}",
                     _line_of(lock.text, "name:"),
                 )
-            if env.channels != [*intent.channels, "nodefaults"]:
+            if list(env.channels) != [*intent.channels, "nodefaults"]:
                 finding(
                     lock,
                     f"channels are {', '.join(env.channels) or 'none'}, the intent's are "
@@ -217,10 +219,10 @@ def contents_match_intent(snapshot: Snapshot) -> list[Finding]:
     return out
 
 
-def _index_problem(urls: list[str], intent: Intent) -> str | None:
+def _index_problem(urls: Sequence[str], intent: Intent) -> str | None:
     """resolve writes the intent's indexes first, then only PyTorch-index variants."""
     wanted = list(intent.indexes)
-    if urls[: len(wanted)] != wanted:
+    if list(urls[: len(wanted)]) != wanted:
         return (
             f"its index options are {', '.join(urls) or 'missing'}; "
             f"the intent's indexes are {', '.join(wanted)}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import configparser
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from packaging.version import InvalidVersion, Version
 
@@ -32,7 +32,7 @@ _PIN = re.compile(
 )
 
 
-def repo_files(files: dict[str, str], facts: LockFacts) -> list[Finding]:
+def repo_files(files: Mapping[str, str], facts: LockFacts) -> list[Finding]:
     out: list[Finding] = []
     for path, text in sorted(files.items()):
         name = path.rsplit("/", 1)[-1]

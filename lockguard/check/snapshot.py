@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
@@ -60,13 +61,13 @@ class LockFile:
         return cast("PylockFile | None", self._parsed_as(PYLOCK))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Snapshot:
     intent: Intent
     intent_file: str
-    files: list[LockFile] = field(default_factory=list)
+    files: tuple[LockFile, ...] = ()
     # other files: requirements*.txt, Dockerfile, ...
-    repo_files: dict[str, str] = field(default_factory=dict)
+    repo_files: Mapping[str, str] = field(default_factory=dict)
 
     def of_kind(self, kind: str, platform: str | None = None) -> LockFile | None:
         return next(

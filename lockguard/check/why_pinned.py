@@ -46,9 +46,9 @@ def explain_pip(
     if entry is None:
         return None
     out = Explanation(name, entry.version, "pip", parents=list(entry.via))
-    out.chain = _chain(name, lock, intent_name)
     versions = {n: e.version for n, e in lock.entries.items()}
     torch = versions.get("torch")
+    out.chain = _chain(name, lock, intent_name, _pinners(name, versions, knowledge, platform))
     for hazard in knowledge.hazards:
         target = canonical_name(hazard.constrain.name)
         when = canonical_name(hazard.when.name)
@@ -139,8 +139,30 @@ def _template_names(template: str, name: str) -> bool:
     return base == name
 
 
-def _chain(name: str, lock: RequirementsLock, intent_name: str) -> list[str]:
-    """The shortest path from `name` up to the intent through the `via` annotations."""
+def _pinners(name: str, versions: dict[str, str], knowledge: Knowledge, platform: str) -> set[str]:
+    """The locked packages a knowledge row says pin `name`: torch for its CUDA stack's
+    requirements (torch 2.6.0's triton==3.2.0), a hazard's package for what it constrains."""
+    out = set()
+    torch = versions.get("torch")
+    patch = knowledge.patch(torch) if torch else None
+    if patch is not None and any(canonical_name(r.name) == name for r in patch.requires):
+        out.add("torch")
+    for hazard in knowledge.hazards:
+        when = canonical_name(hazard.when.name)
+        if (
+            canonical_name(hazard.constrain.name) == name
+            and when in versions
+            and hazard.applies(when, versions[when], platform)
+        ):
+            out.add(when)
+    return out
+
+
+def _chain(
+    name: str, lock: RequirementsLock, intent_name: str, prefer: set[str] | None = None
+) -> list[str]:
+    """The shortest path from `name` up to the intent through the `via` annotations; among
+    parents at the same distance, those in `prefer` (the packages that pin it) come first."""
     top = f"-r {intent_name}"
     previous: dict[str, str | None] = {name: None}
     queue = deque([name])
@@ -153,7 +175,7 @@ def _chain(name: str, lock: RequirementsLock, intent_name: str) -> list[str]:
         if top in entry.via:
             end = current
             break
-        for parent in entry.via:
+        for parent in sorted(entry.via, key=lambda p: canonical_name(p) not in (prefer or ())):
             parent = canonical_name(parent)
             if parent not in previous:
                 previous[parent] = current

@@ -139,7 +139,7 @@ def _proven_before_click(argv: list[str], ui: Ui) -> int | None:
         if checked is None:
             ui.command = ""
             return None
-        output = text(checked.findings, checked=checked.shown)
+        output = text(list(checked.findings), checked=checked.shown)
         sys.stdout.write(output)
         if not no_cache:
             remember(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -190,7 +191,7 @@ def _report_applied(ui, progress: Progress, outcome, as_json: bool) -> None:
         )
 
 
-def _report_interrupted(ui, root: Path, previews: list[dict], as_json: bool) -> int:
+def _report_interrupted(ui, root: Path, previews: Sequence[dict], as_json: bool) -> int:
     """A dry run changes nothing, not even an interrupted run's leftovers: it says what restore
     does."""
     if as_json:

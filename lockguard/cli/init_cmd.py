@@ -114,7 +114,13 @@ def _written(outcome: InitOutcome) -> str:
     if outcome.conda:
         summary += f", {counted(outcome.conda, 'conda spec')}"
     then = "next: lockguard resolve"
-    if outcome.channels:  # rattler solves the conda side there; without them resolve exits 4
+    if outcome.unreachable:  # the intent says so too, above the key
+        then += (
+            f"; {outcome.unreachable}, so the intent says conda-from-knowledge = true (resolve "
+            "pins the conda side from lockguard's knowledge, no solve): delete that line once the "
+            "channel can be reached"
+        )
+    elif outcome.channels:  # rattler solves the conda side there; without them resolve exits 4
         then += (
             f" (it solves the conda side on {', '.join(outcome.channels)}; where that cannot be "
             "reached: lockguard resolve --conda-from-knowledge)"

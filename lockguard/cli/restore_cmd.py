@@ -140,6 +140,7 @@ def _list(ui, listed: restore_session.Listed, as_json: bool) -> None:
     elif not found:
         ui.out(f"no clean-install runs in {prefix}")
     else:
+        undone = ("restored", "aborted")  # nothing of theirs is quarantined, removed or installed
         ui.table(
             ["id", "state", "created", "quarantined", "size", "removed", "installed"],
             [
@@ -147,18 +148,26 @@ def _list(ui, listed: restore_session.Listed, as_json: bool) -> None:
                     q.id,
                     q.state,
                     q.created,
-                    q.count,
+                    q.moved,  # files in the quarantine now (none once a run is undone)
                     human_size(sizes[q.id]),
-                    _short(q.removed),
-                    _short(q.installed),
+                    "" if q.state in undone else _short(q.removed),
+                    "" if q.state in undone else _short(q.installed),
                 )
                 for q in found
             ],
         )
-        ui.info(
-            f"the quarantines take {human_size(sum(sizes.values()))} in "
-            f"{prefix / '.lockguard' / 'quarantine'}; `lockguard restore --prune` gives it back"
-        )
+        stuck = [q.id for q in found if q.state in ("incomplete", "restore-interrupted")]
+        freeable = sum(s for q, s in listed.runs if q.state in ("complete", "restored", "aborted"))
+        folder = prefix / ".lockguard" / "quarantine"
+        line = f"the quarantines take {human_size(sum(sizes.values()))} in {folder}"
+        if freeable:
+            line += f"; `lockguard restore --prune` gives {human_size(freeable)} back"
+        if stuck:
+            line += (
+                f"; {', '.join(stuck)} was interrupted: `lockguard restore {stuck[-1]} --prefix "
+                f"{prefix}` finishes undoing it (--prune never deletes an interrupted run)"
+            )
+        ui.info(line)
 
 
 def _confirm_prune(

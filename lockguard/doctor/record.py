@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Mapping, Sequence
 
 from lockguard.doctor.check import Check, Facts
 from lockguard.doctor.checks_system import jit_toolkit, wheel_owned
@@ -44,14 +45,14 @@ _LIBS = (("cudart", "libcudart.so"), ("cudnn", "libcudnn.so"), ("nccl", "libnccl
 
 def node_record(
     facts: Facts,
-    checks: list[Check],
+    checks: Sequence[Check],
     *,
     node: str,
     node_source: str,
     time: str,
     version: str,
     exit_code: int,
-    lock_meta: JsonObject | None,
+    lock_meta: Mapping[str, object] | None,
 ) -> JsonObject:
     dists = facts.dists
     drift = drift_columns(facts, checks, lock_meta)
@@ -92,7 +93,7 @@ def node_record(
                 "stderr_tail": probe.stderr_tail,
             },
         },
-        "lock": lock_meta,
+        "lock": dict(lock_meta) if lock_meta is not None else None,
         "lock_reason": None if facts.lock else facts.lock_reason,
         "distributions": distributions,
         "checks": [c.to_dict() for c in checks],
@@ -107,7 +108,9 @@ def fingerprint(drift: JsonObject, distributions: list[str]) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def drift_columns(facts: Facts, checks: list[Check], lock_meta: JsonObject | None) -> JsonObject:
+def drift_columns(
+    facts: Facts, checks: Sequence[Check], lock_meta: Mapping[str, object] | None
+) -> JsonObject:
     machine, system, torch = facts.machine, facts.system, facts.torch
     models = Counter(g.name for g in machine.gpus)
     local = system.toolkit("/usr/local/cuda")

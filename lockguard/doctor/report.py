@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from lockguard.doctor.check import Check, Facts
 from lockguard.model.wording import counted
 
@@ -95,7 +97,7 @@ def _torch_line(facts: Facts) -> str:
     return "unknown (the probe failed)"
 
 
-def text(facts: Facts, checks: list[Check], *, header: str) -> str:
+def text(facts: Facts, checks: Sequence[Check], *, header: str) -> str:
     lines = [header, "facts:"]
     rows = fact_lines(facts)
     width = max(len(label) for label, _ in rows)

@@ -7,6 +7,7 @@ API's JSON in, manifests and pod states out.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,18 +19,18 @@ CONTAINER = "doctor"
 PROJECT_MOUNT = "/lockguard/project"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ManifestOptions:
     image: str
     run_id: str = "manual"
     namespace: str | None = None
     kind: str = "daemonset"  # daemonset | job
     nodes: int | None = None  # pods of the Job (one per node)
-    node_selector: dict[str, str] = field(
+    node_selector: Mapping[str, str] = field(
         default_factory=lambda: {"nvidia.com/gpu.present": "true"}
     )
     gpus: int = 0  # nvidia.com/gpu per pod; 0: every GPU through NVIDIA_VISIBLE_DEVICES=all
-    project_files: dict[str, str] = field(default_factory=dict)  # file name -> text (ConfigMap)
+    project_files: Mapping[str, str] = field(default_factory=dict)  # file name -> text (ConfigMap)
 
 
 def name_of(options: ManifestOptions) -> str:

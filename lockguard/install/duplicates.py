@@ -2,7 +2,9 @@
 
 LG213 on two sys.path entries: the first one wins; the finding names where the other copy comes
 from (the user site, a PYTHONPATH entry, a .pth file, the base interpreter of a venv that sees its
-packages) and the fix that applies there.
+packages) and the fix that applies there. A --system-site-packages venv's own site is the
+environment: its copy of the very version the base interpreter also holds is not reported (the
+base's copy only stands behind it), nor are the base's installer tools.
 LG206 in one folder (two .dist-info): `pip install --ignore-installed` over another version. The
 copy whose files are on disk is what imports (the scan compares the RECORDs' digests with the
 files both list: InstalledDist.overwritten).
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from lockguard.install.lock_diff import twins
 from lockguard.model import codes
 from lockguard.model.finding import Finding
-from lockguard.model.names import INSTALLER_TOOLS
+from lockguard.model.names import INSTALLER_TOOLS, same_version
 from lockguard.model.prefix import InstalledDist, PrefixSnapshot
 
 
@@ -54,6 +56,14 @@ def on_two_paths(snap: PrefixSnapshot) -> list[Finding]:
         ):
             continue
         winner, losers = copies[0], copies[1:]
+        # a venv's own copy of the very version its base interpreter has: the venv's site is
+        # the environment, the base's copy only stands behind it (a --system-site-packages venv
+        # clean-installed from a lock that pins what the base holds)
+        if winner not in foreign and all(
+            origins[d.site].kind == "base interpreter" and same_version(d.version, winner.version)
+            for d in losers
+        ):
+            continue
         where = ", ".join(f"{d.version} in {origins[d.site].where}" for d in losers)
         fixes = list(dict.fromkeys(origins[d.site].fix for d in foreign if origins[d.site].fix))
         out.append(

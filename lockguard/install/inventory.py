@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from lockguard.install.duplicates import in_one_folder, on_two_paths
+from lockguard.install.egg_links import legacy_develop
 from lockguard.install.lock_diff import LockView, Outgoing, against_lock
 from lockguard.install.tools import tool_conflicts
 from lockguard.model import codes
@@ -57,6 +58,7 @@ class Inventory:
     outgoing: list[Outgoing] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # name==version to install
     conda_missing: list[str] = field(default_factory=list)
+    egg_pth: set[str] = field(default_factory=set)  # easy-install.pth files _egg_links moves
 
     @property
     def extra(self) -> list[str]:
@@ -79,6 +81,7 @@ def take_inventory(
     _record_problems(snap, inv)
     _files(snap, inv)
     inv.findings += on_two_paths(snap) + in_one_folder(snap)
+    _egg_links(snap, inv)
     _pth(snap, owners, inv)
     _families(snap, inv)
     _sonames(snap, owners, inv)
@@ -155,16 +158,23 @@ def _ignorable(path: str, present: set[str]) -> bool:
 
 def _record_problems(snap: PrefixSnapshot, inv: Inventory) -> None:
     for dist in snap.dists:
-        if not dist.outside or not dist.in_prefix:
+        if not (dist.outside or dist.folder_rows) or not dist.in_prefix:
             continue
-        # rows the scan set aside: paths out of the prefix, and rows naming a folder (`.`, `..`)
-        folders = [raw for raw in dist.outside if _names_a_folder(raw, dist.site, snap.prefix)]
-        outside = [raw for raw in dist.outside if raw not in folders]
+        # rows the scan set aside: paths out of the prefix, rows naming a folder (`.`, `..`,
+        # `pkg/`, or `lib` where lib is a folder) and rows with no path at all
+        rows = [raw for raw in dist.outside if raw]
+        empty = len(dist.outside) - len(rows)
+        folders = [*dist.folder_rows] + [
+            raw for raw in rows if _names_a_folder(raw, dist.site, snap.prefix)
+        ]
+        outside = [raw for raw in rows if raw not in folders]
         what = []
         if outside:
             what.append(f"paths outside the prefix: {_first_three(outside)}")
         if folders:
             what.append(f"rows that name a folder, not a file: {_first_three(folders)}")
+        if empty:
+            what.append(f"{counted(empty, 'empty row')} (no path)")
         inv.findings.append(
             codes.RECORD_OUTSIDE_PREFIX.finding(
                 f"the RECORD of {dist.name} {dist.version} lists {'; and '.join(what)}",
@@ -226,6 +236,8 @@ def _files(snap: PrefixSnapshot, inv: Inventory) -> None:
         if not sep:
             if name.endswith(".pth"):
                 continue  # reported by the .pth rule
+            if name.endswith(".egg-link"):
+                continue  # a legacy develop install: _egg_links
             if SHARED_LIBRARY.search(name):
                 _unowned_library(snap, path, inv)
             elif name.endswith((".py", ".pyd", ".pyc")) or ".cpython-" in name:
@@ -347,9 +359,18 @@ def _unowned_library(snap: PrefixSnapshot, path: str, inv: Inventory) -> None:
     )
 
 
+def _egg_links(snap: PrefixSnapshot, inv: Inventory) -> None:
+    found = legacy_develop(snap, _site_prefixes(snap))
+    inv.findings += found.findings
+    inv.quarantine += [QuarantineItem(path, why, code=code) for path, why, code in found.moves]
+    inv.egg_pth |= found.pth
+
+
 def _pth(snap: PrefixSnapshot, owners: dict[str, str], inv: Inventory) -> None:
     for pth in snap.pth:
         relative = relative_path(pth.path, snap.prefix)
+        if relative in inv.egg_pth:
+            continue  # reported with its develop installs
         owner = owners.get(relative)
         existing = list(pth.existing)
         if not existing:

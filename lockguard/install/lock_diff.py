@@ -4,7 +4,7 @@ leave or change version, which are damaged or legacy .egg-info installs and rein
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,13 +17,13 @@ from lockguard.model.prefix import InstalledDist, PrefixSnapshot
 from lockguard.model.wording import counted
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LockView:
     """The lock as the inventory needs it."""
 
-    pip: dict[str, str]  # canonical name -> version
+    pip: Mapping[str, str]  # canonical name -> version
     # name -> (version, build)
-    conda: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    conda: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
     conda_solved: bool = False
     cuda: str | None = None  # "12.1" (torch's CUDA, else conda's)
     nccl: str | None = None  # version of the locked nvidia-nccl-* wheel

@@ -10,14 +10,21 @@ from lockguard.model.names import canonical_name
 
 
 def requirements_text(
-    lock: RequirementsLock, install: list[str], *, find_links: str | PathLike[str] | None = None
+    lock: RequirementsLock,
+    install: list[str],
+    *,
+    find_links: str | PathLike[str] | None = None,
+    no_index: bool = False,
 ) -> str:
-    """`find_links`: a links page of the lock's files (a pylock.toml); without an index in the
-    lock, pip then looks nowhere else."""
-    lines = [f"--index-url {lock.index_url}"] if lock.index_url else []
+    """`find_links`: a links page of the lock's files (a pylock.toml's, or the files lockguard
+    downloaded); without an index in the lock, or with `no_index` (every file is on that page),
+    the engine then looks nowhere else."""
+    lines = [f"--index-url {lock.index_url}"] if lock.index_url and not no_index else []
     if find_links is not None:
-        lines += [f"--find-links {find_links}"] + ([] if lock.index_url else ["--no-index"])
-    lines += [f"--extra-index-url {url}" for url in lock.extra_index_urls]
+        lines += [f"--find-links {find_links}"]
+        lines += [] if lock.index_url and not no_index else ["--no-index"]
+    if not no_index:
+        lines += [f"--extra-index-url {url}" for url in lock.extra_index_urls]
     for pin in install:
         entry = lock.entries.get(canonical_name(pin.split("==", 1)[0]))
         if entry is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from lockguard.install.inventory import Inventory, QuarantineItem
 from lockguard.install.lock_diff import Outgoing
 from lockguard.model import codes
-from lockguard.model.finding import Finding
+from lockguard.model.finding import ERROR, Finding
 from lockguard.model.json_types import JsonObject
 from lockguard.model.prefix import PrefixSnapshot, relative_path
 from lockguard.model.wording import counted, human_size
@@ -132,7 +132,16 @@ class Plan:
         """The plan for a person: stale files grouped by folder and reason (every file with
         `verbose`), one distribution or package a line, sizes, where the quarantine lives."""
         lines = [f"plan for {self.prefix} (python {self.python})"]
-        if self.changes_nothing:
+        errors = [f for f in self.reported if f.severity == ERROR]
+        if self.changes_nothing and errors:
+            # the lock's packages are in place, but not "matches the lock": the run fails as
+            # `check --env` does (one severity)
+            lines.append(
+                "  nothing to change: the lock's packages are installed, but "
+                f"{counted(len(errors), 'error')} outside what a clean-install changes "
+                f"{'remains' if len(errors) == 1 else 'remain'} (below)"
+            )
+        elif self.changes_nothing:
             lines.append("  nothing to change: the environment matches the lock")
         if self.blocked:
             lines.append(
@@ -190,8 +199,8 @@ class Plan:
             )
         if self.reported:
             lines.append(
-                "  reported, never changed (outside what a clean-install changes; they fail the "
-                "run only with --strict):"
+                "  reported, never changed (outside what a clean-install changes; an error fails "
+                "the run as `check --env` fails, a warning only with --strict):"
             )
             lines += [
                 f"    {f.code} {f.severity}: {f.message}"

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import html
 import posixpath
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from lockguard.errors import InputError
@@ -28,7 +29,8 @@ class PylockInstall:
 
 def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockInstall:
     """The install entries of a pylock.toml (`folder` is its own, for relative `path` entries)."""
-    out = PylockInstall(RequirementsLock())
+    entries: dict[str, LockedRequirement] = {}
+    links: list[str] = []
     indexes: list[str] = []
     for package in pylock.packages.values():
         where = f"{path}:{package.line}" if package.line else path
@@ -42,7 +44,7 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
                 "(pip --require-hashes); lock it from an index "
                 "(e.g. `uv pip compile -o pylock.toml`) or leave it out",
             )
-        out.requirements.entries[package.name] = LockedRequirement(
+        entries[package.name] = LockedRequirement(
             package.name, package.version, package.hashes, (), package.line or 0
         )
         if package.index and package.index not in indexes:
@@ -50,7 +52,7 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
         for file in package.files:
             location = file.url or (_file_url(file.path, folder) if file.path else None)
             if location and "sha256" in file.hashes:
-                out.links.append(f"{location}#sha256={file.hashes['sha256']}")
+                links.append(f"{location}#sha256={file.hashes['sha256']}")
         if not package.index and not any(f.url or f.path for f in package.files):
             raise InputError(
                 f"{where}: {package.name} {package.version} names neither an index nor a URL "
@@ -59,11 +61,8 @@ def install_from_pylock(pylock: PylockFile, path: str, folder: str) -> PylockIns
                 line=package.line,
                 hint="pip needs to know where to download it: add `index` or the files' `url`",
             )
-    if indexes:
-        out.requirements = replace(
-            out.requirements, index_url=indexes[0], extra_index_urls=indexes[1:]
-        )
-    return out
+    index_url = indexes[0] if indexes else None
+    return PylockInstall(RequirementsLock(entries, index_url, tuple(indexes[1:])), links)
 
 
 def links_page(links: list[str]) -> str:
@@ -81,7 +80,7 @@ def _file_url(path: str, folder: str) -> str:
     return "file://" + quote(full)
 
 
-def disagreements(pylock: PylockFile, locked: dict[str, str]) -> list[str]:
+def disagreements(pylock: PylockFile, locked: Mapping[str, str]) -> list[str]:
     """Where a pylock.toml and the project's lock pin different things
     ("torch 2.1.1 (the lock: 2.1.2)")."""
     pins = {p.name: p.version for p in pylock.packages.values()}

@@ -6,6 +6,7 @@ inconsistent (`pip check` fails) and the fix is to let the resolver choose the t
 from __future__ import annotations
 
 import platform
+from collections.abc import Mapping
 
 from packaging.version import InvalidVersion, Version
 
@@ -29,7 +30,7 @@ def _marker_environment(python_version: str) -> dict[str, str]:
     }
 
 
-def tool_conflicts(snap: PrefixSnapshot, locked: dict[str, str]) -> list[Finding]:
+def tool_conflicts(snap: PrefixSnapshot, locked: Mapping[str, str]) -> list[Finding]:
     kept = [
         d
         for d in snap.dists

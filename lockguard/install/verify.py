@@ -4,6 +4,7 @@ module of each of the intent's direct requirements that has one. Pure: read from
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from lockguard.model.names import canonical_name
 from lockguard.model.prefix import InstalledDist, PrefixSnapshot
@@ -44,7 +45,9 @@ def top_level_modules(dist: InstalledDist, snap: PrefixSnapshot) -> list[str]:
     return sorted(t for t in tops if not t.startswith("_") and t not in ("test", "tests"))
 
 
-def smoke_modules(snap: PrefixSnapshot, locked: dict[str, str], direct: list[str]) -> list[str]:
+def smoke_modules(
+    snap: PrefixSnapshot, locked: Mapping[str, str], direct: Sequence[str]
+) -> list[str]:
     installed = {d.name: d for d in snap.dists if d.in_prefix}
     out = ["torch"] if "torch" in locked and "torch" in installed else []
     for name in direct:

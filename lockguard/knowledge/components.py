@@ -13,7 +13,7 @@ intent's release (LG129).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -30,7 +30,7 @@ _NAME = re.compile(r"^nvidia-(?P<key>[a-z0-9-]+?)(?:-cu(?P<major>\d{2}))?$")
 class ComponentRelease(Row):
     cuda: CudaVersion
     updates: tuple[str, ...]
-    versions: dict[str, tuple[str, ...]]
+    versions: Mapping[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)

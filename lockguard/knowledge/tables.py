@@ -6,6 +6,7 @@ explanation can say which fact it rests on and where that fact is written down.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -123,7 +124,7 @@ class PythonNameRow(Row):
 class NvccRule(Row):
     package: str
     rule: str
-    minor_mismatch_ok: dict[int, tuple[CudaVersion, ...]]
+    minor_mismatch_ok: Mapping[int, tuple[CudaVersion, ...]]
     override_env: str | None
 
     def accepts(self, nvcc: CudaVersion, torch_cuda: CudaVersion) -> bool:
@@ -147,7 +148,7 @@ class GpuRule(Row):
 @dataclass(frozen=True, slots=True)
 class TorchPinRule(Row):
     package: str
-    pins: dict[str, SpecifierSet]
+    pins: Mapping[str, SpecifierSet]
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,6 +188,7 @@ def _render_requirements(request: RenderRequest) -> str:
         conda_solved=_conda_state(platform),
         profile=intent.profile,
         held_back=request.held_back,
+        record=intent.cooldown_record(),
     )
 
 
@@ -200,6 +201,7 @@ def _render_environment(request: RenderRequest) -> str:
         intent_hash=intent.hash,
         intent_name=request.intent_name,
         env_name=intent.name,
+        record=intent.cooldown_record(),
     )
 
 
@@ -215,6 +217,7 @@ def _render_pylock(request: RenderRequest) -> str:
         intent_name=request.intent_name,
         python=str(intent.python),
         filename=PurePath(request.relative).name,
+        record=intent.cooldown_record(),
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -42,7 +43,7 @@ class Header:
     version: str | None
     intent_hash: str | None
     body_hash: str | None
-    fields: dict[str, str]
+    fields: Mapping[str, str]
 
     @property
     def pins_hash(self) -> str | None:

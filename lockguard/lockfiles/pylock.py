@@ -8,6 +8,7 @@ lockfiles/pylock_write.py writes it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lockguard.lockfiles.headers import PinEntries
@@ -25,7 +26,7 @@ class PylockEntry:
 
     filename: str
     url: str | None
-    hashes: dict[str, str]
+    hashes: Mapping[str, str]
     size: int | None = None
     path: str | None = None  # a local file instead of a URL (relative to the pylock.toml's folder)
 
@@ -50,10 +51,10 @@ class PylockPackage:
 
 @dataclass(frozen=True, slots=True)
 class PylockFile:
-    packages: dict[str, PylockPackage] = field(default_factory=dict)
+    packages: Mapping[str, PylockPackage] = field(default_factory=dict)
     requires_python: str | None = None
     environments: tuple[str, ...] = ()
-    tool: dict[str, object] = field(default_factory=dict)  # [tool.lockguard]
+    tool: Mapping[str, object] = field(default_factory=dict)  # [tool.lockguard]
 
 
 _PACKAGES = re.compile(r"^\s*\[\[\s*packages\s*\]\]\s*(#.*)?$")
@@ -81,7 +82,9 @@ def read(text: str) -> PylockFile:
     lines = [n for n, line in enumerate(text.splitlines(), start=1) if _PACKAGES.match(line)]
     tool = data.get("tool")
     lockguard_tool = tool.get("lockguard") if isinstance(tool, dict) else None
+    found: dict[str, PylockPackage] = {}
     out = PylockFile(
+        packages=found,
         requires_python=data.get("requires-python")
         if isinstance(data.get("requires-python"), str)
         else None,
@@ -105,11 +108,11 @@ def read(text: str) -> PylockFile:
         if isinstance(package.get("sdist"), dict):
             files.append(_entry(package["sdist"]))
         name = canonical_name(package["name"])
-        if name in out.packages:
+        if name in found:
             raise LockSyntaxError(
-                line, f"{clip(name)} is listed twice (lines {out.packages[name].line} and {line})"
+                line, f"{clip(name)} is listed twice (lines {found[name].line} and {line})"
             )
-        out.packages[name] = PylockPackage(
+        found[name] = PylockPackage(
             name, package["version"], package.get("index"), tuple(files), line
         )
     return out

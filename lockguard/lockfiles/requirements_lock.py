@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lockguard.lockfiles.headers import PinEntries, header_lines, seal
@@ -40,9 +41,9 @@ class _Reading:
 
 @dataclass(frozen=True, slots=True)
 class RequirementsLock:
-    entries: dict[str, LockedRequirement] = field(default_factory=dict)
+    entries: Mapping[str, LockedRequirement] = field(default_factory=dict)
     index_url: str | None = None
-    extra_index_urls: list[str] = field(default_factory=list)
+    extra_index_urls: tuple[str, ...] = ()
 
 
 def render(
@@ -55,15 +56,18 @@ def render(
     conda_solved: str | None = None,
     profile: str | None = None,
     held_back: tuple[str, ...] = (),
+    record: Mapping[str, str] | None = None,
 ) -> str:
     """The text of requirements.lock for one platform. Deterministic for the same inputs.
     `profile`: the intent's profile this file locks; `held_back`: why it keeps another version
-    of a package than the project's other profiles (model/shared_pins.py)."""
+    of a package than the project's other profiles (model/shared_pins.py); `record`: more header
+    fields (a cooldown's cut-off: Intent.cooldown_record)."""
     extra = {"platform": resolution.platform, "python": python}
     if conda_solved:
         extra["conda-side"] = conda_solved
     if profile:
         extra["profile"] = profile
+    extra.update(record or {})
     lines = [
         "#",
         (
@@ -118,14 +122,15 @@ def parse(text: str) -> RequirementsLock:
     entries, their `--hash` continuation lines and `# via` notes); a pin that appears twice, a
     continuation that pip would read differently, or any other line is a LockSyntaxError with
     its line number."""
-    lock = RequirementsLock()
+    entries: dict[str, LockedRequirement] = {}
+    extra_index_urls: list[str] = []
     index_url = None
     current: _Reading | None = None
     continued = False  # the previous line ended with a backslash: a --hash line must follow
 
     def finish() -> None:
         if current:
-            lock.entries[current.name] = LockedRequirement(
+            entries[current.name] = LockedRequirement(
                 current.name,
                 current.version,
                 tuple(current.hashes),
@@ -160,19 +165,15 @@ def parse(text: str) -> RequirementsLock:
             if option.group(1) == "index-url":
                 index_url = option.group(2)
             else:
-                lock.extra_index_urls.append(option.group(2))
+                extra_index_urls.append(option.group(2))
             continue
         match = _ENTRY.match(line)
         if match:
             finish()
             name = canonical_name(match.group(1))
-            if name in lock.entries or (current and current.name == name):
+            if name in entries or (current and current.name == name):
                 first = (
-                    lock.entries[name].line
-                    if name in lock.entries
-                    else current.line
-                    if current
-                    else number
+                    entries[name].line if name in entries else current.line if current else number
                 )
                 raise LockSyntaxError(
                     number,
@@ -202,4 +203,4 @@ def parse(text: str) -> RequirementsLock:
             text.count("\n") + 1, "the file ends after a backslash: a --hash line is missing"
         )
     finish()
-    return replace(lock, index_url=index_url)
+    return RequirementsLock(entries, index_url, tuple(extra_index_urls))

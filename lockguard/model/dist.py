@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -11,11 +12,11 @@ class DistFile:
 
     filename: str
     url: str
-    hashes: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    hashes: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     requires_python: str | None = None
     yanked: bool | str = False  # a string: yanked, with the index's reason (PEP 592)
     # PEP 658/714 core-metadata
-    metadata: bool | dict[str, str] = field(default=False, hash=False, compare=False)
+    metadata: bool | Mapping[str, str] = field(default=False, hash=False, compare=False)
     upload_time: str | None = None
     size: int | None = None
 

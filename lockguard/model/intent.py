@@ -10,6 +10,8 @@ from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 
+from lockguard.model.cooldown import FIELD as CUTOFF_FIELD
+from lockguard.model.cooldown import PACKAGE_FIELD, SPAN_FIELD, Cutoff, stamp
 from lockguard.model.names import canonical_requirement_text
 from lockguard.model.versions import CudaVersion, DriverVersion, GpuArch, PythonVersion
 
@@ -111,11 +113,46 @@ class Intent:
     # project's intent the profiles it holds (then only they are locked: model/profiles.py)
     profile: str | None = None
     profiles: tuple[Intent, ...] = ()
+    # a cooldown (`exclude-newer = "7 days"`): the canonical span ("P7D"); exclude_newer is then
+    # the cut-off it was resolved to (the lock's recorded one, or now minus the span)
+    exclude_newer_span: str | None = None
+    # `exclude-newer-package = { torch = false, vllm = "2026-11-01" }`: canonical name -> cut-off
+    exclude_newer_package: tuple[tuple[str, Cutoff], ...] = ()
+
+    def cutoff(self, name: str) -> Cutoff:
+        """The exclude-newer of one (canonical) pip name: its own entry, else the intent's."""
+        for package, cutoff in self.exclude_newer_package:
+            if package == name:
+                return cutoff
+        return Cutoff(self.exclude_newer, self.exclude_newer_span)
+
+    @property
+    def package_cutoffs(self) -> dict[str, Cutoff]:
+        return dict(self.exclude_newer_package)
+
+    @property
+    def has_cooldown(self) -> bool:
+        """A cut-off given as a span: the lock records what it was resolved to."""
+        return self.exclude_newer_span is not None or any(
+            c.span is not None for _n, c in self.exclude_newer_package
+        )
 
     @property
     def pip_only(self) -> bool:
         """`channels = []`: a lock for a plain virtual environment (requirements.lock only)."""
         return not self.channels
+
+    def cooldown_record(self) -> dict[str, str]:
+        """The lock header fields that record what a cooldown was resolved to: the cut-off used
+        and its span (and each package's own); none without a cooldown."""
+        out = {}
+        if self.exclude_newer_span is not None and self.exclude_newer is not None:
+            out[CUTOFF_FIELD] = stamp(self.exclude_newer)
+            out[SPAN_FIELD] = self.exclude_newer_span
+        spans = [(n, c) for n, c in self.exclude_newer_package if c.span is not None]
+        if spans:
+            out[PACKAGE_FIELD] = ", ".join(f"{name}={c.record()}" for name, c in spans)
+        return out
 
     def canonical(self) -> dict[str, object]:
         """The intent as plain data, normalized so that only meaningful edits change it.
@@ -135,7 +172,9 @@ class Intent:
             "pip": sorted(canonical_requirement_text(r) for r in self.pip),
             "indexes": list(self.indexes),
             "pytorch-index": self.pytorch_index,
-            "exclude-newer": self.exclude_newer.isoformat() if self.exclude_newer else None,
+            # a cooldown is its span: the intent (and its hash) stays the same as days pass
+            "exclude-newer": self.exclude_newer_span
+            or (self.exclude_newer.isoformat() if self.exclude_newer else None),
             "conda-from-knowledge": self.conda_from_knowledge,
             "glibc": self.glibc,
             "name": self.name,
@@ -154,6 +193,16 @@ class Intent:
                 key=lambda d: (d["name"], d["version"]),
             ),
             "outputs": self._outputs(),
+            # only when given: existing intent hashes stay as they were
+            **(
+                {
+                    "exclude-newer-package": {
+                        name: cutoff.canonical() for name, cutoff in self.exclude_newer_package
+                    }
+                }
+                if self.exclude_newer_package
+                else {}
+            ),
             # only in a project with profiles: an intent without them keeps its hash
             **({"profile": self.profile} if self.profile else {}),
             **({"profiles": [p.canonical() for p in self.profiles]} if self.profiles else {}),

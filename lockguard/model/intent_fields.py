@@ -1,7 +1,8 @@
 """The intent's fields whose rules are long enough to read on their own: `python` (a Python a lock
 can target), `exclude-newer` (an RFC 3339 time or a plain date, between PyPI's first wheels and
-now), `[[dependency-metadata]]` and `[outputs]`. model/intent_parse.py's reader calls them; each
-error goes through the reader, so it names the file, the line and the key."""
+now, or a cooldown span: model/cooldown.py), `exclude-newer-package`, `[[dependency-metadata]]`
+and `[outputs]`. model/intent_parse.py's reader calls them; each error goes through the reader,
+so it names the file, the line and the key."""
 
 from __future__ import annotations
 
@@ -14,6 +15,14 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import InputError
+from lockguard.model.cooldown import (
+    Cutoff,
+    SpanError,
+    cutoff_of,
+    looks_like_span,
+    parse_span,
+    span_text,
+)
 from lockguard.model.intent import DependencyMetadata, Outputs
 from lockguard.model.intent_values import folded, name_of, output_path_problem
 from lockguard.model.intent_values import quoted as _q
@@ -88,32 +97,87 @@ def _file_name(relative: str) -> str:
 
 
 def exclude_newer(reader: Reader, data: TomlTable) -> datetime | None:
+    """The cut-off: a date-time, a plain date, or a cooldown span (now minus it until a resolve
+    settles it to the lock's recorded one: app/cooldowns.py)."""
     if "exclude-newer" not in data:
         return None
-    value = data["exclude-newer"]
+    return _cutoff(reader, "exclude-newer", data["exclude-newer"]).at
+
+
+def exclude_newer_span(reader: Reader, data: TomlTable) -> str | None:
+    """The canonical span of `exclude-newer = "7 days"` ("P7D"), None for a date."""
+    if "exclude-newer" not in data:
+        return None
+    return _cutoff(reader, "exclude-newer", data["exclude-newer"]).span
+
+
+def exclude_newer_package(reader: Reader, data: TomlTable) -> tuple[tuple[str, Cutoff], ...]:
+    """`exclude-newer-package = { torch = false, vllm = "2026-11-01", trl = "3 days" }`: per
+    pip package, no cut-off (false) or its own (a date, a date-time or a span), as uv's
+    setting of that name."""
+    table = data.get("exclude-newer-package", {})
+    if not isinstance(table, dict):
+        raise reader.fail(
+            "exclude-newer-package",
+            "must be a table of package names",
+            hint='e.g. exclude-newer-package = { torch = false, vllm = "2026-11-01" }',
+        )
+    out: dict[str, Cutoff] = {}
+    for name, value in table.items():
+        key = f"exclude-newer-package.{name}"
+        if not _PROJECT_NAME.fullmatch(name):
+            raise reader.fail(
+                key,
+                f"{_q(name)} is not a project name",
+                hint="a name as PyPI spells it, e.g. torch",
+            )
+        canonical = re.sub(r"[-_.]+", "-", name).lower()
+        if canonical in out:
+            raise reader.fail(key, f"names {canonical} a second time", hint="keep one entry")
+        if value is True:
+            raise reader.fail(
+                key,
+                "true is not a cut-off",
+                hint="false lifts the cut-off for this package; a date or a span sets its own",
+            )
+        out[canonical] = Cutoff(None) if value is False else _cutoff(reader, key, value)
+    return tuple(sorted(out.items()))
+
+
+def _cutoff(reader: Reader, key: str, value: object) -> Cutoff:
+    if isinstance(value, str) and looks_like_span(value):
+        try:
+            span = span_text(parse_span(value))
+        except SpanError as exc:
+            raise reader.fail(
+                key,
+                f"{_q(value)} is neither a date-time nor a span: {exc}",
+                hint=f'e.g. {key} = "7 days" (or "P7D", "1 week", "24 hours"), '
+                'or a date: "2024-03-01T00:00:00Z"',
+            ) from None
+        return Cutoff(cutoff_of(span, datetime.now(timezone.utc)), span)
+    return Cutoff(_absolute(reader, key, value))
+
+
+def _absolute(reader: Reader, key: str, value: object) -> datetime:
+    example = f'e.g. {key} = "2024-03-01T00:00:00Z" (or a span: "7 days")'
     if isinstance(value, str):
         text = value
         try:
             value = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             raise reader.fail(
-                "exclude-newer",
-                f"{_q(text)} is not an RFC 3339 date-time",
-                hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
+                key, f"{_q(text)} is not an RFC 3339 date-time", hint=example
             ) from None
         if _PLAIN_DATE.fullmatch(text):  # a day alone means its start in UTC, as uv reads it
             value = value.replace(tzinfo=timezone.utc)
     elif isinstance(value, date) and not isinstance(value, datetime):
         value = datetime.combine(value, time(0), tzinfo=timezone.utc)
     if not isinstance(value, datetime):
-        raise reader.fail(
-            "exclude-newer",
-            "must be a date-time",
-            hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
-        )
+        raise reader.fail(key, "must be a date-time or a span", hint=example)
     if value.tzinfo is None:
         raise reader.fail(
-            "exclude-newer",
+            key,
             f"{_q(value.isoformat())} has no time zone",
             hint="append Z for UTC, e.g. 2024-03-01T00:00:00Z",
         )
@@ -121,13 +185,13 @@ def exclude_newer(reader: Reader, data: TomlTable) -> datetime | None:
         value = value.astimezone(timezone.utc)
     except OverflowError:  # year 1 or 9999 shifted by its offset leaves datetime's range
         raise reader.fail(
-            "exclude-newer",
+            key,
             f"{_q(value.isoformat())} is not between {EARLIEST_CUTOFF.date()} and now",
-            hint='e.g. exclude-newer = "2024-03-01T00:00:00Z"',
+            hint=example,
         ) from None
     if value < EARLIEST_CUTOFF:
         raise reader.fail(
-            "exclude-newer",
+            key,
             f"{value.date()} is before any package index served wheels "
             f"({EARLIEST_CUTOFF.date()}); nothing could be locked",
             hint="use a recent date-time",
@@ -135,7 +199,7 @@ def exclude_newer(reader: Reader, data: TomlTable) -> datetime | None:
     # no OverflowError near 9999-12-31
     if value - timedelta(days=1) > datetime.now(timezone.utc):
         raise reader.fail(
-            "exclude-newer",
+            key,
             f"{value.isoformat()} is in the future: the lock would change as "
             "releases appear until then",
             hint="use a past date-time (or remove the key)",

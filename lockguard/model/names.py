@@ -4,6 +4,7 @@ must not import packaging's requirement parser: it costs more than Python's whol
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -104,3 +105,13 @@ class NamedSpec:
 
     def __str__(self) -> str:
         return f"{self.name}{self.spec}"
+
+
+def close_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """The known project names closest to a name no index has (`transformerz` -> transformers),
+    compared in canonical form, best first; the name itself is never one of them."""
+    import difflib
+
+    wanted = canonical_name(name)
+    choices = sorted({canonical_name(k) for k in known} - {wanted})
+    return difflib.get_close_matches(wanted, choices, n=n, cutoff=0.8)

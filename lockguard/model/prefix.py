@@ -27,6 +27,8 @@ class InstalledDist:
     installer: str = ""
     paths: tuple[str, ...] = ()  # RECORD entries inside the prefix, relative to it
     outside: tuple[str, ...] = ()  # RECORD entries that point outside the prefix, as written
+    # RECORD rows naming a folder that exists (`lib`, no slash), relative to the site
+    folder_rows: tuple[str, ...] = ()
     in_prefix: bool = True
     absent: tuple[str, ...] = ()  # RECORD entries inside the prefix that do not exist
     resized: tuple[str, ...] = ()  # shared libraries whose size differs from the RECORD's

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import (
@@ -17,10 +19,14 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from lockguard.errors import SourceUnreachable
+from lockguard.model.cooldown import Cutoff
 from lockguard.model.dist import DistFile
 from lockguard.model.target import Target
 from lockguard.resolve.ports import Project
 from lockguard.resolve.tags import wheel_rank
+
+if TYPE_CHECKING:
+    from lockguard.model.intent import Intent
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +128,42 @@ class CandidateFilter:
     target: Target
     exclude_newer: datetime | None = None
     missing_upload_times: set[str] = field(default_factory=set)
+    # exclude-newer-package: canonical name -> its own cut-off (Cutoff(None): none at all)
+    per_package: Mapping[str, Cutoff] = field(default_factory=dict)
+    span: str | None = None  # exclude-newer given as a cooldown span (for messages)
+
+    @classmethod
+    def of(cls, target: Target, intent: Intent) -> CandidateFilter:
+        """The filter of an intent's cut-offs: exclude-newer, and exclude-newer-package's."""
+        return cls(
+            target,
+            intent.exclude_newer,
+            per_package=intent.package_cutoffs,
+            span=intent.exclude_newer_span,
+        )
+
+    def untimed(self) -> CandidateFilter:
+        """The same target without any cut-off (what the index has, for messages)."""
+        return CandidateFilter(self.target)
+
+    @property
+    def timed(self) -> bool:
+        """Any cut-off at all (the global one or a package's)."""
+        return self.exclude_newer is not None or any(
+            c.at is not None for c in self.per_package.values()
+        )
+
+    def cutoff(self, name: str) -> Cutoff:
+        """The cut-off that applies to `name` (canonical)."""
+        own = self.per_package.get(name)
+        return own if own is not None else Cutoff(self.exclude_newer, self.span)
+
+    def cutoff_label(self, name: str) -> str:
+        """ "exclude-newer 2024-03-01", or the package's own, for messages."""
+        own = self.per_package.get(name)
+        if own is not None:
+            return f"exclude-newer-package {name} {own.text()}"
+        return f"exclude-newer {Cutoff(self.exclude_newer, self.span).text()}"
 
     def candidate(
         self, project: Project, version: Version, files: list[DistFile]
@@ -145,7 +187,7 @@ class CandidateFilter:
         return [c for c in (versions.candidate(v) for v in versions.versions) if c is not None]
 
     def _rank(self, name: str, file: DistFile) -> int | None:
-        if not self._python_ok(file) or not self._time_ok(file):
+        if not self._python_ok(file) or not self._time_ok(file, name):
             return None
         try:
             if file.is_wheel:
@@ -162,10 +204,10 @@ class CandidateFilter:
     def fits_python(self, file: DistFile) -> bool:
         return self._python_ok(file)
 
-    def fits_time(self, file: DistFile) -> bool:
-        """Uploaded no later than exclude-newer (a file without an upload time counts as
-        fitting)."""
-        return self._time_ok(file)
+    def fits_time(self, file: DistFile, name: str | None = None) -> bool:
+        """Uploaded no later than exclude-newer (the cut-off of `name` when given; a file
+        without an upload time counts as fitting)."""
+        return self._time_ok(file, name)
 
     def _python_ok(self, file: DistFile) -> bool:
         if not file.requires_python:
@@ -173,8 +215,10 @@ class CandidateFilter:
         spec = _specifier(file.requires_python)
         return spec is None or spec.contains(Version(str(self.target.python)), prereleases=True)
 
-    def _time_ok(self, file: DistFile) -> bool:
-        if self.exclude_newer is None:
+    def _time_ok(self, file: DistFile, name: str | None = None) -> bool:
+        own = self.per_package.get(name) if name is not None and self.per_package else None
+        cutoff = own.at if own is not None else self.exclude_newer
+        if cutoff is None:
             return True
         if not file.upload_time:
             self.missing_upload_times.add(file.url.split("/")[2] if "://" in file.url else file.url)
@@ -194,4 +238,4 @@ class CandidateFilter:
         # PEP 700 times are UTC; a page that leaves out the zone means it
         if uploaded.tzinfo is None:
             uploaded = uploaded.replace(tzinfo=timezone.utc)
-        return uploaded <= self.exclude_newer
+        return uploaded <= cutoff

@@ -47,6 +47,7 @@ class ResolveOptions:
     on_notes: Callable[[RelockNotes], None] = lambda _notes: None
     note: Callable[[str], None] = lambda _m: None  # facts worth knowing that are no warning
     detail: Callable[[str], None] = lambda _m: None  # more of them, for -v
+    verbose: bool = False  # -v: the passed-over versions named all in one line
 
 
 def resolve_lock(
@@ -117,13 +118,13 @@ def _resolve_platform(
             torch_problem=torch_problem,
             hazards=knowledge.hazards,
             conda_provided=provided,
-            exclude_newer=intent.exclude_newer,
+            candidate_filter=CandidateFilter.of(target, intent),
             warn=options.warn,
             explain_torch=lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
             name_rules=name_rules(knowledge, target),
             preferences=preferences,
             note=lambda text: options.note(f"{target.platform}: {text}"),
-            detail=lambda text: options.detail(f"{target.platform}: {text}"),
+            everything=options.verbose,
         )
         # no torch: the stack without it
         final = _stack_for(pip, stacks) if pip.pin("torch") else no_torch
@@ -140,7 +141,7 @@ def _resolve_platform(
                 preferences,
                 options.locked(target.platform),
                 source,
-                CandidateFilter(target, intent.exclude_newer),
+                CandidateFilter.of(target, intent),
                 merged_requirements(intent.pip),
                 lambda spec: _torch_reason(knowledge, target, spec, intent.pytorch_index),
             )

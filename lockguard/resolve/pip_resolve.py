@@ -3,7 +3,7 @@ or an explanation that reads as a chain of facts (never resolvelib's repr)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from packaging.specifiers import SpecifierSet
@@ -11,6 +11,7 @@ from packaging.version import Version
 from resolvelib import Resolver
 from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep, Result
 
+from lockguard.errors import SourceUnreachable
 from lockguard.knowledge.tables import Hazard
 from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.names import INTENT
@@ -20,11 +21,12 @@ from lockguard.resolve.candidates import Candidate, CandidateFilter
 from lockguard.resolve.conflicts import ConflictWatcher, Decisive, SearchExhausted
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
-from lockguard.resolve.provider import Provider, ProviderContext
-from lockguard.resolve.rejections import SHOWN, newer_rejected
+from lockguard.resolve.provider import Cause, Provider, ProviderContext
+from lockguard.resolve.rejections import newer_rejected
 from lockguard.resolve.requirements import PYTHON, Req, split_key
 from lockguard.resolve.torch_builds import TorchBuild
 from lockguard.resolve.unreached import (
+    FAMILY,
     lock_may_depend_on,
     raise_if_the_only_way_out,
     unreached_text,
@@ -44,19 +46,21 @@ def resolve_pip(
     hazards: Sequence[Hazard] = (),
     conda_provided: dict[str, str] | None = None,
     exclude_newer: datetime | None = None,
+    candidate_filter: CandidateFilter | None = None,
     warn: Callable[[str], None] = lambda _m: None,
     explain_torch: Callable[[SpecifierSet], str | None] = lambda _s: None,
     name_rules: Callable[[str], list[Req]] = lambda _n: [],
     preferences: Preferences | None = None,
     note: Callable[[str], None] = lambda _m: None,
-    detail: Callable[[str], None] = lambda _m: None,
+    everything: bool = False,
 ) -> PipResolution:
     """`explain_torch(spec)` says why the CUDA stack has no torch for `spec` (or None);
     `name_rules(name)` are the knowledge's constraints on a name wherever it is required;
     `preferences`: the existing lock's versions, tried first (resolve/preferences.py); `note`
     hears which newer versions of a direct requirement were passed over, and why (the newest few),
-    `detail` every one of them (-v)."""
-    files = CandidateFilter(target, exclude_newer)
+    `everything` (-v) names every one of them in that line."""
+    # the intent's cut-offs (exclude-newer-package's too), else exclude-newer alone
+    files = candidate_filter or CandidateFilter(target, exclude_newer)
     context = ProviderContext(
         target=target,
         torch_builds=[] if torch_problem else torch_builds,
@@ -77,12 +81,12 @@ def resolve_pip(
     try:
         result = Resolver(provider, watcher).resolve(top, max_rounds=MAX_ROUNDS)
     except ResolutionImpossible as exc:
-        raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
+        _unless_the_rest_clashes(provider, top, exc.causes, target, explain_torch)
         raise explain_unsatisfiable(
             exc.causes, provider, target, torch_problem, explain_torch
         ) from None
     except Decisive as exc:
-        raise_if_the_only_way_out(provider.unreached.values(), exc.causes)
+        _unless_the_rest_clashes(provider, top, exc.causes, target, explain_torch)
         raise explain_unsatisfiable(
             exc.causes, provider, target, torch_problem, explain_torch, proof=exc.lines
         ) from None
@@ -126,9 +130,8 @@ def resolve_pip(
     for report in newer_rejected(
         provider, watcher.rejected, considered, chosen, explain_torch, result.criteria
     ):
-        note(report.line(everything=False))
-        if len(report.newer) > SHOWN:
-            detail(report.line(everything=True))
+        # one line: the newest few, or with -v every one (never the summary twice)
+        note(report.line(everything=everything))
     return _pins(result, target)
 
 
@@ -193,3 +196,43 @@ def _pins(result: Result[Req, Candidate, str], target: Target) -> PipResolution:
         )
     pins.sort(key=lambda p: p.name)
     return PipResolution(target.platform, tuple(pins), tuple(sorted(provided)))
+
+
+def _unless_the_rest_clashes(
+    provider: Provider,
+    top: list[Req],
+    causes: Iterable[Cause],
+    target: Target,
+    explain_torch: Callable[[SpecifierSet], str | None],
+) -> None:
+    """Exit 4 (SourceUnreachable) when the unreached PyTorch index was the way out, unless the
+    rest of the intent clashes on its own: with `cuda = "11.8"` every torch build is on that
+    index, so while it is down torch has no candidate and resolvelib stops there, before it meets
+    `transformers==4.36.2` with `tokenizers>=0.20`, which fails whether or not the index answers
+    (issue 31 §3). The requirements without the torch family are resolved once more to find out;
+    a clash there that no torch requirement takes part in is the answer (exit 3)."""
+    try:
+        raise_if_the_only_way_out(provider.unreached.values(), causes)
+    except SourceUnreachable as unreached:
+        rest = [r for r in top if r.name not in FAMILY]
+        if len(rest) == len(top):
+            raise
+        found: Unsatisfiable | None = None
+        try:
+            Resolver(provider, ConflictWatcher(provider, rest)).resolve(rest, max_rounds=MAX_ROUNDS)
+        except (ResolutionImpossible, Decisive) as other:
+            others = other.causes
+            if not any(info.requirement.name in FAMILY for info in others):
+                found = explain_unsatisfiable(
+                    others,
+                    provider,
+                    target,
+                    None,
+                    explain_torch,
+                    proof=other.lines if isinstance(other, Decisive) else None,
+                )
+        except (SearchExhausted, ResolutionTooDeep):
+            pass  # no answer in time: the index stays the reason given
+        if found is None:
+            raise unreached from None
+        raise found from None

@@ -247,7 +247,7 @@ class Provider(AbstractProvider[Req, Candidate, str]):
             if not accept(version):
                 continue
             if build.index_url is not None and released_after_cutoff(
-                build, self.files.exclude_newer
+                build, self.files.cutoff("torch").at
             ):
                 # never asked for: no answer of it counts
                 self.after_cutoff.setdefault(build.version, build)

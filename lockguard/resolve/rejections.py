@@ -118,10 +118,12 @@ def _why(
 ) -> str:
     infos = rejected.get((name, version))
     if infos:
-        return _dependency_reason(provider, infos, explain_torch)
+        return _dependency_reason(provider, infos, explain_torch, (name, version))
     candidate = versions.candidate(version)
     if candidate is None:
-        return unfit_reason(versions.files_of(version), provider.files, provider.context.target)
+        return unfit_reason(
+            versions.files_of(version), provider.files, provider.context.target, name
+        )
     failed = provider.build_failures.get(f"{name} {version}")
     if failed is not None:
         return f"its sdist could not be built ({failed.message})"
@@ -141,19 +143,40 @@ def _allows(req: Req, version: Version) -> bool:
 
 
 def _dependency_reason(
-    provider: Provider, infos: Collection[Cause], explain_torch: ExplainTorch
+    provider: Provider,
+    infos: Collection[Cause],
+    explain_torch: ExplainTorch,
+    rejected: tuple[str, Version] | None = None,
 ) -> str:
+    """Why the `rejected` candidate (name, version) could not be taken: its requirement on a
+    dependency, and each other package's requirement on it under that package's own name (the
+    information of the failing criterion holds them all: torch 2.6.0's triton==3.2.0 is not
+    megablocks 0.9's)."""
     reqs = [i.requirement for i in infos]
     dep = reqs[0].name
-    wanted = (
-        ", ".join(dict.fromkeys(f"{r.name}{r.specifier}" for r in reqs if not r.constraint_only))
-        or dep
-    )
+
+    def own(info: Cause) -> bool:
+        parent = info.parent
+        return rejected is None or (
+            parent is not None and (parent.name, parent.version) == rejected
+        )
+
+    mine = [i.requirement for i in infos if own(i) and not i.requirement.constraint_only]
+    wanted = ", ".join(dict.fromkeys(f"{r.name}{r.specifier}" for r in mine)) or dep
     rules = [r.why for r in reqs if r.constraint_only and r.why and r.local is None]
     if rules:
         return f"it needs {wanted}, but {rules[0]}"
     if dep == "torch":
+        every = [r for r in reqs if not r.constraint_only]
+        wanted = ", ".join(dict.fromkeys(f"{r.name}{r.specifier}" for r in every)) or dep
         return f"it needs {wanted}: {_torch_reason(provider, reqs, explain_torch)}"
+    others = [
+        requirement_fact(i.requirement, i.parent)
+        for i in infos
+        if not own(i) and not i.requirement.constraint_only
+    ]
+    if others:
+        return f"it needs {wanted}, but {'; '.join(dict.fromkeys(others))}"
     return f"it needs {wanted}, which has no candidate"
 
 
@@ -184,14 +207,16 @@ def _torch_reason(provider: Provider, reqs: list[Req], explain_torch: ExplainTor
     return "no torch build the CUDA stack allows meets it"
 
 
-def unfit_reason(files: list[DistFile], candidate_filter: CandidateFilter, target: Target) -> str:
-    """Why no file of a version can be used on the target."""
+def unfit_reason(
+    files: list[DistFile], candidate_filter: CandidateFilter, target: Target, name: str = ""
+) -> str:
+    """Why no file of a version of `name` (canonical) can be used on the target."""
     if not files:
         return f"no file for {target.platform} and Python {target.python}"
-    if candidate_filter.exclude_newer is not None and not any(
-        candidate_filter.fits_time(f) for f in files
+    if candidate_filter.cutoff(name).at is not None and not any(
+        candidate_filter.fits_time(f, name) for f in files
     ):
-        return f"uploaded after exclude-newer {candidate_filter.exclude_newer.date().isoformat()}"
+        return f"uploaded after {candidate_filter.cutoff_label(name)}"
     if not any(candidate_filter.fits_python(f) for f in files):
         return f"it needs Python {files[0].requires_python}, the target has {target.python}"
     glibc = [

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from lockguard.model.cooldown import parse_span
 from lockguard.model.locked import LockedPlatform
 from lockguard.model.pip_lock import PipResolution
 from lockguard.model.stack_names import FAMILY_HEADS
-from lockguard.resolve.candidates import CandidateFilter, ProjectVersions
+from lockguard.resolve.candidates import Candidate, CandidateFilter, ProjectVersions
 from lockguard.resolve.ports import PackageSource
 from lockguard.resolve.preferences import Preferences
 from lockguard.resolve.requirements import Req
@@ -76,6 +78,11 @@ class RelockNotes:
 
 def newest_release(source: PackageSource, files: CandidateFilter, name: str) -> Version | None:
     """The newest final, not yanked release of `name` with a file for the target (first index)."""
+    candidate = _newest(source, files, name)
+    return candidate.version if candidate is not None else None
+
+
+def _newest(source: PackageSource, files: CandidateFilter, name: str) -> Candidate | None:
     for project in source.projects(name)[:1]:
         versions = ProjectVersions(project, files)
         for version in versions.versions:
@@ -83,8 +90,32 @@ def newest_release(source: PackageSource, files: CandidateFilter, name: str) -> 
                 continue
             candidate = versions.candidate(version)
             if candidate is not None and not candidate.yanked:
-                return version
+                return candidate
     return None
+
+
+def cooled(
+    source: PackageSource, files: CandidateFilter, name: str, beyond: Version | None
+) -> tuple[str, str] | None:
+    """(the newest release of `name`, why) when only its cooldown hides it: it is newer than
+    `beyond`, the newest the cut-off lets through. A fixed date is left out: a lock frozen at a
+    date means to leave out what came later, and saying so for every package is noise."""
+    cutoff = files.cutoff(name)
+    if cutoff.at is None or cutoff.span is None:
+        return None
+    latest = _newest(source, files.untimed(), name)
+    if latest is None or (beyond is not None and latest.version <= beyond):
+        return None
+    times = sorted(f.upload_time for f in latest.files if f.upload_time)
+    when = f" on {times[0][:10]}" if times else ""
+    reason = f"{name} {latest.version} was uploaded{when}, after {files.cutoff_label(name)}"
+    if times:
+        uploaded = datetime.fromisoformat(times[0].replace("Z", "+00:00"))
+        if uploaded.tzinfo is None:
+            uploaded = uploaded.replace(tzinfo=timezone.utc)
+        free = (uploaded + parse_span(cutoff.span)).date().isoformat()
+        reason += f": its cooldown ends {free} (then `lockguard resolve --upgrade` can take it)"
+    return str(latest.version), reason
 
 
 def has_release(source: PackageSource, files: CandidateFilter, name: str, version: str) -> bool:
@@ -151,22 +182,27 @@ def held_back(
     locked: str | None = None,
     demands: Iterable[Req] = (),
 ) -> HeldBack | None:
-    """`name` below its newest release, and why; None when it is at the newest (or not pinned)."""
+    """`name` below its newest release, and why; None when it is at the newest (or not pinned).
+    A release only the exclude-newer cut-off hides (a cooldown) is the newest, with that reason."""
     pin = pip.pin(name)
-    newest = newest_release(source, files, name) if pin is not None else None
-    if pin is None or newest is None:
+    if pin is None:
         return None
+    newest = newest_release(source, files, name)
     try:
         current = Version(pin.version)
     except InvalidVersion:
         return None
-    if current >= newest:
+    hidden = cooled(source, files, name, max(newest, current) if newest else current)
+    if (newest is None or current >= newest) and hidden is None:
         return None
+    reasons: tuple[str, ...] = ()
+    if newest is not None and current < newest:
+        reasons = holders(name, newest, pip, intent, explain_torch, demands)
     return HeldBack(
         name,
         pin.version,
-        str(newest),
-        holders(name, newest, pip, intent, explain_torch, demands),
+        hidden[0] if hidden else str(newest),
+        reasons + ((hidden[1],) if hidden else ()),
         locked,
     )
 

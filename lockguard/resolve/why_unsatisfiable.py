@@ -100,11 +100,15 @@ def explain_unsatisfiable(
     _build_failure_is_the_answer(causes, provider)
     _unknown_project_is_the_answer(causes, provider)
     cut_off = any("after exclude-newer" in line for line in lines)
-    return Unsatisfiable(
-        "; ".join(lines),
-        conflicts=conflicts,
-        hint=(HINT + ", or move exclude-newer past the upload it needs") if cut_off else HINT,
-    )
+    hint = (HINT + ", or move exclude-newer past the upload it needs") if cut_off else HINT
+    cooled = [n for n in names if provider.files.cutoff(n).span and _cooled(n, lines)]
+    if cooled:  # a cooldown: the exemption is the way out for the one package that needs it
+        hint += f" (exempt it: exclude-newer-package = {{ {cooled[0]} = false }})"
+    return Unsatisfiable("; ".join(lines), conflicts=conflicts, hint=hint)
+
+
+def _cooled(name: str, lines: list[str]) -> bool:
+    return any(line.startswith(f"{name} ") and "cooldown)" in line for line in lines)
 
 
 def no_candidate(name: str) -> str:
@@ -200,7 +204,7 @@ def why_few(
 def _after_cutoff(name: str, reqs: list[Req], provider: Provider, target: Target) -> list[str]:
     """The versions the requirements allow that exclude-newer alone removed, with their upload
     dates: `transformers==4.36.0` and a cut-off of 2023-12-01 is that cut-off, not a clash."""
-    cutoff = provider.files.exclude_newer
+    cutoff = provider.files.cutoff(name).at
     if cutoff is None:
         return []
     untimed = CandidateFilter(target, None)
@@ -215,15 +219,14 @@ def _after_cutoff(name: str, reqs: list[Req], provider: Provider, target: Target
             uploaded = sorted(f.upload_time for f in candidate.files if f.upload_time)
             when = f" on {uploaded[0][:10]}" if uploaded else ""
             return [
-                f"{name} {version} was uploaded{when}, "
-                f"after exclude-newer {cutoff.date().isoformat()}"
+                f"{name} {version} was uploaded{when}, after {provider.files.cutoff_label(name)}"
             ]
     return []
 
 
 def _released_before_cutoff(name: str, provider: Provider, target: Target) -> bool:
     """Whether any file of `name` for the target was uploaded before exclude-newer."""
-    cutoff = provider.files.exclude_newer
+    cutoff = provider.files.cutoff(name).at
     if cutoff is None:
         return False
     stamp = cutoff.isoformat().replace("+00:00", "Z")
@@ -244,15 +247,15 @@ def _cut_off(provider: Provider) -> list[str]:
     """The index-only torch builds the cut-off excluded (by their release date, from the
     knowledge)."""
     cut = list(provider.after_cutoff.values())
-    cutoff = provider.files.exclude_newer
+    cutoff = provider.files.cutoff("torch").at
     if not cut or cutoff is None:
         return []
     dates = sorted({b.released or "" for b in cut})  # after the cut-off: each has its release date
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     labels = ", ".join(dict.fromkeys(b.label for b in cut))
     return [
-        f"{labels} (PyTorch index builds) came out {when}, after exclude-newer "
-        f"{cutoff.date().isoformat()}"
+        f"{labels} (PyTorch index builds) came out {when}, after "
+        f"{provider.files.cutoff_label('torch')}"
     ]
 
 
@@ -262,13 +265,10 @@ def why_none(name: str, provider: Provider, target: Target) -> str:
     if not projects:
         return f"no index has a project named {name}"
     files: CandidateFilter = provider.files
-    if files.exclude_newer is not None:
+    if files.cutoff(name).at is not None:
         untimed = CandidateFilter(target, None)
         for project in projects:
             versions = ProjectVersions(project, untimed)
             if any(versions.candidate(v) for v in versions.versions):
-                return (
-                    f"{name} has no release before exclude-newer "
-                    f"{files.exclude_newer.date().isoformat()}"
-                )
+                return f"{name} has no release before {files.cutoff_label(name)}"
     return f"no file of {name} fits {target.platform} with Python {target.python}"

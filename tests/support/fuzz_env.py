@@ -542,14 +542,23 @@ def _dist_file_damage(
 _RECORD_HEAD = "markupsafe/__init__.py,sha256=x,1\n"
 # rows a clean-install cannot fix (LG219: it never touches such paths): its dry run fails as
 # `check --env` does (one severity, issue 35)
-UNFIXABLE_ROWS = {"absolute-path", "dotdot-path", "dotdot-inside", "dot-path", "trailing-slash"}
+UNFIXABLE_ROWS = {
+    "absolute-path",
+    "dotdot-path",
+    "dotdot-inside",
+    "dot-path",
+    "trailing-slash",
+    "empty-fields",
+    "a-folder-listed",
+}
 RECORD_ROWS: dict[str, tuple[bytes, frozenset]] = {
     # a RECORD path out of the prefix is a finding (LG219), never used
     "absolute-path": (b"/etc/hostname,,\n", frozenset({1})),
     "dotdot-path": (b"../../../../../../../../etc/hostname,,\n", frozenset({1})),
     "dotdot-inside": (b"../../../../bin/python,,\n", frozenset({0, 1})),
     # rows pip tolerates (it reads only the path column): at most a finding, never a crash
-    "empty-fields": (b",,\n,\n\n", frozenset({0, 1})),
+    # a row with no path names nothing: LG219 (a blank line is no row)
+    "empty-fields": (b",,\n,\n\n", frozenset({1})),
     "one-column": (b"markupsafe/__init__.py\n", frozenset({0, 1})),
     "many-columns": (b"markupsafe/__init__.py,sha256=x,1,extra,more,columns\n", frozenset({0, 1})),
     "hash-not-base64": (b"markupsafe/__init__.py,sha256=!!!not*base64!!!,1\n", frozenset({0, 1})),
@@ -558,7 +567,8 @@ RECORD_ROWS: dict[str, tuple[bytes, frozenset]] = {
     "unbalanced-quote": (b'"markupsafe/__init__.py,,\n', frozenset({0, 1})),
     "quoted-commas": (b'"markupsafe/a,b.py",,\n', frozenset({0, 1})),
     "missing-file": (b"markupsafe/gone.py,sha256=x,1\n", frozenset({1})),
-    "a-folder-listed": (b"markupsafe,,\n", frozenset({0, 1})),
+    # a folder that exists, named without a slash: LG219, never a file to quarantine
+    "a-folder-listed": (b"markupsafe,,\n", frozenset({1})),
     # rows that name a folder, not a file (the site, a package folder): LG219, never "missing"
     "dot-path": (b".,,\n./,,\n", frozenset({1})),
     "trailing-slash": (b"markupsafe/,,\n", frozenset({1})),

@@ -16,6 +16,7 @@ import logging
 import os
 import socket
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lockguard.errors import EngineUnreachable
@@ -118,7 +119,7 @@ def run(
     *,
     address: str,
     timeout: float,
-    files: dict[str, str],
+    files: Mapping[str, str],
     runtime_env: dict | None = None,
 ) -> list[NodeOutput]:
     ray = require("ray", "ray")

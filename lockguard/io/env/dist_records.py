@@ -8,6 +8,7 @@ import base64
 import csv
 import json
 import os
+import stat
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
@@ -31,6 +32,7 @@ from lockguard.model.prefix import (
     PthFile,
     RecordEntry,
     Unrecorded,
+    relative_path,
 )
 
 RECORD_LIMIT = 64 * MIB  # torch's RECORD is about 2 MB
@@ -169,6 +171,10 @@ def _records(
                 inside.append(absolute[len(root_s) + 1 :])
             else:
                 outside.append(raw)
+    if text.startswith(",") or "\n," in text:
+        # a row with no path (`,,`) names nothing: an invalid row (LG219), kept as "" (a blank
+        # line is no row)
+        outside += [""] * sum(1 for line in text.splitlines() if line.startswith(","))
     sizes = []
     if inside_site and ".so" in text:
         rows = rows if quoted else [line.split(",") for line in _lines_with(text, ".so")]
@@ -270,6 +276,17 @@ def absent_files(
             absent = tuple(
                 p for p in unlisted if p.startswith(listed) or not os.path.lexists(f"{root}/{p}")
             )
+            # a row naming a folder that exists (`lib`, no slash) lists no file: an invalid row
+            # (LG219), never a file to quarantine with its distribution nor one found missing
+            folders = tuple(p for p in unlisted if _is_folder(f"{root}/{p}"))
+            if folders:
+                absent = tuple(p for p in absent if p not in folders)
+                dist = _replace(
+                    dist,
+                    paths=tuple(p for p in dist.paths if p not in folders),
+                    folder_rows=tuple(relative_path(f"{root}/{p}", dist.site) for p in folders),
+                )
+                snap.dists[i] = dist
         resized = []
         for path, size in sizes.get(dist.dist_info, ()):
             if path in present and path not in snap.symlinks:
@@ -282,6 +299,14 @@ def absent_files(
         if absent or resized:
             snap.dists[i] = _replace(dist, absent=absent, resized=tuple(resized))
     snap.unrecorded = Unrecorded(len(snap.files), len(snap.dists), unrecorded)
+
+
+def _is_folder(path: str) -> bool:
+    """A real folder (a link to one is a file of the RECORD: LG220 judges where it points)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):  # ValueError: a NUL byte in the row
+        return False
 
 
 # files hashed per copy to tell which of two .dist-info of one name wrote the files on disk

@@ -33,12 +33,12 @@ _FACT_TYPES = {"prefix": str, "path": list, "version": str, "purelib": str, "pla
 _OPTIONAL = ("user_site", "scripts", "data", "include", "executable", "base_prefix")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InterpreterFacts:
     """What an interpreter says of itself (_ASK's answer, checked by _facts_problem)."""
 
     prefix: str
-    path: list[str]
+    path: tuple[str, ...]
     version: str
     purelib: str
     platlib: str
@@ -158,7 +158,7 @@ def ask_interpreter(python: Path, env: dict[str, str] | None = None) -> Interpre
         )
     return InterpreterFacts(
         prefix=facts["prefix"],
-        path=facts["path"],
+        path=tuple(facts["path"]),
         version=facts["version"],
         purelib=facts["purelib"],
         platlib=facts["platlib"],

@@ -61,7 +61,7 @@ def scan_prefix(
         # a conda prefix without its python yet (a clean-install creates it): no sys.path to ask
         facts = InterpreterFacts(
             prefix=str(prefix),
-            path=[],
+            path=(),
             version="",
             purelib=str(prefix / "lib"),
             platlib=str(prefix / "lib"),

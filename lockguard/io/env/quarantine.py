@@ -13,7 +13,7 @@ run: one killed half-way (a restore interrupted during its put-backs) leaves the
 "restore-interrupted", never "complete", and the next restore or clean-install finishes it.
 
 Every file operation that tests make fail or stop goes through a small named function here
-(move_file, and transaction.put_back_file), which the tests' fault seam wraps from outside
+(move_file, and undo.put_back_file), which the tests' fault seam wraps from outside
 (tests/support/fault_plugin/): production code holds no fault switches.
 """
 
@@ -32,7 +32,8 @@ from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.file_listing import STATE_DIR
-from lockguard.io.read import MIB, read_env_bytes, regular_file_sha256
+from lockguard.io.env.prefix_paths import os_cause, path_problem, safe_relative, sha256_of
+from lockguard.io.read import MIB, read_env_bytes
 from lockguard.io.state_paths import open_file
 from lockguard.io.write import sync_folder, write_atomic
 
@@ -48,12 +49,6 @@ def new_run_id() -> str:
     )
 
 
-def os_cause(exc: OSError) -> str:
-    """What an OSError says to a user: "No space left on device", "Permission denied: PATH"."""
-    text = exc.strerror or str(exc)
-    return f"{text}: {exc.filename}" if exc.filename and exc.errno != 28 else text
-
-
 def move_file(source: Path, target: Path) -> None:
     """One move into or out of the quarantine: a rename, the prefix holding the quarantine."""
     os.rename(source, target)
@@ -61,53 +56,6 @@ def move_file(source: Path, target: Path) -> None:
 
 def quarantine_root(prefix: Path) -> Path:
     return Path(prefix) / STATE_DIR / "quarantine"
-
-
-def sha256_of(path: Path) -> str | None:
-    """None for what is not a regular file (a FIFO in a RECORD moves as it is, unread)."""
-    try:
-        return regular_file_sha256(path).hexdigest()
-    except InputError:
-        return None
-
-
-def path_problem(relative: object) -> str | None:
-    """Why `relative` is not a plain path inside a prefix (None when it is): absolute paths, `..`,
-    empty parts and lockguard's own state folder are never touched."""
-    parts = relative.split("/") if isinstance(relative, str) else [""]
-    if (
-        not isinstance(relative, str)
-        or relative[:1] == "/"
-        or any(part in ("", ".", "..") for part in parts)
-    ):
-        return "not a plain path inside the prefix"
-    if "\0" in relative:
-        return "a path with a NUL byte"
-    if parts[0] == STATE_DIR:
-        return "lockguard's own state folder"
-    return None
-
-
-def safe_relative(prefix: Path, relative: str, seen: dict[str, str] | None = None) -> Path:
-    """The absolute path of `relative` in the prefix; refuses anything that leaves it: absolute
-    paths, `..`, and parents that are symlinks out of the prefix. `seen` caches resolved folders
-    for one pass over many files (a CUDA environment has tens of thousands)."""
-    problem = path_problem(relative)
-    if problem:
-        raise InputError(f"refusing to touch {relative!r}: {problem}", hint="this is never done")
-    cache = seen if seen is not None else {}
-    root = cache.get("") or os.path.realpath(prefix)
-    cache[""] = root
-    full = f"{root}/{relative}"
-    folder = full.rsplit("/", 1)[0]
-    parent = cache.get(folder)
-    if parent is None:
-        parent = cache[folder] = os.path.realpath(folder)
-    if parent != root and not parent.startswith(root + os.sep):
-        raise InputError(
-            f"refusing to touch {relative!r}: its folder is a link out of the prefix ({parent})"
-        )
-    return Path(full)
 
 
 _ENTRY_TYPES = {"path": str, "mode": int, "owner": str, "reason": str}

@@ -105,15 +105,21 @@ def interrupted_quarantines(prefix: Path) -> list[QuarantineInfo]:
 
 
 def folder_size(folder: Path) -> int:
-    """Bytes of every file under folder (links not followed)."""
-    total = 0
+    """The disk the folder's files take that deleting it gives back: each file once however many
+    hard links it has in the folder, and not at all while a link to it lies outside the folder (a
+    run killed while the engine ran keeps a hard link of every file of the prefix in shadow/: the
+    environment's own bytes, no growth; counted, they made a 539 MB quarantine list as 5.39 GB).
+    Symbolic links are not followed."""
+    inodes: dict[tuple[int, int], list[int]] = {}  # (device, inode) -> [size, links, seen]
     for base, _dirs, files in os.walk(folder):
         for name in files:
             try:
-                total += os.lstat(os.path.join(base, name)).st_size
+                info = os.lstat(os.path.join(base, name))
             except OSError:
                 continue
-    return total
+            seen = inodes.setdefault((info.st_dev, info.st_ino), [info.st_size, info.st_nlink, 0])
+            seen[2] += 1
+    return sum(size for size, links, seen in inodes.values() if seen >= links)
 
 
 def run_size(prefix: Path, qid: str) -> int:

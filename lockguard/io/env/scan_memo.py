@@ -21,7 +21,7 @@ import lockguard
 from lockguard.io.cache.store import Store
 from lockguard.io.msgspec_adapter import TypedMsgpack
 
-FORMAT = "env-scan-v1"  # in every memo's header: another format is another entry
+FORMAT = "env-scan-v2"  # in every memo's header: another format is another entry
 MEMOS = Store("env-scan", 1)
 RACY_NS = 5 * 10**9  # wider than any filesystem's timestamp tick (FAT's mtime: 2 s)
 MISSING: tuple[int, ...] = ()  # the key of a file that does not exist (a state the parse reads too)

@@ -64,9 +64,30 @@ def build_failed(filename: str, reason: str, *, lasting: bool = False) -> BuildF
     return BuildFailed(
         f"cannot read the metadata of {filename}: its build failed ({reason})",
         filename=filename,
-        hint=BUILD_HINT,
+        hint=entry_hint(filename),
         lasting=lasting,
     )
+
+
+def entry_hint(filename: str) -> str:
+    """The [[dependency-metadata]] entry that answers a failed build, its name and version
+    filled in from the sdist's file name (issue 31 §2)."""
+    try:
+        name, version = parse_sdist_filename(filename)
+    except InvalidSdistFilename:
+        return BUILD_HINT
+    return (
+        "sdists whose build imports torch need static metadata: add to the intent "
+        f'[[dependency-metadata]] name = "{name}" version = "{version}" '
+        'requires-dist = ["..."] (what its setup.py or pyproject.toml installs; '
+        "or pin a version that has a wheel)"
+    )
+
+
+def _last_lines(output: Sequence[str], count: int = 3) -> str:
+    """The build's last few non-empty lines, each clipped, joined (where a traceback ends)."""
+    lines = [line.strip()[:200] for line in output if line.strip()][-count:]
+    return " | ".join(lines)
 
 
 @dataclass(frozen=True)
@@ -187,13 +208,13 @@ class BuildEnvironments:
             except BuildFailed:
                 raise
             except (BuildException, BuildBackendException, Exception) as exc:
-                last = next((line.strip() for line in reversed(output) if line.strip()), "")
+                last = _last_lines(output)
                 text = str(exc).strip()
                 reason = f"{type(exc).__name__}: {text.splitlines()[-1] if text else ''}"
                 timed_out = any(line.startswith("timed out after") for line in output)
                 raise build_failed(
                     filename,
-                    reason + (f"; the build said: {last[:200]}" if last else ""),
+                    reason + (f"; the build said: {last}" if last else ""),
                     lasting=stage in ("project", "backend") and not timed_out,
                 ) from None
 

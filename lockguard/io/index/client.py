@@ -19,7 +19,7 @@ from lockguard.errors import SourceUnreachable
 from lockguard.io.index.cache import PAGE_TTL_SECONDS, Cache, CachedPage
 from lockguard.io.index.early import take as take_early
 from lockguard.io.index.http import HttpClient
-from lockguard.io.index.simple_index import JSON_ACCEPT, project_rows, row_to_file
+from lockguard.io.index.simple_index import JSON_ACCEPT, project_rows, root_names, row_to_file
 from lockguard.model.dist import DistFile
 
 
@@ -67,6 +67,17 @@ class IndexClient:
     def project(self, name: str) -> ProjectPage | None:
         """The files of `name` from the first index that has it (None: no index has it)."""
         return self._cached(canonicalize_name(name), self.indexes)
+
+    def names_known(self) -> set[str]:
+        """Project names this run can suggest from without another request: the pages it read,
+        and each index's root listing where the cache already holds one (never fetched for
+        this: PyPI's lists some 700,000 names)."""
+        names = {page.name for page in list(self._pages.values()) if page is not None}
+        for index in self.indexes:
+            root = self.cache.get_page(f"{index}/")
+            if root is not None:
+                names.update(root_names(root.body, root.content_type))
+        return names
 
     def variant_page(self, name: str, index_url: str) -> ProjectPage | None:
         """The files of `name` on one PyTorch index variant (.../whl/cu118); None: not there."""

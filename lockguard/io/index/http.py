@@ -53,6 +53,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import unquote, urlparse, urlsplit
 
 import httpcore
@@ -71,6 +72,7 @@ DEFAULT_TIMEOUT = 10.0  # seconds without a byte before a request is given up
 CONNECT_TIMEOUT = 5.0
 DEADLINE_FACTOR = 6  # past this many idle timeouts an answer must keep arriving at MIN_RATE
 MIN_RATE = 256 * 1024  # bytes per second: a big download may take long, a trickle may not
+ENV_MIN_RATE = "LOCKGUARD_HTTP_MIN_RATE"  # bytes per second (tests make a slow server "slow")
 MAX_BODY = 256 * 1024 * 1024  # the largest answer read by default (pages, sdists)
 MAX_REDIRECTS = 10
 # requests in flight per host at once (LOCKGUARD_HTTP_PER_HOST changes it). lockguard's prefetch
@@ -123,6 +125,17 @@ class Response:
 
     def text(self) -> str:
         return self.content.decode("utf-8", errors="replace")
+
+
+class Sink(Protocol):
+    """Where a download's body goes as it arrives (HttpClient.get's `sink`)."""
+
+    def restart(self, declared: int | None) -> None:
+        """A new attempt begins (what an earlier one wrote is void); `declared`: its
+        Content-Length."""
+        ...
+
+    def write(self, chunk: bytes) -> None: ...
 
 
 class _TooLarge(Exception):
@@ -291,6 +304,7 @@ class HttpClient:
     ) -> None:
         self.timeout = timeout if timeout is not None else request_timeout()
         self.deadline = self.timeout * DEADLINE_FACTOR
+        self.min_rate = _setting(ENV_MIN_RATE, MIN_RATE, int)
         self.retries = retries
         self.backoff = (
             backoff if backoff is not None else _setting(ENV_BACKOFF, 0.5, float, zero=True)
@@ -373,10 +387,17 @@ class HttpClient:
         self.close()
 
     def get(
-        self, url: str, headers: dict[str, str] | None = None, *, max_bytes: int = MAX_BODY
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        max_bytes: int = MAX_BODY,
+        sink: Sink | None = None,
     ) -> Response:
         """GET with retries. Raises SourceUnreachable when the server cannot be reached, does not
-        answer in time, or answers with more than `max_bytes`."""
+        answer in time, or answers with more than `max_bytes`. With a `sink` the body goes there
+        as it arrives (a download: restarted on each attempt) and the Response's content is
+        empty."""
         if url.startswith("file://"):
             return self._get_file(url, max_bytes)
         host = urlsplit(url).netloc
@@ -388,7 +409,7 @@ class HttpClient:
             self._request_started()
             try:
                 with self._slot(host):
-                    return self._get(url, headers, host, max_bytes)
+                    return self._get(url, headers, host, max_bytes, sink)
             finally:
                 self._request_ended()
         except _Closed:
@@ -404,7 +425,14 @@ class HttpClient:
                 slot = self._slots[host] = threading.BoundedSemaphore(self.per_host)
             return slot
 
-    def _get(self, url: str, headers: dict[str, str] | None, host: str, max_bytes: int) -> Response:
+    def _get(
+        self,
+        url: str,
+        headers: dict[str, str] | None,
+        host: str,
+        max_bytes: int,
+        sink: Sink | None = None,
+    ) -> Response:
         client = self._http()
         last_error = ""
         timeouts = 0
@@ -414,7 +442,7 @@ class HttpClient:
             if attempt:
                 time.sleep(self.backoff * (2 ** (attempt - 1)))
             try:
-                answer, body = self._once(client, url, headers, max_bytes)
+                answer, body, size = self._once(client, url, headers, max_bytes, sink)
             except (_TooSlow, _NoHead, httpx.TimeoutException) as exc:
                 timeouts += 1
                 # no connection at all, not a slow answer: the host is out of reach
@@ -423,7 +451,7 @@ class HttpClient:
                 )
                 last_error = (
                     f"no complete answer within {self.deadline:.0f} s (it came slower than "
-                    f"{MIN_RATE // 1024} kB/s)"
+                    f"{self.min_rate // 1024} kB/s)"
                     if isinstance(exc, _TooSlow)
                     else f"no answer within {self.timeout:.0f} s"
                 )
@@ -460,7 +488,7 @@ class HttpClient:
                     break
                 continue
             with self._lock:
-                self.bytes_fetched += len(body)
+                self.bytes_fetched += size
                 self.requests += 1
             if answer.status_code in RETRY_STATUS and attempt < self.retries:
                 last_error = f"HTTP {answer.status_code}"
@@ -473,7 +501,14 @@ class HttpClient:
                 self._down.setdefault(host, reason)
         raise SourceUnreachable(f"cannot reach {url}: {reason}", url=url, hint=self._hint())
 
-    def _once(self, client, url: str, headers: dict[str, str] | None, max_bytes: int):
+    def _once(
+        self,
+        client,
+        url: str,
+        headers: dict[str, str] | None,
+        max_bytes: int,
+        sink: Sink | None = None,
+    ):
         started = time.monotonic()
         answer = self._head(client, url, headers, started)
         try:
@@ -482,15 +517,19 @@ class HttpClient:
                 raise _TooLarge()
             chunks: list[bytes] = []
             size = 0
+            keep = chunks.append
+            if sink is not None:
+                sink.restart(int(declared) if declared.isdigit() else None)
+                keep = sink.write if answer.status_code == 200 else keep
             for chunk in answer.iter_bytes():
                 size += len(chunk)
                 if size > max_bytes:
                     raise _TooLarge()
                 elapsed = time.monotonic() - started
-                if elapsed > self.deadline and size / elapsed < MIN_RATE:
+                if elapsed > self.deadline and size / elapsed < self.min_rate:
                     raise _TooSlow()
-                chunks.append(chunk)
-            return answer, b"".join(chunks)
+                keep(chunk)
+            return answer, b"".join(chunks), size
         finally:
             answer.close()
 

@@ -293,3 +293,18 @@ def file_to_row(file: DistFile) -> tuple:
 
 def row_to_file(row: tuple) -> DistFile:
     return DistFile(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7])
+
+
+_ROOT_ANCHOR = re.compile(rb"<a\b[^>]*>([^<]+)</a>", re.I)
+
+
+def root_names(body: bytes, content_type: str) -> list[str]:
+    """The project names of an index's root listing (PEP 691 JSON `projects`, or PEP 503 HTML
+    anchors); nothing where the page cannot be read as one."""
+    if "json" in content_type:
+        try:
+            projects = json.loads(body).get("projects", [])
+            return [p["name"] for p in projects if isinstance(p, dict) and "name" in p]
+        except (ValueError, AttributeError, TypeError):
+            return []
+    return [m.group(1).decode("utf-8", "replace").strip() for m in _ROOT_ANCHOR.finditer(body)]

@@ -173,7 +173,7 @@ class CheckResults:
         intent: str,
         default_intent: bool,
         root: str,
-        lock_files: list[str],
+        lock_files: list[str] | tuple[str, ...],
         lock_folder: str,
         wait: bool,
         json: bool,

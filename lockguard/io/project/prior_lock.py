@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -42,9 +43,9 @@ Adopted = tuple[str, str | None, str]
 class LockTexts:
     """The text of every lock file the intent has (None: missing or unreadable)."""
 
-    by_path: dict[str, str | None]  # relative path -> text
-    kinds: dict[str, tuple[str, str | None]]  # relative path -> (kind, platform)
-    unreadable: dict[str, str] = field(default_factory=dict)  # relative path -> why
+    by_path: Mapping[str, str | None]  # relative path -> text
+    kinds: Mapping[str, tuple[str, str | None]]  # relative path -> (kind, platform)
+    unreadable: Mapping[str, str] = field(default_factory=dict)  # relative path -> why
 
     def of_kind(self, kind: str, platform: str | None = None) -> tuple[str, str | None] | None:
         for relative, (found, where) in self.kinds.items():
@@ -100,9 +101,9 @@ def output_digest(texts: LockTexts, outputs: dict[str, str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PriorLock:
-    platforms: dict[str, LockedPlatform]
+    platforms: Mapping[str, LockedPlatform]
     notes: tuple[str, ...] = ()  # why a file is not a preference source, one line each
-    adopted: dict[str, tuple[Adopted, ...]] = field(default_factory=dict)  # per platform
+    adopted: Mapping[str, tuple[Adopted, ...]] = field(default_factory=dict)  # per platform
 
     def platform(self, name: str) -> LockedPlatform | None:
         return self.platforms.get(name)

@@ -67,7 +67,9 @@ def read_snapshot(
         )
     locks = {p for p, _k, _pl in lock_paths(intent)} | (exclude or set())
     repo_files = repository_files(root, exclude=locks) if scan_repo else {}
-    return Snapshot(intent, source_of(intent).name, files, repo_files)
+    return Snapshot(
+        intent=intent, intent_file=source_of(intent).name, files=tuple(files), repo_files=repo_files
+    )
 
 
 def repository_files(root: Path | str, exclude: set[str]) -> dict[str, str]:

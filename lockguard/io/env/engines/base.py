@@ -15,6 +15,9 @@ class LockedFiles:
 
     requirements: Path
     count: int
+    # the environment also sees the base interpreter's site-packages (a --system-site-packages
+    # venv): a copy there must not count as installed (the venv's own site is the environment)
+    base_site: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,12 @@ otherwise build a setup.py project with the environment's own `wheel` and setupt
 quarantine may have just taken apart (wheel 0.48 needs the packaging the lock downgrades), and fall
 back to `setup.py install`, an .egg-info with no RECORD that nothing can verify or undo exactly.
 
-pip runs with PYTHONNOUSERSITE=1 (a copy in the user site must neither satisfy the lock nor be
-touched) and PYTHONDONTWRITEBYTECODE=1 (running pip must not add .pyc files of pip itself to the
-prefix; the .pyc files pip compiles for what it installs are in their RECORDs)."""
+In a --system-site-packages venv pip runs with --ignore-installed (the base interpreter holding
+the locked version made pip say "Requirement already satisfied" and the run fail; uv looks at the
+venv's own site only). pip runs with PYTHONNOUSERSITE=1 (a copy in the user site must neither
+satisfy the lock nor be touched) and PYTHONDONTWRITEBYTECODE=1 (running pip must not add .pyc
+files of pip itself to the prefix; the .pyc files pip compiles for what it installs are in their
+RECORDs)."""
 
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ class PipEngine:
         done = install_lock(
             python,
             locked.requirements,
+            ignore_installed=locked.base_site,
             timeout=max(deadline - time.monotonic(), 1.0),
             on_line=progress.line,
             tick=lambda _process: progress.tick(),
@@ -61,6 +65,7 @@ def install_lock(
     timeout: float,
     on_line: Callable[[str], None] | None = None,
     tick: Callable | None = None,
+    ignore_installed: bool = False,
 ) -> Finished:
     argv = [
         python,
@@ -69,6 +74,10 @@ def install_lock(
         "install",
         "--no-deps",
         "--require-hashes",
+        # a --system-site-packages venv: the base interpreter's copy of a locked version must
+        # not count as installed (pip never touches it); the plan installs nothing the venv's
+        # own site holds (the quarantine moved any other version out)
+        *(["--ignore-installed"] if ignore_installed else []),
         "--use-pep517",
         "--no-warn-script-location",
         "--disable-pip-version-check",

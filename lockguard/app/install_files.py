@@ -1,0 +1,170 @@
+"""The files a clean-install's engine installs from: the lock's own files, found on the lock's
+indexes (or named by the pylock.toml), chosen for the target interpreter, downloaded by lockguard
+under the resolve's stall rule into its cache (io/env/engines/downloads.py), then handed to the
+engine as a links page of local files with `--no-index`: the engine downloads nothing and asks no
+index. A package whose locked file lockguard cannot find, or an sdist (whose build needs its build
+requirements from an index), keeps the lock's index options for the engine."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lockguard.errors import LockguardError
+from lockguard.install.locked_files import LockedFile, choose_files, link_files
+from lockguard.install.pip_requirements import requirements_text
+from lockguard.install.pylock_source import links_page
+from lockguard.io.env.engines.downloads import cached_files, fetch_locked, host_glibc
+from lockguard.io.index.cache import Cache
+from lockguard.io.index.client import IndexClient
+from lockguard.io.index.http import HttpClient
+from lockguard.io.write import write_atomic
+from lockguard.model.dist import DistFile
+from lockguard.model.intent import CudaRequest
+from lockguard.model.names import canonical_name
+from lockguard.model.target import Target
+from lockguard.model.versions import PythonVersion
+from lockguard.model.wording import counted, human_size
+from lockguard.resolve.tags import wheel_rank
+
+if TYPE_CHECKING:
+    from lockguard.app.install_source import LockSource
+    from lockguard.app.reporting import InstallProgress
+    from lockguard.install.plan import Plan
+    from lockguard.model.prefix import PrefixSnapshot
+
+PYPI = "https://pypi.org/simple"
+LOG_EVERY = 10.0  # seconds between progress lines in a log (not a terminal)
+LIVE_EVERY = 0.1
+PAGES_AT_ONCE = 16
+
+
+def write_install_files(
+    plan: Plan, scan: PrefixSnapshot, source: LockSource, folder: Path, progress: InstallProgress
+) -> Path:
+    """install.txt (and links.html) in `folder`, after the locked files are downloaded."""
+    with HttpClient() as http:
+        http.prepare()  # httpx imported in this thread, not first in a worker (io/index/early.py)
+        client = IndexClient(http, Cache(), ())
+        rank = _ranker(source, scan)
+        candidates = _candidates(source, client, rank)
+        _prefetch(candidates, [pin.partition("==")[0] for pin in plan.install])
+        choice = choose_files(plan.install, source.requirements, candidates, rank)
+        line = DownloadLine(progress, len(choice.files))
+        files = fetch_locked(choice.files, http, line)
+    if choice.files:
+        size = sum(files[f.sha256].stat().st_size for f in choice.files)
+        progress.say(
+            f"{counted(len(choice.files), 'locked file')} ready ({human_size(size)}; "
+            f"downloaded {len(line.files)}, {len(choice.files) - len(line.files)} from "
+            "lockguard's cache or the lock's own paths)"
+        )
+    local = not choice.missing and all(f.is_wheel for f in choice.files)
+    links = [f"{files[f.sha256].as_uri()}#sha256={f.sha256}" for f in choice.files]
+    if not local:  # the engine may need a pylock.toml's other files (an sdist's, a missing one)
+        links += [link for link in source.links if link not in links]
+    find_links = None
+    if links:
+        find_links = folder / "links.html"
+        write_atomic(find_links, links_page(links))  # never through a link
+    requirements = folder / "install.txt"
+    write_atomic(
+        requirements,
+        requirements_text(source.requirements, plan.install, find_links=find_links, no_index=local),
+    )
+    return requirements
+
+
+def _candidates(
+    source: LockSource, client: IndexClient, rank: Callable[[str], int | None]
+) -> Callable[[str], list[DistFile]]:
+    """A package's locked files: a fitting wheel lockguard's cache holds already (no index is
+    asked), else the pylock.toml's links, else the first index that lists one."""
+    linked = link_files(source.links)
+    lock = source.requirements
+    indexes = (
+        [lock.index_url or PYPI, *lock.extra_index_urls] if not linked or lock.index_url else []
+    )
+    wanted = {name: set(entry.hashes) for name, entry in lock.entries.items()}
+
+    def candidates(name: str) -> list[DistFile]:
+        cached = [
+            DistFile(path.name, path.as_uri(), {"sha256": digest})
+            for digest, path in cached_files(sorted(wanted.get(name, set())))
+        ]
+        if any(f.is_wheel and rank(f.filename) is not None for f in cached):
+            return cached
+        mine = [f for f in linked.get(name, []) if f.sha256 in wanted.get(name, set())]
+        if mine:
+            return mine
+        for index in indexes:  # the first index that has a locked file of it
+            page = client.variant_page(name, index)
+            found = [f for f in page.files if f.sha256 in wanted.get(name, set())] if page else []
+            if found:
+                return found
+        return []
+
+    return candidates
+
+
+def _prefetch(candidates: Callable[[str], list[DistFile]], names: list[str]) -> None:
+    """The index pages of every package at once (IndexClient keeps each answer, a failure
+    included, for the choice that follows in the lock's order): one page after another is a
+    round trip per package."""
+    if len(names) < 2:
+        return
+
+    def ask(name: str) -> None:
+        with contextlib.suppress(LockguardError):  # raised again, in order, by the choice
+            candidates(canonical_name(name))
+
+    with ThreadPoolExecutor(PAGES_AT_ONCE, "lockguard-pages") as pool:
+        list(pool.map(ask, names))
+
+
+def _ranker(source: LockSource, scan: PrefixSnapshot) -> Callable[[str], int | None]:
+    """A wheel's rank on the target interpreter (its Python, this machine's platform and glibc)."""
+    try:
+        major, minor = scan.python_version.split(".")[:2]
+        target = Target(
+            source.platform, PythonVersion(int(major), int(minor)), host_glibc(), CudaRequest.none()
+        )
+        target.machine  # noqa: B018 (a platform lockguard does not know: no wheel fits)
+    except (ValueError, KeyError):
+        return lambda _filename: None
+    return lambda filename: wheel_rank(target, filename)
+
+
+class DownloadLine:
+    """Bytes done and the current file: a live line on a terminal, a line every LOG_EVERY seconds
+    in a log (CI)."""
+
+    def __init__(
+        self, progress: InstallProgress, count: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.progress = progress
+        self.count = count
+        self.clock = clock
+        self.every = LIVE_EVERY if progress.live else LOG_EVERY
+        self.last: float | None = None
+        self.files: list[str] = []
+
+    def __call__(
+        self, file: LockedFile, size: int, file_size: int | None, done: int, total: int
+    ) -> None:
+        if file.filename not in self.files:
+            self.files.append(file.filename)
+        now = self.clock()
+        if self.last is not None and now - self.last < self.every:
+            return
+        self.last = now
+        of = f"/{human_size(file_size)}" if file_size else ""
+        all_of = f"/{human_size(total)}" if total else ""
+        self.progress.step(
+            f"downloading {file.filename}: {human_size(size)}{of} "
+            f"(file {len(self.files)}/{self.count}; {human_size(done)}{all_of} in all)"
+        )
