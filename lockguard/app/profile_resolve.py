@@ -242,16 +242,17 @@ def _demand(
     """Resolve `profile` again with the shared versions demanded; a demand its facts forbid is
     held back with the resolver's reason, the others kept."""
     asked = {**profile.demanded, **wanted}
-    failed: dict[str, str] = {}
-    if _attempt(profile, asked, make) is None:
+    together = _attempt(profile, asked, make)
+    if together is None:
         return _say_moves(ui, profile, wanted)
-    if len(asked) > 1:  # which of them cannot be met: each alone
+    failed: dict[str, str] = {}
+    if len(asked) == 1:
+        failed = dict.fromkeys(asked, together)
+    else:  # which of them cannot be met: each alone
         for name, pin in asked.items():
             reason = _attempt(profile, {name: pin}, make, keep=False)
             if reason is not None:
                 failed[name] = reason
-    else:
-        failed = {name: _attempt(profile, asked, make, keep=False) or "" for name in asked}
     versions = profile.versions()
     for name, reason in failed.items():
         target, by = asked.pop(name)
