@@ -62,17 +62,7 @@ def one(tool: str, project: Path, work: Path, python: str, caches: Path) -> floa
     }
     lock = str(project / "requirements.lock")
     argv = {
-        "clean-install": [
-            sys.executable,
-            "-m",
-            "lockguard",
-            "clean-install",
-            "--intent",
-            str(project / "lockguard.toml"),
-            "--prefix",
-            str(target),
-            "--yes",
-        ],
+        "clean-install": clean_install(project, target),
         "uv": [
             uv_binary(),
             "pip",
@@ -103,19 +93,16 @@ def one(tool: str, project: Path, work: Path, python: str, caches: Path) -> floa
     return seconds
 
 
+def clean_install(project: Path, target: Path) -> list[str]:
+    """lockguard clean-install of the project's lock into `target`, without asking."""
+    intent = str(project / "lockguard.toml")
+    return [sys.executable, "-m", "lockguard", "clean-install", "--intent", intent,
+            "--prefix", str(target), "--yes"]  # fmt: skip
+
+
 def no_op(project: Path, work: Path, caches: Path) -> float:
     env = {**os.environ, "PIP_CONFIG_FILE": "/dev/null", "LOCKGUARD_CACHE_DIR": str(caches)}
-    argv = [
-        sys.executable,
-        "-m",
-        "lockguard",
-        "clean-install",
-        "--intent",
-        str(project / "lockguard.toml"),
-        "--prefix",
-        str(work / "clean-install-env"),
-        "--yes",
-    ]
+    argv = clean_install(project, work / "clean-install-env")
     seconds, code, tail = timed(argv, env)
     if code != 0:
         raise SystemExit(f"no-op clean-install failed:\n{tail}")

@@ -67,7 +67,7 @@ def static_check(intent_path, *, strict: bool, warn, profile: str | None = None)
     file the rules read and no --strict has the findings the rules found when resolve wrote it,
     none; anything else runs the full rules."""
     from lockguard.io.project.intent_file import load_project, source_of
-    from lockguard.model.lock_paths import lock_paths
+    from lockguard.model.lock_paths import project_lock_files
 
     intent = load_project(
         intent_path, validate=False, validate_matchspec=_matchspec_problem, warn=warn
@@ -90,9 +90,7 @@ def static_check(intent_path, *, strict: bool, warn, profile: str | None = None)
         shown=shown_path(source_of(intent).location),
         code=None,
         intent=intent,
-        lock_files=tuple(
-            p for one in intent.profiles or (intent,) for p, _kind, _platform in lock_paths(one)
-        ),
+        lock_files=tuple(project_lock_files(intent)),
     )
 
 
@@ -162,13 +160,13 @@ def _full_rules(intent: Intent, *, strict: bool) -> list:
     from lockguard.check.static import static_findings
     from lockguard.io.knowledge.files import load_knowledge
     from lockguard.io.project.project_files import read_snapshot
-    from lockguard.model.lock_paths import lock_paths
+    from lockguard.model.lock_paths import project_lock_files
 
     if intent.profiles:  # each profile's lock set, and what the profiles share (issue 33)
         from lockguard.check.rules_profiles import profile_findings
 
-        every = [p for one in intent.profiles for p, _kind, _platform in lock_paths(one)]
-        snapshots = [read_snapshot(one, exclude=set(every)) for one in intent.profiles]
+        every = set(project_lock_files(intent))
+        snapshots = [read_snapshot(one, exclude=every) for one in intent.profiles]
         return profile_findings(snapshots, load_knowledge(validate=False), strict_mode=strict)
     snapshot = read_snapshot(intent)
     return static_findings(snapshot, load_knowledge(validate=False), strict_mode=strict)

@@ -36,7 +36,7 @@ from lockguard.errors import InputError, UnknownProject
 from lockguard.model.conflict import Unsatisfiable
 from lockguard.model.intent import Intent
 from lockguard.model.profiles import chosen_profiles
-from lockguard.model.shared_pins import SharedPins
+from lockguard.model.shared_pins import SharedPins, public_version
 
 
 class ResolveSession(Protocol):
@@ -83,15 +83,17 @@ class _Profile:
         out: dict[str, str] = {}
         for platform in self.resolved.summary.get("platforms", {}).values():
             for package, version in (platform.get("pip") or {}).items():
-                out[package] = public(version)
+                out[package] = public_version(version)
         return out
 
 
-def public(version: str) -> str:
-    try:
-        return str(Version(version).public)
-    except InvalidVersion:
-        return version
+def locked_versions(relock: Relock) -> dict[str, str]:
+    """The public versions a profile's lock held before this run, by name."""
+    return {
+        name: public_version(version)
+        for platform in relock.prior().platforms.values()
+        for name, version in platform.pip.items()
+    }
 
 
 def resolve_profiles(
@@ -105,14 +107,15 @@ def resolve_profiles(
 ) -> ResolveOutcome:
     chosen = chosen_profiles(project, names, option="--profile")
     writing = not check_only
-    lead = make(chosen[0], None)
+    sessions = [make(intent, None) for intent in chosen]
+    lead = sessions[0]
     if writing:
         lead.will_write()
     with lead.lock_set(exclusive=writing, wait=wait):
-        for intent in chosen:
-            make(intent, None).refuse_unsafe_files(writing=writing)
-        profiles = [_first(ui, intent, make) for intent in chosen]
-        others = _unchosen_versions(project, chosen, make)
+        for session in sessions:
+            session.refuse_unsafe_files(writing=writing)
+        profiles = [_first(ui, intent, s) for intent, s in zip(chosen, sessions, strict=True)]
+        others = _unchosen_versions(project, chosen)
         _share(ui, profiles, others, make)
         outputs: dict[Path, str] = {}
         reports = []
@@ -144,16 +147,10 @@ def resolve_profiles(
         )
 
 
-def _first(ui: Messages, intent: Intent, make: SessionFactory) -> _Profile:
+def _first(ui: Messages, intent: Intent, session: ResolveSession) -> _Profile:
     ui.info(f"profile {intent.profile}:")
-    session = make(intent, None)
     resolved = _resolve(session, intent)
-    locked = {
-        name: public(version)
-        for platform in session.relock.prior().platforms.values()
-        for name, version in platform.pip.items()
-    }
-    return _Profile(intent, session, resolved, locked)
+    return _Profile(intent, session, resolved, locked_versions(session.relock))
 
 
 def _resolve(session: ResolveSession, intent: Intent) -> Resolved:
@@ -165,17 +162,14 @@ def _resolve(session: ResolveSession, intent: Intent) -> Resolved:
         raise at_requirement_line(exc, intent) from None
 
 
-def _unchosen_versions(
-    project: Intent, chosen: list[Intent], make: SessionFactory
-) -> dict[str, dict[str, str]]:
+def _unchosen_versions(project: Intent, chosen: list[Intent]) -> dict[str, dict[str, str]]:
     """The locked versions of the profiles not resolved in this run (--profile names a subset):
     the shared rule holds their lock files as they are."""
     out: dict[str, dict[str, str]] = {}
     for intent in project.profiles:
         if intent in chosen:
             continue
-        platforms = make(intent, None).relock.prior().platforms.values()
-        versions = {n: public(v) for p in platforms for n, v in p.pip.items()}
+        versions = locked_versions(Relock(intent))
         if versions:
             out[str(intent.profile)] = versions
     return out
@@ -205,6 +199,7 @@ def _targets(
     version of a shared package is another one (and not already held back with a reason)."""
     holders: dict[str, dict[str, list[str]]] = {}  # name -> version -> profiles
     kept: dict[str, set[str]] = {}  # name -> versions a profile kept from its own lock
+    resolved = {profile.name: profile for profile in profiles}
     for profile in profiles:
         for name, version in profile.versions().items():
             holders.setdefault(name, {}).setdefault(version, []).append(profile.name)
@@ -221,11 +216,12 @@ def _targets(
         choices = kept.get(name) or set(by_version)
         target = max(choices, key=_order)
         by = sorted(by_version[target])[0]
-        for profile in profiles:
-            has = profile.versions().get(name)
-            if has is None or has == target or name in profile.held_back:
-                continue
-            asks.setdefault(profile.name, {})[name] = (target, by)
+        for version, holding in by_version.items():
+            for held in holding:
+                mine = resolved.get(held)  # None: a profile not resolved in this run
+                if version == target or mine is None or name in mine.held_back:
+                    continue
+                asks.setdefault(held, {})[name] = (target, by)
     return asks
 
 

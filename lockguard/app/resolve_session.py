@@ -65,44 +65,33 @@ def resolve(
     progress line's factory. The caller has started the prefetch (app/prefetch.py) before it
     imported this module."""
     intent = load_project_intent(intent_path, warn=ui.warn)
+    upgrading = upgrade_request(upgrade, upgrade_packages)
+
+    def make(one: Intent, shared: SharedPins | None = None) -> ResolveSession:
+        """One intent's session, with this command's options."""
+        return ResolveSession(
+            one,
+            ui,
+            offline=offline,
+            refresh=refresh,
+            conda_from_knowledge=conda_from_knowledge,
+            platforms=platforms,
+            upgrade=upgrading,
+            watch=watch,
+            accept_edits=accept_edits,
+            shared=shared,
+        )
+
     if intent.profiles:  # one project, several kinds of machine: every profile, or those named
         from lockguard.app.profile_resolve import resolve_profiles
 
-        return resolve_profiles(
-            ui,
-            intent,
-            profiles,
-            lambda one, shared: ResolveSession(
-                one,
-                ui,
-                offline=offline,
-                refresh=refresh,
-                conda_from_knowledge=conda_from_knowledge,
-                platforms=platforms,
-                upgrade=upgrade_request(upgrade, upgrade_packages),
-                watch=watch,
-                accept_edits=accept_edits,
-                shared=shared,
-            ),
-            check_only=check_only,
-            wait=wait,
-        )
+        return resolve_profiles(ui, intent, profiles, make, check_only=check_only, wait=wait)
     if profiles:
         raise InputError(
             f"--profile {', '.join(profiles)}: {intent.source or 'the intent'} has no [profiles]",
             hint="add [profiles.NAME] tables to the intent, or resolve without --profile",
         )
-    session = ResolveSession(
-        intent,
-        ui,
-        offline=offline,
-        refresh=refresh,
-        conda_from_knowledge=conda_from_knowledge,
-        platforms=platforms,
-        upgrade=upgrade_request(upgrade, upgrade_packages),
-        watch=watch,
-        accept_edits=accept_edits,
-    )
+    session = make(intent)
     writing = not check_only
     if writing:
         session.will_write()

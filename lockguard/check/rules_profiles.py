@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from packaging.version import InvalidVersion, Version
-
 from lockguard.check.lock_facts import lock_facts
 from lockguard.check.rules_cuda import cuda_coherence
 from lockguard.check.rules_lock import contents_match_intent, lock_state, strict, views_agree
@@ -18,7 +16,7 @@ from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.headers import values_of
 from lockguard.model import codes
 from lockguard.model.finding import Finding
-from lockguard.model.shared_pins import HELD_BACK_KEY, held_back_names
+from lockguard.model.shared_pins import HELD_BACK_KEY, held_back_names, public_version
 
 
 def profile_findings(
@@ -58,7 +56,7 @@ def shared_versions(snapshots: list[Snapshot]) -> list[Finding]:
                 continue
             explained |= held_back_names(values_of(file.text, HELD_BACK_KEY))
             for name, entry in parsed.entries.items():
-                held = versions.setdefault(name, {}).setdefault(_public(entry.version), [])
+                held = versions.setdefault(name, {}).setdefault(public_version(entry.version), [])
                 held.append((str(snapshot.intent.profile), file.path))
     out = []
     for name, by_version in sorted(versions.items()):
@@ -79,10 +77,3 @@ def shared_versions(snapshots: list[Snapshot]) -> list[Finding]:
             )
         )
     return out
-
-
-def _public(version: str) -> str:
-    try:
-        return str(Version(version).public)
-    except InvalidVersion:
-        return version

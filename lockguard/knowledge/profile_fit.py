@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from lockguard.errors import InputError
 from lockguard.knowledge.tables import Knowledge
 from lockguard.model.intent import Intent
+from lockguard.model.profiles import chosen_profiles
 from lockguard.model.versions import DriverVersion, GpuArch
 
 
@@ -82,8 +83,6 @@ def pick_profile(
     several)."""
     by_name = {str(p.profile): p for p in project.profiles}
     if name is not None:
-        from lockguard.model.profiles import chosen_profiles
-
         chosen = chosen_profiles(project, (name,), option="--profile")[0]
         why = misfit(chosen, machine, knowledge)
         if why is not None:

@@ -162,11 +162,15 @@ class _Reader:
         lines: TomlLines,
         validate_matchspec: MatchSpecValidator | None,
         validate: bool = True,
+        key_prefix: str = "",
     ):
         self.path = path
         self.lines = lines
         self.validate_matchspec = validate_matchspec
         self.validate = validate
+        # "profiles.NAME." for a profile's merged table: its errors name `profiles.NAME.key` and
+        # the line in [profiles.NAME] (its header line for a key taken from the top level)
+        self.key_prefix = key_prefix
 
     def fail(
         self,
@@ -177,6 +181,7 @@ class _Reader:
         element: str | None = None,
         array_index: int | None = None,
     ) -> InputError:
+        key = self.key_prefix + key
         line = self.lines.line_of(*key.split("."), array_index=array_index, element=element)
         where = f"{self.path}:{line}" if line else str(self.path)
         return InputError(
@@ -284,7 +289,13 @@ class _Reader:
         project = self.one_intent(data if "cuda" in data else {**data, "cuda": "none"}, source)
         profiles = []
         for name, own in tables.items():
-            reader = _ProfileReader(self, name)
+            reader = _Reader(
+                self.path,
+                self.lines,
+                self.validate_matchspec,
+                self.validate,
+                key_prefix=f"profiles.{name}.",
+            )
             merged = intent_profiles.merged_table(data, own)
             if "cuda" not in merged:
                 raise reader.fail(
@@ -515,29 +526,3 @@ class _Reader:
 
     def outputs(self, data: TomlTable) -> Outputs:
         return intent_fields.outputs(self, data)
-
-
-class _ProfileReader(_Reader):
-    """The reader of one profile's merged table: its errors name `profiles.NAME.key` and the
-    line in [profiles.NAME] (its header line for a key the profile takes from the top level)."""
-
-    def __init__(self, top: _Reader, profile: str) -> None:
-        super().__init__(top.path, top.lines, top.validate_matchspec, top.validate)
-        self.profile = profile
-
-    def fail(
-        self,
-        key: str,
-        message: str,
-        *,
-        hint: str | None = None,
-        element: str | None = None,
-        array_index: int | None = None,
-    ) -> InputError:
-        return super().fail(
-            f"profiles.{self.profile}.{key}",
-            message,
-            hint=hint,
-            element=element,
-            array_index=array_index,
-        )

@@ -12,38 +12,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Protocol, TypeAlias
 
-from lockguard.errors import InputError
 from lockguard.model.intent import Intent, IntentSource, Outputs
+from lockguard.model.intent_fields import Reader, TomlTable
 from lockguard.model.intent_values import quoted as _q
 from lockguard.model.lock_names import OUTPUT_NAMES
-
-TomlTable: TypeAlias = dict[str, object]
 
 PROFILE_NAME = re.compile(r"[a-z0-9_-]+", re.ASCII)
 ADDED_LISTS = ("pip", "conda")  # a profile's list is added to the top-level one
 NOT_IN_PROFILE = ("outputs", "profiles")
-
-
-class Reader(Protocol):
-    def fail(
-        self,
-        key: str,
-        message: str,
-        *,
-        hint: str | None = None,
-        element: str | None = None,
-        array_index: int | None = None,
-    ) -> InputError: ...
-
-    def unknown_keys(
-        self,
-        table: TomlTable,
-        allowed: tuple[str, ...],
-        prefix: str = "",
-        array_index: int | None = None,
-    ) -> None: ...
 
 
 def profile_tables(

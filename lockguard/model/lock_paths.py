@@ -28,3 +28,8 @@ def lock_paths(intent: Intent) -> list[tuple[str, str, str | None]]:
         if not name.per_platform:
             out.append((name.relative(intent), name.kind, None))
     return out
+
+
+def project_lock_files(intent: Intent) -> list[str]:
+    """Every lock file of a project: its own, or with [profiles] every profile's."""
+    return [p for one in intent.profiles or (intent,) for p, _kind, _platform in lock_paths(one)]

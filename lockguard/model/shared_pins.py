@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from packaging.version import InvalidVersion, Version
+
 HELD_BACK_KEY = "held-back"  # the header key of a recorded reason (lockguard-held-back: ...)
 
 
@@ -28,3 +30,11 @@ class SharedPins:
 def held_back_names(header_values: list[str]) -> set[str]:
     """The names whose other version a lock file's `lockguard-held-back` lines explain."""
     return {value.split(" ", 1)[0] for value in header_values if value.strip()}
+
+
+def public_version(version: str) -> str:
+    """The version the profiles compare: torch's 2.5.1+cu124 and 2.5.1+cu121 are one version."""
+    try:
+        return str(Version(version).public)
+    except InvalidVersion:
+        return version
