@@ -15,13 +15,14 @@ A session says where it stands as it goes (`now`): a line, or a function that wo
 the interrupt comes (restore counts the files back). cli/boundary.py prints it. Until a session
 says otherwise a command has changed nothing: the read-only commands never set one.
 
-Only the standard library's `signal` is imported here: lockguard/start.py installs the handlers
-before anything heavier loads.
+Only the standard library's `signal` and `sys` are imported here: lockguard/start.py installs the
+handlers before anything heavier loads.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Callable
 
 NOTHING_CHANGED = "interrupted; nothing was changed"
@@ -44,9 +45,39 @@ def _raise(signum: int, _frame: object) -> None:
     raise Interrupted(signum)
 
 
+def _deliver_later(unraisable: sys.UnraisableHookArgs) -> None:
+    """Python cannot raise out of a weakref callback or a finaliser: an Interrupted that lands in
+    one (the import system's module-lock callback, mid start-up) would be printed as "Exception
+    ignored" with a traceback, and the interrupt lost. Send the signal again instead, from a
+    thread that waits until this hook has let go: sent from here, the handler would run at once,
+    inside the hook; sent after, the main thread's handler runs outside the callback."""
+    exc = unraisable.exc_value
+    if not (isinstance(exc, Interrupted) and signal.getsignal(exc.signum) is _raise):
+        _hook_before[0](unraisable)
+        return
+    import os
+    import threading
+
+    hook_done = threading.Lock()
+    hook_done.acquire()
+
+    def send_again() -> None:
+        with hook_done:
+            os.kill(os.getpid(), exc.signum)
+
+    threading.Thread(target=send_again, daemon=True).start()
+    hook_done.release()
+
+
+_hook_before = [sys.unraisablehook]
+
+
 def raise_on_signals() -> Handlers:
     """The three signals raise Interrupted from now on (unless ignored by the parent); the
     handlers they had, for `put_back`. Outside the main thread: nothing changes."""
+    if sys.unraisablehook is not _deliver_later:
+        _hook_before[0] = sys.unraisablehook
+        sys.unraisablehook = _deliver_later
     previous: Handlers = {}
     try:
         for signum in ALL:

@@ -342,6 +342,37 @@ def test_ctrl_c_at_random_moments_of_the_start_up_never_shows_a_traceback(resolv
         assert err.rstrip("\n").splitlines()[-1] == "lockguard: interrupted; nothing was changed"
 
 
+INTERRUPT_IN_A_WEAKREF_CALLBACK = """
+import signal, time, weakref
+from lockguard.interrupts import Interrupted, raise_on_signals
+raise_on_signals()
+class Held: pass
+held = Held()
+ref = weakref.ref(held, lambda _: signal.raise_signal(signal.SIGINT))
+try:
+    del held
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+    print("the interrupt was lost")
+except Interrupted as exc:
+    print("interrupted", exc.signum)
+"""
+
+
+def test_an_interrupt_that_lands_in_a_weakref_callback_is_delivered_after_it_not_lost():
+    """What the start-up met in CI: Ctrl-C inside the import system's module-lock callback, which
+    Python cannot raise out of ("Exception ignored in ...", a traceback, the interrupt lost)."""
+    ran = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_IN_A_WEAKREF_CALLBACK],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (ran.stdout, ran.stderr) == (f"interrupted {int(signal.SIGINT)}\n", "")
+
+
 def test_an_interrupted_command_with_json_output_still_prints_an_envelope(resolved):
     stopped = run(
         "check",
