@@ -11,6 +11,8 @@ from pathlib import Path
 
 import lockguard
 from lockguard.io.cache import fingerprints
+from lockguard.io.cache.entry import checksum_digest
+from lockguard.io.cache.store import Store
 from lockguard.io.project import check_cache
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,3 +85,57 @@ def test_the_fingerprint_follows_each_module(tmp_path, monkeypatch):
     (package / "check" / "rules.py").write_text("A = 22\n")
     assert fingerprints.package_fingerprint() != before
     assert check_cache.command_key(["check"]) != key
+
+
+def _remember(project: Path, argv: list[str], output: str) -> None:
+    check_cache.CheckResults(argv).store(
+        intent=str(project / "lockguard.toml"),
+        default_intent=False,
+        root=str(project),
+        lock_files=[],
+        lock_folder=str(project),
+        wait=False,
+        json=False,
+        output=output,
+        code=0,
+    )
+
+
+def test_command_lines_whose_entries_share_a_name_never_answer_for_each_other(
+    tmp_path, monkeypatch
+):
+    """Check results are named by checksums of their key, not a sha256 (the cached path imports
+    no hashlib): the entry holds its whole key, and a name two keys share is a miss."""
+    every_name_alike = Store("check", 3, str(tmp_path / "cache"), names=lambda *_: bytes(32))
+    monkeypatch.setattr(check_cache, "RESULTS", every_name_alike)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "lockguard.toml").write_text('python = "3.11"\n')
+    monkeypatch.chdir(project)
+    _remember(project, ["check"], "ok: plain\n")
+    assert check_cache.CheckResults(["check"]).lookup().output == "ok: plain\n"
+    assert check_cache.CheckResults(["check", "--strict"]).lookup() is None
+
+
+def test_a_file_edited_to_the_same_size_and_time_is_read_again(tmp_path, monkeypatch):
+    """The entry keeps the bytes it read and compares them: no stat shortcut, no digest."""
+    monkeypatch.setattr(check_cache, "RESULTS", Store("check", 3, str(tmp_path / "cache")))
+    project = tmp_path / "project"
+    project.mkdir()
+    intent = project / "lockguard.toml"
+    intent.write_text('python = "3.11"\n')
+    monkeypatch.chdir(project)
+    _remember(project, ["check"], "ok\n")
+    remembered = check_cache.CheckResults(["check"]).lookup()
+    assert remembered.current()
+    stat = intent.stat()
+    intent.write_text('python = "3.12"\n')
+    os.utime(intent, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert not remembered.current()
+
+
+def test_checksum_names_differ_with_the_key_and_fill_a_digest():
+    names = {checksum_digest("check", 3, key) for key in ("a", "b", "ab", "ba", "")}
+    assert len(names) == 5
+    assert {len(name) for name in names} == {32}
+    assert checksum_digest("check", 3, "a") != checksum_digest("check", 4, "a")

@@ -139,7 +139,7 @@ def _proven(intent: Intent) -> bool:
     (requirements*.txt, Dockerfiles, pyproject.toml, setup.cfg) is there to contradict them."""
     from lockguard import __version__
     from lockguard.check.proof import proven
-    from lockguard.io.cache.fingerprints import knowledge_fingerprint
+    from lockguard.io.knowledge.fingerprint import knowledge_fingerprint
     from lockguard.io.project.intent_file import source_of
     from lockguard.io.project.project_paths import read_project_lock
     from lockguard.io.project.repo_scan import repository_paths

@@ -15,7 +15,6 @@ from packaging.version import Version
 from lockguard.app.relock import Relock
 from lockguard.app.reporting import Messages, ResolveWatchFactory
 from lockguard.check.gate import check_findings
-from lockguard.io.cache.fingerprints import knowledge_fingerprint
 from lockguard.io.index.build_env import BuildEnvironments, build_preferences, offers
 from lockguard.io.index.cache import Cache
 from lockguard.io.index.client import IndexClient
@@ -26,6 +25,7 @@ from lockguard.io.index.http import HttpClient
 from lockguard.io.index.metadata import MetadataFetcher, synthesize_metadata
 from lockguard.io.index.pip_source import IndexPackageSource
 from lockguard.io.knowledge.files import load_knowledge
+from lockguard.io.knowledge.fingerprint import knowledge_fingerprint
 from lockguard.knowledge.project_names import project_names
 from lockguard.knowledge.tables import Knowledge
 from lockguard.lockfiles.formats import FORMATS, RenderRequest

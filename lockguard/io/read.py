@@ -13,7 +13,6 @@ imported.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 
@@ -237,6 +236,8 @@ def read_head(path: FilePath, size: int, *, follow_links: bool = True) -> bytes:
 def regular_file_sha256(path):
     """The hashlib sha256 object over the bytes of a regular file, read in chunks (any size);
     NotRegular for something else, OSError when it cannot be opened."""
+    import hashlib  # here: the cached check reads through this module and hashes nothing
+
     digest = hashlib.sha256()
     with os.fdopen(open_regular(path), "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):

@@ -11,11 +11,15 @@ An entry is used only when every field is what the reader expects: the magic, it
 the digest of the very key it asked for (an entry copied, renamed or swapped under another key's
 name is a miss), the length (a truncated or extended file is a miss) and the CRC (a garbled one is
 a miss). Pure functions over bytes; store.py does the file system.
+
+A kind names its entries by the sha256 of the key (`key_digest`), or, when its payload holds the
+whole key and its reader compares it (the check results: their path runs before anything else is
+imported, and hashlib's import is a sixth of it), by two checksums of the key
+(`checksum_digest`): a collision there is a miss, never another key's answer.
 """
 
 from __future__ import annotations
 
-import hashlib
 import zlib
 
 MAGIC = b"LGCE\x01"
@@ -24,7 +28,21 @@ HEADER_SIZE = len(MAGIC) + 4 + 32 + 8 + 4
 
 def key_digest(kind: str, version: int, key: str) -> bytes:
     """What names an entry: its kind, the kind's schema version and the full key."""
-    return hashlib.sha256(f"{kind}\0{version}\0{key}".encode("utf-8", "surrogatepass")).digest()
+    import hashlib  # here, not above: the check results' path names its entries without it
+
+    return hashlib.sha256(_named(kind, version, key)).digest()
+
+
+def checksum_digest(kind: str, version: int, key: str) -> bytes:
+    """A name for an entry whose payload holds the full key, compared when read: CRC-32, Adler-32
+    and the length of (kind, version, key), in the 32 bytes a sha256 takes."""
+    data = _named(kind, version, key)
+    fields = zlib.crc32(data), zlib.adler32(data), len(data)
+    return b"".join(n.to_bytes(8, "big") for n in fields).ljust(32, b"\0")
+
+
+def _named(kind: str, version: int, key: str) -> bytes:
+    return f"{kind}\0{version}\0{key}".encode("utf-8", "surrogatepass")
 
 
 def header(version: int, digest: bytes, payload: bytes) -> bytes:

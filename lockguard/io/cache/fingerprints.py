@@ -1,16 +1,14 @@
 """What a cached answer depends on besides its inputs: lockguard's own code (every module by path,
 size and mtime) and the constraints files it reads. The check memo, the resolution memo and the
-parsed knowledge are keyed by them. Standard library only (the cached check path runs it before the
-rest of lockguard is imported)."""
+parsed knowledge are keyed by them. Standard library only, and stat only (no hashlib): the cached
+check path runs it before the rest of lockguard is imported. The knowledge's content fingerprint,
+which lock files record, is io/knowledge/fingerprint.py."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 import lockguard
-from lockguard.errors import InputError
-from lockguard.io.read import MIB, read_bytes
 
 
 def constraints_folder() -> str:
@@ -30,27 +28,6 @@ def constraints_fingerprint() -> str:
             stat = entry.stat()
             parts.append(f"{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
     return ";".join(parts)
-
-
-def knowledge_fingerprint() -> str:
-    """sha256 over the name and bytes of every constraints table (*.toml) check's rules may read:
-    the same files give the same fingerprint on every machine (a lock file's header records it,
-    lockfiles/headers.py). A missing folder or an unreadable table is a fingerprint of its own
-    (no lock file's proof matches it: the check runs its full rules, which report the problem)."""
-    digest = hashlib.sha256()
-    folder = constraints_folder()
-    try:
-        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".toml"))
-    except OSError:
-        return "0" * 64
-    for name in names:
-        try:
-            data = read_bytes(os.path.join(folder, name), what="knowledge file", limit=16 * MIB)
-        except (OSError, InputError):
-            data = b"\0unreadable\0"
-        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
-        digest.update(hashlib.sha256(data).digest())
-    return digest.hexdigest()
 
 
 def package_fingerprint() -> str:

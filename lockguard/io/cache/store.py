@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 
 from lockguard.errors import InputError
 from lockguard.io.cache.entry import HEADER_SIZE, header, key_digest, payload_of
@@ -38,16 +39,23 @@ _FOLDER_ERRORS = {
 }
 
 
+Naming = Callable[[str, int, str], bytes]  # (kind, version, key) -> the 32 bytes naming an entry
+
+
 class Store:
     """The entries of one kind. `root` (tests) replaces the cache root; by default the root is
-    looked up on every call, so a changed LOCKGUARD_CACHE_DIR takes effect at once."""
+    looked up on every call, so a changed LOCKGUARD_CACHE_DIR takes effect at once. `names`:
+    entry.key_digest, or entry.checksum_digest for a kind whose payload holds its key."""
 
-    __slots__ = ("kind", "version", "_root")
+    __slots__ = ("kind", "version", "_root", "_names")
 
-    def __init__(self, kind: str, version: int, root: str | None = None) -> None:
+    def __init__(
+        self, kind: str, version: int, root: str | None = None, *, names: Naming = key_digest
+    ) -> None:
         self.kind = kind
         self.version = version
         self._root = root
+        self._names = names
 
     def __repr__(self) -> str:
         return f"Store({self.kind!r}, version={self.version})"
@@ -59,7 +67,7 @@ class Store:
         return os.path.join(entries_folder(self.root()), self.kind)
 
     def path_of(self, key: str) -> str:
-        name = key_digest(self.kind, self.version, key).hex()
+        name = self._names(self.kind, self.version, key).hex()
         return os.path.join(self.folder(), name[:2], name)
 
     def exists(self, key: str) -> bool:
@@ -73,7 +81,7 @@ class Store:
     def get(self, key: str) -> bytes | None:
         """The payload stored under `key`, or None (absent, damaged, another version or key, not a
         regular file: the last four are removed)."""
-        digest = key_digest(self.kind, self.version, key)
+        digest = self._names(self.kind, self.version, key)
         name = digest.hex()
         path = os.path.join(self.folder(), name[:2], name)
         data = _read(path)
@@ -90,7 +98,7 @@ class Store:
         root = self.root()
         if not writable(root):
             return False
-        digest = key_digest(self.kind, self.version, key)
+        digest = self._names(self.kind, self.version, key)
         name = digest.hex()
         folder = os.path.join(entries_folder(root), self.kind, name[:2])
         path = os.path.join(folder, name)

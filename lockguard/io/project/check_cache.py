@@ -4,23 +4,26 @@ The static check is a pure function of: lockguard's code, its constraints files,
 line as given (the options), the folder it runs in, the environment variables that change a check,
 and the bytes of the files it reads (the intent, the lock files, requirements*, Dockerfiles,
 pyproject.toml, setup.cfg). The key holds all of that but the files; the entry lists the files
-with a digest of their bytes, the folder whose lock set the check holds, and the output and exit
+with their bytes, the folder whose lock set the check holds, and the output and exit
 code. A command line is looked up before click is imported: it is only part of a key, never
 parsed here (the click command, which parses it, stores the entry under the same key). A hit
 prints the earlier output again; a miss, or an entry whose files changed, runs the check.
 
-Standard library only, and not even pathlib (a quarter of this path's cost): this runs before the
-rest of lockguard is imported. Each result is an entry of the cache layer (io/cache/).
+Standard library only, and neither pathlib (a quarter of this path's cost) nor hashlib (a sixth):
+this runs before the rest of lockguard is imported. Nothing is hashed: the entry holds its whole
+key and the bytes of every file it read, and a hit is the same key and the same bytes, compared
+(stronger than equal digests, and cheaper than importing a hash). Each result is an entry of the
+cache layer (io/cache/), named by checksums of its key (entry.checksum_digest).
 """
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 
 from lockguard import __version__
 from lockguard.errors import InputError
+from lockguard.io.cache.entry import checksum_digest
 from lockguard.io.cache.fingerprints import constraints_fingerprint, package_fingerprint
 from lockguard.io.cache.store import Store
 from lockguard.io.project.repo_scan import repository_paths
@@ -28,15 +31,16 @@ from lockguard.io.read import LOCK_LIMIT, is_regular_file, read_bytes
 
 ABSENT = b"\0absent\0"
 UNREADABLE = b"\0unreadable\0"
-RESULTS = Store("check", 2)
+RESULTS = Store("check", 3, names=checksum_digest)
 # the environment a check's output depends on (the constraints read, the cache and colour)
 ENVIRONMENT = ("LOCKGUARD_CONSTRAINTS", "LOCKGUARD_CACHE_DIR", "NO_COLOR")
 
 
 def command_key(argv: list[str] | tuple[str, ...]) -> str:
     """The key of a command line: argv as given, where it runs, what in the environment and in
-    lockguard itself (its version and its code) changes a check."""
-    h = hashlib.sha256()
+    lockguard itself (its version and its code) changes a check. Each part ends with a NUL, which
+    none can hold (argv, paths and the environment are C strings), so no two differ only in where
+    one part ends."""
     parts = [
         __version__,
         package_fingerprint(),
@@ -46,9 +50,7 @@ def command_key(argv: list[str] | tuple[str, ...]) -> str:
         str(len(argv)),
         *argv,
     ]
-    for part in parts:
-        h.update(part.encode("utf-8", "surrogateescape") + b"\0")
-    return h.hexdigest()
+    return "".join(f"{part}\0" for part in parts)
 
 
 def find_intent_path(intent_path) -> str | None:
@@ -72,21 +74,15 @@ def _bytes(path: str) -> bytes:
         return UNREADABLE
 
 
-def _digest(root: str, files: list[str]) -> str:
-    """The bytes of every file, and where each really is: a file swapped for a symlink (out of
-    the project, which the check refuses) to a copy of the same bytes is another file."""
-    h = hashlib.sha256()
+def _contents(root: str, files: list[str]) -> list[tuple[str, bytes]]:
+    """Where every file really is and its bytes: a file swapped for a symlink (out of the
+    project, which the check refuses) to a copy of the same bytes is another file."""
+    read = []
     for relative in files:
         path = os.path.join(root, relative)  # an absolute one stays as it is
         data = _bytes(path) if os.path.lexists(path) else ABSENT
-        h.update(
-            relative.encode("utf-8", "surrogateescape")
-            + b"\0"
-            + os.path.realpath(path).encode("utf-8", "surrogateescape")
-            + b"\0"
-            + hashlib.sha256(data).digest()
-        )
-    return h.hexdigest()
+        read.append((os.path.realpath(path), data))
+    return read
 
 
 class Remembered:
@@ -126,7 +122,7 @@ class Remembered:
                 return False  # the intent named is another file now
             if entry["repo"] != repository_paths(entry["root"]):
                 return False  # a file appeared or went away
-            return entry["digest"] == _digest(entry["root"], entry["files"])
+            return entry["contents"] == _contents(entry["root"], entry["files"])
         except (AttributeError, TypeError, ValueError):  # a damaged entry: a miss
             return False
 
@@ -141,7 +137,8 @@ _SHAPE = {
     "files": list,
     "repo": list,
     "links": list,
-    "digest": str,
+    "contents": list,
+    "key": str,
 }
 
 
@@ -164,6 +161,8 @@ class CheckResults:
         if not isinstance(entry, dict) or any(
             type(entry.get(k)) is not t for k, t in _SHAPE.items()
         ):
+            return None
+        if entry["key"] != self.key:  # another command line whose checksums are the same
             return None
         return Remembered(entry)
 
@@ -194,7 +193,8 @@ class CheckResults:
             "files": files,
             "repo": repo,
             "links": [(os.path.abspath(intent), real)],
-            "digest": _digest(root, files),
+            "contents": _contents(root, files),
+            "key": self.key,
             "lock": lock_folder,
             "wait": wait,
             "json": json,
