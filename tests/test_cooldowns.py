@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from lockguard.errors import InputError
 from lockguard.lockfiles.headers import read_header
 from tests.support.releases import months_later, pins, write_intent
 from tests.support.wheels import build_wheel
@@ -102,6 +103,20 @@ def test_a_changed_span_takes_a_fresh_cut_off(tmp_path, index, lg):
     assert pins(project) == {"cool": "1.1"} and header(project)["exclude-newer-span"] == "P2D"
 
 
+def test_an_exemption_for_a_package_on_both_sides_is_the_pip_package_s(tmp_path):
+    """numpy from conda and from pip: the exemption is the pip package's, not refused; one that
+    names only the intent's conda side is (the parametrized exit-2 cases below)."""
+    from lockguard.io.project.intent_file import load_intent
+
+    path = write_intent(tmp_path / "p", "https://pypi.org/simple", ["numpy"], conda=["numpy"])
+    path.write_text(path.read_text() + "exclude-newer-package = { numpy = false }\n")
+    assert load_intent(path).package_cutoffs["numpy"].at is None
+    only_conda = write_intent(tmp_path / "q", "https://pypi.org/simple", ["x"], conda=["numpy"])
+    only_conda.write_text(only_conda.read_text() + "exclude-newer-package = { numpy = false }\n")
+    with pytest.raises(InputError, match="'numpy' is a conda package here"):
+        load_intent(only_conda)
+
+
 def test_spellings_of_one_span_are_one_intent(tmp_path):
     from lockguard.io.project.intent_file import load_intent
 
@@ -178,6 +193,8 @@ def test_outdated_shows_what_the_cooldown_holds_back(tmp_path, index, lg, monkey
         ('exclude-newer-package = "torch"\n', 6, "must be a table"),
         ('[exclude-newer-package]\ntorch = false\nTorch = "2 days"\n', 8, "a second time"),
         ('[exclude-newer-package]\n"bad name!" = false\n', 7, "is not a project name"),
+        ("[exclude-newer-package]\ncudnn = false\n", 7, "'cudnn' is a conda package here"),
+        ("exclude-newer-package = { python = false }\n", 6, "the conda side has one cut-off"),
     ],
 )
 def test_bad_cooldowns_are_exit_2_with_file_and_line(tmp_path, lg, extra, line, needle):

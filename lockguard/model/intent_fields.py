@@ -27,6 +27,7 @@ from lockguard.model.intent import DependencyMetadata, Outputs
 from lockguard.model.intent_values import folded, name_of, output_path_problem
 from lockguard.model.intent_values import quoted as _q
 from lockguard.model.lock_names import BY_KIND, OUTPUT_NAMES, PYLOCK
+from lockguard.model.names import canonical_name, requirement_name, spec_name
 from lockguard.model.toml_errors import clip_text
 from lockguard.model.versions import GpuArch, PythonVersion
 
@@ -109,6 +110,34 @@ def exclude_newer_span(reader: Reader, data: TomlTable) -> str | None:
     if "exclude-newer" not in data:
         return None
     return _cutoff(reader, "exclude-newer", data["exclude-newer"]).span
+
+
+# what lockguard itself puts on the conda side of a CUDA intent (knowledge/conda_stack), named by
+# no pip package
+CONDA_ONLY = frozenset({"python", "cuda-version", "cuda-nvcc", "cudnn", "nccl", "gcc", "gxx"})
+
+
+def refuse_conda_exemptions(
+    reader: Reader, data: TomlTable, conda: tuple[str, ...], pip: tuple[str, ...]
+) -> None:
+    """An exemption that names a conda-side package would change nothing: rattler's solve takes
+    one cut-off for all of them (exclude-newer). Said as an error, not ignored; a name that is
+    also a pip requirement of the intent (numpy on both sides) is the pip package's."""
+    table = data.get("exclude-newer-package", {})
+    if not isinstance(table, dict):
+        return
+    pip_names = {requirement_name(item) for item in pip}
+    conda_names = {canonical_name(spec_name(item)) for item in conda} | CONDA_ONLY
+    for name in table:
+        canonical = canonical_name(name)
+        if canonical in conda_names and canonical not in pip_names:
+            raise reader.fail(
+                f"exclude-newer-package.{name}",
+                f"{_q(name)} is a conda package here, and the conda side has one cut-off for "
+                "every package (exclude-newer: the conda solver takes one), so this entry "
+                "would change nothing",
+                hint="remove it; exclude-newer-package applies to pip packages, as uv's does",
+            )
 
 
 def exclude_newer_package(reader: Reader, data: TomlTable) -> tuple[tuple[str, Cutoff], ...]:

@@ -338,6 +338,7 @@ class _Reader:
             outputs=self.outputs(data),
             source=source,
         )
+        intent_fields.refuse_conda_exemptions(self, data, intent.conda, intent.pip)
         self.distinct_lock_files(intent)
         return intent
 

@@ -49,6 +49,12 @@ def canonical_name(name: str) -> str:
     return _SEPARATORS.sub("-", name).lower()
 
 
+def requirement_name(text: str) -> str:
+    """The canonical project name of a PEP 508 requirement's text, without parsing it whole."""
+    match = _HEAD.match(text.partition(";")[0])
+    return canonical_name(match.group(1)) if match else canonical_name(text.strip())
+
+
 def canonical_requirement_text(text: str) -> str:
     """A spelling-independent text of a PEP 508 requirement, without parsing it: the name
     normalized, extras and specifier clauses sorted, whitespace and quotes normalized. Two texts

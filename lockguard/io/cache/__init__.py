@@ -24,9 +24,9 @@ Using it (a new memo is a Store of its own kind; nothing else writes into the ca
 `key` is text holding *everything the value depends on* (for a parsed index page: the page URL and
 the body's sha256, since its rows hold URLs made absolute against that URL); the file name is its
 sha256 (or, for a kind whose payload holds its key and compares it, checksums of it: `names=` in
-store.py). Payloads are bytes: encode with marshal (plain data) or msgspec and check the decoded shape
-again, as the callers here do. Standard library only, no pathlib: the cached `lockguard check` reads
-through this package before anything else is imported.
+store.py). Payloads are bytes: encode with marshal (plain data) or msgspec and check the decoded
+shape again, as the callers here do. Standard library only, no pathlib: the cached `lockguard
+check` reads through this package before anything else is imported.
 
 The entries of lockguard today: index pages, their bodies, parsed rows and file METADATA
 (io/index/cache.py), whole resolutions (io/index/resolve_memo.py), check results
