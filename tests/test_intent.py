@@ -300,9 +300,12 @@ def test_cli_reports_intent_errors_with_exit_2_and_no_traceback(tmp_path, lg_pro
     assert "Traceback" not in result.output
 
 
-def test_a_plain_date_for_exclude_newer_is_that_day_s_start_in_utc(tmp_path):
-    """`exclude-newer = "2024-03-01"`, as uv accepts it: 2024-03-01T00:00:00Z (same hash)."""
-    plain = load(write(tmp_path, GOOD.replace("2024-03-01T00:00:00Z", "2024-03-01")))
+@pytest.mark.parametrize("spelling", ['"2024-02-29"', "2024-02-29"])
+def test_a_plain_date_for_exclude_newer_includes_that_whole_day_in_utc(tmp_path, spelling):
+    """`exclude-newer = "2024-02-29"` (or a TOML date): uploads before the next day's start, as
+    uv reads a date alone (uv in the machine's time zone, lockguard in UTC on every machine):
+    2024-03-01T00:00:00Z, the same intent hash as that date-time."""
+    plain = load(write(tmp_path, GOOD.replace('"2024-03-01T00:00:00Z"', spelling)))
     assert plain.exclude_newer is not None
     assert plain.exclude_newer.isoformat() == "2024-03-01T00:00:00+00:00"
     assert plain.hash == load(write(tmp_path, GOOD)).hash

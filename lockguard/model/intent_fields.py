@@ -188,6 +188,21 @@ def _cutoff(reader: Reader, key: str, value: object) -> Cutoff:
     return Cutoff(_absolute(reader, key, value))
 
 
+def _whole_day(reader: Reader, key: str, day: date) -> datetime:
+    """A day alone includes that whole day, as uv reads it: uploads before the next day's start.
+    uv 0.13.9 takes the machine's time zone for it (`--exclude-newer 2018-12-09` keeps six 1.12.0,
+    uploaded 2018-12-10T00:59Z, under TZ=America/Los_Angeles, and leaves it out under UTC);
+    lockguard takes UTC on every machine, so a lock never depends on where it was resolved."""
+    try:
+        return datetime.combine(day + timedelta(days=1), time(0), tzinfo=timezone.utc)
+    except OverflowError:  # 9999-12-31
+        raise reader.fail(
+            key,
+            f"{day.isoformat()} is not between {EARLIEST_CUTOFF.date()} and now",
+            hint=f'e.g. {key} = "2024-03-01"',
+        ) from None
+
+
 def _absolute(reader: Reader, key: str, value: object) -> datetime:
     example = f'e.g. {key} = "2024-03-01T00:00:00Z" (or a span: "7 days")'
     if isinstance(value, str):
@@ -198,10 +213,10 @@ def _absolute(reader: Reader, key: str, value: object) -> datetime:
             raise reader.fail(
                 key, f"{_q(text)} is not an RFC 3339 date-time", hint=example
             ) from None
-        if _PLAIN_DATE.fullmatch(text):  # a day alone means its start in UTC, as uv reads it
-            value = value.replace(tzinfo=timezone.utc)
+        if _PLAIN_DATE.fullmatch(text):
+            value = _whole_day(reader, key, value.date())
     elif isinstance(value, date) and not isinstance(value, datetime):
-        value = datetime.combine(value, time(0), tzinfo=timezone.utc)
+        value = _whole_day(reader, key, value)
     if not isinstance(value, datetime):
         raise reader.fail(key, "must be a date-time or a span", hint=example)
     if value.tzinfo is None:
