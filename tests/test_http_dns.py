@@ -9,6 +9,7 @@ resolver), which counts the lookups.
 from __future__ import annotations
 
 import http.server
+import os
 import shutil
 import socket
 import ssl
@@ -16,10 +17,13 @@ import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+import certifi
 import pytest
 
 from lockguard.errors import EXIT_UNREACHABLE, SourceUnreachable
+from lockguard.io.index import http as index_http
 from lockguard.io.index.host_memo import HostMemo
 from lockguard.io.index.http import HttpClient
 
@@ -121,6 +125,33 @@ def test_every_client_of_the_run_shares_the_memo(server):
         with HttpClient(hosts=memo, http2=False) as client:
             assert client.get(f"http://index.test:{server}/a").status == 200
     assert lookups.calls == {"index.test": 1}
+
+
+def test_the_clients_of_a_run_load_the_ca_bundle_once(monkeypatch, tmp_path):
+    # ~22 ms of CPU per load, and a resolve makes two clients (bench/RESULTS.md, issue 31)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setattr(index_http, "_TLS_CONTEXTS", {}, raising=False)
+    made = []
+    real = index_http.httpx.create_ssl_context
+
+    def counting(*args, **kwargs):
+        made.append(os.environ.get("SSL_CERT_FILE"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(index_http.httpx, "create_ssl_context", counting)
+    for _ in range(2):
+        with HttpClient(http2=False) as client:
+            client.prepare()
+    assert made == [None]
+    # another trust setting is another context (tests trust their own certificate this way)
+    cert = tmp_path / "cert.pem"
+    cert.write_text(Path(certifi.where()).read_text())
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    with HttpClient(http2=False) as client:
+        client.prepare()
+    assert made == [None, str(cert)]
 
 
 def test_a_name_that_does_not_resolve_is_unreachable_once_per_run(server):

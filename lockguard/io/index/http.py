@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import ssl
 import threading
 import time
 import urllib.request
@@ -232,6 +233,22 @@ class _Body(httpx.SyncByteStream):
             close()
 
 
+_TLS_LOCK = threading.Lock()
+_TLS_CONTEXTS: dict[tuple[str | None, str | None, bool], ssl.SSLContext] = {}
+
+
+def _tls_context(http2: bool) -> ssl.SSLContext:
+    """One TLS context per process and trust setting: loading the CA bundle costs ~22 ms of CPU
+    and a resolve makes two clients (issue 31 §1). One per `http2` too: httpcore sets the ALPN
+    protocols on the context it is given."""
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"), http2)
+    with _TLS_LOCK:
+        if key not in _TLS_CONTEXTS:
+            # SSL_CERT_FILE / SSL_CERT_DIR, as httpx's own transport reads them
+            _TLS_CONTEXTS[key] = httpx.create_ssl_context()
+        return _TLS_CONTEXTS[key]
+
+
 class _DirectTransport(httpx.BaseTransport):
     """httpx's own HTTPTransport for direct connections (the same request and answer mapping, the
     same errors), over a connection pool whose connections look each host up once per run
@@ -239,7 +256,7 @@ class _DirectTransport(httpx.BaseTransport):
 
     def __init__(self, hosts: HostMemo, *, http2: bool) -> None:
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),  # SSL_CERT_FILE / SSL_CERT_DIR, as httpx's
+            ssl_context=_tls_context(http2),
             max_connections=MAX_CONNECTIONS,
             max_keepalive_connections=MAX_CONNECTIONS,
             keepalive_expiry=KEEPALIVE_EXPIRY,
