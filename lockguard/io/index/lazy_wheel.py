@@ -140,13 +140,13 @@ def _metadata_from_directory(remote: _RangeFile) -> bytes | None:
     at = tail.rfind(b"PK\x05\x06")
     if at < 20 or tail[at - 20 : at - 16] == b"PK\x06\x07" or len(tail) - at < _END.size:
         return None
-    *_counts, cd_size, cd_offset, comment = _END.unpack_from(tail, at)
+    _sig, _disk, _cd_disk, _here, entries, cd_size, cd_offset, comment = _END.unpack_from(tail, at)
     if at + _END.size + comment != len(tail) or cd_offset + cd_size != size - len(tail) + at:
         return None
     directory = remote._bytes(cd_offset, cd_offset + cd_size)
     found = []
     pos = 0
-    while pos < len(directory):  # as zipfile reads it: by the directory's size, not its count
+    for _ in range(entries):
         if pos + _ENTRY.size > len(directory):
             return None
         fields = _ENTRY.unpack_from(directory, pos)
