@@ -11,9 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-import struct
 import zipfile
-import zlib
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -122,68 +120,6 @@ class _RangeFile(io.RawIOBase):
         return answer.content[: end - start]
 
 
-# the zip records read by `_metadata_from_directory` (APPNOTE.TXT 4.3.7, 4.3.12, 4.3.16)
-_END = struct.Struct("<4s4H2LH")
-_ENTRY = struct.Struct("<4s6H3L5H2L")
-_LOCAL = struct.Struct("<4s5H3L2H")
-_SUFFIX = b".dist-info/METADATA"
-
-
-def _metadata_from_directory(remote: _RangeFile) -> bytes | None:
-    """METADATA found by walking the central directory's raw entries, None where the archive is
-    anything but a plain one (zip64, a prefix before the archive, encryption, another compression,
-    two METADATA, a header that disagrees): `zipfile` then reads it, with its checks and errors.
-    torch's directory has 11,502 entries: `zipfile` builds a ZipInfo for each (~47 ms of CPU per
-    cold resolve), this walk reads two fields of each (~5 ms)."""
-    size = remote.size
-    tail = remote._bytes(max(0, size - TAIL_BYTES), size)
-    at = tail.rfind(b"PK\x05\x06")
-    if at < 20 or tail[at - 20 : at - 16] == b"PK\x06\x07" or len(tail) - at < _END.size:
-        return None
-    _sig, _disk, _cd_disk, _here, entries, cd_size, cd_offset, comment = _END.unpack_from(tail, at)
-    if at + _END.size + comment != len(tail) or cd_offset + cd_size != size - len(tail) + at:
-        return None
-    directory = remote._bytes(cd_offset, cd_offset + cd_size)
-    found = []
-    pos = 0
-    for _ in range(entries):
-        if pos + _ENTRY.size > len(directory):
-            return None
-        fields = _ENTRY.unpack_from(directory, pos)
-        if fields[0] != b"PK\x01\x02":
-            return None
-        start = pos + _ENTRY.size
-        end = start + fields[10]
-        # `[^/]+\.dist-info/METADATA`: the only slash is the one before METADATA
-        if (
-            fields[10] > len(_SUFFIX)
-            and directory.endswith(_SUFFIX, start, end)
-            and directory.find(b"/", start, end) == end - len("METADATA") - 1
-        ):
-            found.append((directory[start:end], fields))
-        pos = end + fields[11] + fields[12]
-    if len(found) != 1:
-        return None
-    name, (_s, _v, _n, flags, method, _t, _d, crc, packed, unpacked, *_rest, offset) = found[0]
-    if flags & 1 or method not in (0, 8):
-        return None
-    if unpacked > MAX_METADATA:
-        raise MetadataNotFound(
-            f"its {name.decode('utf-8', 'replace')} is {unpacked / 1e6:.1f} MB, more than "
-            f"lockguard reads ({MAX_METADATA // 2**20} MB)"
-        )
-    local = _LOCAL.unpack(remote._bytes(offset, offset + _LOCAL.size))
-    start = offset + _LOCAL.size + local[9] + local[10]
-    if local[0] != b"PK\x03\x04" or remote._bytes(offset + _LOCAL.size, start)[: local[9]] != name:
-        return None
-    data = remote._bytes(start, start + packed)
-    if method == 8:
-        data = zlib.decompressobj(-zlib.MAX_WBITS).decompress(data, MAX_METADATA + 1)
-    if len(data) != unpacked or zlib.crc32(data) != crc:
-        return None
-    return data
-
-
 def _metadata_from_zip(archive: zipfile.ZipFile) -> bytes:
     names = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
     if not names:
@@ -228,9 +164,6 @@ def read_wheel_metadata(
             with zipfile.ZipFile(Path(unquote(urlparse(url).path))) as archive:
                 return _metadata_from_zip(archive), False
         remote = _RangeFile(client, url.split("#", 1)[0], tail)
-        data = _metadata_from_directory(remote)
-        if data is not None:
-            return data, remote.ranges_refused
         with zipfile.ZipFile(remote) as archive:
             return _metadata_from_zip(archive), remote.ranges_refused
     except (zipfile.BadZipFile, MetadataNotFound, OSError, ValueError, EOFError) as exc:
