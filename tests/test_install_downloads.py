@@ -93,6 +93,46 @@ def test_the_engine_gets_local_files_and_no_index(world, project, venv, tmp_path
     assert (site_packages(venv) / "scripty" / "__init__.py").read_bytes() == b"S = 1\n"
 
 
+def test_a_warm_reinstall_opens_no_http_client(world, project, venv, tmp_path):
+    """Every locked file is in lockguard's cache: the run neither asks an index nor imports httpx
+    (its import and its teardown at exit are about 80 ms of a warm clean-install), nor pyelftools
+    (no ELF file is read)."""
+    assert lockguard(project, venv, "clean-install", "--yes").returncode == 0
+    assert lockguard(project, venv, "restore").returncode == 0
+    world.pypi.faults.status["/"] = 500  # nothing of the index is needed
+    out = tmp_path / "modules.txt"
+    script = (
+        "import sys, atexit\n"
+        "out = sys.argv[1]\n"
+        "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+        "sys.argv = ['lockguard'] + sys.argv[2:]\n"
+        "from lockguard.start import main\nmain()\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            str(out),
+            "clean-install",
+            "--yes",
+            "--prefix",
+            str(venv),
+            "--intent",
+            str(project / "lockguard.toml"),
+        ],  # fmt: skip
+        env={**os.environ, **PIP_ENV},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "downloaded 0, 2 from lockguard's cache" in done.stderr
+    modules = out.read_text().split()
+    assert not [m for m in modules if m.split(".")[0] in ("httpx", "httpcore", "h11", "elftools")]
+    assert (site_packages(venv) / "scripty" / "__init__.py").read_bytes() == b"S = 1\n"
+
+
 class _Progress:
     def __init__(self, live: bool) -> None:
         self.live = live

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.engines.base import EngineProgress, InstallResult, LockedFiles
-from lockguard.io.index.http import request_timeout
+from lockguard.io.index.http_settings import request_timeout
 from lockguard.io.run import run_bounded
 
 # how to download, never where from or what: a user's UV_INDEX_URL, UV_CONSTRAINT, UV_LINK_MODE
