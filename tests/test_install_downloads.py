@@ -133,6 +133,24 @@ def test_a_warm_reinstall_opens_no_http_client(world, project, venv, tmp_path):
     assert (site_packages(venv) / "scripty" / "__init__.py").read_bytes() == b"S = 1\n"
 
 
+def test_the_lock_source_reads_the_knowledge_as_the_plain_check_does(project, monkeypatch):
+    """Without the PEP 508 parse of the knowledge's deep fields (about 40 ms of every
+    clean-install; the shipped files are validated by the test suite, resolve validates others)."""
+    from lockguard.app import install_source
+
+    seen: list[dict] = []
+    real = install_source.load_knowledge
+
+    def load(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(install_source, "load_knowledge", load)
+    source = install_source.lock_source(project / "lockguard.toml", None)
+    assert seen == [{"validate": False}]
+    assert {"oldlib", "scripty"} <= set(source.view.pip)
+
+
 class _Progress:
     def __init__(self, live: bool) -> None:
         self.live = live
