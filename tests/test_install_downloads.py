@@ -93,6 +93,25 @@ def test_the_engine_gets_local_files_and_no_index(world, project, venv, tmp_path
     assert (site_packages(venv) / "scripty" / "__init__.py").read_bytes() == b"S = 1\n"
 
 
+def test_uv_unpacks_a_cached_file_once_across_runs(project, venv, tmp_path):
+    """uv keys the wheels it unpacked by where it found them: each file in lockguard's cache is
+    offered from its own folder there, the same every run, so a second clean-install unpacks
+    nothing again (a links page in the run's own folder had uv unzip every wheel on every run,
+    and its cache grow by a copy of the lock per run)."""
+    uv_cache = tmp_path / "uv-cache"
+    env = {"UV_CACHE_DIR": str(uv_cache)}
+    first = lockguard(project, venv, "clean-install", "--yes", env=env)
+    assert first.returncode == 0, first.stderr
+    text = install_txt(venv)
+    unpacked = sorted(uv_cache.glob("archive-v*/*"))
+    assert unpacked
+    assert lockguard(project, venv, "restore").returncode == 0
+    again = lockguard(project, venv, "clean-install", "--yes", env=env)
+    assert again.returncode == 0, again.stderr
+    assert sorted(uv_cache.glob("archive-v*/*")) == unpacked
+    assert "links.html" not in text and text.count("--find-links ") == 2  # scripty, oldlib
+
+
 def test_a_warm_reinstall_opens_no_http_client(world, project, venv, tmp_path):
     """Every locked file is in lockguard's cache: the run neither asks an index nor imports httpx
     (its import and its teardown at exit are about 80 ms of a warm clean-install), nor pyelftools
