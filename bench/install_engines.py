@@ -58,11 +58,12 @@ def uv_binary() -> str:
     return str(uv.find_uv_bin())
 
 
-def timed(argv: list[str], env: dict) -> tuple[float, int, str, list[tuple[float, str]]]:
-    """Wall seconds, exit code, output tail, and (seconds since start, line) of each stderr line."""
+def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, int, str, list[tuple[float, str]]]:
+    """Wall seconds, exit code, output tail, and (seconds since start, line) of each stderr line.
+    `cwd` is never the repository: `python -m lockguard` there would import its checkout."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     assert process.stderr is not None
     lines = [(time.perf_counter() - start, line.rstrip("\n")) for line in process.stderr]
@@ -114,7 +115,7 @@ def one(tool: str, builds: dict, project: Path, work: Path, python: str, caches:
     else:
         argv = [str(target / "bin" / "python"), "-m", "pip", "install", "--require-hashes",
                 "--no-deps", "--disable-pip-version-check", "-r", lock]  # fmt: skip
-    seconds, code, tail, lines = timed(argv, env)
+    seconds, code, tail, lines = timed(argv, env, work)
     if code != 0:
         raise SystemExit(f"{tool} failed (exit {code}):\n{tail}")
     return seconds, (phases(lines, seconds) if tool in builds else None)
@@ -141,7 +142,7 @@ def no_op(builds: dict, project: Path, work: Path, caches: Path) -> dict[str, fl
         times = []
         for _ in range(3):
             argv = clean_install(python, project, work / f"{build}-env")
-            seconds, code, tail, _lines = timed(argv, build_env(env, work, build))
+            seconds, code, tail, _lines = timed(argv, build_env(env, work, build), work)
             if code != 0:
                 raise SystemExit(f"no-op clean-install ({build}) failed:\n{tail}")
             times.append(seconds)
