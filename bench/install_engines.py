@@ -59,14 +59,14 @@ def uv_binary() -> str:
 
 
 def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, int, str, list[tuple[float, str]]]:
-    """Wall seconds, exit code, output tail, and (seconds since start, line) of each stderr line.
+    """Wall seconds, exit code, output tail, and (seconds since start, line) of each output line.
     `cwd` is never the repository: `python -m lockguard` there would import its checkout."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    assert process.stderr is not None
-    lines = [(time.perf_counter() - start, line.rstrip("\n")) for line in process.stderr]
+    assert process.stdout is not None  # the plan is on stdout, progress on stderr: both, in order
+    lines = [(time.perf_counter() - start, line.rstrip("\n")) for line in process.stdout]
     code = process.wait()
     seconds = time.perf_counter() - start
     return seconds, code, "\n".join(text for _t, text in lines[-30:]), lines

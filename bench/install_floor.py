@@ -99,7 +99,7 @@ def main() -> None:
 
         steps = {
             "interpreter start (python -I -c pass)": lambda: timed(
-                [PYTHON_BASE, "-I", "-c", "pass"]
+                [str(target / "bin" / "python"), "-I", "-c", "pass"]
             ),
             "lockguard start-up and exit (clean-install's imports)": lambda: timed(
                 [
