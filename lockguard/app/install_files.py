@@ -3,8 +3,8 @@ indexes (or named by the pylock.toml), chosen for the target interpreter, downlo
 under the resolve's stall rule into its cache (io/env/engines/downloads.py), then handed to the
 engine as local files with `--no-index` (each cached file's own folder as a --find-links location,
 the same every run; a pylock.toml's local files on a links page): the engine downloads nothing and
-asks no index. A package whose locked file lockguard cannot find, or an sdist (whose build needs its build
-requirements from an index), keeps the lock's index options for the engine."""
+asks no index. A package whose locked file lockguard cannot find, or an sdist (whose build needs
+its build requirements from an index), keeps the lock's index options for the engine."""
 
 from __future__ import annotations
 
