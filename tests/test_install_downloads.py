@@ -93,6 +93,83 @@ def test_the_engine_gets_local_files_and_no_index(world, project, venv, tmp_path
     assert (site_packages(venv) / "scripty" / "__init__.py").read_bytes() == b"S = 1\n"
 
 
+def test_uv_unpacks_a_cached_file_once_across_runs(project, venv, tmp_path):
+    """uv keys the wheels it unpacked by where it found them: each file in lockguard's cache is
+    offered from its own folder there, the same every run, so a second clean-install unpacks
+    nothing again (a links page in the run's own folder had uv unzip every wheel on every run,
+    and its cache grow by a copy of the lock per run)."""
+    uv_cache = tmp_path / "uv-cache"
+    env = {"UV_CACHE_DIR": str(uv_cache)}
+    first = lockguard(project, venv, "clean-install", "--yes", env=env)
+    assert first.returncode == 0, first.stderr
+    text = install_txt(venv)
+    unpacked = sorted(uv_cache.glob("archive-v*/*"))
+    assert unpacked
+    assert lockguard(project, venv, "restore").returncode == 0
+    again = lockguard(project, venv, "clean-install", "--yes", env=env)
+    assert again.returncode == 0, again.stderr
+    assert sorted(uv_cache.glob("archive-v*/*")) == unpacked
+    assert "links.html" not in text and text.count("--find-links ") == 2  # scripty, oldlib
+
+
+def test_a_warm_reinstall_opens_no_http_client(world, project, venv, tmp_path):
+    """Every locked file is in lockguard's cache: the run neither asks an index nor imports httpx
+    (its import and its teardown at exit are about 80 ms of a warm clean-install), nor pyelftools
+    (no ELF file is read)."""
+    assert lockguard(project, venv, "clean-install", "--yes").returncode == 0
+    assert lockguard(project, venv, "restore").returncode == 0
+    world.pypi.faults.status["/"] = 500  # nothing of the index is needed
+    out = tmp_path / "modules.txt"
+    script = (
+        "import sys, atexit\n"
+        "out = sys.argv[1]\n"
+        "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+        "sys.argv = ['lockguard'] + sys.argv[2:]\n"
+        "from lockguard.start import main\nmain()\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            str(out),
+            "clean-install",
+            "--yes",
+            "--prefix",
+            str(venv),
+            "--intent",
+            str(project / "lockguard.toml"),
+        ],  # fmt: skip
+        env={**os.environ, **PIP_ENV},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "downloaded 0, 2 from lockguard's cache" in done.stderr
+    modules = out.read_text().split()
+    assert not [m for m in modules if m.split(".")[0] in ("httpx", "httpcore", "h11", "elftools")]
+    assert (site_packages(venv) / "scripty" / "__init__.py").read_bytes() == b"S = 1\n"
+
+
+def test_the_lock_source_reads_the_knowledge_as_the_plain_check_does(project, monkeypatch):
+    """Without the PEP 508 parse of the knowledge's deep fields (about 40 ms of every
+    clean-install; the shipped files are validated by the test suite, resolve validates others)."""
+    from lockguard.app import install_source
+
+    seen: list[dict] = []
+    real = install_source.load_knowledge
+
+    def load(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(install_source, "load_knowledge", load)
+    source = install_source.lock_source(project / "lockguard.toml", None)
+    assert seen == [{"validate": False}]
+    assert {"oldlib", "scripty"} <= set(source.view.pip)
+
+
 class _Progress:
     def __init__(self, live: bool) -> None:
         self.live = live

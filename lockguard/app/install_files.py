@@ -1,9 +1,10 @@
 """The files a clean-install's engine installs from: the lock's own files, found on the lock's
 indexes (or named by the pylock.toml), chosen for the target interpreter, downloaded by lockguard
 under the resolve's stall rule into its cache (io/env/engines/downloads.py), then handed to the
-engine as a links page of local files with `--no-index`: the engine downloads nothing and asks no
-index. A package whose locked file lockguard cannot find, or an sdist (whose build needs its build
-requirements from an index), keeps the lock's index options for the engine."""
+engine as local files with `--no-index` (each cached file's own folder as a --find-links location,
+the same every run; a pylock.toml's local files on a links page): the engine downloads nothing and
+asks no index. A package whose locked file lockguard cannot find, or an sdist (whose build needs
+its build requirements from an index), keeps the lock's index options for the engine."""
 
 from __future__ import annotations
 
@@ -18,10 +19,13 @@ from lockguard.errors import LockguardError
 from lockguard.install.locked_files import LockedFile, choose_files, link_files
 from lockguard.install.pip_requirements import requirements_text
 from lockguard.install.pylock_source import links_page
-from lockguard.io.env.engines.downloads import cached_files, fetch_locked, host_glibc
+from lockguard.io.env.engines.downloads import (
+    cached_files,
+    fetch_locked,
+    files_folder,
+    host_glibc,
+)
 from lockguard.io.index.cache import Cache
-from lockguard.io.index.client import IndexClient
-from lockguard.io.index.http import HttpClient
 from lockguard.io.write import write_atomic
 from lockguard.model.dist import DistFile
 from lockguard.model.intent import CudaRequest
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
     from lockguard.app.install_source import LockSource
     from lockguard.app.reporting import InstallProgress
     from lockguard.install.plan import Plan
+    from lockguard.io.index.client import IndexClient
     from lockguard.model.prefix import PrefixSnapshot
 
 PYPI = "https://pypi.org/simple"
@@ -46,16 +51,27 @@ PAGES_AT_ONCE = 16
 def write_install_files(
     plan: Plan, scan: PrefixSnapshot, source: LockSource, folder: Path, progress: InstallProgress
 ) -> Path:
-    """install.txt (and links.html) in `folder`, after the locked files are downloaded."""
-    with HttpClient() as http:
-        http.prepare()  # httpx imported in this thread, not first in a worker (io/index/early.py)
-        client = IndexClient(http, Cache(), ())
-        rank = _ranker(source, scan)
-        candidates = _candidates(source, client, rank)
-        _prefetch(candidates, [pin.partition("==")[0] for pin in plan.install])
-        choice = choose_files(plan.install, source.requirements, candidates, rank)
-        line = DownloadLine(progress, len(choice.files))
-        files = fetch_locked(choice.files, http, line)
+    """install.txt (and, for a pylock.toml's own files, links.html) in `folder`, after the locked
+    files are downloaded. When
+    lockguard's cache holds a fitting wheel of every package (a warm re-install) no HTTP client
+    is opened: httpx is not even imported (about 80 ms of a warm run, its teardown included)."""
+    rank = _ranker(source, scan)
+    choice = choose_files(plan.install, source.requirements, _cached_candidates(source), rank)
+    line = DownloadLine(progress, len(choice.files))
+    if choice.missing or not all(f.is_wheel for f in choice.files):
+        from lockguard.io.index.client import IndexClient
+        from lockguard.io.index.http import HttpClient
+
+        with HttpClient() as http:
+            http.prepare()  # httpx imported in this thread, not first in a worker (early.py)
+            client = IndexClient(http, Cache(), ())
+            candidates = _candidates(source, client, rank)
+            _prefetch(candidates, [pin.partition("==")[0] for pin in plan.install])
+            choice = choose_files(plan.install, source.requirements, candidates, rank)
+            line = DownloadLine(progress, len(choice.files))
+            files = fetch_locked(choice.files, http, line)
+    else:  # every file is in lockguard's cache (verified when it was downloaded): no download
+        files = fetch_locked(choice.files, None, line)
     if choice.files:
         size = sum(files[f.sha256].stat().st_size for f in choice.files)
         progress.say(
@@ -64,13 +80,26 @@ def write_install_files(
             "lockguard's cache or the lock's own paths)"
         )
     local = not choice.missing and all(f.is_wheel for f in choice.files)
-    links = [f"{files[f.sha256].as_uri()}#sha256={f.sha256}" for f in choice.files]
+    # a file in lockguard's cache is found in its own folder (<cache>/files/<sha256>/), a place
+    # that never changes: uv keys the wheels it unpacked by where it found them, so a links page
+    # at a new path each run (the run's folder) had it unzip every wheel again, every run (0.3 s
+    # for numpy + requests, more than its whole warm install; gigabytes for torch), and its
+    # cache grew by a copy of the lock per run
+    cache = files_folder()
+    folders: list[Path] = []
+    links: list[str] = []
+    for f in choice.files:
+        path = files[f.sha256]
+        if path.parent == cache / f.sha256:
+            folders.append(path.parent)
+        else:  # a pylock.toml's local file, where it lies
+            links.append(f"{path.as_uri()}#sha256={f.sha256}")
     if not local:  # the engine may need a pylock.toml's other files (an sdist's, a missing one)
         links += [link for link in source.links if link not in links]
-    find_links = None
+    find_links: list[Path] = list(dict.fromkeys(folders))
     if links:
-        find_links = folder / "links.html"
-        write_atomic(find_links, links_page(links))  # never through a link
+        find_links.append(folder / "links.html")
+        write_atomic(folder / "links.html", links_page(links))  # never through a link
     requirements = folder / "install.txt"
     write_atomic(
         requirements,
@@ -91,11 +120,10 @@ def _candidates(
     )
     wanted = {name: set(entry.hashes) for name, entry in lock.entries.items()}
 
+    from_cache = _cached_candidates(source)
+
     def candidates(name: str) -> list[DistFile]:
-        cached = [
-            DistFile(path.name, path.as_uri(), {"sha256": digest})
-            for digest, path in cached_files(sorted(wanted.get(name, set())))
-        ]
+        cached = from_cache(name)
         if any(f.is_wheel and rank(f.filename) is not None for f in cached):
             return cached
         mine = [f for f in linked.get(name, []) if f.sha256 in wanted.get(name, set())]
@@ -109,6 +137,19 @@ def _candidates(
         return []
 
     return candidates
+
+
+def _cached_candidates(source: LockSource) -> Callable[[str], list[DistFile]]:
+    """A package's locked files that lockguard's cache holds (no index is asked)."""
+    wanted = {name: sorted(entry.hashes) for name, entry in source.requirements.entries.items()}
+
+    def cached(name: str) -> list[DistFile]:
+        return [
+            DistFile(path.name, path.as_uri(), {"sha256": digest})
+            for digest, path in cached_files(wanted.get(name, []))
+        ]
+
+    return cached
 
 
 def _prefetch(candidates: Callable[[str], list[DistFile]], names: list[str]) -> None:

@@ -3,6 +3,7 @@ installs, with their hashes and the lock's index options (pip then touches nothi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from os import PathLike
 
 from lockguard.lockfiles.requirements_lock import RequirementsLock
@@ -13,15 +14,15 @@ def requirements_text(
     lock: RequirementsLock,
     install: list[str],
     *,
-    find_links: str | PathLike[str] | None = None,
+    find_links: Sequence[str | PathLike[str]] = (),
     no_index: bool = False,
 ) -> str:
-    """`find_links`: a links page of the lock's files (a pylock.toml's, or the files lockguard
-    downloaded); without an index in the lock, or with `no_index` (every file is on that page),
-    the engine then looks nowhere else."""
+    """`find_links`: where the lock's files are: folders (each of lockguard's cached files has
+    its own) and a links page (a pylock.toml's files); without an index in the lock, or with
+    `no_index` (every file is found there), the engine then looks nowhere else."""
     lines = [f"--index-url {lock.index_url}"] if lock.index_url and not no_index else []
-    if find_links is not None:
-        lines += [f"--find-links {find_links}"]
+    if find_links:
+        lines += [f"--find-links {where}" for where in find_links]
         lines += [] if lock.index_url and not no_index else ["--no-index"]
     if not no_index:
         lines += [f"--extra-index-url {url}" for url in lock.extra_index_urls]

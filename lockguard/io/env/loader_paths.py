@@ -8,7 +8,6 @@ import os
 import re
 from pathlib import Path
 
-from lockguard.io.env.elf import soname
 from lockguard.io.env.scan_memo import MISSING, Memo, file_key
 from lockguard.io.read import read_env_text
 from lockguard.model.prefix import LibraryDir, PrefixSnapshot
@@ -83,6 +82,14 @@ def library_dirs(environ: dict, ld_conf_dir: Path, root: Path) -> list[LibraryDi
         out.append(LibraryDir(path, origin, tuple(libs)))
     read.save()
     return out
+
+
+def soname(path: Path) -> str | None:
+    """io/env/elf.py's soname(); pyelftools is imported at the first ELF file read, not with this
+    module (about 20 ms of every clean-install and scan that reads none)."""
+    from lockguard.io.env.elf import soname as read
+
+    return read(path)
 
 
 class SonameMemo:

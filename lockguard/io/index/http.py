@@ -61,15 +61,14 @@ import httpcore
 import httpx
 
 from lockguard import __version__
-from lockguard.errors import InputError, SourceUnreachable
+from lockguard.errors import SourceUnreachable
 from lockguard.io.index.host_memo import PROCESS_HOSTS, HostMemo, MemoBackend, UnresolvedHost
+from lockguard.io.index.http_settings import ENV_TIMEOUT, _setting, request_timeout
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
 USER_AGENT = f"lockguard/{__version__}"
-ENV_TIMEOUT = "LOCKGUARD_HTTP_TIMEOUT"
 ENV_BACKOFF = "LOCKGUARD_HTTP_BACKOFF"
 ENV_HTTP2 = "LOCKGUARD_HTTP2"  # "1": offer HTTP/2 (http2_wanted says why not by default)
-DEFAULT_TIMEOUT = 10.0  # seconds without a byte before a request is given up
 CONNECT_TIMEOUT = 5.0
 DEADLINE_FACTOR = 6  # past this many idle timeouts an answer must keep arriving at MIN_RATE
 MIN_RATE = 256 * 1024  # bytes per second: a big download may take long, a trickle may not
@@ -92,29 +91,6 @@ KEEPALIVE_EXPIRY = 5.0  # httpx's default
 class AnswerTooLarge(SourceUnreachable):
     """An answer larger than the caller's limit (not read past it): the file is broken, the index
     answered."""
-
-
-def request_timeout() -> float:
-    """Seconds a request waits for an answer: LOCKGUARD_HTTP_TIMEOUT, else DEFAULT_TIMEOUT."""
-    return _setting(ENV_TIMEOUT, DEFAULT_TIMEOUT, float)
-
-
-def _setting(name: str, default, kind, *, zero: bool = False):
-    """A number from the environment; one that is not a positive number (or 0, where `zero`) is
-    bad input (exit 2)."""
-    text = os.environ.get(name)
-    if text is None:
-        return default
-    try:
-        value = kind(text)
-    except ValueError:
-        value = None
-    if value is None or not (value > 0 or (zero and value == 0)):
-        raise InputError(
-            f"{name}={text!r} is not a positive {'whole ' if kind is int else ''}number",
-            hint=f"unset it, or set it like {name}={default}",
-        )
-    return value
 
 
 @dataclass

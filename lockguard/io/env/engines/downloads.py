@@ -21,13 +21,15 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import unquote, urlparse
 
 from lockguard.errors import InstallFailed, SourceUnreachable
 from lockguard.install.locked_files import LockedFile
 from lockguard.io.index.cache import Cache
-from lockguard.io.index.http import HttpClient
+
+if TYPE_CHECKING:  # httpx is imported only where a file is downloaded (a warm cache needs none)
+    from lockguard.io.index.http import HttpClient
 
 DOWNLOADS_AT_ONCE = 8  # the lock's files downloaded in parallel (uv: 50; most time is torch's one)
 MAX_FILE = 64 << 30  # no wheel is larger (torch's are 2.5 GB); an endless answer is cut off
@@ -125,7 +127,7 @@ class _Tally:
 
 def fetch_locked(
     files: list[LockedFile],
-    http: HttpClient,
+    http: HttpClient | None,
     on_bytes: OnBytes,
     folder: Path | None = None,
     workers: int = DOWNLOADS_AT_ONCE,
@@ -134,7 +136,7 @@ def fetch_locked(
     `workers` files at once (`on_bytes` hears of downloads only, from one thread at a time). The
     first download that fails stops the others; raises SourceUnreachable (exit 4) naming the file
     that could not be downloaded under the stall rule, InstallFailed when its bytes are not the
-    locked ones."""
+    locked ones. `http` may be None when every file is in the cache or local."""
     folder = folder or files_folder()
     out: dict[str, Path] = {}
     pending: list[tuple[LockedFile, Path]] = []
@@ -154,6 +156,12 @@ def fetch_locked(
             out[file.sha256] = local
             continue
         pending.append((file, target))
+    if not pending:
+        return out
+    if http is None:
+        raise ValueError(
+            f"{pending[0][0].filename} is not in lockguard's cache: it needs a download"
+        )
     tally = _Tally(on_bytes, sum(f.size or 0 for f, _t in pending))
     first: BaseException | None = None
     pool = ThreadPoolExecutor(max(1, min(workers, len(pending))), "lockguard-download")

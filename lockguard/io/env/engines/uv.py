@@ -10,14 +10,15 @@ variables that say how to download (cache, TLS, timeouts, credentials), never wh
 Files are copied from uv's cache (--link-mode copy): a hard link would make a file edited in the
 prefix edit uv's cache too (and every other environment linked to it), and restore could no longer
 promise the bytes it puts back are the ones the run found (`--link-mode clone` is no way out: where
-the file system cannot reflink, ext4 for one, uv 0.13 falls back to hard links). The cost, measured
-once (numpy + requests, 6 wheels, 1,176 files, warm cache, ext4): 0.30-0.38 s copied against
-0.08-0.12 s hard-linked. uv writes a file that already exists as a new inode (a rename over it), so
-the transaction's shadow keeps the old bytes, as with pip. No bytecode is compiled (uv's default;
-the .pyc files uv's --compile-bytecode writes are in no RECORD); Python writes it on first import.
-uv writes INSTALLER as `uv`, and an empty `<prefix>/.lock` (its environment lock: the run's, undone
-by restore). uv's cache is its own (UV_CACHE_DIR, else the user's uv cache: a warm cache is what
-makes a re-install fast)."""
+the file system cannot reflink, ext4 for one, uv 0.13 falls back to hard links). The cost (numpy +
+requests, 6 wheels, 1,176 files, warm uv cache, ext4, bench/install_floor.py): 0.39-0.43 s copied
+against 0.04-0.07 s hard-linked. uv writes a file that already exists as a new inode (a rename over
+it), so the transaction's shadow keeps the old bytes, as with pip. No bytecode is compiled (uv's
+default; the .pyc files uv's --compile-bytecode writes are in no RECORD); Python writes it on first
+import. uv writes INSTALLER as `uv`, and an empty `<prefix>/.lock` (its environment lock: the run's,
+undone by restore). uv's cache is its own (UV_CACHE_DIR, else the user's uv cache: a warm cache is
+what makes a re-install fast): it keys what it unpacked by where it found the file, so each of
+lockguard's cached files is offered from its own folder (app/install_files.py), unpacked once."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from lockguard.errors import InputError, InstallFailed
 from lockguard.io.env.engines.base import EngineProgress, InstallResult, LockedFiles
-from lockguard.io.index.http import request_timeout
+from lockguard.io.index.http_settings import request_timeout
 from lockguard.io.run import run_bounded
 
 # how to download, never where from or what: a user's UV_INDEX_URL, UV_CONSTRAINT, UV_LINK_MODE
