@@ -1,9 +1,10 @@
-"""The first release's failure, on the real thing (opt-in: `pytest -m network`, live PyPI, about
-4 GB of wheels, minutes): a venv with PyPI's torch 1.13.1 (cu117, `nvidia-*-cu11` wheels that share
-126 paths with the cu12 family) upgraded to a torch 2.1.2 cu121 lock by clean-install must end
-with a torch that imports and every locked file present, and restore must give back the old
-tree byte for byte. The offline tests rebuild this shape from fixtures
-(test_install_transaction.py); this one keeps them honest against PyPI's own wheels.
+"""The first release's failure, on the real thing (opt-in: `pytest -m network`, live PyPI, about 4
+GB of wheels, minutes): a venv with PyPI's torch 1.13.1 (cu117, `nvidia-*-cu11` wheels that
+share 126 paths with the cu12 family) upgraded to a torch 2.1.2 cu121 lock by clean-install must
+end with a torch that imports and every locked file present, and restore must give back the old
+tree byte for byte, and the same again from the caches. The offline tests rebuild this shape
+from fixtures (test_install_transaction.py); this one keeps them honest against PyPI's own
+wheels.
 
 This machine caps torch through /etc/xdg/pip: PIP_CONFIG_FILE=/dev/null lifts the cap for the
 pip runs here (never in CI, which does not run network tests)."""
@@ -138,3 +139,12 @@ def test_a_real_cu11_torch_upgraded_to_a_cu12_lock_imports_and_restore_gives_the
     assert restored.returncode == 0, restored.stderr
     assert tree_hash(venv) == before
     assert torch_import(python, env).stdout.startswith("1.13.1")
+
+    # then again (issue 32): the files now come from lockguard's cache and uv's, and the same
+    # upgrade and the same restore hold
+    again = lockguard("clean-install", *intent, "--prefix", str(venv), "--yes", env=env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert torch_import(python, env).stdout.split() == ["2.1.2+cu121", "12.1"]
+    assert not list(site.glob("nvidia_*_cu11-*.dist-info"))
+    assert lockguard("restore", "--prefix", str(venv), env=env).returncode == 0
+    assert tree_hash(venv) == before
