@@ -41,6 +41,17 @@ INTENTS = {
         "12.4",
         ["torch==2.5.*", "transformers", "accelerate", "peft", "datasets", "trl"],
     ),
+    # the rest of issue 31's eight (each CUDA the one of PyPI's own torch build: the PyTorch index
+    # is out of reach from the development VM)
+    "seed: py3.9 torch 2.1 + deepspeed + transformers": (
+        "3.9",
+        "12.1",
+        ["torch==2.1.*", "deepspeed==0.13.1", "transformers==4.36.2"],
+    ),
+    "vllm 0.8.5": ("3.11", "12.4", ["vllm==0.8.5"]),
+    "jax 0.4.35 cuda12": ("3.11", "12.4", ["jax[cuda12]==0.4.35"]),
+    "tensorflow 2.18": ("3.11", "none", ["tensorflow==2.18.*"]),
+    "torch 2.2 + pandas": ("3.11", "12.1", ["torch==2.2.*", "pandas"]),
 }
 
 
