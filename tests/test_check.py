@@ -10,6 +10,7 @@ import pytest
 from lockguard.check import render
 from lockguard.model.finding import Finding
 from tests.support.conda_channel import build_channel
+from tests.support.locked import check_json as check
 from tests.support.locked import copy_project, edit, make_locked_project
 from tests.support.world import running_world
 
@@ -27,20 +28,6 @@ def templates(tmp_path_factory):
 @pytest.fixture
 def project(templates, tmp_path) -> Path:
     return copy_project(templates["solved"], tmp_path / "project")
-
-
-def check(lg, project: Path, *args: str):
-    result = lg(
-        "check",
-        "--intent",
-        str(project / "lockguard.toml"),
-        "--format",
-        "json",
-        "--no-cache",
-        *args,
-    )
-    body = json.loads(result.stdout)
-    return result.exit_code, [f["code"] for f in body["data"]["findings"]], body["data"]["findings"]
 
 
 def test_a_fresh_lock_is_clean(project, lg):

@@ -8,7 +8,6 @@ they must not run."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -25,7 +24,7 @@ from lockguard.lockfiles.headers import (
     without_proof,
 )
 from tests.support.conda_channel import build_channel
-from tests.support.locked import copy_project, edit, make_locked_project
+from tests.support.locked import check_json, copy_project, edit, make_locked_project
 from tests.support.world import running_world
 
 LOCKS = ("requirements.lock", "environment.yml", "conda-lock.yml")
@@ -61,17 +60,8 @@ def rules_ran(monkeypatch) -> list[str]:
 
 
 def check(lg, project: Path, *args: str) -> tuple[int, list[str]]:
-    result = lg(
-        "check",
-        "--intent",
-        str(project / "lockguard.toml"),
-        "--format",
-        "json",
-        "--no-cache",
-        *args,
-    )
-    body = json.loads(result.stdout)
-    return result.exit_code, [f["code"] for f in body["data"]["findings"]]
+    code, codes, _findings = check_json(lg, project, *args)
+    return code, codes
 
 
 def strip_proof(path: Path) -> None:

@@ -3,7 +3,6 @@ real uv like requirements.lock, and checked like the other views (LG100, LG101, 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -21,6 +20,7 @@ from lockguard.lockfiles import pylock, pylock_write
 from lockguard.lockfiles.requirements_lock import parse as parse_requirements
 from lockguard.model.intent_parse import parse_intent
 from tests.support.envs import ENV_PYTHON
+from tests.support.locked import check_json as check
 from tests.support.locked import edit
 from tests.support.wheels import build_wheel
 
@@ -38,20 +38,6 @@ def project(world, tmp_path, lg):
     result = lg("resolve", "--intent", str(intent))
     assert result.exit_code == 0, result.stderr
     return intent.parent
-
-
-def check(lg, project: Path, *args: str):
-    result = lg(
-        "check",
-        "--intent",
-        str(project / "lockguard.toml"),
-        "--format",
-        "json",
-        "--no-cache",
-        *args,
-    )
-    body = json.loads(result.stdout)
-    return result.exit_code, [f["code"] for f in body["data"]["findings"]], body["data"]["findings"]
 
 
 def test_packaging_accepts_it_and_it_holds_the_same_pins_as_requirements_lock(project):

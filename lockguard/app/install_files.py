@@ -52,9 +52,9 @@ def write_install_files(
     plan: Plan, scan: PrefixSnapshot, source: LockSource, folder: Path, progress: InstallProgress
 ) -> Path:
     """install.txt (and, for a pylock.toml's own files, links.html) in `folder`, after the locked
-    files are downloaded. When
-    lockguard's cache holds a fitting wheel of every package (a warm re-install) no HTTP client
-    is opened: httpx is not even imported (about 80 ms of a warm run, its teardown included)."""
+    files are downloaded. When lockguard's cache holds a fitting wheel of every package (a warm
+    re-install) no HTTP client is opened: httpx is not even imported (about 80 ms of a warm run,
+    its teardown included)."""
     rank = _ranker(source, scan)
     choice = choose_files(plan.install, source.requirements, _cached_candidates(source), rank)
     line = DownloadLine(progress, len(choice.files))

@@ -112,8 +112,8 @@ def exclude_newer_span(reader: Reader, data: TomlTable) -> str | None:
     return _cutoff(reader, "exclude-newer", data["exclude-newer"]).span
 
 
-# what lockguard itself puts on the conda side of a CUDA intent (knowledge/conda_stack), named by
-# no pip package
+# what lockguard itself puts on the conda side of a CUDA intent (resolve/conda_specs.py from
+# constraints/conda.toml), named by no pip package
 CONDA_ONLY = frozenset({"python", "cuda-version", "cuda-nvcc", "cudnn", "nccl", "gcc", "gxx"})
 
 

@@ -3,6 +3,7 @@ copied for each test, plus helpers to change its files the way people do."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -57,3 +58,19 @@ def edit(path: Path, old: str, new: str, *, reseal: bool = False) -> None:
             )
         )
     path.write_text(text)
+
+
+def check_json(lg, project: Path, *args: str) -> tuple[int, list[str], list[dict]]:
+    """`lockguard check --format json --no-cache` of the project: the exit code, the finding codes
+    and the findings."""
+    result = lg(
+        "check",
+        "--intent",
+        str(project / "lockguard.toml"),
+        "--format",
+        "json",
+        "--no-cache",
+        *args,
+    )
+    findings = json.loads(result.stdout)["data"]["findings"]
+    return result.exit_code, [f["code"] for f in findings], findings

@@ -63,7 +63,7 @@ import httpx
 from lockguard import __version__
 from lockguard.errors import SourceUnreachable
 from lockguard.io.index.host_memo import PROCESS_HOSTS, HostMemo, MemoBackend, UnresolvedHost
-from lockguard.io.index.http_settings import ENV_TIMEOUT, _setting, request_timeout
+from lockguard.io.index.http_settings import ENV_TIMEOUT, env_setting, request_timeout
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
 USER_AGENT = f"lockguard/{__version__}"
@@ -297,10 +297,10 @@ class HttpClient:
     ) -> None:
         self.timeout = timeout if timeout is not None else request_timeout()
         self.deadline = self.timeout * DEADLINE_FACTOR
-        self.min_rate = _setting(ENV_MIN_RATE, MIN_RATE, int)
+        self.min_rate = env_setting(ENV_MIN_RATE, MIN_RATE, int)
         self.retries = retries
         self.backoff = (
-            backoff if backoff is not None else _setting(ENV_BACKOFF, 0.5, float, zero=True)
+            backoff if backoff is not None else env_setting(ENV_BACKOFF, 0.5, float, zero=True)
         )
         # created on the first request: a warm resolve makes none
         self._client: httpx.Client | None = None
@@ -309,7 +309,7 @@ class HttpClient:
         self._closed = False
         self._down: dict[str, str] = {}  # host -> why every attempt failed
         self.hosts = hosts if hosts is not None else PROCESS_HOSTS
-        self.per_host = per_host or _setting(ENV_PER_HOST, PER_HOST, int)
+        self.per_host = per_host or env_setting(ENV_PER_HOST, PER_HOST, int)
         self._slots: dict[str, threading.BoundedSemaphore] = {}  # host -> its PER_HOST slots
         self.http2 = http2 if http2 is not None else http2_wanted()
         self.bytes_fetched = 0

@@ -15,10 +15,10 @@ DEFAULT_TIMEOUT = 10.0  # seconds without a byte before a request is given up
 
 def request_timeout() -> float:
     """Seconds a request waits for an answer: LOCKGUARD_HTTP_TIMEOUT, else DEFAULT_TIMEOUT."""
-    return _setting(ENV_TIMEOUT, DEFAULT_TIMEOUT, float)
+    return env_setting(ENV_TIMEOUT, DEFAULT_TIMEOUT, float)
 
 
-def _setting(name: str, default, kind, *, zero: bool = False):
+def env_setting(name: str, default, kind, *, zero: bool = False):
     """A number from the environment; one that is not a positive number (or 0, where `zero`) is
     bad input (exit 2)."""
     text = os.environ.get(name)
