@@ -46,8 +46,11 @@ def lockguard(project: Path, venv: Path, *args: str, env: dict | None = None):
 
 
 def install_txt(venv: Path) -> str:
-    (found,) = (venv / ".lockguard" / "quarantine").glob("*/install.txt")
-    return found.read_text()
+    """The requirements files the engine got (uv: one per batch of downloads), in order."""
+    (run,) = (venv / ".lockguard" / "quarantine").iterdir()
+    found = sorted(run.glob("install*.txt"), key=lambda p: (len(p.name), p.name))
+    assert found
+    return "".join(f.read_text() for f in found)
 
 
 def test_a_trickling_wheel_stops_the_run_with_exit_4_naming_it_and_rolls_back(world, project, venv):
@@ -230,3 +233,21 @@ def test_a_pylocks_links_are_files_by_project():
     assert [(f.filename, f.sha256) for f in links["foo-bar"]] == [
         ("Foo_Bar-1.0-py3-none-any.whl", "ab")
     ]
+
+
+def test_uv_installs_the_files_that_landed_while_a_slow_one_still_downloads(world, project, venv):
+    """A cold install overlaps the download and the engine: uv gets one requirements file per
+    batch of downloads as they land, so the small wheels are installed while a slow one is still
+    arriving (one uv run after every download took their sum: 20 s of download, then 22 s of
+    unpacking, for the seed's torch lock)."""
+    world.pypi.faults.delay[f"/files/{WHEEL}"] = 2.0  # answered 2 s late, within the stall rule
+    done = lockguard(project, venv, "clean-install", "--yes")
+    assert done.returncode == 0, done.stderr
+    (run,) = (venv / ".lockguard" / "quarantine").iterdir()
+    first = (run / "install.1.txt").read_text()
+    assert "oldlib==" in first and "scripty==" not in first
+    assert "scripty==" in install_txt(venv)
+    (landed,) = Path(os.environ["LOCKGUARD_CACHE_DIR"]).glob(f"*/files/*/{WHEEL}")
+    oldlib = next(site_packages(venv).glob("oldlib-*.dist-info")) / "METADATA"
+    assert oldlib.stat().st_mtime < landed.stat().st_mtime - 1.0  # installed before it landed
+    assert (site_packages(venv) / "scripty" / "__init__.py").read_bytes() == b"S = 1\n"

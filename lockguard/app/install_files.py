@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lockguard.errors import LockguardError
-from lockguard.install.locked_files import LockedFile, choose_files, link_files
+from lockguard.install.locked_files import Choice, LockedFile, choose_files, link_files
 from lockguard.install.pip_requirements import requirements_text
 from lockguard.install.pylock_source import links_page
 from lockguard.io.env.engines.downloads import (
     cached_files,
-    fetch_locked,
+    fetch_as_landed,
     files_folder,
     host_glibc,
 )
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from lockguard.app.reporting import InstallProgress
     from lockguard.install.plan import Plan
     from lockguard.io.index.client import IndexClient
+    from lockguard.io.index.http import HttpClient
     from lockguard.model.prefix import PrefixSnapshot
 
 PYPI = "https://pypi.org/simple"
@@ -48,30 +49,60 @@ LIVE_EVERY = 0.1
 PAGES_AT_ONCE = 16
 
 
-def write_install_files(
-    plan: Plan, scan: PrefixSnapshot, source: LockSource, folder: Path, progress: InstallProgress
-) -> Path:
-    """install.txt (and, for a pylock.toml's own files, links.html) in `folder`, after the locked
-    files are downloaded. When lockguard's cache holds a fitting wheel of every package (a warm
-    re-install) no HTTP client is opened: httpx is not even imported (about 80 ms of a warm run,
-    its teardown included)."""
+def install_batches(
+    plan: Plan,
+    scan: PrefixSnapshot,
+    source: LockSource,
+    folder: Path,
+    progress: InstallProgress,
+    *,
+    batched: bool = False,
+) -> Generator[Path, None, None]:
+    """Requirements files for the engine (install.txt, and links.html for a pylock.toml's own
+    files, in `folder`), each once its locked files are downloaded. `batched` (an engine that
+    starts in milliseconds, uv): when every file is a wheel lockguard found, one file per batch
+    of downloads as they land (io/env/engines/downloads.fetch_as_landed), so the engine unpacks
+    the first files while the others arrive; otherwise one file for all. When lockguard's cache
+    holds a fitting wheel of every package (a warm re-install) no HTTP client is opened: httpx is
+    not even imported (about 80 ms of a warm run, its teardown included). Close the generator
+    (contextlib.closing) when stopping early: that stops the downloads in flight."""
     rank = _ranker(source, scan)
     choice = choose_files(plan.install, source.requirements, _cached_candidates(source), rank)
-    line = DownloadLine(progress, len(choice.files))
-    if choice.missing or not all(f.is_wheel for f in choice.files):
-        from lockguard.io.index.client import IndexClient
-        from lockguard.io.index.http import HttpClient
+    if not choice.missing and all(f.is_wheel for f in choice.files):  # no index page needed
+        yield from _batches(plan, source, choice, None, folder, progress, batched)
+        return
+    from lockguard.io.index.client import IndexClient
+    from lockguard.io.index.http import HttpClient
 
-        with HttpClient() as http:
-            http.prepare()  # httpx imported in this thread, not first in a worker (early.py)
-            client = IndexClient(http, Cache(), ())
-            candidates = _candidates(source, client, rank)
-            _prefetch(candidates, [pin.partition("==")[0] for pin in plan.install])
-            choice = choose_files(plan.install, source.requirements, candidates, rank)
-            line = DownloadLine(progress, len(choice.files))
-            files = fetch_locked(choice.files, http, line)
-    else:  # every file is in lockguard's cache (verified when it was downloaded): no download
-        files = fetch_locked(choice.files, None, line)
+    with HttpClient() as http:
+        http.prepare()  # httpx imported in this thread, not first in a worker (early.py)
+        client = IndexClient(http, Cache(), ())
+        candidates = _candidates(source, client, rank)
+        _prefetch(candidates, [pin.partition("==")[0] for pin in plan.install])
+        choice = choose_files(plan.install, source.requirements, candidates, rank)
+        yield from _batches(plan, source, choice, http, folder, progress, batched)
+
+
+def _batches(
+    plan: Plan,
+    source: LockSource,
+    choice: Choice,
+    http: HttpClient | None,
+    folder: Path,
+    progress: InstallProgress,
+    batched: bool,
+) -> Generator[Path, None, None]:
+    line = DownloadLine(progress, len(choice.files))
+    local = not choice.missing and all(f.is_wheel for f in choice.files)
+    files: dict[str, Path] = {}
+    pins = {canonical_name(pin.partition("==")[0]): pin for pin in plan.install}
+    with contextlib.closing(fetch_as_landed(choice.files, http, line)) as landed:
+        for count, batch in enumerate(landed, 1):
+            files.update((file.sha256, path) for file, path in batch)
+            if local and batched and batch:
+                name = f"install.{count}.txt"
+                chosen = [file for file, _path in batch]
+                yield _write(source, [pins[f.name] for f in chosen], chosen, files, folder, name)
     if choice.files:
         size = sum(files[f.sha256].stat().st_size for f in choice.files)
         progress.say(
@@ -79,7 +110,21 @@ def write_install_files(
             f"downloaded {len(line.files)}, {len(choice.files) - len(line.files)} from "
             "lockguard's cache or the lock's own paths)"
         )
-    local = not choice.missing and all(f.is_wheel for f in choice.files)
+    if not (local and batched):
+        yield _write(source, plan.install, choice.files, files, folder, "install.txt", local)
+
+
+def _write(
+    source: LockSource,
+    install: list[str],
+    chosen: list[LockedFile],
+    files: dict[str, Path],
+    folder: Path,
+    name: str,
+    local: bool = True,
+) -> Path:
+    """One requirements file: `install`'s lock entries, found among `chosen`'s local files (and,
+    when not `local`, the lock's indexes and links too)."""
     # a file in lockguard's cache is found in its own folder (<cache>/files/<sha256>/), a place
     # that never changes: uv keys the wheels it unpacked by where it found them, so a links page
     # at a new path each run (the run's folder) had it unzip every wheel again, every run (0.3 s
@@ -88,7 +133,7 @@ def write_install_files(
     cache = files_folder()
     folders: list[Path] = []
     links: list[str] = []
-    for f in choice.files:
+    for f in chosen:
         path = files[f.sha256]
         if path.parent == cache / f.sha256:
             folders.append(path.parent)
@@ -98,12 +143,13 @@ def write_install_files(
         links += [link for link in source.links if link not in links]
     find_links: list[Path] = list(dict.fromkeys(folders))
     if links:
-        find_links.append(folder / "links.html")
-        write_atomic(folder / "links.html", links_page(links))  # never through a link
-    requirements = folder / "install.txt"
+        page = folder / (name.removesuffix(".txt").replace("install", "links", 1) + ".html")
+        find_links.append(page)
+        write_atomic(page, links_page(links))  # never through a link
+    requirements = folder / name
     write_atomic(
         requirements,
-        requirements_text(source.requirements, plan.install, find_links=find_links, no_index=local),
+        requirements_text(source.requirements, install, find_links=find_links, no_index=local),
     )
     return requirements
 

@@ -6,12 +6,13 @@ Any failure raises; install_session.apply_plan rolls everything back."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lockguard.app.install_files import write_install_files
+from lockguard.app.install_files import install_batches
 from lockguard.errors import InstallFailed
 from lockguard.install.inventory import take_inventory
 from lockguard.install.plan import Plan, blocking
@@ -82,7 +83,6 @@ def install_packages(
     """The engine installs exactly what the plan says, from the lock's entries (hashes and index
     options). What it installed ("name==version") is what appeared in the site folders; a package
     it did not install (it found one it took for installed) fails the run."""
-    requirements = write_install_files(plan, scan, source, q.root, progress)
     wanted = {canonical_name(p.split("==", 1)[0]): p.split("==", 1)[1] for p in plan.install}
     total, fetched, done = len(wanted), [], []
     sites = [Path(s) for s in scan.site_dirs] or [Path(plan.prefix) / "lib"]
@@ -104,14 +104,20 @@ def install_packages(
 
     q.log(event="pip-start", packages=total, engine=engine.name)
     progress.step(f"installing {counted(total, 'package')} with {engine.name}")
-    finished = run_engine(
-        engine,
-        Path(plan.prefix),
-        plan.python,
-        LockedFiles(requirements, total, base_site=_sees_base_site(scan)),
-        deadline=time.monotonic() + INSTALL_TIMEOUT,
-        progress=EngineProgress(line, tick),
-    )
+    deadline = time.monotonic() + INSTALL_TIMEOUT
+    said: list[str] = []
+    batches = install_batches(plan, scan, source, q.root, progress, batched=engine.batches)
+    with contextlib.closing(batches):
+        for requirements in batches:  # the engine unpacks what landed while the rest downloads
+            finished = run_engine(
+                engine,
+                Path(plan.prefix),
+                plan.python,
+                LockedFiles(requirements, total, base_site=_sees_base_site(scan)),
+                deadline=deadline,
+                progress=EngineProgress(line, tick),
+            )
+            said.append(finished.output)
     tick()  # what appeared since the last tick (uv installs in a few hundred milliseconds)
     installed = {}
     for _site, info in _dist_infos(sites) - before:
@@ -122,15 +128,15 @@ def install_packages(
         f"{name}=={version}" for name, version in wanted.items() if name not in installed
     )
     if skipped:
-        said = [
+        quoted = [
             text.strip()
-            for text in finished.output.splitlines()
+            for text in "\n".join(said).splitlines()
             if "already satisfied" in text
             and any(n.split("==")[0] in canonical_name(text) for n in skipped)
         ]
         raise InstallFailed(
             f"{engine.name} did not install {', '.join(skipped)}"
-            + (f" (it says: {'; '.join(said[:3])})" if said else ""),
+            + (f" (it says: {'; '.join(quoted[:3])})" if quoted else ""),
             hint=f"something {engine.name} takes for an installed copy is left in the environment; "
             "`lockguard check --env` shows what",
         )

@@ -38,6 +38,9 @@ class EngineProgress:
 class InstallEngine(Protocol):
     name: str
     flags: str  # as the plan names them: "--require-hashes --no-deps"
+    # starts in milliseconds: the transaction runs it once per batch of downloads as they land
+    # (install while the next files arrive); else once, after every download
+    batches: bool
 
     def ready(self) -> str:
         """The engine's own version line; raises InputError (exit 2, nothing changed) if it cannot

@@ -17,9 +17,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import queue
 import threading
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import unquote, urlparse
@@ -137,13 +138,36 @@ def fetch_locked(
     first download that fails stops the others; raises SourceUnreachable (exit 4) naming the file
     that could not be downloaded under the stall rule, InstallFailed when its bytes are not the
     locked ones. `http` may be None when every file is in the cache or local."""
-    folder = folder or files_folder()
     out: dict[str, Path] = {}
+    with contextlib.closing(fetch_as_landed(files, http, on_bytes, folder, workers)) as landed:
+        for batch in landed:
+            out.update((file.sha256, path) for file, path in batch)
+    return out
+
+
+Landed = list[tuple[LockedFile, Path]]
+
+
+def fetch_as_landed(
+    files: list[LockedFile],
+    http: HttpClient | None,
+    on_bytes: OnBytes,
+    folder: Path | None = None,
+    workers: int = DOWNLOADS_AT_ONCE,
+) -> Generator[Landed, None, None]:
+    """fetch_locked's files in batches, as they land: first what the cache (or the lock's own
+    paths) holds, then, each time the caller asks again, every download that finished since (at
+    least one; the downloads go on in their threads while the caller works on a batch, so an
+    engine can unpack one file while the next arrives). The largest files are started first:
+    the last batch is then the small ones, quick to install. Close the generator (contextlib.
+    closing) to stop the downloads in flight when the caller stops early; errors as fetch_locked."""
+    folder = folder or files_folder()
+    ready: Landed = []
     pending: list[tuple[LockedFile, Path]] = []
     for file in files:
         target = folder / file.sha256 / file.filename
         if target.is_file():  # renamed into place only once verified
-            out[file.sha256] = target
+            ready.append((file, target))
             continue
         if file.url.startswith("file://"):
             local = Path(unquote(urlparse(file.url).path))
@@ -153,33 +177,46 @@ def fetch_locked(
                     f"sha256 is not {file.sha256}",
                     hint="the lock and the file disagree; lock again, or put the locked file back",
                 )
-            out[file.sha256] = local
+            ready.append((file, local))
             continue
         pending.append((file, target))
-    if not pending:
-        return out
-    if http is None:
+    if pending and http is None:
         raise ValueError(
             f"{pending[0][0].filename} is not in lockguard's cache: it needs a download"
         )
+    if ready or not pending:
+        yield ready
+    if not pending or http is None:
+        return
+    pending.sort(key=lambda item: -(item[0].size or 0))
     tally = _Tally(on_bytes, sum(f.size or 0 for f, _t in pending))
-    first: BaseException | None = None
+    finished: queue.SimpleQueue[Future[Path]] = queue.SimpleQueue()
     pool = ThreadPoolExecutor(max(1, min(workers, len(pending))), "lockguard-download")
     try:
-        running = {pool.submit(_download, f, http, t, tally): f for f, t in pending}
-        for done in as_completed(running):
-            error = done.exception()
-            if error is None:
-                out[running[done].sha256] = done.result()
-            elif not isinstance(error, _Stopped) and first is None:
-                first = error
-                tally.stop.set()
+        running: dict[Future[Path], LockedFile] = {}
+        for file, target in pending:
+            future = pool.submit(_download, file, http, target, tally)
+            running[future] = file
+            future.add_done_callback(finished.put)
+        left = len(running)
+        while left:
+            done = [finished.get()]  # a lock wait: an interrupt still reaches this thread
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    done.append(finished.get_nowait())
+            left -= len(done)
+            batch: Landed = []
+            for future in done:
+                error = future.exception()
+                if error is not None and not isinstance(error, _Stopped):
+                    raise error  # the finally stops the others
+                if error is None:
+                    batch.append((running[future], future.result()))
+            if batch:
+                yield batch
     finally:
-        tally.stop.set()  # an interrupt: the downloads in flight stop at their next chunk
+        tally.stop.set()  # an error, an interrupt, or a caller that stopped early
         pool.shutdown(wait=True, cancel_futures=True)
-    if first is not None:
-        raise first
-    return out
 
 
 def _download(file: LockedFile, http: HttpClient, target: Path, tally: _Tally) -> Path:

@@ -86,6 +86,7 @@ def uv_binary() -> str:
 class UvEngine:
     name = "uv"
     flags = "--require-hashes --no-deps"
+    batches = True
 
     def ready(self) -> str:
         binary = uv_binary()
